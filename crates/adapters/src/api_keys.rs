@@ -1,0 +1,88 @@
+//! `ApiKeyRepository` over the `personal_api_keys` table.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use domain::Unexpected;
+use domain::api_key::{ApiKey, NewApiKey};
+use domain::ports::ApiKeyRepository;
+use domain::tenancy::{User, UserId};
+use uuid::Uuid;
+
+use crate::database::{Connection, Database};
+use crate::errors::StorageContext;
+use crate::rows::{ApiKeyRow, UserRow};
+use crate::schema::{personal_api_keys, users};
+
+pub struct PgApiKeyRepository {
+    database: Database,
+}
+
+impl PgApiKeyRepository {
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+/// Inserts a key row; shared with the bootstrap transaction.
+pub(crate) async fn insert_key(
+    conn: &mut impl diesel_async::AsyncConnection<Backend = diesel::pg::Pg>,
+    owner: UserId,
+    key: NewApiKey,
+) -> QueryResult<usize> {
+    diesel::insert_into(personal_api_keys::table)
+        .values((
+            personal_api_keys::id.eq(key.id),
+            personal_api_keys::user_id.eq(owner.0),
+            personal_api_keys::label.eq(key.label),
+            personal_api_keys::secure_value.eq(key.secure_value),
+            personal_api_keys::mask.eq(key.mask),
+            personal_api_keys::scopes.eq(key.scopes.as_slice().to_vec()),
+            personal_api_keys::scoped_teams.eq(key
+                .scoped_teams
+                .map(|teams| teams.into_iter().map(|t| t.0).collect::<Vec<_>>())),
+            personal_api_keys::scoped_organizations.eq(key.scoped_organizations.map(|orgs| {
+                orgs.into_iter()
+                    .map(|o| o.0.to_string())
+                    .collect::<Vec<_>>()
+            })),
+        ))
+        .execute(conn)
+        .await
+}
+
+#[async_trait]
+impl ApiKeyRepository for PgApiKeyRepository {
+    async fn find_active(&self, secure_value: &str) -> Result<Option<(ApiKey, User)>, Unexpected> {
+        let mut conn: Connection = self.database.connection().await?;
+        let found = personal_api_keys::table
+            .inner_join(users::table)
+            .filter(personal_api_keys::secure_value.eq(secure_value))
+            .filter(users::is_active.eq(true))
+            .select((ApiKeyRow::as_select(), UserRow::as_select()))
+            .first::<(ApiKeyRow, UserRow)>(&mut conn)
+            .await
+            .optional()
+            .during("looking up a personal API key")?;
+        Ok(found.map(|(key, user)| (key.into(), user.into())))
+    }
+
+    async fn touch(&self, key_id: Uuid, at: DateTime<Utc>) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        diesel::update(personal_api_keys::table.find(key_id))
+            .set(personal_api_keys::last_used_at.eq(at))
+            .execute(&mut conn)
+            .await
+            .during("recording a key's last use")?;
+        Ok(())
+    }
+
+    async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        insert_key(&mut conn, owner, key)
+            .await
+            .during("creating a personal API key")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,81 @@
+//! The shared connection pool: built once at start-up and cloned into every repository.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use deadpool::Runtime;
+use diesel_async::AsyncPgConnection;
+use diesel_async::RunQueryDsl;
+use diesel_async::pooled_connection::AsyncDieselConnectionManager;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use domain::Unexpected;
+use domain::ports::Readiness;
+
+/// How the pool is sized; the defaults suit one small node.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolSettings {
+    /// Upper bound on open connections. PostgreSQL's default `max_connections` is 100, so a
+    /// few nodes at 16 each leave room for operators and migrations.
+    pub max_size: usize,
+    /// How long a request waits for a free connection before failing with a 500 (and a log
+    /// line) instead of hanging; a saturated pool should surface, not queue forever.
+    pub wait_timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            max_size: 16,
+            wait_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A pool of async PostgreSQL connections. Cheap to clone.
+#[derive(Clone)]
+pub struct Database {
+    pool: Pool<AsyncPgConnection>,
+}
+
+pub(crate) type Connection = Object<AsyncPgConnection>;
+
+impl Database {
+    /// Builds the pool; connections are opened lazily, on first use.
+    ///
+    /// # Errors
+    /// When the settings are rejected by the pool builder.
+    pub fn connect(url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        let pool = Pool::builder(manager)
+            .max_size(settings.max_size)
+            .wait_timeout(Some(settings.wait_timeout))
+            // Opening a connection should take milliseconds; a stuck server should not stall requests.
+            .create_timeout(Some(Duration::from_secs(5)))
+            .runtime(Runtime::Tokio1)
+            .build()
+            .context("building the PostgreSQL connection pool")?;
+        Ok(Self { pool })
+    }
+
+    pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
+        self.pool
+            .get()
+            .await
+            .context("taking a connection from the pool")
+            .map_err(Unexpected::new)
+    }
+}
+
+#[async_trait]
+impl Readiness for Database {
+    async fn check(&self) -> Result<(), Unexpected> {
+        let mut conn = self.connection().await?;
+        diesel::sql_query("SELECT 1")
+            .execute(&mut conn)
+            .await
+            .context("pinging PostgreSQL")
+            .map_err(Unexpected::new)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,309 @@
+//! `TenancyRepository` over organizations, projects, users and memberships.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection as _, RunQueryDsl};
+use domain::Unexpected;
+use domain::ports::{
+    BootstrapPlan, BootstrapRecord, Page, PageRequest, TenancyRepository, VisibleProjects,
+};
+use domain::tenancy::{
+    Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
+    PluginsAccessLevel, Project, ProjectId, User, UserId,
+};
+use uuid::Uuid;
+
+use crate::api_keys::insert_key;
+use crate::database::Database;
+use crate::errors::StorageContext;
+use crate::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
+use crate::schema::{organization_memberships, organizations, projects, users};
+
+diesel::define_sql_function!(fn lower(value: diesel::sql_types::Text) -> diesel::sql_types::Text);
+
+pub struct PgTenancyRepository {
+    database: Database,
+}
+
+impl PgTenancyRepository {
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+type Pg = diesel::pg::Pg;
+
+async fn insert_project(
+    conn: &mut impl diesel_async::AsyncConnection<Backend = Pg>,
+    organization: OrganizationId,
+    name: &str,
+    api_token: &str,
+) -> QueryResult<ProjectRow> {
+    diesel::insert_into(projects::table)
+        .values((
+            projects::organization_id.eq(organization.0),
+            projects::name.eq(name),
+            projects::api_token.eq(api_token),
+        ))
+        .returning(ProjectRow::as_returning())
+        .get_result(conn)
+        .await
+}
+
+async fn find_user_by_email(
+    conn: &mut impl diesel_async::AsyncConnection<Backend = Pg>,
+    email: &str,
+) -> QueryResult<Option<UserRow>> {
+    users::table
+        .filter(lower(users::email).eq(email.to_lowercase()))
+        .select(UserRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+}
+
+#[async_trait]
+impl TenancyRepository for PgTenancyRepository {
+    async fn project(&self, id: ProjectId) -> Result<Option<Project>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = projects::table
+            .find(id.0)
+            .select(ProjectRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .during("loading a project")?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = organizations::table
+            .find(id.0)
+            .select(OrganizationRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .during("loading an organization")?;
+        row.map(TryInto::try_into).transpose()
+    }
+
+    async fn membership_level(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+    ) -> Result<Option<MembershipLevel>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let level = organization_memberships::table
+            .find((organization.0, user.0))
+            .select(organization_memberships::level)
+            .first::<i16>(&mut conn)
+            .await
+            .optional()
+            .during("loading a membership")?;
+        level.map(membership_level).transpose()
+    }
+
+    async fn memberships(&self, user: UserId) -> Result<Vec<OrganizationMembership>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let rows = organization_memberships::table
+            .inner_join(organizations::table)
+            .filter(organization_memberships::user_id.eq(user.0))
+            .order((organizations::created_at.asc(), organizations::id.asc()))
+            .select((
+                OrganizationRow::as_select(),
+                organization_memberships::level,
+            ))
+            .load::<(OrganizationRow, i16)>(&mut conn)
+            .await
+            .during("loading a user's memberships")?;
+        rows.into_iter()
+            .map(|(organization, level)| {
+                Ok(OrganizationMembership {
+                    organization: organization.try_into()?,
+                    level: membership_level(level)?,
+                })
+            })
+            .collect()
+    }
+
+    async fn visible_projects(
+        &self,
+        filter: &VisibleProjects,
+        page: PageRequest,
+    ) -> Result<Page<Project>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let visible = || {
+            let mut query = projects::table
+                .filter(
+                    projects::organization_id.eq_any(
+                        organization_memberships::table
+                            .filter(organization_memberships::user_id.eq(filter.user_id.0))
+                            .select(organization_memberships::organization_id),
+                    ),
+                )
+                .into_boxed();
+            if let Some(ids) = &filter.project_ids {
+                query = query
+                    .filter(projects::id.eq_any(ids.iter().map(|id| id.0).collect::<Vec<_>>()));
+            }
+            if let Some(ids) = &filter.organization_ids {
+                query = query.filter(
+                    projects::organization_id.eq_any(ids.iter().map(|id| id.0).collect::<Vec<_>>()),
+                );
+            }
+            query
+        };
+        let count = visible()
+            .count()
+            .get_result::<i64>(&mut conn)
+            .await
+            .during("counting visible projects")?;
+        let rows = visible()
+            .order(projects::id.asc())
+            .limit(i64::from(page.limit))
+            .offset(i64::try_from(page.offset).unwrap_or(i64::MAX))
+            .select(ProjectRow::as_select())
+            .load(&mut conn)
+            .await
+            .during("listing visible projects")?;
+        Ok(Page {
+            count: count.unsigned_abs(),
+            items: rows.into_iter().map(Into::into).collect(),
+        })
+    }
+
+    async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = find_user_by_email(&mut conn, email.as_str())
+            .await
+            .during("looking up a user by email")?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let (user, organization, project) = conn
+            .transaction::<_, diesel::result::Error, _>(async |conn| {
+                let user_id = match find_user_by_email(conn, plan.email.as_str()).await? {
+                    Some(user) => user.id,
+                    None => {
+                        diesel::insert_into(users::table)
+                            .values((
+                                users::uuid.eq(Uuid::now_v7()),
+                                users::email.eq(plan.email.as_str()),
+                                users::first_name.eq(&plan.first_name),
+                                users::distinct_id.eq(Uuid::new_v4().to_string()),
+                            ))
+                            .returning(users::id)
+                            .get_result::<i32>(conn)
+                            .await?
+                    }
+                };
+                let organization = diesel::insert_into(organizations::table)
+                    .values(OrganizationRow {
+                        id: Uuid::now_v7(),
+                        name: plan.organization_name.clone(),
+                        plugins_access_level: plan.plugins_access_level.as_i16(),
+                        created_at: chrono::Utc::now(),
+                    })
+                    .returning(OrganizationRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                diesel::insert_into(organization_memberships::table)
+                    .values((
+                        organization_memberships::organization_id.eq(organization.id),
+                        organization_memberships::user_id.eq(user_id),
+                        organization_memberships::level.eq(MembershipLevel::Owner.as_i16()),
+                    ))
+                    .execute(conn)
+                    .await?;
+                let project = insert_project(
+                    conn,
+                    OrganizationId(organization.id),
+                    &plan.project_name,
+                    &plan.project_api_token,
+                )
+                .await?;
+                insert_key(conn, UserId(user_id), plan.key.clone()).await?;
+                let user = diesel::update(users::table.find(user_id))
+                    .set((
+                        users::current_organization_id.eq(organization.id),
+                        users::current_project_id.eq(project.id),
+                    ))
+                    .returning(UserRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                Ok((user, organization, project))
+            })
+            .await
+            .during("bootstrapping a user, organization and project")?;
+        Ok(BootstrapRecord {
+            user: user.into(),
+            organization: organization.try_into()?,
+            project: project.into(),
+        })
+    }
+
+    async fn create_project(
+        &self,
+        organization: OrganizationId,
+        name: &str,
+        api_token: &str,
+    ) -> Result<Project, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = insert_project(&mut conn, organization, name, api_token)
+            .await
+            .during("creating a project")?;
+        Ok(row.into())
+    }
+
+    async fn upsert_membership(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        diesel::insert_into(organization_memberships::table)
+            .values((
+                organization_memberships::organization_id.eq(organization.0),
+                organization_memberships::user_id.eq(user.0),
+                organization_memberships::level.eq(level.as_i16()),
+            ))
+            .on_conflict((
+                organization_memberships::organization_id,
+                organization_memberships::user_id,
+            ))
+            .do_update()
+            .set(organization_memberships::level.eq(level.as_i16()))
+            .execute(&mut conn)
+            .await
+            .during("adding a member")?;
+        Ok(())
+    }
+
+    async fn set_plugins_access_level(
+        &self,
+        organization: OrganizationId,
+        level: PluginsAccessLevel,
+    ) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        diesel::update(organizations::table.find(organization.0))
+            .set(organizations::plugins_access_level.eq(level.as_i16()))
+            .execute(&mut conn)
+            .await
+            .during("setting an organization's plugins access level")?;
+        Ok(())
+    }
+
+    async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        diesel::update(users::table.find(user.0))
+            .set(users::is_active.eq(false))
+            .execute(&mut conn)
+            .await
+            .during("deactivating a user")?;
+        Ok(())
+    }
+}

@@ -1,0 +1,156 @@
+//! Throwaway databases for adapter and HTTP tests: each test gets its own database, cloned from
+//! a template that was migrated once, so tests run in parallel without sharing rows.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use diesel::QueryableByName;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use sha2::{Digest, Sha256};
+
+use crate::database::{Database, PoolSettings};
+use crate::migrations::{quote_identifier, run_migrations};
+
+/// Server used when `BURROW_TEST_DATABASE_URL` is unset: the local trust-auth cluster.
+const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
+/// Prefix of every database a test creates; `cargo xtask test` drops them before a run.
+pub const TEST_DATABASE_PREFIX: &str = "burrow_test_";
+/// Prefix of the migrated templates.
+pub const TEMPLATE_PREFIX: &str = "burrow_template_";
+const TEMPLATE_LOCK_KEY: i64 = 0x6275_7272_7465; // serialises template creation
+
+/// One test's private, migrated database.
+pub struct TestDatabase {
+    /// Connection URL of the database, for code that connects by itself (the CLI, the server).
+    pub url: String,
+    pub database: Database,
+}
+
+#[derive(QueryableByName)]
+struct Exists {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    exists: bool,
+}
+
+impl TestDatabase {
+    /// Creates a fresh database from the migrated template (building the template first if
+    /// this set of migrations has none yet).
+    ///
+    /// # Panics
+    /// When PostgreSQL is unreachable: tests cannot run without it.
+    pub async fn create() -> Self {
+        Self::try_create().await.expect("creating a test database")
+    }
+
+    async fn try_create() -> anyhow::Result<Self> {
+        let server = std::env::var("BURROW_TEST_DATABASE_URL")
+            .unwrap_or_else(|_| DEFAULT_SERVER_URL.to_owned());
+        let server = url::Url::parse(&server).context("BURROW_TEST_DATABASE_URL is not a URL")?;
+        let mut admin = AsyncPgConnection::establish(server.as_str())
+            .await
+            .with_context(|| format!("connecting to {server}"))?;
+        let template = format!("{TEMPLATE_PREFIX}{}", migrations_fingerprint()?);
+        ensure_template(&mut admin, &server, &template).await?;
+
+        let name = format!("{TEST_DATABASE_PREFIX}{}", uuid::Uuid::new_v4().simple());
+        diesel::sql_query(format!(
+            "CREATE DATABASE {} TEMPLATE {}",
+            quote_identifier(&name),
+            quote_identifier(&template)
+        ))
+        .execute(&mut admin)
+        .await
+        .with_context(|| format!("creating {name} from {template}"))?;
+        let url = with_database(&server, &name);
+        // Small pool: each test is one client; five leaves room for concurrent requests.
+        let settings = PoolSettings {
+            max_size: 5,
+            ..PoolSettings::default()
+        };
+        let database = Database::connect(&url, settings)?;
+        Ok(Self { url, database })
+    }
+}
+
+async fn ensure_template(
+    admin: &mut AsyncPgConnection,
+    server: &url::Url,
+    template: &str,
+) -> anyhow::Result<()> {
+    diesel::sql_query(format!("SELECT pg_advisory_lock({TEMPLATE_LOCK_KEY})"))
+        .execute(admin)
+        .await
+        .context("taking the template lock")?;
+    let result = build_template_if_missing(admin, server, template).await;
+    diesel::sql_query(format!("SELECT pg_advisory_unlock({TEMPLATE_LOCK_KEY})"))
+        .execute(admin)
+        .await
+        .context("releasing the template lock")?;
+    result
+}
+
+async fn build_template_if_missing(
+    admin: &mut AsyncPgConnection,
+    server: &url::Url,
+    template: &str,
+) -> anyhow::Result<()> {
+    let exists =
+        diesel::sql_query("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS exists")
+            .bind::<diesel::sql_types::Text, _>(template)
+            .get_result::<Exists>(admin)
+            .await?
+            .exists;
+    if exists {
+        return Ok(());
+    }
+    // Build under a temporary name and rename when complete, so a crash mid-way never leaves
+    // a half-migrated template behind.
+    let building = format!("{template}_building");
+    diesel::sql_query(format!(
+        "DROP DATABASE IF EXISTS {}",
+        quote_identifier(&building)
+    ))
+    .execute(admin)
+    .await?;
+    diesel::sql_query(format!("CREATE DATABASE {}", quote_identifier(&building)))
+        .execute(admin)
+        .await?;
+    run_migrations(&with_database(server, &building)).await?;
+    diesel::sql_query(format!(
+        "ALTER DATABASE {} RENAME TO {}",
+        quote_identifier(&building),
+        quote_identifier(template)
+    ))
+    .execute(admin)
+    .await
+    .context("publishing the migrated template")?;
+    Ok(())
+}
+
+fn with_database(server: &url::Url, name: &str) -> String {
+    let mut url = server.clone();
+    url.set_path(&format!("/{name}"));
+    url.to_string()
+}
+
+/// A short hash of every migration file, so a changed migration gets a new template.
+fn migrations_fingerprint() -> anyhow::Result<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let mut files = Vec::new();
+    for dir in std::fs::read_dir(&root).with_context(|| format!("reading {}", root.display()))? {
+        let dir = dir?.path();
+        for file in ["up.sql", "down.sql"] {
+            let path = dir.join(file);
+            if path.exists() {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    let mut hasher = Sha256::new();
+    for path in files {
+        hasher.update(path.strip_prefix(&root)?.to_string_lossy().as_bytes());
+        hasher.update(std::fs::read(&path)?);
+    }
+    Ok(hex::encode(&hasher.finalize()[..6]))
+}

@@ -1,0 +1,247 @@
+//! The one error type of the HTTP layer. Every failure a client sees is rendered here in
+//! PostHog's `{"type","code","detail","attr"}` shape.
+
+use std::borrow::Cow;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::ContentType;
+use actix_web::{HttpResponse, ResponseError};
+use domain::access::AccessError;
+use domain::{Unexpected, ValidationError};
+use serde::Serialize;
+
+/// A failed request, ready to be rendered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    status: StatusCode,
+    body: ErrorBody,
+}
+
+/// The wire shape shared with PostHog (drf-exceptions-hog).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorBody {
+    #[serde(rename = "type")]
+    pub kind: Cow<'static, str>,
+    pub code: Cow<'static, str>,
+    pub detail: String,
+    pub attr: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(
+        status: StatusCode,
+        kind: impl Into<Cow<'static, str>>,
+        code: impl Into<Cow<'static, str>>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self {
+            status,
+            body: ErrorBody {
+                kind: kind.into(),
+                code: code.into(),
+                detail: detail.into(),
+                attr: None,
+            },
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn body(&self) -> &ErrorBody {
+        &self.body
+    }
+
+    /// 404 `Not found.` — also what a resource of another tenant looks like.
+    pub fn not_found() -> Self {
+        Self::not_found_with("Not found.")
+    }
+
+    pub fn not_found_with(detail: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "invalid_request",
+            "not_found",
+            detail,
+        )
+    }
+
+    pub fn parse_error(detail: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "parse_error",
+            detail,
+        )
+    }
+
+    pub fn unsupported_media_type(content_type: &str) -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid_request",
+            "unsupported_media_type",
+            format!("Unsupported media type \"{content_type}\" in request."),
+        )
+    }
+
+    pub fn method_not_allowed(method: &str) -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "invalid_request",
+            "method_not_allowed",
+            format!("Method \"{method}\" not allowed."),
+        )
+    }
+
+    pub fn payload_too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            "request_too_large",
+            format!("Request body is larger than the limit of {limit} bytes."),
+        )
+    }
+
+    pub fn permission_denied(detail: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "authentication_error",
+            "permission_denied",
+            detail,
+        )
+    }
+
+    pub fn service_unavailable(detail: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "service_unavailable",
+            detail,
+        )
+    }
+
+    /// The opaque 500. The cause is logged here, inside the request's span (which carries the
+    /// request id), and never sent to the client.
+    pub fn internal(cause: &dyn std::error::Error) -> Self {
+        let mut chain = cause.to_string();
+        let mut source = cause.source();
+        while let Some(inner) = source {
+            chain.push_str(": ");
+            chain.push_str(&inner.to_string());
+            source = inner.source();
+        }
+        tracing::error!(error = %chain, "request failed unexpectedly");
+        Self::internal_without_cause()
+    }
+
+    pub(crate) fn internal_without_cause() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "error",
+            "A server error occurred.",
+        )
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.body.code,
+            self.body.detail
+        )
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        HttpResponse::build(self.status)
+            .content_type(ContentType::json())
+            .json(&self.body)
+    }
+}
+
+impl From<ValidationError> for ApiError {
+    fn from(error: ValidationError) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            body: ErrorBody {
+                kind: "validation_error".into(),
+                code: error.code.as_str().into(),
+                detail: error.detail,
+                attr: error.attr,
+            },
+        }
+    }
+}
+
+impl From<Unexpected> for ApiError {
+    fn from(error: Unexpected) -> Self {
+        Self::internal(&error)
+    }
+}
+
+impl From<AccessError> for ApiError {
+    fn from(error: AccessError) -> Self {
+        let detail = error.to_string();
+        match error {
+            AccessError::NotAuthenticated => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "not_authenticated",
+                detail,
+            ),
+            AccessError::InvalidKey(_) => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "authentication_failed",
+                detail,
+            ),
+            AccessError::MissingScope(_)
+            | AccessError::NotProjectMember
+            | AccessError::NotOrganizationMember
+            | AccessError::KeyNotScopedToProject(_)
+            | AccessError::KeyNotScopedToOrganization(_) => Self::permission_denied(detail),
+            AccessError::ProjectNotFound | AccessError::OrganizationNotFound => {
+                Self::not_found_with(detail)
+            }
+            AccessError::Unexpected(cause) => cause.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use domain::error::ValidationCode;
+
+    #[test]
+    fn validation_errors_keep_code_detail_and_attr() {
+        let error: ApiError = ValidationError::field(
+            "name",
+            ValidationCode::Blank,
+            "This field may not be blank.",
+        )
+        .into();
+        assert_eq!(error.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            serde_json::to_value(error.body()).unwrap(),
+            serde_json::json!({"type": "validation_error", "code": "blank", "detail": "This field may not be blank.", "attr": "name"})
+        );
+    }
+
+    #[test]
+    fn invalid_is_rewritten_to_invalid_input() {
+        let error: ApiError = ValidationError::general(ValidationCode::Invalid, "nope").into();
+        assert_eq!(error.body().code, "invalid_input");
+        assert_eq!(error.body().attr, None);
+    }
+}

@@ -1,0 +1,86 @@
+//! The request body, read once and shared: authentication may look for `personal_api_key` in
+//! it and the handler then parses it, without either consuming it from the other.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use actix_web::dev::Payload;
+use actix_web::http::header::CONTENT_LENGTH;
+use actix_web::web::{Bytes, BytesMut};
+use actix_web::{HttpMessage as _, HttpRequest};
+use futures_util::StreamExt as _;
+use tokio::sync::OnceCell;
+
+use crate::error::ApiError;
+use crate::settings::ApiSettings;
+
+struct BodyCell {
+    payload: RefCell<Option<Payload>>,
+    bytes: OnceCell<Result<Bytes, ApiError>>,
+}
+
+/// A handle on the request's body; every extractor of one request gets the same one.
+#[derive(Clone)]
+pub(crate) struct SharedBody(Rc<BodyCell>);
+
+impl SharedBody {
+    /// Takes the payload on first call; later calls (from other extractors) share it.
+    pub(crate) fn of(request: &HttpRequest, payload: &mut Payload) -> Self {
+        if let Some(cell) = request.extensions().get::<SharedBody>() {
+            return cell.clone();
+        }
+        let shared = Self(Rc::new(BodyCell {
+            payload: RefCell::new(Some(payload.take())),
+            bytes: OnceCell::new(),
+        }));
+        request.extensions_mut().insert(shared.clone());
+        shared
+    }
+
+    /// The whole body, read at most once.
+    ///
+    /// # Errors
+    /// 413 when it exceeds the configured limit; 400 when the connection breaks mid-body.
+    pub(crate) async fn bytes(&self, request: &HttpRequest) -> Result<Bytes, ApiError> {
+        let limit = request
+            .app_data::<ApiSettings>()
+            .map_or(ApiSettings::DEFAULT_MAX_BODY_BYTES, |s| s.max_body_bytes);
+        self.0
+            .bytes
+            .get_or_init(|| async {
+                let payload = self.0.payload.borrow_mut().take();
+                read_limited(request, payload, limit).await
+            })
+            .await
+            .clone()
+    }
+}
+
+async fn read_limited(
+    request: &HttpRequest,
+    payload: Option<Payload>,
+    limit: usize,
+) -> Result<Bytes, ApiError> {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > limit) {
+        return Err(ApiError::payload_too_large(limit));
+    }
+    let Some(mut payload) = payload else {
+        return Ok(Bytes::new());
+    };
+    let mut body = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|error| {
+            ApiError::parse_error(format!("Could not read the request body: {error}"))
+        })?;
+        if body.len() + chunk.len() > limit {
+            return Err(ApiError::payload_too_large(limit));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}

@@ -1,0 +1,57 @@
+//! Burrow's HTTP layer: a thin actix-web shell over the domain services. It depends on the
+//! domain only; the server crate hands it services already wired to adapters.
+
+mod error;
+mod extract;
+mod fallback_errors;
+mod request_span;
+mod routes;
+mod settings;
+
+use std::sync::Arc;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::middleware::{NormalizePath, TrailingSlash};
+use actix_web::{App, web};
+use domain::access::AccessService;
+use domain::ports::Readiness;
+
+pub use error::{ApiError, ErrorBody};
+pub use extract::{DEFAULT_LIMIT, MAX_LIMIT};
+pub use settings::ApiSettings;
+
+/// The domain services the routes call. Cheap to clone: one copy per worker.
+#[derive(Clone)]
+pub struct Services {
+    pub access: Arc<AccessService>,
+    pub readiness: Arc<dyn Readiness>,
+}
+
+/// The whole application: routes, extractor configuration and middleware.
+pub fn app(
+    services: Services,
+    settings: ApiSettings,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(web::Data::from(services.access))
+        .app_data(web::Data::from(services.readiness))
+        .app_data(settings)
+        .configure(routes::configure)
+        .default_service(web::to(routes::not_found))
+        // Order matters: the last `wrap` runs first. Paths lose their trailing slash before
+        // routing, and the error fallback sees every response on its way out.
+        .wrap(fallback_errors::fallback_errors())
+        .wrap(NormalizePath::new(TrailingSlash::Trim))
+        .wrap(tracing_actix_web::TracingLogger::<
+            request_span::RedactedRootSpan,
+        >::new())
+}

@@ -1,0 +1,297 @@
+//! Who is calling and what they may reach: authentication by personal API key, scope checks,
+//! and resolution of the project or organization a path names.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use uuid::Uuid;
+
+use crate::api_key::{ApiKey, PlainApiKey};
+use crate::error::Unexpected;
+use crate::ports::{ApiKeyRepository, Page, PageRequest, TenancyRepository, VisibleProjects};
+use crate::scope::RequiredScope;
+use crate::tenancy::{
+    MembershipLevel, Organization, OrganizationId, OrganizationMembership, Project, ProjectId,
+    TenantRef, User,
+};
+
+/// Where in the request the key was found; error messages name it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyLocation {
+    Header,
+    Body,
+    QueryString,
+}
+
+impl std::fmt::Display for KeyLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Header => "Authorization header",
+            Self::Body => "body",
+            Self::QueryString => "query string",
+        })
+    }
+}
+
+/// A key as the client sent it.
+#[derive(Debug, Clone)]
+pub struct PresentedKey {
+    pub key: PlainApiKey,
+    pub location: KeyLocation,
+}
+
+/// Every way a request can be refused before it reaches a resource.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    #[error("Authentication credentials were not provided.")]
+    NotAuthenticated,
+    #[error("Personal API key found in request {0} is invalid.")]
+    InvalidKey(KeyLocation),
+    #[error("API key missing required scope '{0}'")]
+    MissingScope(RequiredScope),
+    #[error("Project not found.")]
+    ProjectNotFound,
+    #[error("Organization not found.")]
+    OrganizationNotFound,
+    #[error("You don't have access to the project.")]
+    NotProjectMember,
+    #[error("You don't have access to the organization.")]
+    NotOrganizationMember,
+    #[error("API key does not have access to the requested project: ID {0}.")]
+    KeyNotScopedToProject(ProjectId),
+    #[error("API key does not have access to the requested organization: ID {0}.")]
+    KeyNotScopedToOrganization(OrganizationId),
+    #[error(transparent)]
+    Unexpected(#[from] Unexpected),
+}
+
+/// An authenticated caller: the key's owner and the key itself.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub user: User,
+    pub key: ApiKey,
+}
+
+/// A caller cleared to act inside one project.
+#[derive(Debug, Clone)]
+pub struct ProjectAccess {
+    pub principal: Principal,
+    pub project: Project,
+    pub level: MembershipLevel,
+}
+
+/// A caller cleared to act inside one organization.
+#[derive(Debug, Clone)]
+pub struct OrganizationAccess {
+    pub principal: Principal,
+    pub organization: Organization,
+    pub level: MembershipLevel,
+}
+
+/// Resolves and checks callers; the HTTP layer asks it once per request.
+pub struct AccessService {
+    keys: Arc<dyn ApiKeyRepository>,
+    tenancy: Arc<dyn TenancyRepository>,
+}
+
+impl AccessService {
+    pub fn new(keys: Arc<dyn ApiKeyRepository>, tenancy: Arc<dyn TenancyRepository>) -> Self {
+        Self { keys, tenancy }
+    }
+
+    /// Finds the key's active owner. Nothing is cached, so a deactivated user or a new key
+    /// takes effect on the next request.
+    ///
+    /// # Errors
+    /// `NotAuthenticated` without a key, `InvalidKey` for an unknown key or an inactive owner.
+    pub async fn authenticate(
+        &self,
+        presented: Option<PresentedKey>,
+    ) -> Result<Principal, AccessError> {
+        let presented = presented.ok_or(AccessError::NotAuthenticated)?;
+        let (mut key, user) = self
+            .keys
+            .find_active(&presented.key.secure_value())
+            .await?
+            .ok_or(AccessError::InvalidKey(presented.location))?;
+        let now = Utc::now();
+        if key.needs_last_used_refresh(now) {
+            self.keys.touch(key.id, now).await?;
+            key.last_used_at = Some(now);
+        }
+        Ok(Principal { user, key })
+    }
+
+    /// # Errors
+    /// `MissingScope` when the key's scopes do not grant `required`.
+    pub fn require_scope(
+        principal: &Principal,
+        required: RequiredScope,
+    ) -> Result<(), AccessError> {
+        if principal.key.scopes.allows(required) {
+            Ok(())
+        } else {
+            Err(AccessError::MissingScope(required))
+        }
+    }
+
+    /// Resolves a project path segment (`42` or `@current`) and checks the caller may use it.
+    ///
+    /// # Errors
+    /// `ProjectNotFound` for a missing or malformed id, `KeyNotScopedTo…` when the key is
+    /// restricted elsewhere, `NotProjectMember` when the user is not in its organization.
+    pub async fn project(
+        &self,
+        principal: Principal,
+        segment: &str,
+    ) -> Result<ProjectAccess, AccessError> {
+        let reference = match segment {
+            "@current" => TenantRef::Current,
+            raw => TenantRef::Id(ProjectId(
+                raw.parse().map_err(|_| AccessError::ProjectNotFound)?,
+            )),
+        };
+        let id = match reference {
+            TenantRef::Id(id) => id,
+            TenantRef::Current => self.current_project(&principal).await?,
+        };
+        let project = self
+            .tenancy
+            .project(id)
+            .await?
+            .ok_or(AccessError::ProjectNotFound)?;
+        if !principal.key.reaches_project(project.id) {
+            return Err(AccessError::KeyNotScopedToProject(project.id));
+        }
+        if !principal.key.reaches_organization(project.organization_id) {
+            return Err(AccessError::KeyNotScopedToOrganization(
+                project.organization_id,
+            ));
+        }
+        let level = self
+            .tenancy
+            .membership_level(principal.user.id, project.organization_id)
+            .await?
+            .ok_or(AccessError::NotProjectMember)?;
+        Ok(ProjectAccess {
+            principal,
+            project,
+            level,
+        })
+    }
+
+    /// Resolves an organization path segment (UUID or `@current`) and checks the caller may use it.
+    ///
+    /// # Errors
+    /// `OrganizationNotFound`, `KeyNotScopedToOrganization`, `NotOrganizationMember`.
+    pub async fn organization(
+        &self,
+        principal: Principal,
+        segment: &str,
+    ) -> Result<OrganizationAccess, AccessError> {
+        let id = match segment {
+            "@current" => self.current_organization(&principal).await?,
+            raw => {
+                OrganizationId(Uuid::parse_str(raw).map_err(|_| AccessError::OrganizationNotFound)?)
+            }
+        };
+        let organization = self
+            .tenancy
+            .organization(id)
+            .await?
+            .ok_or(AccessError::OrganizationNotFound)?;
+        if !principal.key.reaches_organization(id) {
+            return Err(AccessError::KeyNotScopedToOrganization(id));
+        }
+        let level = self
+            .tenancy
+            .membership_level(principal.user.id, id)
+            .await?
+            .ok_or(AccessError::NotOrganizationMember)?;
+        Ok(OrganizationAccess {
+            principal,
+            organization,
+            level,
+        })
+    }
+
+    /// Projects the caller can reach through this key, ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn visible_projects(
+        &self,
+        principal: &Principal,
+        page: PageRequest,
+    ) -> Result<Page<Project>, AccessError> {
+        Ok(self
+            .tenancy
+            .visible_projects(&visible_to(principal), page)
+            .await?)
+    }
+
+    /// Organizations the caller belongs to and the key reaches, oldest first.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn visible_organizations(
+        &self,
+        principal: &Principal,
+    ) -> Result<Vec<OrganizationMembership>, AccessError> {
+        let mut memberships = self.tenancy.memberships(principal.user.id).await?;
+        memberships.retain(|m| principal.key.reaches_organization(m.organization.id));
+        Ok(memberships)
+    }
+
+    /// The user's current project: the stored one if this key reaches it, else the first the
+    /// key can see.
+    async fn current_project(&self, principal: &Principal) -> Result<ProjectId, AccessError> {
+        if let Some(current) = principal.user.current_project_id
+            && principal.key.reaches_project(current)
+        {
+            return Ok(current);
+        }
+        let first = PageRequest {
+            limit: 1,
+            offset: 0,
+        };
+        let page = self
+            .tenancy
+            .visible_projects(&visible_to(principal), first)
+            .await?;
+        page.items
+            .first()
+            .map(|p| p.id)
+            .ok_or(AccessError::ProjectNotFound)
+    }
+
+    /// The user's current organization: the stored one if this key reaches it, else the oldest
+    /// membership the key reaches.
+    async fn current_organization(
+        &self,
+        principal: &Principal,
+    ) -> Result<OrganizationId, AccessError> {
+        if let Some(current) = principal.user.current_organization_id
+            && principal.key.reaches_organization(current)
+        {
+            return Ok(current);
+        }
+        self.visible_organizations(principal)
+            .await?
+            .first()
+            .map(|m| m.organization.id)
+            .ok_or(AccessError::OrganizationNotFound)
+    }
+}
+
+fn visible_to(principal: &Principal) -> VisibleProjects {
+    VisibleProjects {
+        user_id: principal.user.id,
+        project_ids: principal.key.scoped_teams.clone().filter(|t| !t.is_empty()),
+        organization_ids: principal
+            .key
+            .scoped_organizations
+            .clone()
+            .filter(|o| !o.is_empty()),
+    }
+}

@@ -1,0 +1,200 @@
+//! Operator use cases behind `burrow admin …`: bootstrap a tenant, mint keys, manage members.
+
+use std::sync::Arc;
+
+use crate::api_key::{NewApiKey, PlainApiKey};
+use crate::error::Unexpected;
+use crate::ports::{ApiKeyRepository, BootstrapPlan, BootstrapRecord, TenancyRepository};
+use crate::scope::ScopeGrants;
+use crate::tenancy::{
+    Email, MembershipLevel, OrganizationId, PluginsAccessLevel, Project, ProjectId, User,
+    generate_project_api_token,
+};
+
+/// Why an admin command was refused; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("no user with email '{0}'")]
+    UserNotFound(String),
+    #[error("no organization with id {0}")]
+    OrganizationNotFound(OrganizationId),
+    #[error("no project with id {0}")]
+    ProjectNotFound(ProjectId),
+    #[error(transparent)]
+    Unexpected(#[from] Unexpected),
+}
+
+/// Input of `admin bootstrap`.
+#[derive(Debug, Clone)]
+pub struct BootstrapRequest {
+    pub email: String,
+    pub first_name: String,
+    pub organization_name: String,
+    pub project_name: String,
+    pub scopes: Vec<String>,
+    pub plugins_access_level: PluginsAccessLevel,
+}
+
+/// What `admin bootstrap` made, with the key in clear text (shown once).
+#[derive(Debug, Clone)]
+pub struct Bootstrapped {
+    pub record: BootstrapRecord,
+    pub key: PlainApiKey,
+}
+
+/// Input of `admin create-key`.
+#[derive(Debug, Clone, Default)]
+pub struct KeyRequest {
+    pub email: String,
+    pub label: String,
+    pub scopes: Vec<String>,
+    pub scoped_teams: Option<Vec<ProjectId>>,
+    pub scoped_organizations: Option<Vec<OrganizationId>>,
+}
+
+pub struct AdminService {
+    keys: Arc<dyn ApiKeyRepository>,
+    tenancy: Arc<dyn TenancyRepository>,
+}
+
+impl AdminService {
+    pub fn new(keys: Arc<dyn ApiKeyRepository>, tenancy: Arc<dyn TenancyRepository>) -> Self {
+        Self { keys, tenancy }
+    }
+
+    /// Ensures a user, a new organization they own, a project in it and a key, atomically.
+    ///
+    /// # Errors
+    /// `Invalid` for a bad email, blank names or unknown scopes.
+    pub async fn bootstrap(&self, request: BootstrapRequest) -> Result<Bootstrapped, AdminError> {
+        let email = Email::parse(&request.email).map_err(AdminError::Invalid)?;
+        let organization_name = non_blank("organization", &request.organization_name)?;
+        let project_name = non_blank("project", &request.project_name)?;
+        let scopes = ScopeGrants::parse(&request.scopes).map_err(AdminError::Invalid)?;
+        let (key, new_key) = NewApiKey::mint("bootstrap", scopes, None, None);
+        let record = self
+            .tenancy
+            .bootstrap(BootstrapPlan {
+                email,
+                first_name: request.first_name.trim().to_owned(),
+                organization_name,
+                plugins_access_level: request.plugins_access_level,
+                project_name,
+                project_api_token: generate_project_api_token(),
+                key: new_key,
+            })
+            .await?;
+        Ok(Bootstrapped { record, key })
+    }
+
+    /// Mints a key for an existing user.
+    ///
+    /// # Errors
+    /// `UserNotFound`, `Invalid` for unknown scopes, `ProjectNotFound`/`OrganizationNotFound`
+    /// for restrictions naming something that does not exist.
+    pub async fn create_key(&self, request: KeyRequest) -> Result<PlainApiKey, AdminError> {
+        let user = self.user(&request.email).await?;
+        let scopes = ScopeGrants::parse(&request.scopes).map_err(AdminError::Invalid)?;
+        for project in request.scoped_teams.iter().flatten() {
+            if self.tenancy.project(*project).await?.is_none() {
+                return Err(AdminError::ProjectNotFound(*project));
+            }
+        }
+        for organization in request.scoped_organizations.iter().flatten() {
+            self.organization_exists(*organization).await?;
+        }
+        let label = if request.label.trim().is_empty() {
+            "cli"
+        } else {
+            request.label.trim()
+        };
+        let (key, new_key) = NewApiKey::mint(
+            label,
+            scopes,
+            request.scoped_teams,
+            request.scoped_organizations,
+        );
+        self.keys.create(user.id, new_key).await?;
+        Ok(key)
+    }
+
+    /// # Errors
+    /// `OrganizationNotFound`, `Invalid` for a blank name.
+    pub async fn create_project(
+        &self,
+        organization: OrganizationId,
+        name: &str,
+    ) -> Result<Project, AdminError> {
+        let name = non_blank("project", name)?;
+        self.organization_exists(organization).await?;
+        Ok(self
+            .tenancy
+            .create_project(organization, &name, &generate_project_api_token())
+            .await?)
+    }
+
+    /// # Errors
+    /// `UserNotFound`, `OrganizationNotFound`.
+    pub async fn add_member(
+        &self,
+        email: &str,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), AdminError> {
+        let user = self.user(email).await?;
+        self.organization_exists(organization).await?;
+        Ok(self
+            .tenancy
+            .upsert_membership(user.id, organization, level)
+            .await?)
+    }
+
+    /// # Errors
+    /// `OrganizationNotFound`.
+    pub async fn set_plugins_access_level(
+        &self,
+        organization: OrganizationId,
+        level: PluginsAccessLevel,
+    ) -> Result<(), AdminError> {
+        self.organization_exists(organization).await?;
+        Ok(self
+            .tenancy
+            .set_plugins_access_level(organization, level)
+            .await?)
+    }
+
+    /// # Errors
+    /// `UserNotFound`.
+    pub async fn deactivate_user(&self, email: &str) -> Result<(), AdminError> {
+        let user = self.user(email).await?;
+        Ok(self.tenancy.deactivate_user(user.id).await?)
+    }
+
+    async fn user(&self, email: &str) -> Result<User, AdminError> {
+        let parsed = Email::parse(email).map_err(AdminError::Invalid)?;
+        self.tenancy
+            .user_by_email(&parsed)
+            .await?
+            .ok_or_else(|| AdminError::UserNotFound(parsed.as_str().to_owned()))
+    }
+
+    async fn organization_exists(&self, id: OrganizationId) -> Result<(), AdminError> {
+        match self.tenancy.organization(id).await? {
+            Some(_) => Ok(()),
+            None => Err(AdminError::OrganizationNotFound(id)),
+        }
+    }
+}
+
+fn non_blank(what: &str, value: &str) -> Result<String, AdminError> {
+    let trimmed = value.trim();
+    if trimmed.is_empty() {
+        Err(AdminError::Invalid(format!(
+            "{what} name must not be blank"
+        )))
+    } else {
+        Ok(trimmed.to_owned())
+    }
+}

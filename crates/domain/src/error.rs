@@ -1,0 +1,90 @@
+//! Error types shared by every aggregate: field validation failures and opaque infrastructure faults.
+
+use std::fmt;
+
+/// A failure of the infrastructure behind a port (database down, broken invariant in storage).
+///
+/// The domain cannot act on it, only report it; the HTTP layer turns it into a logged 500.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Unexpected(Box<dyn std::error::Error + Send + Sync + 'static>);
+
+impl Unexpected {
+    /// Wraps any error coming out of an adapter.
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        Self(error.into())
+    }
+}
+
+/// Machine-readable reason of a validation failure, spelled as PostHog's API spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValidationCode {
+    Required,
+    Blank,
+    MaxLength,
+    MinValue,
+    MaxValue,
+    InvalidChoice,
+    Invalid,
+    Unique,
+    NullCharactersNotAllowed,
+}
+
+impl ValidationCode {
+    /// The wire form (`invalid` is rewritten to `invalid_input`, as drf-exceptions-hog does).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Required => "required",
+            Self::Blank => "blank",
+            Self::MaxLength => "max_length",
+            Self::MinValue => "min_value",
+            Self::MaxValue => "max_value",
+            Self::InvalidChoice => "invalid_choice",
+            Self::Invalid => "invalid_input",
+            Self::Unique => "unique",
+            Self::NullCharactersNotAllowed => "null_characters_not_allowed",
+        }
+    }
+}
+
+/// One rejected input: what was wrong (`detail`), why (`code`) and which field (`attr`, if any).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ValidationError {
+    pub code: ValidationCode,
+    pub detail: String,
+    pub attr: Option<String>,
+}
+
+impl ValidationError {
+    /// An error about one field.
+    pub fn field(attr: impl Into<String>, code: ValidationCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            detail: detail.into(),
+            attr: Some(attr.into()),
+        }
+    }
+
+    /// An error about the request as a whole (`attr: null`).
+    pub fn general(code: ValidationCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            detail: detail.into(),
+            attr: None,
+        }
+    }
+
+    /// `This field is required.` for `attr`.
+    pub fn required(attr: impl Into<String>) -> Self {
+        Self::field(attr, ValidationCode::Required, "This field is required.")
+    }
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.attr {
+            Some(attr) => write!(f, "{attr}: {}", self.detail),
+            None => f.write_str(&self.detail),
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! Burrow's domain: entities, validation rules, ports and the use-case services built on them.
+//!
+//! Nothing here performs I/O. Adapters implement the port traits; the `testing` feature ships
+//! in-memory fakes of every port so the rules can be tested without a database.
+
+pub mod access;
+pub mod admin;
+pub mod api_key;
+pub mod error;
+pub mod ports;
+pub mod scope;
+pub mod tenancy;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use error::{Unexpected, ValidationError};

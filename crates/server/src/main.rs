@@ -1,0 +1,63 @@
+//! `burrow`: serve the API, migrate the database, or run an admin command.
+
+use std::process::ExitCode;
+
+use burrow_server::cli::{Cli, Command};
+use burrow_server::{admin, startup::Application};
+use clap::Parser as _;
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Logs go to stderr so admin commands' JSON on stdout stays machine-readable.
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Serve(args) => actix_web::rt::System::new().block_on(async move {
+            let app = Application::build(&args)?;
+            tracing::info!(bind = %args.bind, port = app.port(), "burrow is serving");
+            app.run_until_stopped().await?;
+            tracing::info!("burrow stopped");
+            Ok(())
+        }),
+        Command::Migrate(args) => tokio_runtime()?.block_on(async move {
+            if args.create_database
+                && adapters::ensure_database_exists(&args.database.database_url).await?
+            {
+                eprintln!("created the database");
+            }
+            let applied = adapters::run_migrations(&args.database.database_url).await?;
+            if applied.is_empty() {
+                eprintln!("migrations: already up to date");
+            } else {
+                eprintln!("migrations: applied {}", applied.join(", "));
+            }
+            Ok(())
+        }),
+        Command::Admin(args) => tokio_runtime()?.block_on(async move {
+            let output = admin::run(args).await?;
+            println!("{output}");
+            Ok(())
+        }),
+    }
+}
+
+fn tokio_runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

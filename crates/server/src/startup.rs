@@ -1,0 +1,75 @@
+//! The composition root: PostgreSQL adapters in, HTTP server out.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::HttpServer;
+use actix_web::dev::Server;
+use adapters::{Database, PgApiKeyRepository, PgTenancyRepository, PoolSettings};
+use anyhow::Context as _;
+use domain::access::AccessService;
+
+use crate::cli::ServeArgs;
+
+/// A bound, not yet running server.
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    /// Connects the pool, wires the services and binds the listener (port 0 picks a free one).
+    ///
+    /// # Errors
+    /// When the address cannot be bound or the pool cannot be built.
+    pub fn build(args: &ServeArgs) -> anyhow::Result<Self> {
+        let database = Database::connect(
+            &args.database.database_url,
+            PoolSettings {
+                max_size: args.db_pool_size,
+                ..PoolSettings::default()
+            },
+        )?;
+        let services = services(database);
+        let settings = api::ApiSettings {
+            site_url: args.site_url.clone(),
+            max_body_bytes: args.max_body_bytes,
+        };
+        let listener =
+            TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
+        let port = listener.local_addr()?.port();
+        let mut server = HttpServer::new(move || api::app(services.clone(), settings.clone()))
+            // On SIGTERM/SIGINT: stop accepting, give in-flight requests this long to finish.
+            .shutdown_timeout(30);
+        if let Some(workers) = args.workers {
+            server = server.workers(workers);
+        }
+        let server = server
+            .client_request_timeout(Duration::from_secs(30))
+            .listen(listener)?
+            .run();
+        Ok(Self { port, server })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Serves until a shutdown signal, then drains in-flight requests.
+    ///
+    /// # Errors
+    /// When the server fails.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+fn services(database: Database) -> api::Services {
+    let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
+    let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
+    api::Services {
+        access: Arc::new(AccessService::new(keys, tenancy)),
+        readiness: Arc::new(database),
+    }
+}

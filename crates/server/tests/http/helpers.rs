@@ -1,0 +1,126 @@
+//! Spawning the app and making tenants for HTTP tests.
+
+use std::sync::Arc;
+
+use adapters::testing::TestDatabase;
+use adapters::{PgApiKeyRepository, PgTenancyRepository};
+use burrow_server::cli::{DatabaseArgs, ServeArgs};
+use burrow_server::startup::Application;
+use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
+use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId};
+use reqwest::{Method, RequestBuilder, Response};
+use serde_json::Value;
+
+/// A running app with its private database.
+pub struct TestApp {
+    pub address: String,
+    pub database: TestDatabase,
+    pub admin: AdminService,
+    pub client: reqwest::Client,
+}
+
+/// A user with an organization, a project and a key, as `admin bootstrap` makes them.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub email: String,
+    pub key: String,
+    pub organization_id: OrganizationId,
+    pub project_id: ProjectId,
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// Starts the app after letting the test adjust its settings.
+pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
+    let database = TestDatabase::create().await;
+    let mut args = ServeArgs {
+        database: DatabaseArgs {
+            database_url: database.url.clone(),
+        },
+        bind: "127.0.0.1:0".parse().expect("static address"),
+        site_url: None,
+        max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
+        db_pool_size: 5,
+        workers: Some(1),
+    };
+    adjust(&mut args);
+    let app = Application::build(&args).expect("building the app");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    let admin = AdminService::new(
+        Arc::new(PgApiKeyRepository::new(database.database.clone())),
+        Arc::new(PgTenancyRepository::new(database.database.clone())),
+    );
+    TestApp {
+        address,
+        database,
+        admin,
+        client: reqwest::Client::new(),
+    }
+}
+
+impl TestApp {
+    /// Bootstraps a tenant whose key has `scopes`.
+    pub async fn tenant(&self, email: &str, scopes: &[&str]) -> Tenant {
+        let made = self
+            .admin
+            .bootstrap(BootstrapRequest {
+                email: email.into(),
+                first_name: "Test".into(),
+                organization_name: format!("Org of {email}"),
+                project_name: "Default project".into(),
+                scopes: scopes.iter().map(ToString::to_string).collect(),
+                plugins_access_level: PluginsAccessLevel::Root,
+            })
+            .await
+            .expect("bootstrapping a tenant");
+        Tenant {
+            email: email.into(),
+            key: made.key.expose().to_owned(),
+            organization_id: made.record.organization.id,
+            project_id: made.record.project.id,
+        }
+    }
+
+    /// Another key for an existing user.
+    pub async fn key(&self, request: KeyRequest) -> String {
+        self.admin
+            .create_key(request)
+            .await
+            .expect("creating a key")
+            .expose()
+            .to_owned()
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client
+            .request(method, format!("{}{path}", self.address))
+    }
+
+    /// GET with the key in the Authorization header.
+    pub async fn get(&self, path: &str, key: &str) -> Response {
+        self.request(Method::GET, path)
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request sent")
+    }
+}
+
+/// Status and JSON body of a response.
+pub async fn parts(response: Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body read");
+    let body = serde_json::from_str(&text).unwrap_or_else(|_| panic!("body is not JSON: {text:?}"));
+    (status, body)
+}
+
+/// Asserts a PostHog-shaped error.
+pub fn assert_error(body: &Value, kind: &str, code: &str, detail: &str) {
+    assert_eq!(
+        body,
+        &serde_json::json!({"type": kind, "code": code, "detail": detail, "attr": null}),
+    );
+}

@@ -1,0 +1,7 @@
+//! HTTP tests: each starts the real app on a free port with its own database.
+
+mod auth;
+mod cli;
+mod errors;
+mod helpers;
+mod tenancy;

@@ -1,0 +1,199 @@
+//! Project automation, run as `cargo xtask <command>`:
+//!
+//! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
+//! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
+//! - `test`: ensure a PostgreSQL, then fmt check, clippy `-D warnings`, and every test.
+//! - `bench`: a release build under load; prints throughput and latency.
+
+mod bench;
+mod postgres;
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context as _, bail};
+
+const USAGE: &str = "usage: cargo xtask <migrate|dev|test|bench>";
+const DEMO_EMAIL: &str = "demo@burrow.local";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("migrate") => migrate().map(|_| ()),
+        Some("dev") => dev(),
+        Some("test") => test(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        _ => {
+            eprintln!("{USAGE}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("xtask: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of `xtask/`).
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives inside the workspace")
+        .to_path_buf()
+}
+
+pub(crate) fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
+}
+
+pub(crate) fn cargo() -> Command {
+    let mut command = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(root());
+    command
+}
+
+/// Runs a command to completion, failing on a non-zero exit.
+pub(crate) fn run(command: &mut Command) -> anyhow::Result<()> {
+    eprintln!("$ {}", describe(command));
+    let status = command
+        .status()
+        .with_context(|| format!("starting {}", describe(command)))?;
+    if !status.success() {
+        bail!("{} failed ({status})", describe(command));
+    }
+    Ok(())
+}
+
+fn describe(command: &Command) -> String {
+    std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Builds the `burrow` binary (debug or release) and returns its path.
+pub(crate) fn build_burrow(release: bool) -> anyhow::Result<PathBuf> {
+    let mut build = cargo();
+    build.args(["build", "--package", "burrow-server", "--bin", "burrow"]);
+    if release {
+        build.arg("--release");
+    }
+    run(&mut build)?;
+    Ok(target_dir()
+        .join(if release { "release" } else { "debug" })
+        .join("burrow"))
+}
+
+/// Ensures PostgreSQL and migrates `DATABASE_URL` (or the local `burrow` database); returns the URL.
+fn migrate() -> anyhow::Result<String> {
+    let server = postgres::ensure()?;
+    let database_url = env::var("DATABASE_URL").unwrap_or_else(|_| server.database_url("burrow"));
+    let burrow = build_burrow(false)?;
+    run(Command::new(&burrow)
+        .args(["migrate", "--create-database"])
+        .env("DATABASE_URL", &database_url))?;
+    Ok(database_url)
+}
+
+fn dev() -> anyhow::Result<()> {
+    let database_url = migrate()?;
+    let burrow = build_burrow(false)?;
+    let key = demo_key(&burrow, &database_url)?;
+    let bind = env::var("BURROW_BIND").unwrap_or_else(|_| "127.0.0.1:8000".into());
+    eprintln!();
+    eprintln!("Demo user {DEMO_EMAIL}; personal API key (shown once):");
+    println!("{key}");
+    eprintln!("Try: curl -H \"Authorization: Bearer {key}\" http://{bind}/api/projects/");
+    eprintln!();
+    run(Command::new(&burrow)
+        .arg("serve")
+        .env("DATABASE_URL", &database_url)
+        .env("BURROW_BIND", &bind))
+}
+
+/// A fresh key for the demo user, bootstrapping the demo tenant the first time.
+fn demo_key(burrow: &Path, database_url: &str) -> anyhow::Result<String> {
+    let existing = Command::new(burrow)
+        .args([
+            "admin",
+            "create-key",
+            "--email",
+            DEMO_EMAIL,
+            "--label",
+            "xtask dev",
+        ])
+        .env("DATABASE_URL", database_url)
+        .output()?;
+    let output = if existing.status.success() {
+        existing.stdout
+    } else {
+        let made = Command::new(burrow)
+            .args([
+                "admin",
+                "bootstrap",
+                "--email",
+                DEMO_EMAIL,
+                "--first-name",
+                "Demo",
+                "--organization",
+                "Demo Organization",
+                "--project",
+                "Demo Project",
+            ])
+            .env("DATABASE_URL", database_url)
+            .output()?;
+        if !made.status.success() {
+            bail!(
+                "bootstrapping the demo tenant failed: {}",
+                String::from_utf8_lossy(&made.stderr)
+            );
+        }
+        made.stdout
+    };
+    let text = String::from_utf8(output)?;
+    json_string_field(&text, "personal_api_key").context("burrow printed no personal_api_key")
+}
+
+/// Pulls `"field":"value"` out of a flat JSON line without a JSON dependency.
+pub(crate) fn json_string_field(json: &str, field: &str) -> Option<String> {
+    let needle = format!("\"{field}\":\"");
+    let start = json.find(&needle)? + needle.len();
+    let end = json[start..].find('"')? + start;
+    Some(json[start..end].to_owned())
+}
+
+fn test(extra: &[String]) -> anyhow::Result<()> {
+    let server = postgres::ensure()?;
+    server.drop_test_databases();
+    run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    run(cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
+    let mut tests = cargo();
+    if nextest_available() {
+        tests.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
+    } else {
+        tests.args(["test", "--workspace", "--no-fail-fast"]);
+    }
+    tests
+        .args(extra)
+        .env("BURROW_TEST_DATABASE_URL", server.database_url("postgres"));
+    run(&mut tests)
+}
+
+fn nextest_available() -> bool {
+    cargo()
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
