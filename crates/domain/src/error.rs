@@ -27,7 +27,9 @@ pub enum ValidationCode {
     InvalidChoice,
     Invalid,
     Unique,
+    Null,
     NullCharactersNotAllowed,
+    InvalidKey,
 }
 
 impl ValidationCode {
@@ -42,6 +44,8 @@ impl ValidationCode {
             Self::InvalidChoice => "invalid_choice",
             Self::Invalid => "invalid_input",
             Self::Unique => "unique",
+            Self::Null => "null",
+            Self::InvalidKey => "invalid_key",
             Self::NullCharactersNotAllowed => "null_characters_not_allowed",
         }
     }

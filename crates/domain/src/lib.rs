@@ -7,8 +7,11 @@ pub mod access;
 pub mod admin;
 pub mod api_key;
 pub mod error;
+pub mod feature_flag;
+pub mod input;
 pub mod ports;
 pub mod scope;
+pub mod survey;
 pub mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;

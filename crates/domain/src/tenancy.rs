@@ -141,6 +141,32 @@ pub struct User {
     pub created_at: DateTime<Utc>,
 }
 
+/// The public face of a user, as shown in `created_by` (PostHog's `UserBasicSerializer`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserBasic {
+    pub id: UserId,
+    pub uuid: Uuid,
+    pub distinct_id: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub email: String,
+    pub is_email_verified: bool,
+}
+
+impl From<&User> for UserBasic {
+    fn from(user: &User) -> Self {
+        Self {
+            id: user.id,
+            uuid: user.uuid,
+            distinct_id: user.distinct_id.clone(),
+            first_name: user.first_name.clone(),
+            last_name: user.last_name.clone(),
+            email: user.email.clone(),
+            is_email_verified: user.is_email_verified,
+        }
+    }
+}
+
 /// An organization as one of its members sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrganizationMembership {
