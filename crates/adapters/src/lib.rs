@@ -4,14 +4,18 @@
 mod api_keys;
 mod database;
 mod errors;
+mod feature_flags;
 mod migrations;
 mod rows;
 mod schema;
+mod surveys;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use api_keys::PgApiKeyRepository;
 pub use database::{Database, PoolSettings};
+pub use feature_flags::PgFeatureFlagRepository;
 pub use migrations::{ensure_database_exists, run_migrations};
+pub use surveys::PgSurveyRepository;
 pub use tenancy::PgTenancyRepository;

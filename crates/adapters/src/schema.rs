@@ -59,10 +59,62 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    feature_flags (id) {
+        id -> Int4,
+        project_id -> Int4,
+        name -> Text,
+        key -> Varchar,
+        filters -> Jsonb,
+        deleted -> Bool,
+        active -> Bool,
+        ensure_experience_continuity -> Bool,
+        created_by_id -> Nullable<Int4>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    surveys (id) {
+        id -> Uuid,
+        project_id -> Int4,
+        name -> Varchar,
+        description -> Text,
+        #[sql_name = "type"]
+        survey_type -> Varchar,
+        linked_flag_id -> Nullable<Int4>,
+        targeting_flag_id -> Nullable<Int4>,
+        owns_targeting_flag -> Bool,
+        questions -> Nullable<Jsonb>,
+        conditions -> Nullable<Jsonb>,
+        appearance -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+        created_by_id -> Nullable<Int4>,
+        updated_at -> Timestamptz,
+        start_date -> Nullable<Timestamptz>,
+        end_date -> Nullable<Timestamptz>,
+        archived -> Bool,
+        responses_limit -> Nullable<Int4>,
+        schedule -> Varchar,
+        iteration_count -> Nullable<Int4>,
+        iteration_frequency_days -> Nullable<Int4>,
+        iteration_start_dates -> Nullable<Array<Timestamptz>>,
+        current_iteration -> Nullable<Int4>,
+        current_iteration_start_date -> Nullable<Timestamptz>,
+        enable_partial_responses -> Bool,
+    }
+}
+
 diesel::joinable!(projects -> organizations (organization_id));
 diesel::joinable!(organization_memberships -> organizations (organization_id));
 diesel::joinable!(organization_memberships -> users (user_id));
 diesel::joinable!(personal_api_keys -> users (user_id));
+diesel::joinable!(feature_flags -> projects (project_id));
+diesel::joinable!(feature_flags -> users (created_by_id));
+diesel::joinable!(surveys -> projects (project_id));
+diesel::joinable!(surveys -> users (created_by_id));
+// surveys reference feature_flags twice (linked and targeting), so there is no single
+// joinable; flags are loaded by id instead.
 
 diesel::allow_tables_to_appear_in_same_query!(
     organizations,
@@ -70,4 +122,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     users,
     organization_memberships,
     personal_api_keys,
+    feature_flags,
+    surveys,
 );

@@ -18,6 +18,16 @@ pub const TEST_DATABASE_PREFIX: &str = "burrow_test_";
 /// Prefix of the migrated templates.
 pub const TEMPLATE_PREFIX: &str = "burrow_template_";
 const TEMPLATE_LOCK_KEY: i64 = 0x6275_7272_7465; // serialises template creation
+/// The tables `count_rows` may count; anything else is refused rather than spliced into SQL.
+const TABLES: &[&str] = &[
+    "organizations",
+    "projects",
+    "users",
+    "organization_memberships",
+    "personal_api_keys",
+    "feature_flags",
+    "surveys",
+];
 
 /// One test's private, migrated database.
 pub struct TestDatabase {
@@ -30,6 +40,12 @@ pub struct TestDatabase {
 struct Exists {
     #[diesel(sql_type = diesel::sql_types::Bool)]
     exists: bool,
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    count: i64,
 }
 
 impl TestDatabase {
@@ -69,6 +85,31 @@ impl TestDatabase {
         };
         let database = Database::connect(&url, settings)?;
         Ok(Self { url, database })
+    }
+
+    /// Counts every row of `table`, deleted or not, so a test can check that a failed write
+    /// left nothing behind.
+    ///
+    /// # Panics
+    /// When `table` is not one of this schema's tables, or PostgreSQL fails.
+    pub async fn count_rows(&self, table: &str) -> i64 {
+        assert!(
+            TABLES.contains(&table),
+            "{table} is not a table of the schema"
+        );
+        let mut conn = self
+            .database
+            .connection()
+            .await
+            .expect("taking a connection to count rows");
+        diesel::sql_query(format!(
+            "SELECT count(*) AS count FROM {}",
+            quote_identifier(table)
+        ))
+        .get_result::<Count>(&mut conn)
+        .await
+        .expect("counting rows")
+        .count
     }
 }
 

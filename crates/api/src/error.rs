@@ -7,6 +7,8 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::ContentType;
 use actix_web::{HttpResponse, ResponseError};
 use domain::access::AccessError;
+use domain::feature_flag::FlagError;
+use domain::survey::SurveyError;
 use domain::{Unexpected, ValidationError};
 use serde::Serialize;
 
@@ -214,6 +216,38 @@ impl From<AccessError> for ApiError {
                 Self::not_found_with(detail)
             }
             AccessError::Unexpected(cause) => cause.into(),
+        }
+    }
+}
+
+impl From<FlagError> for ApiError {
+    fn from(error: FlagError) -> Self {
+        match &error {
+            FlagError::Invalid(invalid) => invalid.clone().into(),
+            FlagError::NotFound => Self::not_found(),
+            FlagError::KeyTaken => ValidationError::field(
+                "key",
+                domain::error::ValidationCode::Unique,
+                error.to_string(),
+            )
+            .into(),
+            FlagError::Unexpected(cause) => Self::internal(cause),
+        }
+    }
+}
+
+impl From<SurveyError> for ApiError {
+    fn from(error: SurveyError) -> Self {
+        match error {
+            SurveyError::Invalid(invalid) => invalid.into(),
+            SurveyError::NotFound => Self::not_found(),
+            SurveyError::NameTaken => ValidationError::field(
+                "name",
+                domain::error::ValidationCode::Unique,
+                "There is already a survey with this name.",
+            )
+            .into(),
+            SurveyError::Unexpected(cause) => cause.into(),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Burrow's HTTP layer: a thin actix-web shell over the domain services. It depends on the
 //! domain only; the server crate hands it services already wired to adapters.
 
+mod dto;
 mod error;
 mod extract;
 mod fallback_errors;
@@ -15,7 +16,9 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
+use domain::feature_flag::FeatureFlagService;
 use domain::ports::Readiness;
+use domain::survey::SurveyService;
 
 pub use error::{ApiError, ErrorBody};
 pub use extract::{DEFAULT_LIMIT, MAX_LIMIT};
@@ -25,6 +28,8 @@ pub use settings::ApiSettings;
 #[derive(Clone)]
 pub struct Services {
     pub access: Arc<AccessService>,
+    pub flags: Arc<FeatureFlagService>,
+    pub surveys: Arc<SurveyService>,
     pub readiness: Arc<dyn Readiness>,
 }
 
@@ -43,6 +48,8 @@ pub fn app(
 > {
     App::new()
         .app_data(web::Data::from(services.access))
+        .app_data(web::Data::from(services.flags))
+        .app_data(web::Data::from(services.surveys))
         .app_data(web::Data::from(services.readiness))
         .app_data(settings)
         .configure(routes::configure)

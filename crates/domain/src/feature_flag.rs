@@ -105,7 +105,11 @@ pub trait FeatureFlagRepository: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn list(&self, project: ProjectId, page: PageRequest) -> Result<Page<FeatureFlag>, Unexpected>;
+    async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<FeatureFlag>, Unexpected>;
 
     /// A live flag of the project.
     ///
@@ -121,7 +125,12 @@ pub trait FeatureFlagRepository: Send + Sync {
     ///
     /// # Errors
     /// `NotFound`, `KeyTaken`, `Unexpected`.
-    async fn update(&self, project: ProjectId, id: FlagId, changes: FlagChanges) -> Result<FeatureFlag, FlagError>;
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: FlagId,
+        changes: FlagChanges,
+    ) -> Result<FeatureFlag, FlagError>;
 }
 
 /// Use cases of `/feature_flags/`.
@@ -136,19 +145,31 @@ impl FeatureFlagService {
 
     /// # Errors
     /// `Unexpected` when storage fails.
-    pub async fn list(&self, project: ProjectId, page: PageRequest) -> Result<Page<FeatureFlag>, FlagError> {
+    pub async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<FeatureFlag>, FlagError> {
         Ok(self.flags.list(project, page).await?)
     }
 
     /// # Errors
     /// `NotFound` for a missing, deleted or foreign flag.
     pub async fn get(&self, project: ProjectId, id: FlagId) -> Result<FeatureFlag, FlagError> {
-        self.flags.get(project, id).await?.ok_or(FlagError::NotFound)
+        self.flags
+            .get(project, id)
+            .await?
+            .ok_or(FlagError::NotFound)
     }
 
     /// # Errors
     /// `Invalid` for a bad body, including a taken key.
-    pub async fn create(&self, project: ProjectId, creator: UserId, body: &Map<String, Value>) -> Result<FeatureFlag, FlagError> {
+    pub async fn create(
+        &self,
+        project: ProjectId,
+        creator: UserId,
+        body: &Map<String, Value>,
+    ) -> Result<FeatureFlag, FlagError> {
         let fields = Fields(body);
         let key = match fields.string("key")? {
             Patch::Value(key) => validate_key(&key)?,
@@ -161,7 +182,10 @@ impl FeatureFlagService {
             Patch::Absent | Patch::Null => default_filters(),
         };
         let active = fields.boolean("active")?.value().unwrap_or(true);
-        let ensure_experience_continuity = fields.boolean("ensure_experience_continuity")?.value().unwrap_or(false);
+        let ensure_experience_continuity = fields
+            .boolean("ensure_experience_continuity")?
+            .value()
+            .unwrap_or(false);
         let flag = NewFlag {
             project_id: project,
             name,
@@ -171,25 +195,38 @@ impl FeatureFlagService {
             ensure_experience_continuity,
             created_by: Some(creator),
         };
-        self.flags.create(flag).await.map_err(FlagError::into_client_error)
+        self.flags
+            .create(flag)
+            .await
+            .map_err(FlagError::into_client_error)
     }
 
     /// Partial update; `deleted: true` deletes the flag (as DELETE does).
     ///
     /// # Errors
     /// `NotFound`, `Invalid`.
-    pub async fn update(&self, project: ProjectId, id: FlagId, body: &Map<String, Value>) -> Result<FeatureFlag, FlagError> {
+    pub async fn update(
+        &self,
+        project: ProjectId,
+        id: FlagId,
+        body: &Map<String, Value>,
+    ) -> Result<FeatureFlag, FlagError> {
         let fields = Fields(body);
         let changes = FlagChanges {
             name: non_null(fields.string("name")?, "name")?,
-            key: non_null(fields.string("key")?, "key")?.map(|key| validate_key(&key)).transpose()?,
+            key: non_null(fields.string("key")?, "key")?
+                .map(|key| validate_key(&key))
+                .transpose()?,
             filters: match fields.raw("filters") {
                 Patch::Value(filters) => Some(validate_filters(filters)?),
                 Patch::Null => return Err(not_null("filters").into()),
                 Patch::Absent => None,
             },
             active: non_null(fields.boolean("active")?, "active")?,
-            ensure_experience_continuity: non_null(fields.boolean("ensure_experience_continuity")?, "ensure_experience_continuity")?,
+            ensure_experience_continuity: non_null(
+                fields.boolean("ensure_experience_continuity")?,
+                "ensure_experience_continuity",
+            )?,
             deleted: non_null(fields.boolean("deleted")?, "deleted")?,
         };
         self.flags
@@ -204,7 +241,10 @@ impl FeatureFlagService {
     /// # Errors
     /// `NotFound`.
     pub async fn delete(&self, project: ProjectId, id: FlagId) -> Result<(), FlagError> {
-        let changes = FlagChanges { deleted: Some(true), ..FlagChanges::default() };
+        let changes = FlagChanges {
+            deleted: Some(true),
+            ..FlagChanges::default()
+        };
         self.flags.update(project, id, changes).await.map(|_| ())
     }
 }
@@ -220,9 +260,14 @@ fn non_null<T>(patch: Patch<T>, attr: &str) -> Result<Option<T>, ValidationError
 /// `^[a-zA-Z0-9_-]+$`, with PostHog's message.
 pub fn validate_key(key: &str) -> Result<String, ValidationError> {
     static KEY: OnceLock<Regex> = OnceLock::new();
-    let pattern = KEY.get_or_init(|| Regex::new(r"^[a-zA-Z0-9_-]+$").expect("static regex compiles"));
+    let pattern =
+        KEY.get_or_init(|| Regex::new(r"^[a-zA-Z0-9_-]+$").expect("static regex compiles"));
     if key.is_empty() {
-        return Err(ValidationError::field("key", ValidationCode::Blank, "This field may not be blank."));
+        return Err(ValidationError::field(
+            "key",
+            ValidationCode::Blank,
+            "This field may not be blank.",
+        ));
     }
     if key.len() > 400 {
         return Err(ValidationError::field(
@@ -261,7 +306,9 @@ pub fn validate_filters(filters: &Value) -> Result<Map<String, Value>, Validatio
         return Err(filters_error("Filters must be an object."));
     };
     let mut filters = filters.clone();
-    let groups = filters.entry("groups").or_insert_with(|| Value::Array(vec![]));
+    let groups = filters
+        .entry("groups")
+        .or_insert_with(|| Value::Array(vec![]));
     let Value::Array(groups) = groups else {
         return Err(filters_error("Filter groups must be a list."));
     };
@@ -276,12 +323,18 @@ pub fn validate_filters(filters: &Value) -> Result<Map<String, Value>, Validatio
         if let Some(Value::Array(properties)) = group.get("properties")
             && properties.iter().any(|p| !p.is_object())
         {
-            return Err(filters_error("Filters are not valid (can only use person, cohort, and flag properties)"));
+            return Err(filters_error(
+                "Filters are not valid (can only use person, cohort, and flag properties)",
+            ));
         }
         match group.get("rollout_percentage") {
             None | Some(Value::Null) => {}
             Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => {}
-            Some(_) => return Err(filters_error("Rollout percentage must be a number between 0 and 100.")),
+            Some(_) => {
+                return Err(filters_error(
+                    "Rollout percentage must be a number between 0 and 100.",
+                ));
+            }
         }
         match group.get("variant") {
             None | Some(Value::Null) | Some(Value::String(_)) => {}
@@ -302,13 +355,20 @@ fn validate_multivariate(multivariate: Option<&Value>) -> Result<(), ValidationE
         Some(Value::Object(m)) => m.get("variants"),
         Some(_) => return Err(filters_error("Multivariate must be an object.")),
     };
-    let invalid = || filters_error("Invalid variant definitions: Variants must be a list of objects with a key and a rollout_percentage.");
+    let invalid = || {
+        filters_error(
+            "Invalid variant definitions: Variants must be a list of objects with a key and a rollout_percentage.",
+        )
+    };
     let Some(Value::Array(variants)) = variants else {
         return Err(invalid());
     };
     let mut total = 0.0;
     for variant in variants {
-        let key = variant.get("key").and_then(Value::as_str).filter(|k| !k.is_empty());
+        let key = variant
+            .get("key")
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty());
         let percentage = variant.get("rollout_percentage").and_then(Value::as_f64);
         match (key, percentage) {
             (Some(_), Some(p)) if (0.0..=100.0).contains(&p) => total += p,
@@ -316,7 +376,9 @@ fn validate_multivariate(multivariate: Option<&Value>) -> Result<(), ValidationE
         }
     }
     if !variants.is_empty() && (total - 100.0).abs() > f64::EPSILON * 100.0 {
-        return Err(filters_error("Invalid variant definitions: Variant rollout percentages must sum to 100."));
+        return Err(filters_error(
+            "Invalid variant definitions: Variant rollout percentages must sum to 100.",
+        ));
     }
     Ok(())
 }
@@ -338,10 +400,14 @@ mod tests {
 
     #[test]
     fn rollouts_must_be_between_0_and_100() {
-        assert!(validate_filters(&json!({"groups": [{"properties": [], "rollout_percentage": 50}]})).is_ok());
+        assert!(
+            validate_filters(&json!({"groups": [{"properties": [], "rollout_percentage": 50}]}))
+                .is_ok()
+        );
         assert!(validate_filters(&json!({"groups": [{"rollout_percentage": null}]})).is_ok());
         for bad in [json!(101), json!(-1), json!("50")] {
-            let error = validate_filters(&json!({"groups": [{"rollout_percentage": bad}]})).unwrap_err();
+            let error =
+                validate_filters(&json!({"groups": [{"rollout_percentage": bad}]})).unwrap_err();
             assert_eq!(error.attr.as_deref(), Some("filters"));
         }
     }
@@ -359,7 +425,10 @@ mod tests {
 
     #[test]
     fn missing_groups_are_filled_in_and_non_objects_rejected() {
-        assert_eq!(validate_filters(&json!({})).unwrap().get("groups"), Some(&json!([])));
+        assert_eq!(
+            validate_filters(&json!({})).unwrap().get("groups"),
+            Some(&json!([]))
+        );
         assert!(validate_filters(&json!([])).is_err());
         assert!(validate_filters(&json!({"groups": "all"})).is_err());
     }
@@ -371,7 +440,10 @@ mod tests {
             project_id: ProjectId(1),
             name: String::new(),
             key: "k".into(),
-            filters: json!({"multivariate": {"variants": [{"key": "a"}, {"key": "b"}]}}).as_object().unwrap().clone(),
+            filters: json!({"multivariate": {"variants": [{"key": "a"}, {"key": "b"}]}})
+                .as_object()
+                .unwrap()
+                .clone(),
             deleted: false,
             active: true,
             ensure_experience_continuity: false,

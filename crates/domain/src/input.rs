@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use crate::error::{ValidationCode, ValidationError};
 
 /// One field of a partial update: not sent, sent as `null`, or sent with a value.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Patch<T> {
     #[default]
     Absent,
@@ -64,7 +64,9 @@ impl Fields<'_> {
 
     /// A string field (`Not a valid string.` otherwise).
     pub fn string(&self, name: &str) -> Result<Patch<String>, ValidationError> {
-        self.typed(name, "Not a valid string.", |v| v.as_str().map(str::to_owned))
+        self.typed(name, "Not a valid string.", |v| {
+            v.as_str().map(str::to_owned)
+        })
     }
 
     /// A boolean field; accepts what DRF accepts (`true`, `"true"`, `1`, …).
@@ -88,14 +90,23 @@ impl Fields<'_> {
     /// An integer field (a JSON integer, or a string holding one, as DRF accepts).
     pub fn integer(&self, name: &str) -> Result<Patch<i64>, ValidationError> {
         self.typed(name, "A valid integer is required.", |value| match value {
-            Value::Number(n) => n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9e15).map(|f| f as i64)),
+            Value::Number(n) => n.as_i64().or_else(|| {
+                n.as_f64()
+                    .filter(|f| f.fract() == 0.0 && f.abs() < 9e15)
+                    .map(|f| f as i64)
+            }),
             Value::String(s) => s.trim().parse().ok(),
             _ => None,
         })
     }
 
     /// An integer field within `min..=max`, with DRF's min/max messages.
-    pub fn bounded_integer(&self, name: &str, min: i64, max: i64) -> Result<Patch<i32>, ValidationError> {
+    pub fn bounded_integer(
+        &self,
+        name: &str,
+        min: i64,
+        max: i64,
+    ) -> Result<Patch<i32>, ValidationError> {
         let patch = self.integer(name)?;
         if let Patch::Value(value) = patch {
             if value < min {
@@ -152,12 +163,22 @@ pub fn parse_datetime(raw: &str) -> Option<DateTime<Utc>> {
     if let Ok(with_offset) = DateTime::parse_from_rfc3339(raw) {
         return Some(with_offset.with_timezone(&Utc));
     }
-    for format in ["%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%z"] {
+    for format in [
+        "%Y-%m-%dT%H:%M%:z",
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M%z",
+    ] {
         if let Ok(with_offset) = DateTime::parse_from_str(raw, format) {
             return Some(with_offset.with_timezone(&Utc));
         }
     }
-    for format in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"] {
+    for format in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(naive) = NaiveDateTime::parse_from_str(raw, format) {
             return Some(naive.and_utc());
         }
@@ -192,9 +213,18 @@ mod tests {
         let body = fields(json!({"name": 5, "archived": "maybe", "count": "x"}));
         let f = Fields(&body);
         let error = f.string("name").unwrap_err();
-        assert_eq!((error.attr.as_deref(), error.detail.as_str()), (Some("name"), "Not a valid string."));
-        assert_eq!(f.boolean("archived").unwrap_err().detail, "Must be a valid boolean.");
-        assert_eq!(f.integer("count").unwrap_err().detail, "A valid integer is required.");
+        assert_eq!(
+            (error.attr.as_deref(), error.detail.as_str()),
+            (Some("name"), "Not a valid string.")
+        );
+        assert_eq!(
+            f.boolean("archived").unwrap_err().detail,
+            "Must be a valid boolean."
+        );
+        assert_eq!(
+            f.integer("count").unwrap_err().detail,
+            "A valid integer is required."
+        );
     }
 
     #[test]
@@ -202,19 +232,43 @@ mod tests {
         let body = fields(json!({"low": -1, "high": 501, "ok": "7"}));
         let f = Fields(&body);
         let low = f.bounded_integer("low", 0, 500).unwrap_err();
-        assert_eq!((low.code, low.detail.as_str()), (ValidationCode::MinValue, "Ensure this value is greater than or equal to 0."));
+        assert_eq!(
+            (low.code, low.detail.as_str()),
+            (
+                ValidationCode::MinValue,
+                "Ensure this value is greater than or equal to 0."
+            )
+        );
         let high = f.bounded_integer("high", 0, 500).unwrap_err();
-        assert_eq!((high.code, high.detail.as_str()), (ValidationCode::MaxValue, "Ensure this value is less than or equal to 500."));
+        assert_eq!(
+            (high.code, high.detail.as_str()),
+            (
+                ValidationCode::MaxValue,
+                "Ensure this value is less than or equal to 500."
+            )
+        );
         assert_eq!(f.bounded_integer("ok", 0, 500).unwrap(), Patch::Value(7));
     }
 
     #[test]
     fn datetimes_accept_offsets_naive_values_and_dates() {
         let utc = |s: &str| parse_datetime(s).map(|d| d.to_rfc3339());
-        assert_eq!(utc("2024-05-22T14:40:09Z").unwrap(), "2024-05-22T14:40:09+00:00");
-        assert_eq!(utc("2024-05-22T16:40:09+02:00").unwrap(), "2024-05-22T14:40:09+00:00");
-        assert_eq!(utc("2024-05-22T14:40:09.123456").unwrap(), "2024-05-22T14:40:09.123456+00:00");
-        assert_eq!(utc("2024-05-22T14:40").unwrap(), "2024-05-22T14:40:00+00:00");
+        assert_eq!(
+            utc("2024-05-22T14:40:09Z").unwrap(),
+            "2024-05-22T14:40:09+00:00"
+        );
+        assert_eq!(
+            utc("2024-05-22T16:40:09+02:00").unwrap(),
+            "2024-05-22T14:40:09+00:00"
+        );
+        assert_eq!(
+            utc("2024-05-22T14:40:09.123456").unwrap(),
+            "2024-05-22T14:40:09.123456+00:00"
+        );
+        assert_eq!(
+            utc("2024-05-22T14:40").unwrap(),
+            "2024-05-22T14:40:00+00:00"
+        );
         assert_eq!(utc("2024-05-22").unwrap(), "2024-05-22T00:00:00+00:00");
         assert!(parse_datetime("garbage").is_none());
         assert!(parse_datetime("2024-13-01T00:00:00Z").is_none());

@@ -11,22 +11,48 @@ use uuid::Uuid;
 
 use crate::api_key::{ApiKey, NewApiKey};
 use crate::error::Unexpected;
+use crate::feature_flag::{
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagError, FlagId, NewFlag,
+};
 use crate::ports::{
     ApiKeyRepository, BootstrapPlan, BootstrapRecord, Page, PageRequest, TenancyRepository,
     VisibleProjects,
 };
+use crate::survey::{
+    Attach, NewSurvey, Survey, SurveyError, SurveyFilter, SurveyRepository, SurveyState,
+    TargetingPlan, UpdatePlanner,
+};
 use crate::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
-    PluginsAccessLevel, Project, ProjectId, User, UserId,
+    PluginsAccessLevel, Project, ProjectId, User, UserBasic, UserId,
 };
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct State {
     users: Vec<User>,
     organizations: Vec<Organization>,
     projects: Vec<Project>,
     memberships: Vec<(UserId, OrganizationId, MembershipLevel)>,
     keys: Vec<(String, ApiKey)>,
+    flags: Vec<StoredFlag>,
+    surveys: Vec<StoredSurvey>,
+}
+
+#[derive(Debug, Clone)]
+struct StoredFlag {
+    flag: FeatureFlag,
+    created_by: Option<UserId>,
+}
+
+#[derive(Debug, Clone)]
+struct StoredSurvey {
+    id: Uuid,
+    project_id: ProjectId,
+    state: SurveyState,
+    targeting_flag_id: Option<FlagId>,
+    owns_targeting_flag: bool,
+    created_at: DateTime<Utc>,
+    created_by: Option<UserId>,
 }
 
 /// Every port, backed by vectors behind a mutex.
@@ -51,6 +77,22 @@ impl InMemoryStore {
             .iter()
             .find(|(_, key)| key.id == key_id)
             .and_then(|(_, key)| key.last_used_at)
+    }
+
+    /// Every flag ever stored in the project, deleted ones included.
+    pub fn all_flags(&self, project: ProjectId) -> Vec<FeatureFlag> {
+        let state = self.lock();
+        state
+            .flags
+            .iter()
+            .filter(|f| f.flag.project_id == project)
+            .map(|f| state.flag_view(f))
+            .collect()
+    }
+
+    /// How many surveys are stored, across projects.
+    pub fn survey_count(&self) -> usize {
+        self.lock().surveys.len()
     }
 
     /// Overwrites a key's `last_used_at`, to simulate the passing of time.
@@ -329,5 +371,308 @@ impl TenancyRepository for InMemoryStore {
             found.is_active = false;
         }
         Ok(())
+    }
+}
+
+impl State {
+    fn user_basic(&self, id: Option<UserId>) -> Option<UserBasic> {
+        let id = id?;
+        self.users.iter().find(|u| u.id == id).map(UserBasic::from)
+    }
+
+    fn flag_view(&self, stored: &StoredFlag) -> FeatureFlag {
+        FeatureFlag {
+            created_by: self.user_basic(stored.created_by),
+            ..stored.flag.clone()
+        }
+    }
+
+    fn flag_any(&self, id: FlagId) -> Option<FeatureFlag> {
+        self.flags
+            .iter()
+            .find(|f| f.flag.id == id)
+            .map(|f| self.flag_view(f))
+    }
+
+    fn live_flag_mut(&mut self, project: ProjectId, id: FlagId) -> Option<&mut StoredFlag> {
+        self.flags
+            .iter_mut()
+            .find(|f| f.flag.id == id && f.flag.project_id == project && !f.flag.deleted)
+    }
+
+    fn key_taken(&self, project: ProjectId, key: &str, except: Option<FlagId>) -> bool {
+        self.flags.iter().any(|f| {
+            f.flag.project_id == project
+                && !f.flag.deleted
+                && f.flag.key == key
+                && Some(f.flag.id) != except
+        })
+    }
+
+    fn insert_flag(&mut self, new: NewFlag) -> Result<FlagId, FlagError> {
+        if self.key_taken(new.project_id, &new.key, None) {
+            return Err(FlagError::KeyTaken);
+        }
+        let id = FlagId(self.flags.len() as i32 + 1);
+        self.flags.push(StoredFlag {
+            flag: FeatureFlag {
+                id,
+                project_id: new.project_id,
+                name: new.name,
+                key: new.key,
+                filters: new.filters,
+                deleted: false,
+                active: new.active,
+                ensure_experience_continuity: new.ensure_experience_continuity,
+                created_at: Utc::now(),
+                created_by: None,
+            },
+            created_by: new.created_by,
+        });
+        Ok(id)
+    }
+
+    fn survey_view(&self, stored: &StoredSurvey) -> Survey {
+        Survey {
+            id: stored.id,
+            project_id: stored.project_id,
+            state: stored.state.clone(),
+            linked_flag: stored.state.linked_flag_id.and_then(|id| self.flag_any(id)),
+            targeting_flag: stored.targeting_flag_id.and_then(|id| self.flag_any(id)),
+            owns_targeting_flag: stored.owns_targeting_flag,
+            created_at: stored.created_at,
+            created_by: self.user_basic(stored.created_by),
+        }
+    }
+
+    fn name_taken(&self, project: ProjectId, name: &str, except: Uuid) -> bool {
+        self.surveys
+            .iter()
+            .any(|s| s.project_id == project && s.state.name == name && s.id != except)
+    }
+
+    /// Applies a targeting plan to the survey at `index`, as the adapter does.
+    fn apply_targeting(&mut self, index: usize, plan: TargetingPlan) -> Result<(), SurveyError> {
+        let project = self.surveys[index].project_id;
+        if let Some(detach) = plan.detach {
+            if detach.delete
+                && let Some(flag) = self.flags.iter_mut().find(|f| f.flag.id == detach.flag)
+            {
+                flag.flag.deleted = true;
+                flag.flag.active = false;
+            }
+            self.surveys[index].targeting_flag_id = None;
+            self.surveys[index].owns_targeting_flag = false;
+        }
+        match plan.attach {
+            Some(Attach::New(flag)) => {
+                let id = self
+                    .insert_flag(flag)
+                    .map_err(|e| SurveyError::Unexpected(Unexpected::new(e.to_string())))?;
+                self.surveys[index].targeting_flag_id = Some(id);
+                self.surveys[index].owns_targeting_flag = true;
+            }
+            Some(Attach::Existing(id)) => {
+                self.surveys[index].targeting_flag_id = Some(id);
+                self.surveys[index].owns_targeting_flag = false;
+            }
+            None => {}
+        }
+        if let Some(id) = self.surveys[index].targeting_flag_id
+            && let Some(flag) = self.live_flag_mut(project, id)
+        {
+            if let Some(filters) = plan.filters {
+                flag.flag.filters = filters;
+            }
+            flag.flag.active = plan.active;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl FeatureFlagRepository for InMemoryStore {
+    async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<FeatureFlag>, Unexpected> {
+        let state = self.lock();
+        let mut flags: Vec<_> = state
+            .flags
+            .iter()
+            .filter(|f| f.flag.project_id == project && !f.flag.deleted)
+            .map(|f| state.flag_view(f))
+            .collect();
+        flags.sort_by_key(|f| std::cmp::Reverse((f.created_at, f.id)));
+        let count = flags.len() as u64;
+        let items = flags
+            .into_iter()
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .collect();
+        Ok(Page { count, items })
+    }
+
+    async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .flags
+            .iter()
+            .find(|f| f.flag.id == id && f.flag.project_id == project && !f.flag.deleted)
+            .map(|f| state.flag_view(f)))
+    }
+
+    async fn create(&self, flag: NewFlag) -> Result<FeatureFlag, FlagError> {
+        let mut state = self.lock();
+        let id = state.insert_flag(flag)?;
+        Ok(state.flag_any(id).expect("just inserted"))
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: FlagId,
+        changes: FlagChanges,
+    ) -> Result<FeatureFlag, FlagError> {
+        let mut state = self.lock();
+        if let Some(key) = &changes.key
+            && state.key_taken(project, key, Some(id))
+        {
+            return Err(FlagError::KeyTaken);
+        }
+        let stored = state
+            .live_flag_mut(project, id)
+            .ok_or(FlagError::NotFound)?;
+        let flag = &mut stored.flag;
+        if let Some(name) = changes.name {
+            flag.name = name;
+        }
+        if let Some(key) = changes.key {
+            flag.key = key;
+        }
+        if let Some(filters) = changes.filters {
+            flag.filters = filters;
+        }
+        if let Some(active) = changes.active {
+            flag.active = active;
+        }
+        if let Some(ensure) = changes.ensure_experience_continuity {
+            flag.ensure_experience_continuity = ensure;
+        }
+        if changes.deleted == Some(true) {
+            flag.deleted = true;
+            flag.active = false;
+        }
+        Ok(state.flag_any(id).expect("just updated"))
+    }
+}
+
+#[async_trait]
+impl SurveyRepository for InMemoryStore {
+    async fn list(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        page: PageRequest,
+    ) -> Result<Page<Survey>, Unexpected> {
+        let state = self.lock();
+        let matches = |s: &&StoredSurvey| {
+            let text = format!("{}\n{}", s.state.name, s.state.description).to_lowercase();
+            s.project_id == project
+                && filter
+                    .archived
+                    .is_none_or(|archived| s.state.archived == archived)
+                && filter
+                    .search
+                    .iter()
+                    .all(|term| text.contains(&term.to_lowercase()))
+        };
+        let mut surveys: Vec<_> = state.surveys.iter().filter(matches).collect();
+        surveys.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
+        let count = surveys.len() as u64;
+        let items = surveys
+            .into_iter()
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .map(|s| state.survey_view(s))
+            .collect();
+        Ok(Page { count, items })
+    }
+
+    async fn get(&self, project: ProjectId, id: Uuid) -> Result<Option<Survey>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .surveys
+            .iter()
+            .find(|s| s.id == id && s.project_id == project)
+            .map(|s| state.survey_view(s)))
+    }
+
+    async fn create(&self, survey: NewSurvey) -> Result<Survey, SurveyError> {
+        let mut guard = self.lock();
+        let mut draft = guard.clone();
+        if draft.name_taken(survey.project_id, &survey.state.name, survey.id) {
+            return Err(SurveyError::NameTaken);
+        }
+        draft.surveys.push(StoredSurvey {
+            id: survey.id,
+            project_id: survey.project_id,
+            state: survey.state,
+            targeting_flag_id: None,
+            owns_targeting_flag: false,
+            created_at: Utc::now(),
+            created_by: survey.created_by,
+        });
+        let index = draft.surveys.len() - 1;
+        draft.apply_targeting(index, survey.targeting)?;
+        let view = draft.survey_view(&draft.surveys[index]);
+        *guard = draft;
+        Ok(view)
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: Uuid,
+        planner: &UpdatePlanner<'_>,
+    ) -> Result<Survey, SurveyError> {
+        let mut guard = self.lock();
+        let mut draft = guard.clone();
+        let index = draft
+            .surveys
+            .iter()
+            .position(|s| s.id == id && s.project_id == project)
+            .ok_or(SurveyError::NotFound)?;
+        let update = planner(&draft.survey_view(&draft.surveys[index]))?;
+        if draft.name_taken(project, &update.state.name, id) {
+            return Err(SurveyError::NameTaken);
+        }
+        draft.surveys[index].state = update.state;
+        draft.apply_targeting(index, update.targeting)?;
+        let view = draft.survey_view(&draft.surveys[index]);
+        *guard = draft;
+        Ok(view)
+    }
+
+    async fn delete(&self, project: ProjectId, id: Uuid) -> Result<bool, Unexpected> {
+        let mut state = self.lock();
+        let Some(index) = state
+            .surveys
+            .iter()
+            .position(|s| s.id == id && s.project_id == project)
+        else {
+            return Ok(false);
+        };
+        let survey = state.surveys.remove(index);
+        if survey.owns_targeting_flag
+            && let Some(flag) = survey
+                .targeting_flag_id
+                .and_then(|id| state.flags.iter_mut().find(|f| f.flag.id == id))
+        {
+            flag.flag.deleted = true;
+            flag.flag.active = false;
+        }
+        Ok(true)
     }
 }

@@ -6,9 +6,14 @@ use std::time::Duration;
 
 use actix_web::HttpServer;
 use actix_web::dev::Server;
-use adapters::{Database, PgApiKeyRepository, PgTenancyRepository, PoolSettings};
+use adapters::{
+    Database, PgApiKeyRepository, PgFeatureFlagRepository, PgSurveyRepository, PgTenancyRepository,
+    PoolSettings,
+};
 use anyhow::Context as _;
 use domain::access::AccessService;
+use domain::feature_flag::FeatureFlagService;
+use domain::survey::SurveyService;
 
 use crate::cli::ServeArgs;
 
@@ -68,8 +73,12 @@ impl Application {
 fn services(database: Database) -> api::Services {
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
+    let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
+    let surveys = Arc::new(PgSurveyRepository::new(database.clone()));
     api::Services {
         access: Arc::new(AccessService::new(keys, tenancy)),
+        flags: Arc::new(FeatureFlagService::new(flags.clone())),
+        surveys: Arc::new(SurveyService::new(surveys, flags)),
         readiness: Arc::new(database),
     }
 }

@@ -6,4 +6,5 @@ pub(crate) mod json;
 mod pagination;
 
 pub use auth::{Caller, OrganizationCaller, ProjectCaller};
+pub use json::JsonObject;
 pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, Paginated, Pagination};

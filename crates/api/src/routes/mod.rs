@@ -1,9 +1,11 @@
 //! Route table: which path and method reach which handler, and which scope object each group
 //! of routes requires.
 
+mod feature_flags;
 mod health;
 mod organizations;
 mod projects;
+mod surveys;
 mod users;
 
 use actix_web::web;
@@ -27,6 +29,38 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
                 .service(
                     web::resource("/{organization_id}")
                         .route(web::get().to(organizations::retrieve)),
+                ),
+        )
+        // Nested project resources first: the `/api/projects` scope would otherwise claim them.
+        .service(
+            web::scope("/api/projects/{project_id}/surveys")
+                .app_data(ScopeObject::Survey)
+                .service(
+                    web::resource("")
+                        .route(web::get().to(surveys::list))
+                        .route(web::post().to(surveys::create)),
+                )
+                .service(
+                    web::resource("/{survey_id}")
+                        .route(web::get().to(surveys::retrieve))
+                        .route(web::patch().to(surveys::partial_update))
+                        .route(web::put().to(surveys::full_update))
+                        .route(web::delete().to(surveys::delete)),
+                ),
+        )
+        .service(
+            web::scope("/api/projects/{project_id}/feature_flags")
+                .app_data(ScopeObject::FeatureFlag)
+                .service(
+                    web::resource("")
+                        .route(web::get().to(feature_flags::list))
+                        .route(web::post().to(feature_flags::create)),
+                )
+                .service(
+                    web::resource("/{flag_id}")
+                        .route(web::get().to(feature_flags::retrieve))
+                        .route(web::patch().to(feature_flags::update))
+                        .route(web::delete().to(feature_flags::delete)),
                 ),
         )
         .service(

@@ -223,7 +223,8 @@ pub enum SurveyError {
 }
 
 /// The planning step of an update: given the survey as stored (and locked), what to write.
-pub type UpdatePlanner<'a> = dyn Fn(&Survey) -> Result<SurveyUpdate, SurveyError> + Send + Sync + 'a;
+pub type UpdatePlanner<'a> =
+    dyn Fn(&Survey) -> Result<SurveyUpdate, SurveyError> + Send + Sync + 'a;
 
 /// Stored surveys; every write is one transaction including its targeting flag changes.
 #[async_trait::async_trait]
@@ -233,7 +234,12 @@ pub trait SurveyRepository: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn list(&self, project: ProjectId, filter: &SurveyFilter, page: PageRequest) -> Result<Page<Survey>, Unexpected>;
+    async fn list(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        page: PageRequest,
+    ) -> Result<Page<Survey>, Unexpected>;
 
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -251,7 +257,12 @@ pub trait SurveyRepository: Send + Sync {
     ///
     /// # Errors
     /// `NotFound`, `NameTaken`, the planner's errors, `Unexpected`.
-    async fn update(&self, project: ProjectId, id: Uuid, planner: &UpdatePlanner<'_>) -> Result<Survey, SurveyError>;
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: Uuid,
+        planner: &UpdatePlanner<'_>,
+    ) -> Result<Survey, SurveyError>;
 
     /// Deletes the survey and soft-deletes the targeting flag it owns, atomically; returns
     /// whether the survey existed.

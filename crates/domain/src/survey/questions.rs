@@ -1,1 +1,456 @@
-//! (in progress)
+//! Survey questions: shape and type checks (stricter than PostHog: types, choices, rating
+//! scales and branching targets are checked), HTML sanitizing, and ids for new questions.
+
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::html::sanitize;
+use crate::error::{ValidationCode, ValidationError};
+
+/// Question types and their wire names.
+pub(crate) const QUESTION_TYPES: [&str; 5] =
+    ["open", "link", "rating", "single_choice", "multiple_choice"];
+const BRANCHING_TYPES: [&str; 4] = [
+    "next_question",
+    "end",
+    "specific_question",
+    "response_based",
+];
+const TEXT_FIELDS: [&str; 4] = [
+    "description",
+    "buttonText",
+    "lowerBoundLabel",
+    "upperBoundLabel",
+];
+
+fn invalid(detail: impl Into<String>) -> ValidationError {
+    ValidationError::field("questions", ValidationCode::Invalid, detail)
+}
+
+/// Validates a `questions` value and returns it normalized: texts sanitized, and every question
+/// without an `id` given a UUID string (given ids are kept).
+///
+/// # Errors
+/// The first problem found, with PostHog's message where PostHog has one (`attr: questions`).
+pub(crate) fn parse_questions(value: &Value) -> Result<Value, ValidationError> {
+    let Value::Array(items) = value else {
+        return Err(invalid("Questions must be a list of objects"));
+    };
+    let mut questions = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let Value::Object(question) = item else {
+            return Err(invalid("Questions must be a list of objects"));
+        };
+        questions.push(parse_question(index + 1, question.clone())?);
+    }
+    for (index, question) in questions.iter().enumerate() {
+        if let Some(branching) = question.get("branching").filter(|b| !b.is_null()) {
+            check_branching(index, questions.len(), branching)?;
+        }
+    }
+    Ok(Value::Array(
+        questions.into_iter().map(Value::Object).collect(),
+    ))
+}
+
+fn parse_question(
+    number: usize,
+    mut question: Map<String, Value>,
+) -> Result<Map<String, Value>, ValidationError> {
+    match question.get("question") {
+        Some(Value::String(text)) if !text.is_empty() => {
+            let clean = sanitize(text);
+            question.insert("question".into(), Value::String(clean));
+        }
+        Some(value) if is_truthy(value) => return Err(invalid("Question text must be a string")),
+        _ => return Err(invalid("Question text is required")),
+    }
+    let kind = match question.get("type").and_then(Value::as_str) {
+        Some(kind) if QUESTION_TYPES.contains(&kind) => kind.to_owned(),
+        _ => {
+            return Err(invalid(format!(
+                "Question type must be one of: {}",
+                QUESTION_TYPES.join(", ")
+            )));
+        }
+    };
+    for field in TEXT_FIELDS {
+        match question.get(field) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => {
+                let clean = sanitize(text);
+                question.insert(field.into(), Value::String(clean));
+            }
+            Some(_) => return Err(invalid(format!("Question {field} must be a string"))),
+        }
+    }
+    match question.get("descriptionContentType") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(t)) if t == "text" || t == "html" => {}
+        Some(_) => {
+            return Err(invalid(
+                "Question descriptionContentType must be one of ['text', 'html']",
+            ));
+        }
+    }
+    check_choices(&kind, &mut question)?;
+    check_link(number, &question)?;
+    if kind == "rating" {
+        check_rating(number, &question)?;
+    }
+    if question.get("id").is_none_or(Value::is_null) {
+        question.insert("id".into(), Value::String(Uuid::new_v4().to_string()));
+    }
+    Ok(question)
+}
+
+fn is_truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+fn check_choices(kind: &str, question: &mut Map<String, Value>) -> Result<(), ValidationError> {
+    let needs_choices = kind == "single_choice" || kind == "multiple_choice";
+    let choices = match question.get("choices") {
+        Some(Value::Array(choices)) if !choices.is_empty() => choices,
+        Some(value) if is_truthy(value) => {
+            return Err(invalid("Question choices must be a list of strings"));
+        }
+        _ if needs_choices => {
+            return Err(invalid(format!(
+                "Question choices must be a non-empty list for {kind} questions"
+            )));
+        }
+        _ => return Ok(()),
+    };
+    let mut clean = Vec::with_capacity(choices.len());
+    for choice in choices {
+        let Value::String(text) = choice else {
+            return Err(invalid("Question choices must be strings"));
+        };
+        if text.trim().is_empty() {
+            return Err(invalid("Question choices cannot be empty"));
+        }
+        clean.push(Value::String(sanitize(text)));
+    }
+    question.insert("choices".into(), Value::Array(clean));
+    Ok(())
+}
+
+fn check_link(number: usize, question: &Map<String, Value>) -> Result<(), ValidationError> {
+    let link = match question.get("link") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::String(link)) if link.is_empty() => return Ok(()),
+        Some(Value::String(link)) => link,
+        Some(_) => return Err(invalid(format!("Question {number}: link must be a string"))),
+    };
+    let scheme = link
+        .split_once(':')
+        .map(|(scheme, _)| scheme.to_ascii_lowercase())
+        .filter(|scheme| {
+            scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+        });
+    match scheme.as_deref() {
+        Some("mailto") => {
+            if !is_valid_mailto(link) {
+                return Err(invalid(
+                    "Invalid mailto link. Please enter a valid mailto link (e.g., mailto:example@domain.com).",
+                ));
+            }
+        }
+        Some("https") => {
+            let rest = &link["https:".len()..];
+            let host = rest
+                .strip_prefix("//")
+                .map(|after| after.split(['/', '?', '#']).next().unwrap_or(""))
+                .unwrap_or("");
+            if host.is_empty() {
+                return Err(invalid(
+                    "Invalid HTTPS URL. Please enter a valid HTTPS link.",
+                ));
+            }
+        }
+        _ => {
+            return Err(invalid(
+                "Link must be a URL with one of these schemes: [https, mailto]",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `^mailto:[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}$`, PostHog's rule.
+fn is_valid_mailto(link: &str) -> bool {
+    let Some(address) = link.strip_prefix("mailto:") else {
+        return false;
+    };
+    let Some((local, domain)) = address.split_once('@') else {
+        return false;
+    };
+    let local_ok = !local.is_empty()
+        && local
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._%+-".contains(c));
+    let Some((host, tld)) = domain.rsplit_once('.') else {
+        return false;
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-".contains(c));
+    let tld_ok = tld.len() >= 2 && tld.chars().all(|c| c.is_ascii_alphabetic());
+    local_ok && host_ok && tld_ok
+}
+
+fn check_rating(number: usize, question: &Map<String, Value>) -> Result<(), ValidationError> {
+    let display = match question.get("display") {
+        None | Some(Value::Null) => "number",
+        Some(Value::String(d)) if d == "number" || d == "emoji" => d.as_str(),
+        Some(_) => {
+            return Err(invalid(format!(
+                "Question {number}: rating display must be one of: number, emoji"
+            )));
+        }
+    };
+    let scale = match question.get("scale") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(scale) => scale.as_i64(),
+    };
+    match (display, scale) {
+        ("emoji", Some(3 | 5)) => Ok(()),
+        ("emoji", _) => Err(invalid(format!(
+            "Question {number}: an emoji rating scale must be 3 or 5"
+        ))),
+        (_, Some(2..=10)) => Ok(()),
+        _ => Err(invalid(format!(
+            "Question {number}: a number rating scale must be a whole number from 2 to 10"
+        ))),
+    }
+}
+
+fn check_branching(index: usize, count: usize, branching: &Value) -> Result<(), ValidationError> {
+    let number = index + 1;
+    let kind = branching
+        .get("type")
+        .and_then(Value::as_str)
+        .filter(|t| BRANCHING_TYPES.contains(t));
+    let Some(kind) = kind else {
+        return Err(invalid(format!(
+            "Question {number}: branching type must be one of: {}",
+            BRANCHING_TYPES.join(", ")
+        )));
+    };
+    let target_exists = |target: &Value| {
+        target
+            .as_u64()
+            .is_some_and(|t| (t as usize) < count && t as usize != index)
+    };
+    let missing = |target: &Value| {
+        invalid(format!(
+            "Question {number}: branching target {target} does not point at another question"
+        ))
+    };
+    match kind {
+        "specific_question" => {
+            let target = branching.get("index").unwrap_or(&Value::Null);
+            if !target_exists(target) {
+                return Err(missing(target));
+            }
+        }
+        "response_based" => {
+            let Some(Value::Object(values)) = branching.get("responseValues") else {
+                return Err(invalid(format!(
+                    "Question {number}: response_based branching needs a responseValues object"
+                )));
+            };
+            for target in values.values() {
+                if target.as_str() != Some("end") && !target_exists(target) {
+                    return Err(missing(target));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn error_of(value: Value) -> String {
+        parse_questions(&value).unwrap_err().detail
+    }
+
+    #[test]
+    fn questions_must_be_a_list_of_objects() {
+        assert_eq!(
+            error_of(json!("text")),
+            "Questions must be a list of objects"
+        );
+        assert_eq!(
+            error_of(json!(["text"])),
+            "Questions must be a list of objects"
+        );
+        assert_eq!(parse_questions(&json!([])).unwrap(), json!([]));
+    }
+
+    #[test]
+    fn text_and_type_are_required() {
+        assert_eq!(
+            error_of(json!([{"type": "open"}])),
+            "Question text is required"
+        );
+        assert_eq!(
+            error_of(json!([{"type": "open", "question": ""}])),
+            "Question text is required"
+        );
+        assert_eq!(
+            error_of(json!([{"type": "open", "question": 5}])),
+            "Question text must be a string"
+        );
+        assert_eq!(
+            error_of(json!([{"type": "essay", "question": "Q"}])),
+            "Question type must be one of: open, link, rating, single_choice, multiple_choice"
+        );
+    }
+
+    #[test]
+    fn ids_are_assigned_only_where_missing() {
+        let parsed = parse_questions(&json!([
+            {"type": "open", "question": "A"},
+            {"type": "open", "question": "B", "id": "custom-id-1"}
+        ]))
+        .unwrap();
+        let generated = parsed[0]["id"].as_str().unwrap();
+        assert!(Uuid::parse_str(generated).is_ok());
+        assert_eq!(parsed[1]["id"], "custom-id-1");
+    }
+
+    #[test]
+    fn texts_and_choices_are_sanitized() {
+        let parsed = parse_questions(&json!([{
+            "type": "single_choice",
+            "question": "<script>alert(0)</script>check?",
+            "description": "<b>hi</b><script>x</script>",
+            "choices": ["<img src=x onerror=alert(1)>Yes", "No"]
+        }]))
+        .unwrap();
+        assert_eq!(parsed[0]["question"], "check?");
+        assert_eq!(parsed[0]["description"], "<b>hi</b>");
+        assert_eq!(parsed[0]["choices"][0], "<img src=\"x\">Yes");
+    }
+
+    #[test]
+    fn choice_questions_need_non_blank_string_choices() {
+        let q = |choices: Value| json!([{"type": "multiple_choice", "question": "Q", "choices": choices}]);
+        assert_eq!(
+            error_of(q(json!("a,b"))),
+            "Question choices must be a list of strings"
+        );
+        assert_eq!(
+            error_of(q(json!(["a", 1]))),
+            "Question choices must be strings"
+        );
+        assert_eq!(
+            error_of(q(json!(["a", "  "]))),
+            "Question choices cannot be empty"
+        );
+        assert_eq!(
+            error_of(q(json!([]))),
+            "Question choices must be a non-empty list for multiple_choice questions"
+        );
+    }
+
+    #[test]
+    fn links_must_be_https_or_a_valid_mailto() {
+        let q = |link: Value| json!([{"type": "link", "question": "Q", "link": link}]);
+        assert!(parse_questions(&q(json!("https://posthog.com/docs"))).is_ok());
+        assert!(parse_questions(&q(json!("mailto:ada@example.com"))).is_ok());
+        assert_eq!(
+            error_of(q(json!("http://example.com"))),
+            "Link must be a URL with one of these schemes: [https, mailto]"
+        );
+        assert_eq!(
+            error_of(q(json!("javascript:alert(1)"))),
+            "Link must be a URL with one of these schemes: [https, mailto]"
+        );
+        assert_eq!(
+            error_of(q(json!("https://"))),
+            "Invalid HTTPS URL. Please enter a valid HTTPS link."
+        );
+        assert_eq!(
+            error_of(q(json!("https://#.com"))),
+            "Invalid HTTPS URL. Please enter a valid HTTPS link."
+        );
+        assert_eq!(
+            error_of(q(json!("mailto:not-an-address"))),
+            "Invalid mailto link. Please enter a valid mailto link (e.g., mailto:example@domain.com)."
+        );
+        assert_eq!(error_of(q(json!(5))), "Question 1: link must be a string");
+    }
+
+    #[test]
+    fn content_types_and_labels_are_checked() {
+        assert_eq!(
+            error_of(
+                json!([{"type": "open", "question": "Q", "descriptionContentType": "markdown"}])
+            ),
+            "Question descriptionContentType must be one of ['text', 'html']"
+        );
+        assert_eq!(
+            error_of(json!([{"type": "rating", "question": "Q", "lowerBoundLabel": 1}])),
+            "Question lowerBoundLabel must be a string"
+        );
+    }
+
+    #[test]
+    fn rating_scales_and_displays_are_sane() {
+        let q = |display: &str, scale: Value| json!([{"type": "rating", "question": "Q", "display": display, "scale": scale}]);
+        assert!(parse_questions(&q("number", json!(10))).is_ok());
+        assert!(parse_questions(&q("emoji", json!(5))).is_ok());
+        assert!(parse_questions(&q("emoji", json!(10))).is_err());
+        assert!(parse_questions(&q("number", json!(11))).is_err());
+        assert!(parse_questions(&q("stars", json!(5))).is_err());
+    }
+
+    #[test]
+    fn branching_must_point_at_existing_questions() {
+        let with = |branching: Value| {
+            json!([
+                {"type": "single_choice", "question": "A", "choices": ["x", "y"], "branching": branching},
+                {"type": "open", "question": "B"}
+            ])
+        };
+        assert!(parse_questions(&with(json!({"type": "specific_question", "index": 1}))).is_ok());
+        assert!(
+            parse_questions(&with(
+                json!({"type": "response_based", "responseValues": {"0": 1, "1": "end"}})
+            ))
+            .is_ok()
+        );
+        assert!(parse_questions(&with(json!({"type": "end"}))).is_ok());
+        assert_eq!(
+            error_of(with(json!({"type": "specific_question", "index": 5}))),
+            "Question 1: branching target 5 does not point at another question"
+        );
+        assert!(
+            parse_questions(&with(
+                json!({"type": "response_based", "responseValues": {"0": 7}})
+            ))
+            .is_err()
+        );
+        assert!(parse_questions(&with(json!({"type": "jump"}))).is_err());
+    }
+}

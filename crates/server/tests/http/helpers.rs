@@ -107,6 +107,21 @@ impl TestApp {
             .await
             .expect("request sent")
     }
+
+    /// A request with a JSON body and the key in the Authorization header.
+    pub async fn send_json(&self, method: Method, path: &str, key: &str, body: &Value) -> Response {
+        self.request(method, path)
+            .bearer_auth(key)
+            .json(body)
+            .send()
+            .await
+            .expect("request sent")
+    }
+
+    /// Rows in a table, for "a failed write leaves nothing behind".
+    pub async fn rows(&self, table: &str) -> i64 {
+        self.database.count_rows(table).await
+    }
 }
 
 /// Status and JSON body of a response.

@@ -3,5 +3,7 @@
 mod auth;
 mod cli;
 mod errors;
+mod feature_flags;
 mod helpers;
+mod surveys;
 mod tenancy;

@@ -1,0 +1,83 @@
+//! Wire shapes shared by several resources: the creator of an object and a flag summary.
+
+use chrono::{DateTime, Utc};
+use domain::feature_flag::FeatureFlag;
+use domain::tenancy::UserBasic;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// PostHog's `UserBasicSerializer` fields.
+#[derive(Debug, Serialize)]
+pub(crate) struct UserBasicResponse {
+    id: i32,
+    uuid: Uuid,
+    distinct_id: String,
+    first_name: String,
+    last_name: String,
+    email: String,
+    is_email_verified: bool,
+}
+
+impl From<UserBasic> for UserBasicResponse {
+    fn from(user: UserBasic) -> Self {
+        Self {
+            id: user.id.0,
+            uuid: user.uuid,
+            distinct_id: user.distinct_id,
+            first_name: user.first_name,
+            last_name: user.last_name,
+            email: user.email,
+            is_email_verified: user.is_email_verified,
+        }
+    }
+}
+
+/// A flag as embedded in a survey (PostHog's `MinimalFeatureFlagSerializer`).
+#[derive(Debug, Serialize)]
+pub(crate) struct FlagSummary {
+    id: i32,
+    team_id: i32,
+    name: String,
+    key: String,
+    filters: Map<String, Value>,
+    deleted: bool,
+    active: bool,
+    ensure_experience_continuity: bool,
+}
+
+impl From<FeatureFlag> for FlagSummary {
+    fn from(flag: FeatureFlag) -> Self {
+        Self {
+            id: flag.id.0,
+            team_id: flag.project_id.0,
+            name: flag.name,
+            key: flag.key,
+            filters: flag.filters,
+            deleted: flag.deleted,
+            active: flag.active,
+            ensure_experience_continuity: flag.ensure_experience_continuity,
+        }
+    }
+}
+
+/// A full flag, as `/feature_flags/` returns it.
+#[derive(Debug, Serialize)]
+pub(crate) struct FlagResponse {
+    #[serde(flatten)]
+    summary: FlagSummary,
+    created_at: DateTime<Utc>,
+    created_by: Option<UserBasicResponse>,
+}
+
+impl From<FeatureFlag> for FlagResponse {
+    fn from(mut flag: FeatureFlag) -> Self {
+        let created_by = flag.created_by.take().map(Into::into);
+        let created_at = flag.created_at;
+        Self {
+            summary: flag.into(),
+            created_at,
+            created_by,
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! `/api/projects/{project_id}/surveys/`: the survey resource.
+
+use actix_web::web::{self, Json};
+use actix_web::{HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
+use domain::survey::{Survey, SurveyFilter, SurveyService, UpdateMode};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::dto::{FlagSummary, UserBasicResponse};
+use crate::error::ApiError;
+use crate::extract::{JsonObject, Paginated, Pagination, ProjectCaller};
+
+/// Every survey field PostHog clients round-trip.
+#[derive(Debug, Serialize)]
+pub(crate) struct SurveyResponse {
+    id: Uuid,
+    name: String,
+    description: String,
+    #[serde(rename = "type")]
+    survey_type: &'static str,
+    schedule: &'static str,
+    linked_flag: Option<FlagSummary>,
+    linked_flag_id: Option<i32>,
+    targeting_flag: Option<FlagSummary>,
+    targeting_flag_id: Option<i32>,
+    targeting_flag_filters: Option<Map<String, Value>>,
+    /// Echoes the request on writes; `null` on reads.
+    remove_targeting_flag: Option<bool>,
+    questions: Option<Value>,
+    conditions: Option<Map<String, Value>>,
+    appearance: Option<Map<String, Value>>,
+    created_at: DateTime<Utc>,
+    created_by: Option<UserBasicResponse>,
+    start_date: Option<DateTime<Utc>>,
+    end_date: Option<DateTime<Utc>>,
+    archived: bool,
+    responses_limit: Option<i32>,
+    iteration_count: Option<i32>,
+    iteration_frequency_days: Option<i32>,
+    iteration_start_dates: Option<Vec<DateTime<Utc>>>,
+    current_iteration: Option<i32>,
+    current_iteration_start_date: Option<DateTime<Utc>>,
+    enable_partial_responses: bool,
+}
+
+impl SurveyResponse {
+    fn new(survey: Survey, remove_targeting_flag: Option<bool>) -> Self {
+        let state = survey.state;
+        Self {
+            id: survey.id,
+            name: state.name,
+            description: state.description,
+            survey_type: state.survey_type.as_str(),
+            schedule: state.schedule.as_str(),
+            linked_flag_id: state.linked_flag_id.map(|id| id.0),
+            linked_flag: survey.linked_flag.map(Into::into),
+            targeting_flag_id: survey.targeting_flag.as_ref().map(|f| f.id.0),
+            targeting_flag_filters: survey.targeting_flag.as_ref().map(|f| f.filters.clone()),
+            targeting_flag: survey.targeting_flag.map(Into::into),
+            remove_targeting_flag,
+            questions: state.questions,
+            conditions: state.conditions,
+            appearance: state.appearance,
+            created_at: survey.created_at,
+            created_by: survey.created_by.map(Into::into),
+            start_date: state.start_date,
+            end_date: state.end_date,
+            archived: state.archived,
+            responses_limit: state.responses_limit,
+            iteration_count: state.iteration_count,
+            iteration_frequency_days: state.iteration_frequency_days,
+            iteration_start_dates: state.iterations.start_dates,
+            current_iteration: state.iterations.current,
+            current_iteration_start_date: state.iterations.current_start_date,
+            enable_partial_responses: state.enable_partial_responses,
+        }
+    }
+
+    /// A write's response: echoes `remove_targeting_flag` when the body had it.
+    fn written(survey: Survey, body: &Map<String, Value>) -> Self {
+        Self::new(
+            survey,
+            body.get("remove_targeting_flag").and_then(Value::as_bool),
+        )
+    }
+}
+
+/// `?search=` (terms in name or description) and `?archived=true|false`; newest first.
+pub(crate) async fn list(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    ProjectCaller(access): ProjectCaller,
+    pagination: Pagination,
+) -> Result<Json<Paginated<SurveyResponse>>, ApiError> {
+    let filter = list_filter(request.query_string());
+    let page = surveys
+        .list(access.project.id, &filter, pagination.page_request())
+        .await?;
+    Ok(Json(Paginated::new(
+        &request,
+        pagination,
+        page.map(|s| SurveyResponse::new(s, None)),
+    )))
+}
+
+fn list_filter(query: &str) -> SurveyFilter {
+    let mut filter = SurveyFilter::default();
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        match key.as_ref() {
+            "search" => filter = filter.with_search(&value),
+            "archived" => {
+                filter.archived = match value.to_ascii_lowercase().as_str() {
+                    "true" | "1" => Some(true),
+                    "false" | "0" => Some(false),
+                    _ => None,
+                }
+            }
+            _ => {}
+        }
+    }
+    filter
+}
+
+pub(crate) async fn create(
+    surveys: web::Data<SurveyService>,
+    ProjectCaller(access): ProjectCaller,
+    JsonObject(body): JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let survey = surveys
+        .create(access.project.id, access.principal.user.id, &body)
+        .await?;
+    Ok(HttpResponse::Created().json(SurveyResponse::written(survey, &body)))
+}
+
+pub(crate) async fn retrieve(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    ProjectCaller(access): ProjectCaller,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    let survey = surveys.get(access.project.id, survey_id(&request)).await?;
+    Ok(Json(SurveyResponse::new(survey, None)))
+}
+
+pub(crate) async fn partial_update(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    caller: ProjectCaller,
+    body: JsonObject,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    update(&request, &surveys, caller, body, UpdateMode::Partial).await
+}
+
+pub(crate) async fn full_update(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    caller: ProjectCaller,
+    body: JsonObject,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    update(&request, &surveys, caller, body, UpdateMode::Full).await
+}
+
+async fn update(
+    request: &HttpRequest,
+    surveys: &SurveyService,
+    ProjectCaller(access): ProjectCaller,
+    JsonObject(body): JsonObject,
+    mode: UpdateMode,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    let survey = surveys
+        .update(
+            access.project.id,
+            survey_id(request),
+            access.principal.user.id,
+            &body,
+            mode,
+        )
+        .await?;
+    Ok(Json(SurveyResponse::written(survey, &body)))
+}
+
+pub(crate) async fn delete(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    ProjectCaller(access): ProjectCaller,
+) -> Result<HttpResponse, ApiError> {
+    surveys
+        .delete(access.project.id, survey_id(&request))
+        .await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+fn survey_id(request: &HttpRequest) -> &str {
+    request.match_info().get("survey_id").unwrap_or_default()
+}

@@ -1,0 +1,622 @@
+//! Survey validation and targeting rules, over the in-memory fakes.
+
+use std::sync::Arc;
+
+use domain::feature_flag::{FeatureFlagRepository, FeatureFlagService, FlagId};
+use domain::ports::PageRequest;
+use domain::survey::{Survey, SurveyError, SurveyFilter, SurveyService, UpdateMode};
+use domain::tenancy::{ProjectId, UserId};
+use domain::testing::InMemoryStore;
+use serde_json::{Map, Value, json};
+
+const PROJECT: ProjectId = ProjectId(1);
+const OTHER_PROJECT: ProjectId = ProjectId(2);
+const USER: UserId = UserId(1);
+
+struct World {
+    store: InMemoryStore,
+    surveys: SurveyService,
+    flags: FeatureFlagService,
+}
+
+fn world() -> World {
+    let store = InMemoryStore::new();
+    World {
+        surveys: SurveyService::new(Arc::new(store.clone()), Arc::new(store.clone())),
+        flags: FeatureFlagService::new(Arc::new(store.clone())),
+        store,
+    }
+}
+
+fn body(value: Value) -> Map<String, Value> {
+    value.as_object().expect("an object").clone()
+}
+
+fn detail(error: SurveyError) -> (Option<String>, String) {
+    match error {
+        SurveyError::Invalid(e) => (e.attr, e.detail),
+        other => panic!("expected a validation error, got {other:?}"),
+    }
+}
+
+const TARGETING: &str = r#"{"groups": [{"properties": [{"key": "email", "value": "x", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]}"#;
+
+impl World {
+    async fn create(&self, value: Value) -> Result<Survey, SurveyError> {
+        self.surveys.create(PROJECT, USER, &body(value)).await
+    }
+
+    async fn patch(&self, survey: &Survey, value: Value) -> Result<Survey, SurveyError> {
+        self.surveys
+            .update(
+                PROJECT,
+                &survey.id.to_string(),
+                USER,
+                &body(value),
+                UpdateMode::Partial,
+            )
+            .await
+    }
+
+    async fn flag(&self, project: ProjectId, value: Value) -> FlagId {
+        self.flags
+            .create(project, USER, &body(value))
+            .await
+            .unwrap()
+            .id
+    }
+
+    async fn targeted(&self, name: &str) -> Survey {
+        let filters: Value = serde_json::from_str(TARGETING).unwrap();
+        self.create(json!({"name": name, "type": "popover", "targeting_flag_filters": filters}))
+            .await
+            .unwrap()
+    }
+
+    fn targeting_active(&self, survey: &Survey) -> bool {
+        let id = survey
+            .targeting_flag
+            .as_ref()
+            .expect("has a targeting flag")
+            .id;
+        self.store
+            .all_flags(PROJECT)
+            .into_iter()
+            .find(|f| f.id == id)
+            .unwrap()
+            .active
+    }
+}
+
+#[tokio::test]
+async fn a_minimal_survey_gets_defaults_and_question_ids() {
+    let world = world();
+    let survey = world
+        .create(json!({"name": "NPS", "type": "popover", "questions": [{"type": "open", "question": "Why?"}]}))
+        .await
+        .unwrap();
+    assert_eq!(survey.state.description, "");
+    assert_eq!(survey.state.schedule.as_str(), "once");
+    assert!(!survey.state.archived);
+    assert!(survey.state.questions.unwrap()[0]["id"].as_str().is_some());
+}
+
+#[tokio::test]
+async fn name_and_type_are_required_on_create_and_put() {
+    let world = world();
+    assert_eq!(
+        detail(world.create(json!({"type": "popover"})).await.unwrap_err()),
+        (Some("name".into()), "This field is required.".into())
+    );
+    assert_eq!(
+        detail(world.create(json!({"name": "X"})).await.unwrap_err()),
+        (Some("type".into()), "This field is required.".into())
+    );
+    let survey = world
+        .create(json!({"name": "X", "type": "api"}))
+        .await
+        .unwrap();
+    let put = world
+        .surveys
+        .update(
+            PROJECT,
+            &survey.id.to_string(),
+            USER,
+            &body(json!({"name": "Y"})),
+            UpdateMode::Full,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(detail(put).0.as_deref(), Some("type"));
+}
+
+#[tokio::test]
+async fn names_are_unique_per_project_with_distinct_messages_for_create_and_rename() {
+    let world = world();
+    let first = world
+        .create(json!({"name": "Taken", "type": "popover", "archived": true}))
+        .await
+        .unwrap();
+    let again = world
+        .create(json!({"name": "Taken", "type": "popover"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        detail(again),
+        (
+            Some("name".into()),
+            "There is already a survey with this name.".into()
+        )
+    );
+
+    let other = world
+        .create(json!({"name": "Other", "type": "popover"}))
+        .await
+        .unwrap();
+    let rename = world
+        .patch(&other, json!({"name": "Taken"}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        detail(rename).1,
+        "There is already another survey with this name."
+    );
+    assert!(
+        world.patch(&first, json!({"name": "Taken"})).await.is_ok(),
+        "renaming to its own name is fine"
+    );
+
+    let elsewhere = world
+        .surveys
+        .create(
+            OTHER_PROJECT,
+            USER,
+            &body(json!({"name": "Taken", "type": "popover"})),
+        )
+        .await;
+    assert!(elsewhere.is_ok(), "names are unique per project only");
+}
+
+#[tokio::test]
+async fn targeting_filters_create_an_inactive_flag_named_after_the_survey() {
+    let world = world();
+    let survey = world.targeted("Onboarding").await;
+    let flag = survey.targeting_flag.clone().unwrap();
+    assert!(survey.owns_targeting_flag);
+    assert_eq!(flag.name, "Targeting flag for survey Onboarding");
+    let suffix = flag.key.strip_prefix("survey-targeting-").unwrap();
+    assert_eq!(suffix.len(), 10);
+    assert!(
+        suffix
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
+    );
+    assert!(!flag.active);
+    assert_eq!(flag.filters["groups"][0]["rollout_percentage"], 50);
+}
+
+#[tokio::test]
+async fn targeting_that_reaches_everyone_is_refused_and_nothing_is_created() {
+    let world = world();
+    for filters in [
+        json!({"groups": [{"properties": [], "rollout_percentage": 100}]}),
+        json!({"groups": [{"rollout_percentage": null}]}),
+    ] {
+        let error = world
+            .create(json!({"name": "All", "type": "popover", "targeting_flag_filters": filters}))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            detail(error).1,
+            "Invalid operation: User targeting rolls out to everyone. If you want to roll out to everyone, delete this targeting"
+        );
+    }
+    assert_eq!(world.store.survey_count(), 0);
+    assert!(world.store.all_flags(PROJECT).is_empty());
+}
+
+#[tokio::test]
+async fn the_targeting_flag_follows_launch_stop_resume_and_archive() {
+    let world = world();
+    let survey = world.targeted("Lifecycle").await;
+    let launched = world
+        .patch(&survey, json!({"start_date": "2024-05-22T14:40:09Z"}))
+        .await
+        .unwrap();
+    assert!(world.targeting_active(&launched));
+    let stopped = world
+        .patch(&survey, json!({"end_date": "2024-06-01T00:00:00Z"}))
+        .await
+        .unwrap();
+    assert!(!world.targeting_active(&stopped));
+    let renamed = world
+        .patch(&survey, json!({"name": "Renamed while stopped"}))
+        .await
+        .unwrap();
+    assert!(
+        !world.targeting_active(&renamed),
+        "a rename must not reactivate a stopped survey"
+    );
+    let resumed = world
+        .patch(&survey, json!({"end_date": null}))
+        .await
+        .unwrap();
+    assert!(world.targeting_active(&resumed));
+    let archived = world
+        .patch(&survey, json!({"archived": true}))
+        .await
+        .unwrap();
+    assert!(!world.targeting_active(&archived));
+}
+
+#[tokio::test]
+async fn patching_targeting_filters_merges_top_level_keys_and_replaces_groups() {
+    let world = world();
+    let survey = world.targeted("Merge").await;
+    let updated = world
+        .patch(&survey, json!({"targeting_flag_filters": {"groups": [{"properties": [{"key": "plan", "value": "pro", "type": "person"}], "rollout_percentage": 10}], "payloads": {}}}))
+        .await
+        .unwrap();
+    let flag = updated.targeting_flag.unwrap();
+    assert_eq!(
+        flag.id,
+        survey.targeting_flag.unwrap().id,
+        "the same flag is updated"
+    );
+    assert_eq!(flag.filters["groups"].as_array().unwrap().len(), 1);
+    assert_eq!(flag.filters["groups"][0]["rollout_percentage"], 10);
+    assert_eq!(flag.filters["payloads"], json!({}));
+}
+
+#[tokio::test]
+async fn removing_the_targeting_flag_deletes_it() {
+    let world = world();
+    let survey = world.targeted("Remove").await;
+    let flag = survey.targeting_flag.clone().unwrap().id;
+    let updated = world
+        .patch(&survey, json!({"remove_targeting_flag": true}))
+        .await
+        .unwrap();
+    assert!(updated.targeting_flag.is_none());
+    assert!(
+        FeatureFlagRepository::get(&world.store, PROJECT, flag)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn a_survey_without_targeting_gets_a_new_flag_on_patch() {
+    let world = world();
+    let survey = world
+        .create(json!({"name": "Later", "type": "popover", "start_date": "2024-01-01T00:00:00Z"}))
+        .await
+        .unwrap();
+    let filters: Value = serde_json::from_str(TARGETING).unwrap();
+    let updated = world
+        .patch(&survey, json!({"targeting_flag_filters": filters}))
+        .await
+        .unwrap();
+    assert!(
+        world.targeting_active(&updated),
+        "a running survey's new flag is active"
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_adopted_flags() {
+    let world = world();
+    let linked = world.flag(PROJECT, json!({"key": "linked"})).await;
+    let adopted = world.flag(PROJECT, json!({"key": "adopted"})).await;
+    let owned = world.targeted("Owner").await;
+    world
+        .surveys
+        .delete(PROJECT, &owned.id.to_string())
+        .await
+        .unwrap();
+    let owned_flag = owned.targeting_flag.unwrap().id;
+    assert!(
+        FeatureFlagRepository::get(&world.store, PROJECT, owned_flag)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    let adopter = world
+        .create(json!({"name": "Adopter", "type": "popover", "linked_flag_id": linked.0, "targeting_flag_id": adopted.0}))
+        .await
+        .unwrap();
+    assert!(!adopter.owns_targeting_flag);
+    world
+        .surveys
+        .delete(PROJECT, &adopter.id.to_string())
+        .await
+        .unwrap();
+    assert!(
+        FeatureFlagRepository::get(&world.store, PROJECT, linked)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        FeatureFlagRepository::get(&world.store, PROJECT, adopted)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let again = world
+        .surveys
+        .delete(PROJECT, &adopter.id.to_string())
+        .await
+        .unwrap_err();
+    assert!(matches!(again, SurveyError::NotFound));
+}
+
+#[tokio::test]
+async fn flags_must_belong_to_the_project() {
+    let world = world();
+    let foreign = world.flag(OTHER_PROJECT, json!({"key": "foreign"})).await;
+    let linked = world
+        .create(json!({"name": "L", "type": "popover", "linked_flag_id": foreign.0}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        detail(linked),
+        (
+            Some("linked_flag_id".into()),
+            "Feature Flag with this ID does not exist".into()
+        )
+    );
+    let targeting = world
+        .create(json!({"name": "T", "type": "popover", "targeting_flag_id": foreign.0}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        detail(targeting).1,
+        "Targeting Feature Flag with this ID does not exist"
+    );
+}
+
+#[tokio::test]
+async fn a_deleted_linked_flag_still_shows_on_the_survey() {
+    let world = world();
+    let flag = world.flag(PROJECT, json!({"key": "soon-gone"})).await;
+    let survey = world
+        .create(json!({"name": "S", "type": "popover", "linked_flag_id": flag.0}))
+        .await
+        .unwrap();
+    world.flags.delete(PROJECT, flag).await.unwrap();
+    let reread = world
+        .surveys
+        .get(PROJECT, &survey.id.to_string())
+        .await
+        .unwrap();
+    assert!(reread.linked_flag.unwrap().deleted);
+}
+
+#[tokio::test]
+async fn linked_flag_variants_must_exist() {
+    let world = world();
+    let boolean = world.flag(PROJECT, json!({"key": "boolean"})).await;
+    let multi = world
+        .flag(PROJECT, json!({"key": "multi", "filters": {"groups": [], "multivariate": {"variants": [{"key": "a", "rollout_percentage": 50}, {"key": "b", "rollout_percentage": 50}]}}}))
+        .await;
+    let with = |flag: Option<FlagId>, variant: &str| {
+        let mut value = json!({"name": format!("V {variant} {flag:?}"), "type": "popover", "conditions": {"linkedFlagVariant": variant}});
+        if let Some(flag) = flag {
+            value["linked_flag_id"] = json!(flag.0);
+        }
+        value
+    };
+    assert_eq!(
+        detail(world.create(with(None, "a")).await.unwrap_err()).1,
+        "linkedFlagVariant can only be used when a linked_flag_id is specified"
+    );
+    assert_eq!(
+        detail(world.create(with(Some(boolean), "a")).await.unwrap_err()).1,
+        "Feature flag variant 'a' specified but the linked feature flag has no variants"
+    );
+    assert_eq!(
+        detail(world.create(with(Some(multi), "c")).await.unwrap_err()).1,
+        "Feature flag variant 'c' does not exist. Available variants: a, b"
+    );
+    assert!(world.create(with(Some(multi), "b")).await.is_ok());
+    assert!(world.create(with(Some(boolean), "any")).await.is_ok());
+}
+
+#[tokio::test]
+async fn external_surveys_refuse_targeting_and_page_conditions() {
+    let world = world();
+    let flag = world.flag(PROJECT, json!({"key": "f"})).await;
+    let cases = [
+        (
+            json!({"linked_flag_id": flag.0}),
+            "linked_flag_id is not allowed for external surveys",
+        ),
+        (
+            json!({"targeting_flag_filters": serde_json::from_str::<Value>(TARGETING).unwrap()}),
+            "targeting_flag_filters is not allowed for external surveys",
+        ),
+        (
+            json!({"conditions": {"url": "x", "actions": {"values": [{"id": 1}]}, "events": {"values": []}}}),
+            "The following condition fields are not allowed for external surveys: url, actions",
+        ),
+        (
+            json!({"appearance": {"surveyPopupDelaySeconds": 5}}),
+            "surveyPopupDelaySeconds is not allowed for external surveys",
+        ),
+    ];
+    for (extra, message) in cases {
+        let mut value = json!({"name": "External", "type": "external_survey"});
+        value
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        assert_eq!(detail(world.create(value).await.unwrap_err()).1, message);
+    }
+}
+
+#[tokio::test]
+async fn shuffling_and_branching_cannot_be_combined() {
+    let world = world();
+    let survey = world
+        .create(json!({"name": "B", "type": "popover", "questions": [
+            {"type": "single_choice", "question": "A", "choices": ["x"], "branching": {"type": "end"}},
+            {"type": "open", "question": "B"}
+        ]}))
+        .await
+        .unwrap();
+    let error = world
+        .patch(&survey, json!({"appearance": {"shuffleQuestions": true}}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        detail(error).1,
+        "Question shuffling and question branching cannot be used together. Please disable one of these features."
+    );
+}
+
+#[tokio::test]
+async fn the_end_date_cannot_precede_the_start_date() {
+    let world = world();
+    let error = world
+        .create(json!({"name": "D", "type": "popover", "start_date": "2024-02-01T00:00:00Z", "end_date": "2024-01-01T00:00:00Z"}))
+        .await
+        .unwrap_err();
+    assert_eq!(detail(error).0.as_deref(), Some("end_date"));
+}
+
+#[tokio::test]
+async fn recurring_surveys_compute_iterations_and_cannot_shrink_below_the_current_one() {
+    let world = world();
+    let survey = world
+        .create(json!({"name": "R", "type": "popover", "schedule": "recurring", "iteration_count": 2, "iteration_frequency_days": 30, "start_date": "2024-05-22T14:40:09Z"}))
+        .await
+        .unwrap();
+    let dates: Vec<String> = survey
+        .state
+        .iterations
+        .start_dates
+        .clone()
+        .unwrap()
+        .iter()
+        .map(|d| d.to_rfc3339())
+        .collect();
+    assert_eq!(
+        dates,
+        ["2024-05-22T14:40:09+00:00", "2024-06-21T14:40:09+00:00"]
+    );
+    assert_eq!(survey.state.iterations.current, Some(1));
+    assert!(
+        world
+            .patch(&survey, json!({"iteration_count": 1}))
+            .await
+            .is_ok()
+    );
+}
+
+#[tokio::test]
+async fn a_failed_update_changes_nothing() {
+    let world = world();
+    let survey = world
+        .create(json!({"name": "Stable", "type": "popover"}))
+        .await
+        .unwrap();
+    let filters: Value = serde_json::from_str(TARGETING).unwrap();
+    let error = world
+        .patch(&survey, json!({"name": "Changed", "targeting_flag_filters": filters, "start_date": "2024-02-01T00:00:00Z", "end_date": "2024-01-01T00:00:00Z"}))
+        .await;
+    assert!(error.is_err());
+    let reread = world
+        .surveys
+        .get(PROJECT, &survey.id.to_string())
+        .await
+        .unwrap();
+    assert_eq!(reread.state.name, "Stable");
+    assert!(world.store.all_flags(PROJECT).is_empty());
+}
+
+#[tokio::test]
+async fn malformed_and_foreign_ids_are_not_found() {
+    let world = world();
+    let survey = world
+        .create(json!({"name": "Mine", "type": "popover"}))
+        .await
+        .unwrap();
+    assert!(matches!(
+        world.surveys.get(PROJECT, "not-a-uuid").await,
+        Err(SurveyError::NotFound)
+    ));
+    assert!(matches!(
+        world
+            .surveys
+            .get(OTHER_PROJECT, &survey.id.to_string())
+            .await,
+        Err(SurveyError::NotFound)
+    ));
+}
+
+#[tokio::test]
+async fn lists_filter_by_search_terms_and_archived_newest_first() {
+    let world = world();
+    world
+        .create(json!({"name": "Product feedback", "type": "popover"}))
+        .await
+        .unwrap();
+    world.create(json!({"name": "Pricing", "type": "popover", "description": "about PRODUCT plans", "archived": true})).await.unwrap();
+    world
+        .create(json!({"name": "Churn", "type": "popover"}))
+        .await
+        .unwrap();
+    let page = PageRequest {
+        limit: 10,
+        offset: 0,
+    };
+    let names = |surveys: Vec<Survey>| {
+        surveys
+            .into_iter()
+            .map(|s| s.state.name)
+            .collect::<Vec<_>>()
+    };
+
+    let all = world
+        .surveys
+        .list(PROJECT, &SurveyFilter::default(), page)
+        .await
+        .unwrap();
+    assert_eq!(names(all.items), ["Churn", "Pricing", "Product feedback"]);
+    let product = world
+        .surveys
+        .list(
+            PROJECT,
+            &SurveyFilter::default().with_search("product"),
+            page,
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(product.items), ["Pricing", "Product feedback"]);
+    let both_terms = world
+        .surveys
+        .list(
+            PROJECT,
+            &SurveyFilter::default().with_search("product plans"),
+            page,
+        )
+        .await
+        .unwrap();
+    assert_eq!(names(both_terms.items), ["Pricing"]);
+    let live = SurveyFilter {
+        archived: Some(false),
+        ..SurveyFilter::default()
+    };
+    assert_eq!(
+        world
+            .surveys
+            .list(PROJECT, &live, page)
+            .await
+            .unwrap()
+            .count,
+        2
+    );
+}

@@ -1,0 +1,188 @@
+//! `/api/projects/{id}/feature_flags/` over HTTP.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
+
+fn flags_path(tenant: &Tenant) -> String {
+    format!("/api/projects/{}/feature_flags/", tenant.project_id)
+}
+
+async fn create_flag(app: &TestApp, tenant: &Tenant, body: Value) -> (u16, Value) {
+    parts(
+        app.send_json(Method::POST, &flags_path(tenant), &tenant.key, &body)
+            .await,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_flag_is_created_listed_retrieved_and_patched() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["feature_flag:write"]).await;
+    let filters =
+        json!({"groups": [{"properties": [], "rollout_percentage": 30, "variant": null}]});
+    let (status, flag) = create_flag(
+        &app,
+        &ada,
+        json!({"key": "beta-ui", "name": "Beta UI", "filters": filters}),
+    )
+    .await;
+    assert_eq!(status, 201, "{flag}");
+    assert_eq!(flag["key"], "beta-ui");
+    assert_eq!(flag["team_id"], json!(ada.project_id.0));
+    assert_eq!(flag["filters"], filters);
+    assert_eq!(
+        (flag["active"].clone(), flag["deleted"].clone()),
+        (json!(true), json!(false))
+    );
+    assert_eq!(flag["ensure_experience_continuity"], false);
+    assert_eq!(flag["created_by"]["email"], "ada@example.com");
+    assert!(flag["created_at"].as_str().unwrap().ends_with('Z'));
+
+    let path = format!("{}{}", flags_path(&ada), flag["id"]);
+    let (status, fetched) = parts(app.get(&path, &ada.key).await).await;
+    assert_eq!((status, fetched["id"].clone()), (200, flag["id"].clone()));
+
+    let (status, patched) = parts(
+        app.send_json(
+            Method::PATCH,
+            &path,
+            &ada.key,
+            &json!({"active": false, "name": "Renamed"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (
+            patched["active"].clone(),
+            patched["name"].clone(),
+            patched["key"].clone()
+        ),
+        (json!(false), json!("Renamed"), json!("beta-ui"))
+    );
+
+    let (_, list) = parts(app.get(&flags_path(&ada), &ada.key).await).await;
+    assert_eq!(list["count"], 1);
+    assert_eq!(list["results"][0]["name"], "Renamed");
+}
+
+#[tokio::test]
+async fn deleting_a_flag_is_soft_frees_its_key_and_answers_204_with_an_empty_body() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let (_, flag) = create_flag(&app, &ada, json!({"key": "temp"})).await;
+    let path = format!("{}{}/", flags_path(&ada), flag["id"]);
+    let response = app
+        .request(Method::DELETE, &path)
+        .bearer_auth(&ada.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204);
+    assert!(response.bytes().await.unwrap().is_empty());
+    assert_eq!(app.get(&path, &ada.key).await.status(), 404);
+    let (_, list) = parts(app.get(&flags_path(&ada), &ada.key).await).await;
+    assert_eq!(list["count"], 0);
+    assert_eq!(
+        app.rows("feature_flags").await,
+        1,
+        "the row is kept, marked deleted"
+    );
+    let (status, _) = create_flag(&app, &ada, json!({"key": "temp"})).await;
+    assert_eq!(status, 201, "the key is free again");
+
+    let (_, other) = create_flag(&app, &ada, json!({"key": "patched-away"})).await;
+    let other_path = format!("{}{}", flags_path(&ada), other["id"]);
+    let (status, body) = parts(
+        app.send_json(
+            Method::PATCH,
+            &other_path,
+            &ada.key,
+            &json!({"deleted": true}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!((status, body["deleted"].clone()), (200, json!(true)));
+    assert_eq!(app.get(&other_path, &ada.key).await.status(), 404);
+}
+
+#[tokio::test]
+async fn flag_validation_uses_posthogs_messages() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    create_flag(&app, &ada, json!({"key": "taken"})).await;
+    let (status, body) = create_flag(&app, &ada, json!({"key": "taken"})).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        body,
+        json!({"type": "validation_error", "code": "unique", "detail": "There is already a feature flag with this key.", "attr": "key"})
+    );
+
+    let (_, body) = create_flag(&app, &ada, json!({"name": "no key"})).await;
+    assert_eq!(
+        body,
+        json!({"type": "validation_error", "code": "required", "detail": "This field is required.", "attr": "key"})
+    );
+    let (_, body) = create_flag(&app, &ada, json!({"key": "bad key!"})).await;
+    assert_eq!(
+        (body["code"].clone(), body["attr"].clone()),
+        (json!("invalid_key"), json!("key"))
+    );
+
+    let variants = json!({"groups": [], "multivariate": {"variants": [{"key": "a", "rollout_percentage": 60}, {"key": "b", "rollout_percentage": 60}]}});
+    let (_, body) = create_flag(&app, &ada, json!({"key": "multi", "filters": variants})).await;
+    assert_eq!(
+        body["detail"],
+        "Invalid variant definitions: Variant rollout percentages must sum to 100."
+    );
+    assert_eq!(body["attr"], "filters");
+    let (_, body) = create_flag(
+        &app,
+        &ada,
+        json!({"key": "too-much", "filters": {"groups": [{"rollout_percentage": 101}]}}),
+    )
+    .await;
+    assert_eq!(
+        (body["type"].clone(), body["attr"].clone()),
+        (json!("validation_error"), json!("filters"))
+    );
+    let (_, body) = create_flag(&app, &ada, json!({"key": "typed", "active": "sometimes"})).await;
+    assert_eq!(
+        (body["attr"].clone(), body["detail"].clone()),
+        (json!("active"), json!("Must be a valid boolean."))
+    );
+}
+
+#[tokio::test]
+async fn flags_need_feature_flag_scopes_and_stay_inside_their_project() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["feature_flag:read"]).await;
+    let (status, body) = create_flag(&app, &ada, json!({"key": "nope"})).await;
+    assert_eq!(status, 403);
+    assert_error(
+        &body,
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'feature_flag:write'",
+    );
+    assert_eq!(app.get(&flags_path(&ada), &ada.key).await.status(), 200);
+
+    let bob = app.tenant("bob@example.com", &["*"]).await;
+    let (_, bobs) = create_flag(&app, &bob, json!({"key": "bobs"})).await;
+    let (_, admin) = (0, app.tenant("ada2@example.com", &["*"]).await);
+    let foreign = format!("{}{}", flags_path(&admin), bobs["id"]);
+    let (status, body) = parts(app.get(&foreign, &admin.key).await).await;
+    assert_eq!(status, 404);
+    assert_error(&body, "invalid_request", "not_found", "Not found.");
+    let (status, _) = parts(
+        app.get(&format!("{}abc/", flags_path(&admin)), &admin.key)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 404);
+}

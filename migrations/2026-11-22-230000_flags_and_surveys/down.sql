@@ -1,0 +1,2 @@
+DROP TABLE surveys;
+DROP TABLE feature_flags;
