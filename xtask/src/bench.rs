@@ -20,7 +20,11 @@ struct Scenario {
     name: &'static str,
     method: &'static str,
     path: String,
+    /// JSON body; `{n}` is replaced by a number unique to each request.
+    body: Option<&'static str>,
 }
+
+const SURVEY_BODY: &str = r#"{"name": "Bench survey {n}", "type": "popover", "questions": [{"type": "open", "question": "How was it?"}], "targeting_flag_filters": {"groups": [{"properties": [{"key": "email", "value": "@example.com", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]}}"#;
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let requests: usize = match args.first() {
@@ -75,22 +79,28 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         .stdout(Stdio::null())
         .spawn()?;
     let result = wait_until_healthy(&address).and_then(|()| {
+        let surveys = format!("/api/projects/{project}/surveys/");
+        let get = |name, path| Scenario {
+            name,
+            method: "GET",
+            path,
+            body: None,
+        };
         let scenarios = [
+            get("GET /_health", "/_health".into()),
+            get("GET /api/projects/", "/api/projects/".into()),
+            get(
+                "GET /api/projects/{id}/",
+                format!("/api/projects/{project}/"),
+            ),
             Scenario {
-                name: "GET /_health",
-                method: "GET",
-                path: "/_health".into(),
+                name: "POST surveys (+targeting flag)",
+                method: "POST",
+                path: surveys.clone(),
+                body: Some(SURVEY_BODY),
             },
-            Scenario {
-                name: "GET /api/projects/",
-                method: "GET",
-                path: "/api/projects/".into(),
-            },
-            Scenario {
-                name: "GET /api/projects/{id}/",
-                method: "GET",
-                path: format!("/api/projects/{project}/"),
-            },
+            get("GET surveys?limit=100", format!("{surveys}?limit=100")),
+            get("GET surveys?search=9", format!("{surveys}?search=9")),
         ];
         println!("{requests} requests per scenario over {CONNECTIONS} keep-alive connections");
         for scenario in &scenarios {
@@ -106,7 +116,7 @@ fn wait_until_healthy(address: &str) -> anyhow::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         if let Ok(mut stream) = TcpStream::connect(address)
-            && send(&mut stream, "GET", "/_health", "").is_ok_and(|status| status == 200)
+            && send(&mut stream, "GET", "/_health", "", None).is_ok_and(|status| status == 200)
         {
             return Ok(());
         }
@@ -119,19 +129,28 @@ fn measure(address: &str, key: &str, scenario: &Scenario, requests: usize) -> an
     let started = Instant::now();
     let per_connection = requests.div_ceil(CONNECTIONS);
     let workers: Vec<_> = (0..CONNECTIONS)
-        .map(|_| {
-            let (address, key, method, path) = (
+        .map(|connection| {
+            let (address, key, method, path, body) = (
                 address.to_owned(),
                 key.to_owned(),
                 scenario.method,
                 scenario.path.clone(),
+                scenario.body,
             );
             thread::spawn(move || -> anyhow::Result<Vec<Duration>> {
                 let mut stream = TcpStream::connect(&address)?;
+                // Requests are small writes; without this, Nagle's algorithm measures itself.
+                stream.set_nodelay(true)?;
                 let mut latencies = Vec::with_capacity(per_connection);
-                for _ in 0..per_connection {
+                for request in 0..per_connection {
+                    let body = body.map(|b| {
+                        b.replace(
+                            "{n}",
+                            &format!("{}-{connection}-{request}", std::process::id()),
+                        )
+                    });
                     let sent = Instant::now();
-                    let status = send(&mut stream, method, &path, &key)?;
+                    let status = send(&mut stream, method, &path, &key, body.as_deref())?;
                     if status >= 400 {
                         bail!("{method} {path} answered {status}");
                     }
@@ -164,16 +183,24 @@ fn measure(address: &str, key: &str, scenario: &Scenario, requests: usize) -> an
 }
 
 /// Sends one HTTP/1.1 request on a kept-alive connection and reads the whole response.
-fn send(stream: &mut TcpStream, method: &str, path: &str, key: &str) -> anyhow::Result<u16> {
+fn send(
+    stream: &mut TcpStream,
+    method: &str,
+    path: &str,
+    key: &str,
+    body: Option<&str>,
+) -> anyhow::Result<u16> {
     let auth = if key.is_empty() {
         String::new()
     } else {
         format!("Authorization: Bearer {key}\r\n")
     };
-    write!(
-        stream,
-        "{method} {path} HTTP/1.1\r\nHost: bench\r\n{auth}Content-Length: 0\r\n\r\n"
-    )?;
+    let body = body.unwrap_or("");
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: bench\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes())?;
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut status_line = String::new();
     reader.read_line(&mut status_line)?;
