@@ -43,12 +43,8 @@ impl FromRequest for Caller {
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let request = request.clone();
-        let body = SharedBody::of(&request, payload);
-        Box::pin(async move {
-            authorize(&request, &body)
-                .await
-                .map(|(_, principal)| Caller(principal))
+        authorized(request, payload, |_, principal, _| async move {
+            Ok(Caller(principal))
         })
     }
 }
@@ -58,10 +54,7 @@ impl FromRequest for ProjectCaller {
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let request = request.clone();
-        let body = SharedBody::of(&request, payload);
-        Box::pin(async move {
-            let (access, principal) = authorize(&request, &body).await?;
+        authorized(request, payload, |access, principal, request| async move {
             let segment = request.match_info().get("project_id").unwrap_or_default();
             Ok(ProjectCaller(access.project(principal, segment).await?))
         })
@@ -73,10 +66,7 @@ impl FromRequest for OrganizationCaller {
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let request = request.clone();
-        let body = SharedBody::of(&request, payload);
-        Box::pin(async move {
-            let (access, principal) = authorize(&request, &body).await?;
+        authorized(request, payload, |access, principal, request| async move {
             let segment = request
                 .match_info()
                 .get("organization_id")
@@ -86,6 +76,22 @@ impl FromRequest for OrganizationCaller {
             ))
         })
     }
+}
+
+/// The extraction shared by every caller type: authorize, then let `resolve` finish the job
+/// (for tenant routes, resolving the path's project or organization).
+fn authorized<T, F, Fut>(request: &HttpRequest, payload: &mut Payload, resolve: F) -> Extraction<T>
+where
+    T: 'static,
+    F: FnOnce(web::Data<AccessService>, Principal, HttpRequest) -> Fut + 'static,
+    Fut: Future<Output = Result<T, ApiError>> + 'static,
+{
+    let request = request.clone();
+    let body = SharedBody::of(&request, payload);
+    Box::pin(async move {
+        let (access, principal) = authorize(&request, &body).await?;
+        resolve(access, principal, request).await
+    })
 }
 
 /// Authenticates the request and checks the route's scope.

@@ -3,22 +3,18 @@
 use actix_web::web::{self, Json};
 use chrono::{DateTime, Utc};
 use domain::access::AccessService;
-use domain::tenancy::{OrganizationMembership, User};
+use domain::tenancy::{OrganizationMembership, User, UserBasic};
 use serde::Serialize;
 use uuid::Uuid;
 
+use crate::dto::UserBasicResponse;
 use crate::error::ApiError;
 use crate::extract::Caller;
 
 #[derive(Serialize)]
 pub(crate) struct MeResponse {
-    id: i32,
-    uuid: Uuid,
-    distinct_id: String,
-    first_name: String,
-    last_name: String,
-    email: String,
-    is_email_verified: bool,
+    #[serde(flatten)]
+    user: UserBasicResponse,
     date_joined: DateTime<Utc>,
     organizations: Vec<OrganizationSummary>,
 }
@@ -33,13 +29,7 @@ struct OrganizationSummary {
 impl MeResponse {
     fn new(user: User, memberships: Vec<OrganizationMembership>) -> Self {
         Self {
-            id: user.id.0,
-            uuid: user.uuid,
-            distinct_id: user.distinct_id,
-            first_name: user.first_name,
-            last_name: user.last_name,
-            email: user.email,
-            is_email_verified: user.is_email_verified,
+            user: UserBasic::from(&user).into(),
             date_joined: user.created_at,
             organizations: memberships
                 .into_iter()
