@@ -29,6 +29,26 @@ impl Server {
         format!("{}/{database}", self.base)
     }
 
+    /// Fails early, with advice, when the server answers but refuses `postgres` without a
+    /// password (checked with `psql` when it is installed).
+    fn check_login(&self) -> anyhow::Result<()> {
+        let url = self.database_url("postgres");
+        let Ok(output) = Command::new(psql())
+            .args([url.as_str(), "-XAtc", "SELECT 1"])
+            .output()
+        else {
+            return Ok(());
+        };
+        if !output.status.success() {
+            bail!(
+                "PostgreSQL at {LOCAL_HOST}:{LOCAL_PORT} refused user postgres without a password ({}); \
+                 set DATABASE_URL to a database you can use, or enable trust auth for local connections",
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        Ok(())
+    }
+
     /// Drops databases left by earlier test runs (best effort: needs `psql`).
     pub(crate) fn drop_test_databases(&self) {
         let list = "SELECT string_agg(format('DROP DATABASE IF EXISTS %I;', datname), ' ') FROM pg_database \
@@ -69,7 +89,9 @@ pub(crate) fn ensure() -> anyhow::Result<Server> {
     let base = format!("postgres://postgres@{LOCAL_HOST}:{LOCAL_PORT}");
     if answers(LOCAL_HOST, LOCAL_PORT) {
         eprintln!("xtask: using the PostgreSQL already running at {LOCAL_HOST}:{LOCAL_PORT}");
-        return Ok(Server { base });
+        let server = Server { base };
+        server.check_login()?;
+        return Ok(server);
     }
     start_throwaway_cluster()?;
     Ok(Server { base })
