@@ -620,3 +620,34 @@ async fn lists_filter_by_search_terms_and_archived_newest_first() {
         2
     );
 }
+
+#[tokio::test]
+async fn a_targeting_flag_deleted_elsewhere_is_replaced_not_revived() {
+    let world = world();
+    let survey = world.targeted("Orphaned").await;
+    let old = survey.targeting_flag.clone().unwrap().id;
+    world.flags.delete(PROJECT, old).await.unwrap();
+    let renamed = world
+        .patch(&survey, json!({"name": "Still orphaned"}))
+        .await
+        .unwrap();
+    assert!(
+        renamed.targeting_flag.is_none(),
+        "the deleted flag is let go of"
+    );
+    let filters: Value = serde_json::from_str(TARGETING).unwrap();
+    let retargeted = world
+        .patch(&survey, json!({"targeting_flag_filters": filters}))
+        .await
+        .unwrap();
+    let new = retargeted.targeting_flag.unwrap();
+    assert_ne!(new.id, old);
+    assert!(!new.deleted);
+    let old_flag = world
+        .store
+        .all_flags(PROJECT)
+        .into_iter()
+        .find(|f| f.id == old)
+        .unwrap();
+    assert!(old_flag.deleted && !old_flag.active);
+}

@@ -120,6 +120,14 @@ pub(crate) fn plan_update(
         ..TargetingPlan::default()
     };
     let mut kept = current.targeting_flag.as_ref();
+    // A targeting flag deleted through the flags API is let go of, never revived.
+    if let Some(deleted) = kept.filter(|flag| flag.deleted) {
+        plan.detach = Some(Detach {
+            flag: deleted.id,
+            delete: false,
+        });
+        kept = None;
+    }
     let detach_current = |plan: &mut TargetingPlan, kept: &mut Option<&FeatureFlag>| {
         if let Some(flag) = kept.take() {
             plan.detach = Some(Detach {
