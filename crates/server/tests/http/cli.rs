@@ -349,3 +349,81 @@ async fn migrate_is_idempotent() {
         );
     }
 }
+
+#[tokio::test]
+async fn sigterm_stops_accepting_and_lets_an_in_flight_request_finish() {
+    use std::io::{Read as _, Write as _};
+    use std::net::{TcpListener, TcpStream};
+    use std::time::{Duration, Instant};
+
+    let database = adapters::testing::TestDatabase::create().await;
+    let url = &database.url;
+    let boot = json_of(&burrow(
+        url,
+        &[
+            "admin",
+            "bootstrap",
+            "--email",
+            "ops@example.com",
+            "--organization",
+            "Ops",
+            "--project",
+            "Main",
+        ],
+    ));
+    let key = boot["personal_api_key"].as_str().unwrap();
+    let address = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .arg("serve")
+        .env("DATABASE_URL", url)
+        .env("BURROW_BIND", address.to_string())
+        .env("RUST_LOG", "off")
+        .spawn()
+        .expect("starting burrow serve");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(address).is_err() {
+        assert!(Instant::now() < deadline, "burrow serve never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Headers and half the body now; the rest after SIGTERM.
+    let body = br#"{"name": "In flight", "type": "popover"}"#;
+    let (first, rest) = body.split_at(body.len() / 2);
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "POST /api/projects/{}/surveys/ HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        boot["project_id"],
+        body.len()
+    )
+    .unwrap();
+    stream.write_all(first).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let terminated = Command::new("kill")
+        .args(["-TERM", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(address).is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "still accepting connections after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stream.write_all(rest).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(
+        response.starts_with("HTTP/1.1 201"),
+        "in-flight request did not finish: {response}"
+    );
+    assert!(response.contains("\"name\":\"In flight\""));
+    let status = server.wait().unwrap();
+    assert!(status.success(), "burrow exited with {status}");
+}
