@@ -32,8 +32,22 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
                 ),
         )
         // Nested project resources first: the `/api/projects` scope would otherwise claim them.
+        // PostHog also serves them under `/api/environments/{id}/`, and clients use both.
+        .configure(|config| project_resources(config, "/api/projects"))
+        .configure(|config| project_resources(config, "/api/environments"))
         .service(
-            web::scope("/api/projects/{project_id}/surveys")
+            web::scope("/api/projects")
+                .app_data(ScopeObject::Project)
+                .service(web::resource("").route(web::get().to(projects::list)))
+                .service(web::resource("/{project_id}").route(web::get().to(projects::retrieve))),
+        );
+}
+
+/// The resources that live inside a project, mounted under `prefix`.
+fn project_resources(config: &mut web::ServiceConfig, prefix: &str) {
+    config
+        .service(
+            web::scope(&format!("{prefix}/{{project_id}}/surveys"))
                 .app_data(ScopeObject::Survey)
                 .service(
                     web::resource("")
@@ -49,7 +63,7 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
                 ),
         )
         .service(
-            web::scope("/api/projects/{project_id}/feature_flags")
+            web::scope(&format!("{prefix}/{{project_id}}/feature_flags"))
                 .app_data(ScopeObject::FeatureFlag)
                 .service(
                     web::resource("")
@@ -62,12 +76,6 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
                         .route(web::patch().to(feature_flags::update))
                         .route(web::delete().to(feature_flags::delete)),
                 ),
-        )
-        .service(
-            web::scope("/api/projects")
-                .app_data(ScopeObject::Project)
-                .service(web::resource("").route(web::get().to(projects::list)))
-                .service(web::resource("/{project_id}").route(web::get().to(projects::retrieve))),
         );
 }
 

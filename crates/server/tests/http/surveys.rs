@@ -936,3 +936,25 @@ async fn bodies_must_be_json_objects_without_nul_characters() {
     assert_eq!(status, 400);
     assert_eq!(app.rows("surveys").await, 0);
 }
+
+#[tokio::test]
+async fn project_resources_are_also_served_under_environments() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let environment = format!("/api/environments/{}/surveys", ada.project_id);
+    let (status, survey) = parts(
+        app.send_json(
+            Method::POST,
+            &environment,
+            &ada.key,
+            &json!({"name": "Env", "type": "api"}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{survey}");
+    let (_, listed) = parts(app.get(&surveys_path(&ada), &ada.key).await).await;
+    assert_eq!(listed["results"][0]["id"], survey["id"]);
+    let flags = format!("/api/environments/{}/feature_flags/", ada.project_id);
+    assert_eq!(app.get(&flags, &ada.key).await.status(), 200);
+}
