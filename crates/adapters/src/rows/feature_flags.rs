@@ -1,0 +1,118 @@
+//! Rows of feature flags: read, insert and partial update shapes.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::Unexpected;
+use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
+use domain::tenancy::{ProjectId, UserBasic};
+use serde_json::Value;
+
+use crate::schema::feature_flags;
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = feature_flags, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct FlagRow {
+    pub id: i32,
+    pub project_id: i32,
+    pub name: String,
+    pub key: String,
+    pub filters: Value,
+    pub deleted: bool,
+    pub active: bool,
+    pub ensure_experience_continuity: bool,
+    pub created_by_id: Option<i32>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl FlagRow {
+    /// The flag, with its creator loaded separately (by a join or a batch query).
+    pub fn into_flag(self, created_by: Option<UserBasic>) -> Result<FeatureFlag, Unexpected> {
+        let Value::Object(filters) = self.filters else {
+            return Err(Unexpected::new(format!(
+                "feature flag {} has filters that are not an object",
+                self.id
+            )));
+        };
+        Ok(FeatureFlag {
+            id: FlagId(self.id),
+            project_id: ProjectId(self.project_id),
+            name: self.name,
+            key: self.key,
+            filters,
+            deleted: self.deleted,
+            active: self.active,
+            ensure_experience_continuity: self.ensure_experience_continuity,
+            created_at: self.created_at,
+            created_by,
+        })
+    }
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = feature_flags, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct NewFlagRow<'a> {
+    pub project_id: i32,
+    pub name: &'a str,
+    pub key: &'a str,
+    pub filters: Value,
+    pub active: bool,
+    pub ensure_experience_continuity: bool,
+    pub created_by_id: Option<i32>,
+}
+
+impl<'a> From<&'a NewFlag> for NewFlagRow<'a> {
+    fn from(flag: &'a NewFlag) -> Self {
+        NewFlagRow {
+            project_id: flag.project_id.0,
+            name: &flag.name,
+            key: &flag.key,
+            filters: Value::Object(flag.filters.clone()),
+            active: flag.active,
+            ensure_experience_continuity: flag.ensure_experience_continuity,
+            created_by_id: flag.created_by.map(|user| user.0),
+        }
+    }
+}
+
+/// A flag's changed columns; `None` fields are left out of the `UPDATE`.
+#[derive(AsChangeset)]
+#[diesel(table_name = feature_flags, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct FlagChangeset {
+    pub name: Option<String>,
+    pub key: Option<String>,
+    pub filters: Option<Value>,
+    pub active: Option<bool>,
+    pub ensure_experience_continuity: Option<bool>,
+    pub deleted: Option<bool>,
+}
+
+impl FlagChangeset {
+    /// Whether nothing would change (diesel refuses an `UPDATE` without columns).
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none()
+            && self.key.is_none()
+            && self.filters.is_none()
+            && self.active.is_none()
+            && self.ensure_experience_continuity.is_none()
+            && self.deleted.is_none()
+    }
+}
+
+impl From<FlagChanges> for FlagChangeset {
+    fn from(changes: FlagChanges) -> Self {
+        // A deleted flag is never active.
+        let active = if changes.deleted == Some(true) {
+            Some(false)
+        } else {
+            changes.active
+        };
+        FlagChangeset {
+            name: changes.name,
+            key: changes.key,
+            filters: changes.filters.map(Value::Object),
+            active,
+            ensure_experience_continuity: changes.ensure_experience_continuity,
+            deleted: changes.deleted,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Diesel row types: the column shapes of each table, converted to domain entities here and
+//! nowhere else.
+
+mod feature_flags;
+mod surveys;
+mod tenancy;
+
+pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
+pub(crate) use surveys::{SurveyRow, SurveyStateRow};
+pub(crate) use tenancy::{
+    ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,
+};

@@ -1,0 +1,160 @@
+//! Rows of surveys: the read shape and the state written on insert and update.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::Unexpected;
+use domain::feature_flag::{FeatureFlag, FlagId};
+use domain::survey::{Iterations, Schedule, Survey, SurveyState, SurveyType};
+use domain::tenancy::{ProjectId, UserBasic};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::schema::surveys;
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = surveys, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct SurveyRow {
+    pub id: Uuid,
+    pub project_id: i32,
+    pub name: String,
+    pub description: String,
+    pub survey_type: String,
+    pub linked_flag_id: Option<i32>,
+    pub targeting_flag_id: Option<i32>,
+    pub owns_targeting_flag: bool,
+    pub questions: Option<Value>,
+    pub conditions: Option<Value>,
+    pub appearance: Option<Value>,
+    pub created_at: DateTime<Utc>,
+    pub created_by_id: Option<i32>,
+    pub start_date: Option<DateTime<Utc>>,
+    pub end_date: Option<DateTime<Utc>>,
+    pub archived: bool,
+    pub responses_limit: Option<i32>,
+    pub schedule: String,
+    pub iteration_count: Option<i32>,
+    pub iteration_frequency_days: Option<i32>,
+    pub iteration_start_dates: Option<Vec<DateTime<Utc>>>,
+    pub current_iteration: Option<i32>,
+    pub current_iteration_start_date: Option<DateTime<Utc>>,
+    pub enable_partial_responses: bool,
+}
+
+impl SurveyRow {
+    /// The survey, picking its flags and creator out of what was loaded for a whole page.
+    /// A flag missing from `flags` (another project's) is shown as absent.
+    pub fn into_survey(
+        self,
+        flags: &HashMap<i32, FeatureFlag>,
+        users: &HashMap<i32, UserBasic>,
+    ) -> Result<Survey, Unexpected> {
+        let survey_type = SurveyType::parse(&self.survey_type).ok_or_else(|| {
+            Unexpected::new(format!(
+                "survey {} has type {:?}",
+                self.id, self.survey_type
+            ))
+        })?;
+        let schedule = Schedule::parse(&self.schedule).ok_or_else(|| {
+            Unexpected::new(format!(
+                "survey {} has schedule {:?}",
+                self.id, self.schedule
+            ))
+        })?;
+        let id = self.id;
+        let object = |column: &str, value: Option<Value>| match value {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(map)) => Ok(Some(map)),
+            Some(_) => Err(Unexpected::new(format!(
+                "survey {id} has {column} that are not an object"
+            ))),
+        };
+        let flag = |flag_id: Option<i32>| flag_id.and_then(|flag_id| flags.get(&flag_id).cloned());
+        Ok(Survey {
+            id,
+            project_id: ProjectId(self.project_id),
+            linked_flag: flag(self.linked_flag_id),
+            targeting_flag: flag(self.targeting_flag_id),
+            owns_targeting_flag: self.owns_targeting_flag,
+            created_at: self.created_at,
+            created_by: self
+                .created_by_id
+                .and_then(|user| users.get(&user).cloned()),
+            state: SurveyState {
+                name: self.name,
+                description: self.description,
+                survey_type,
+                linked_flag_id: self.linked_flag_id.map(FlagId),
+                questions: self.questions,
+                conditions: object("conditions", self.conditions)?,
+                appearance: object("appearance", self.appearance)?,
+                start_date: self.start_date,
+                end_date: self.end_date,
+                archived: self.archived,
+                responses_limit: self.responses_limit,
+                schedule,
+                iteration_count: self.iteration_count,
+                iteration_frequency_days: self.iteration_frequency_days,
+                enable_partial_responses: self.enable_partial_responses,
+                iterations: Iterations {
+                    start_dates: self.iteration_start_dates,
+                    current: self.current_iteration,
+                    current_start_date: self.current_iteration_start_date,
+                },
+            },
+        })
+    }
+}
+
+/// The columns a `SurveyState` is written to, on insert and on update alike. `None` is
+/// written as `NULL` by an update (a cleared field), and as the column default (`NULL`) by an
+/// insert.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = surveys, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
+pub(crate) struct SurveyStateRow<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub survey_type: &'static str,
+    pub linked_flag_id: Option<i32>,
+    pub questions: Option<&'a Value>,
+    pub conditions: Option<Value>,
+    pub appearance: Option<Value>,
+    pub start_date: Option<DateTime<Utc>>,
+    pub end_date: Option<DateTime<Utc>>,
+    pub archived: bool,
+    pub responses_limit: Option<i32>,
+    pub schedule: &'static str,
+    pub iteration_count: Option<i32>,
+    pub iteration_frequency_days: Option<i32>,
+    pub iteration_start_dates: Option<&'a [DateTime<Utc>]>,
+    pub current_iteration: Option<i32>,
+    pub current_iteration_start_date: Option<DateTime<Utc>>,
+    pub enable_partial_responses: bool,
+}
+
+impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
+    fn from(state: &'a SurveyState) -> Self {
+        let object = |map: &Option<Map<String, Value>>| map.clone().map(Value::Object);
+        SurveyStateRow {
+            name: &state.name,
+            description: &state.description,
+            survey_type: state.survey_type.as_str(),
+            linked_flag_id: state.linked_flag_id.map(|flag| flag.0),
+            questions: state.questions.as_ref(),
+            conditions: object(&state.conditions),
+            appearance: object(&state.appearance),
+            start_date: state.start_date,
+            end_date: state.end_date,
+            archived: state.archived,
+            responses_limit: state.responses_limit,
+            schedule: state.schedule.as_str(),
+            iteration_count: state.iteration_count,
+            iteration_frequency_days: state.iteration_frequency_days,
+            iteration_start_dates: state.iterations.start_dates.as_deref(),
+            current_iteration: state.iterations.current,
+            current_iteration_start_date: state.iterations.current_start_date,
+            enable_partial_responses: state.enable_partial_responses,
+        }
+    }
+}

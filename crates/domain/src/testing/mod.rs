@@ -1,0 +1,108 @@
+//! In-memory fakes of every port, so domain rules can be tested without a database.
+//!
+//! One `InMemoryStore` plays every repository; clone it to share the same state between
+//! services, as the adapters share one database.
+
+mod feature_flags;
+mod surveys;
+mod tenancy;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::api_key::ApiKey;
+use crate::feature_flag::{FeatureFlag, FlagId};
+use crate::survey::SurveyState;
+use crate::tenancy::{
+    MembershipLevel, Organization, OrganizationId, Project, ProjectId, User, UserBasic, UserId,
+};
+
+#[derive(Debug, Default, Clone)]
+struct State {
+    users: Vec<User>,
+    organizations: Vec<Organization>,
+    projects: Vec<Project>,
+    memberships: Vec<(UserId, OrganizationId, MembershipLevel)>,
+    keys: Vec<(String, ApiKey)>,
+    flags: Vec<StoredFlag>,
+    surveys: Vec<StoredSurvey>,
+}
+
+#[derive(Debug, Clone)]
+struct StoredFlag {
+    flag: FeatureFlag,
+    created_by: Option<UserId>,
+}
+
+#[derive(Debug, Clone)]
+struct StoredSurvey {
+    id: Uuid,
+    project_id: ProjectId,
+    state: SurveyState,
+    targeting_flag_id: Option<FlagId>,
+    owns_targeting_flag: bool,
+    created_at: DateTime<Utc>,
+    created_by: Option<UserId>,
+}
+
+/// Every port, backed by vectors behind a mutex.
+#[derive(Debug, Clone, Default)]
+pub struct InMemoryStore {
+    state: Arc<Mutex<State>>,
+}
+
+impl InMemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().expect("in-memory store poisoned")
+    }
+
+    /// The stored `last_used_at` of a key, for tests of the refresh rule.
+    pub fn key_last_used_at(&self, key_id: Uuid) -> Option<DateTime<Utc>> {
+        self.lock()
+            .keys
+            .iter()
+            .find(|(_, key)| key.id == key_id)
+            .and_then(|(_, key)| key.last_used_at)
+    }
+
+    /// Every flag ever stored in the project, deleted ones included.
+    pub fn all_flags(&self, project: ProjectId) -> Vec<FeatureFlag> {
+        let state = self.lock();
+        state
+            .flags
+            .iter()
+            .filter(|f| f.flag.project_id == project)
+            .map(|f| state.flag_view(f))
+            .collect()
+    }
+
+    /// How many surveys are stored, across projects.
+    pub fn survey_count(&self) -> usize {
+        self.lock().surveys.len()
+    }
+
+    /// Overwrites a key's `last_used_at`, to simulate the passing of time.
+    pub fn set_key_last_used_at(&self, key_id: Uuid, at: Option<DateTime<Utc>>) {
+        if let Some((_, key)) = self
+            .lock()
+            .keys
+            .iter_mut()
+            .find(|(_, key)| key.id == key_id)
+        {
+            key.last_used_at = at;
+        }
+    }
+}
+
+impl State {
+    pub(super) fn user_basic(&self, id: Option<UserId>) -> Option<UserBasic> {
+        let id = id?;
+        self.users.iter().find(|u| u.id == id).map(UserBasic::from)
+    }
+}

@@ -1,0 +1,284 @@
+//! The tenancy and API key ports, faked.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::api_key::{ApiKey, NewApiKey};
+use crate::error::Unexpected;
+use crate::ports::{
+    ApiKeyRepository, BootstrapPlan, BootstrapRecord, Page, PageRequest, TenancyRepository,
+    VisibleProjects,
+};
+use crate::tenancy::{
+    Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
+    PluginsAccessLevel, Project, ProjectId, User, UserId,
+};
+
+use super::{InMemoryStore, State};
+
+fn new_user(state: &State, email: &Email, first_name: &str) -> User {
+    User {
+        id: UserId(state.users.len() as i32 + 1),
+        uuid: Uuid::now_v7(),
+        email: email.as_str().to_owned(),
+        first_name: first_name.to_owned(),
+        last_name: String::new(),
+        distinct_id: Uuid::new_v4().to_string(),
+        is_active: true,
+        is_email_verified: false,
+        current_organization_id: None,
+        current_project_id: None,
+        created_at: Utc::now(),
+    }
+}
+
+fn insert_project(
+    state: &mut State,
+    organization: OrganizationId,
+    name: &str,
+    token: &str,
+) -> Project {
+    let project = Project {
+        id: ProjectId(state.projects.len() as i32 + 1),
+        organization_id: organization,
+        name: name.to_owned(),
+        api_token: token.to_owned(),
+        created_at: Utc::now(),
+    };
+    state.projects.push(project.clone());
+    project
+}
+
+fn insert_key(state: &mut State, owner: UserId, key: NewApiKey) {
+    state.keys.push((
+        key.secure_value,
+        ApiKey {
+            id: key.id,
+            user_id: owner,
+            label: key.label,
+            mask: key.mask,
+            scopes: key.scopes,
+            scoped_teams: key.scoped_teams,
+            scoped_organizations: key.scoped_organizations,
+            created_at: Utc::now(),
+            last_used_at: None,
+        },
+    ));
+}
+
+#[async_trait]
+impl ApiKeyRepository for InMemoryStore {
+    async fn find_active(&self, secure_value: &str) -> Result<Option<(ApiKey, User)>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .keys
+            .iter()
+            .find(|(value, _)| value == secure_value)
+            .and_then(|(_, key)| {
+                let user = state
+                    .users
+                    .iter()
+                    .find(|u| u.id == key.user_id && u.is_active)?;
+                Some((key.clone(), user.clone()))
+            }))
+    }
+
+    async fn touch(&self, key_id: Uuid, at: DateTime<Utc>) -> Result<(), Unexpected> {
+        self.set_key_last_used_at(key_id, Some(at));
+        Ok(())
+    }
+
+    async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected> {
+        insert_key(&mut self.lock(), owner, key);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TenancyRepository for InMemoryStore {
+    async fn project(&self, id: ProjectId) -> Result<Option<Project>, Unexpected> {
+        Ok(self.lock().projects.iter().find(|p| p.id == id).cloned())
+    }
+
+    async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected> {
+        Ok(self
+            .lock()
+            .organizations
+            .iter()
+            .find(|o| o.id == id)
+            .cloned())
+    }
+
+    async fn membership_level(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+    ) -> Result<Option<MembershipLevel>, Unexpected> {
+        Ok(self
+            .lock()
+            .memberships
+            .iter()
+            .find(|(u, o, _)| *u == user && *o == organization)
+            .map(|(_, _, level)| *level))
+    }
+
+    async fn memberships(&self, user: UserId) -> Result<Vec<OrganizationMembership>, Unexpected> {
+        let state = self.lock();
+        let mut memberships: Vec<_> = state
+            .memberships
+            .iter()
+            .filter(|(u, _, _)| *u == user)
+            .filter_map(|(_, org, level)| {
+                let organization = state.organizations.iter().find(|o| o.id == *org)?.clone();
+                Some(OrganizationMembership {
+                    organization,
+                    level: *level,
+                })
+            })
+            .collect();
+        memberships.sort_by_key(|m| (m.organization.created_at, m.organization.id));
+        Ok(memberships)
+    }
+
+    async fn visible_projects(
+        &self,
+        filter: &VisibleProjects,
+        page: PageRequest,
+    ) -> Result<Page<Project>, Unexpected> {
+        let state = self.lock();
+        let mut projects: Vec<_> = state
+            .projects
+            .iter()
+            .filter(|p| {
+                state
+                    .memberships
+                    .iter()
+                    .any(|(u, o, _)| *u == filter.user_id && *o == p.organization_id)
+            })
+            .filter(|p| {
+                filter
+                    .project_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&p.id))
+            })
+            .filter(|p| {
+                filter
+                    .organization_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&p.organization_id))
+            })
+            .cloned()
+            .collect();
+        projects.sort_by_key(|p| p.id);
+        let count = projects.len() as u64;
+        let items = projects
+            .into_iter()
+            .skip(page.offset as usize)
+            .take(page.limit as usize)
+            .collect();
+        Ok(Page { count, items })
+    }
+
+    async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected> {
+        Ok(self
+            .lock()
+            .users
+            .iter()
+            .find(|u| u.email.eq_ignore_ascii_case(email.as_str()))
+            .cloned())
+    }
+
+    async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected> {
+        let mut state = self.lock();
+        let existing = state
+            .users
+            .iter()
+            .position(|u| u.email.eq_ignore_ascii_case(plan.email.as_str()));
+        let user_index = match existing {
+            Some(index) => index,
+            None => {
+                let user = new_user(&state, &plan.email, &plan.first_name);
+                state.users.push(user);
+                state.users.len() - 1
+            }
+        };
+        let organization = Organization {
+            id: OrganizationId(Uuid::now_v7()),
+            name: plan.organization_name,
+            plugins_access_level: plan.plugins_access_level,
+            created_at: Utc::now(),
+        };
+        state.organizations.push(organization.clone());
+        let user_id = state.users[user_index].id;
+        state
+            .memberships
+            .push((user_id, organization.id, MembershipLevel::Owner));
+        let project = insert_project(
+            &mut state,
+            organization.id,
+            &plan.project_name,
+            &plan.project_api_token,
+        );
+        insert_key(&mut state, user_id, plan.key);
+        let user = &mut state.users[user_index];
+        user.current_organization_id = Some(organization.id);
+        user.current_project_id = Some(project.id);
+        Ok(BootstrapRecord {
+            user: user.clone(),
+            organization,
+            project,
+        })
+    }
+
+    async fn create_project(
+        &self,
+        organization: OrganizationId,
+        name: &str,
+        api_token: &str,
+    ) -> Result<Project, Unexpected> {
+        Ok(insert_project(
+            &mut self.lock(),
+            organization,
+            name,
+            api_token,
+        ))
+    }
+
+    async fn upsert_membership(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), Unexpected> {
+        let mut state = self.lock();
+        state
+            .memberships
+            .retain(|(u, o, _)| !(*u == user && *o == organization));
+        state.memberships.push((user, organization, level));
+        Ok(())
+    }
+
+    async fn set_plugins_access_level(
+        &self,
+        organization: OrganizationId,
+        level: PluginsAccessLevel,
+    ) -> Result<(), Unexpected> {
+        if let Some(org) = self
+            .lock()
+            .organizations
+            .iter_mut()
+            .find(|o| o.id == organization)
+        {
+            org.plugins_access_level = level;
+        }
+        Ok(())
+    }
+
+    async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected> {
+        if let Some(found) = self.lock().users.iter_mut().find(|u| u.id == user) {
+            found.is_active = false;
+        }
+        Ok(())
+    }
+}
