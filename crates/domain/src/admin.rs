@@ -70,15 +70,25 @@ impl AdminService {
     /// `Invalid` for a bad email, blank names or unknown scopes.
     pub async fn bootstrap(&self, request: BootstrapRequest) -> Result<Bootstrapped, AdminError> {
         let email = Email::parse(&request.email).map_err(AdminError::Invalid)?;
-        let organization_name = non_blank("organization", &request.organization_name)?;
-        let project_name = non_blank("project", &request.project_name)?;
+        let organization_name = checked_name(
+            "organization",
+            &request.organization_name,
+            MAX_ORGANIZATION_NAME,
+        )?;
+        let project_name = checked_name("project", &request.project_name, MAX_PROJECT_NAME)?;
+        let first_name = request.first_name.trim().to_owned();
+        if first_name.chars().count() > MAX_FIRST_NAME {
+            return Err(AdminError::Invalid(format!(
+                "first name must be at most {MAX_FIRST_NAME} characters"
+            )));
+        }
         let scopes = ScopeGrants::parse(&request.scopes).map_err(AdminError::Invalid)?;
         let (key, new_key) = NewApiKey::mint("bootstrap", scopes, None, None);
         let record = self
             .tenancy
             .bootstrap(BootstrapPlan {
                 email,
-                first_name: request.first_name.trim().to_owned(),
+                first_name,
                 organization_name,
                 plugins_access_level: request.plugins_access_level,
                 project_name,
@@ -127,7 +137,7 @@ impl AdminService {
         organization: OrganizationId,
         name: &str,
     ) -> Result<Project, AdminError> {
-        let name = non_blank("project", name)?;
+        let name = checked_name("project", name, MAX_PROJECT_NAME)?;
         self.organization_exists(organization).await?;
         Ok(self
             .tenancy
@@ -188,13 +198,23 @@ impl AdminService {
     }
 }
 
-fn non_blank(what: &str, value: &str) -> Result<String, AdminError> {
+/// Longest names the schema stores (the columns' sizes).
+const MAX_ORGANIZATION_NAME: usize = 64;
+const MAX_PROJECT_NAME: usize = 200;
+const MAX_FIRST_NAME: usize = 150;
+
+/// A trimmed, non-blank name of at most `max` characters.
+fn checked_name(what: &str, value: &str, max: usize) -> Result<String, AdminError> {
     let trimmed = value.trim();
     if trimmed.is_empty() {
-        Err(AdminError::Invalid(format!(
+        return Err(AdminError::Invalid(format!(
             "{what} name must not be blank"
-        )))
-    } else {
-        Ok(trimmed.to_owned())
+        )));
     }
+    if trimmed.chars().count() > max {
+        return Err(AdminError::Invalid(format!(
+            "{what} name must be at most {max} characters"
+        )));
+    }
+    Ok(trimmed.to_owned())
 }

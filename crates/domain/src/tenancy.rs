@@ -181,6 +181,9 @@ pub struct Email(String);
 impl Email {
     pub fn parse(raw: &str) -> Result<Self, String> {
         let email = raw.trim();
+        if email.len() > 254 {
+            return Err("an email address has at most 254 characters".into());
+        }
         match email.split_once('@') {
             Some((local, domain))
                 if !local.is_empty()

@@ -309,3 +309,34 @@ async fn admin_commands_reject_unknown_scopes_and_users() {
         "no user with email 'nobody@example.com'"
     );
 }
+
+#[tokio::test]
+async fn bootstrap_rejects_names_longer_than_the_schema_stores() {
+    let world = world();
+    let request = |organization: &str, project: &str| BootstrapRequest {
+        email: "ada@example.com".into(),
+        first_name: String::new(),
+        organization_name: organization.into(),
+        project_name: project.into(),
+        scopes: vec!["*".into()],
+        plugins_access_level: PluginsAccessLevel::Root,
+    };
+    let long_org = world
+        .admin
+        .bootstrap(request(&"o".repeat(65), "P"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        long_org.to_string(),
+        "organization name must be at most 64 characters"
+    );
+    let blank_project = world.admin.bootstrap(request("O", "  ")).await.unwrap_err();
+    assert_eq!(blank_project.to_string(), "project name must not be blank");
+    assert!(
+        world
+            .admin
+            .bootstrap(request(&"o".repeat(64), &"p".repeat(200)))
+            .await
+            .is_ok()
+    );
+}
