@@ -21,7 +21,6 @@ use domain::ports::Readiness;
 use domain::survey::SurveyService;
 
 pub use error::{ApiError, ErrorBody};
-pub use extract::{DEFAULT_LIMIT, MAX_LIMIT};
 pub use settings::ApiSettings;
 
 /// The domain services the routes call. Cheap to clone: one copy per worker.

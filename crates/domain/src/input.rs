@@ -58,10 +58,6 @@ impl Fields<'_> {
         }
     }
 
-    pub fn has(&self, name: &str) -> bool {
-        self.0.contains_key(name)
-    }
-
     /// A string field (`Not a valid string.` otherwise).
     pub fn string(&self, name: &str) -> Result<Patch<String>, ValidationError> {
         self.typed(name, "Not a valid string.", |v| {

@@ -7,4 +7,4 @@ mod pagination;
 
 pub use auth::{Caller, OrganizationCaller, ProjectCaller};
 pub use json::JsonObject;
-pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, Paginated, Pagination};
+pub use pagination::{Paginated, Pagination};
