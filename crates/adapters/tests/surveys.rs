@@ -50,22 +50,8 @@ fn all() -> PageRequest {
 
 fn state(name: &str) -> SurveyState {
     SurveyState {
-        name: name.into(),
-        description: String::new(),
-        survey_type: SurveyType::Popover,
-        linked_flag_id: None,
         questions: Some(json!([{"id": "q1", "type": "open", "question": "Why?"}])),
-        conditions: None,
-        appearance: None,
-        start_date: None,
-        end_date: None,
-        archived: false,
-        responses_limit: None,
-        schedule: Schedule::Once,
-        iteration_count: None,
-        iteration_frequency_days: None,
-        enable_partial_responses: false,
-        iterations: Iterations::default(),
+        ..SurveyState::draft(name.into(), SurveyType::Popover)
     }
 }
 

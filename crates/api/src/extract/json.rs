@@ -106,30 +106,42 @@ fn python_type_name(value: &Value) -> &'static str {
 
 /// The `__`-joined path of the first string or key holding `\u0000`, which PostgreSQL cannot store.
 fn null_character_path(object: &Map<String, Value>) -> Option<String> {
-    fn walk(value: &Value, path: &mut Vec<String>) -> bool {
-        match value {
-            Value::String(s) => s.contains('\0'),
-            Value::Array(items) => items.iter().enumerate().any(|(index, item)| {
-                path.push(index.to_string());
-                let found = walk(item, path);
-                if !found {
-                    path.pop();
-                }
-                found
-            }),
-            Value::Object(map) => map.iter().any(|(key, item)| {
-                path.push(key.clone());
-                let found = key.contains('\0') || walk(item, path);
-                if !found {
-                    path.pop();
-                }
-                found
-            }),
-            _ => false,
-        }
-    }
     let mut path = Vec::new();
-    walk(&Value::Object(object.clone()), &mut path).then(|| path.join("__"))
+    object_has_nul(object, &mut path).then(|| path.join("__"))
+}
+
+fn object_has_nul(object: &Map<String, Value>, path: &mut Vec<String>) -> bool {
+    object.iter().any(|(key, item)| {
+        within(path, key.clone(), |path| {
+            key.contains('\0') || value_has_nul(item, path)
+        })
+    })
+}
+
+fn value_has_nul(value: &Value, path: &mut Vec<String>) -> bool {
+    match value {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .any(|(index, item)| within(path, index.to_string(), |path| value_has_nul(item, path))),
+        Value::Object(map) => object_has_nul(map, path),
+        _ => false,
+    }
+}
+
+/// Runs `check` with `segment` appended to `path`, keeping it there only when `check` finds a NUL.
+fn within(
+    path: &mut Vec<String>,
+    segment: String,
+    check: impl FnOnce(&mut Vec<String>) -> bool,
+) -> bool {
+    path.push(segment);
+    let found = check(path);
+    if !found {
+        path.pop();
+    }
+    found
 }
 
 #[cfg(test)]

@@ -122,6 +122,28 @@ pub struct SurveyState {
 }
 
 impl SurveyState {
+    /// A new survey's state: the given name and type, every other field at its default.
+    pub fn draft(name: String, survey_type: SurveyType) -> Self {
+        Self {
+            name,
+            description: String::new(),
+            survey_type,
+            linked_flag_id: None,
+            questions: None,
+            conditions: None,
+            appearance: None,
+            start_date: None,
+            end_date: None,
+            archived: false,
+            responses_limit: None,
+            schedule: Schedule::Once,
+            iteration_count: None,
+            iteration_frequency_days: None,
+            enable_partial_responses: false,
+            iterations: Iterations::default(),
+        }
+    }
+
     /// Whether the survey is live: launched, not stopped, not archived. Its targeting flag is
     /// active exactly then.
     pub fn is_running(&self) -> bool {

@@ -5,7 +5,7 @@ use rand::Rng as _;
 use serde_json::{Map, Value};
 
 use super::input::SurveyInput;
-use super::{Attach, Detach, Iterations, Schedule, Survey, SurveyState, SurveyType, TargetingPlan};
+use super::{Attach, Detach, Iterations, Survey, SurveyState, SurveyType, TargetingPlan};
 use crate::error::{ValidationCode, ValidationError};
 use crate::feature_flag::{FeatureFlag, NewFlag, validate_filters};
 use crate::input::Patch;
@@ -54,24 +54,7 @@ pub(crate) fn plan_create(
         .survey_type
         .value()
         .ok_or_else(|| ValidationError::required("type"))?;
-    let defaults = SurveyState {
-        name,
-        description: String::new(),
-        survey_type,
-        linked_flag_id: None,
-        questions: None,
-        conditions: None,
-        appearance: None,
-        start_date: None,
-        end_date: None,
-        archived: false,
-        responses_limit: None,
-        schedule: Schedule::Once,
-        iteration_count: None,
-        iteration_frequency_days: None,
-        enable_partial_responses: false,
-        iterations: Iterations::default(),
-    };
+    let defaults = SurveyState::draft(name, survey_type);
     let state = next_state(&defaults, input);
     check_rules(&state, input, None, flags)?;
     let attach = match (&input.targeting_flag_filters, &flags.targeting) {
