@@ -1,6 +1,7 @@
 //! Burrow's HTTP layer: a thin actix-web shell over the domain services. It depends on the
 //! domain only; the server crate hands it services already wired to adapters.
 
+mod catch_panic;
 mod dto;
 mod error;
 mod extract;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
-use actix_web::middleware::{NormalizePath, TrailingSlash};
+use actix_web::middleware::{self, NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
 use domain::feature_flag::FeatureFlagService;
@@ -54,7 +55,9 @@ pub fn app(
         .configure(routes::configure)
         .default_service(web::to(routes::not_found))
         // Order matters: the last `wrap` runs first. Paths lose their trailing slash before
-        // routing, and the error fallback sees every response on its way out.
+        // routing, a panic becomes a 500 inside the request's span, and the error fallback sees
+        // every response on its way out.
+        .wrap(middleware::from_fn(catch_panic::catch_panic))
         .wrap(fallback_errors::fallback_errors())
         .wrap(NormalizePath::new(TrailingSlash::Trim))
         .wrap(tracing_actix_web::TracingLogger::<

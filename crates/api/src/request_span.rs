@@ -1,5 +1,6 @@
-//! The span every request runs in. It records the method, the route and the path but never
-//! the query string, which may carry a `personal_api_key`.
+//! The span every request runs in. It records the method and the path, the route pattern that
+//! matched (once routing is done), and never the query string, which may carry a
+//! `personal_api_key`.
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -22,13 +23,19 @@ impl RootSpanBuilder for RedactedRootSpan {
             method = %request.method(),
             path = %request.path(),
             request_id = %request_id,
+            route = tracing::field::Empty,
             status = tracing::field::Empty,
         )
     }
 
     fn on_request_end<B: MessageBody>(span: Span, outcome: &Result<ServiceResponse<B>, Error>) {
         let status = match outcome {
-            Ok(response) => response.status(),
+            Ok(response) => {
+                if let Some(route) = response.request().match_pattern() {
+                    span.record("route", route);
+                }
+                response.status()
+            }
             Err(error) => error.as_response_error().status_code(),
         };
         span.record("status", status.as_u16());

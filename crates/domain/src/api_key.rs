@@ -60,7 +60,8 @@ impl PlainApiKey {
             .into_iter()
             .rev()
             .collect();
-        format!("{}...{tail}", &self.0[..self.0.len().min(KEY_PREFIX.len())])
+        let head: String = self.0.chars().take(KEY_PREFIX.chars().count()).collect();
+        format!("{head}...{tail}")
     }
 }
 
@@ -177,6 +178,15 @@ mod tests {
         let key = PlainApiKey::presented("phx_0123456789abcdWXYZ");
         assert_eq!(key.mask(), "phx_...WXYZ");
         assert!(!format!("{key:?}").contains("0123456789"));
+    }
+
+    #[test]
+    fn mask_counts_characters_not_bytes() {
+        for raw in ["ph€x_secret", "ééé", "€", ""] {
+            let key = PlainApiKey::presented(raw);
+            assert!(format!("{key:?}").starts_with("PlainApiKey("));
+        }
+        assert_eq!(PlainApiKey::presented("ph€x_abcdef").mask(), "ph€x...cdef");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Reading request fields out of a JSON object with DRF's messages: absent, null and value are
 //! kept apart (`Patch`), and a wrong type names the field.
 
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use chrono::{DateTime, Datelike as _, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::error::{ValidationCode, ValidationError};
@@ -153,8 +153,13 @@ pub fn not_null(attr: &str) -> ValidationError {
     ValidationError::field(attr, ValidationCode::Null, "This field may not be null.")
 }
 
-/// Parses ISO 8601 date-times; values without an offset are UTC.
+/// Parses ISO 8601 date-times; values without an offset are UTC. Only years 1–9999 (in UTC)
+/// are accepted: what PostgreSQL stores and every client can read back.
 pub fn parse_datetime(raw: &str) -> Option<DateTime<Utc>> {
+    parse_any_datetime(raw).filter(|at| (1..=9999).contains(&at.year()))
+}
+
+fn parse_any_datetime(raw: &str) -> Option<DateTime<Utc>> {
     let raw = raw.trim();
     if let Ok(with_offset) = DateTime::parse_from_rfc3339(raw) {
         return Some(with_offset.with_timezone(&Utc));
@@ -268,5 +273,15 @@ mod tests {
         assert_eq!(utc("2024-05-22").unwrap(), "2024-05-22T00:00:00+00:00");
         assert!(parse_datetime("garbage").is_none());
         assert!(parse_datetime("2024-13-01T00:00:00Z").is_none());
+    }
+
+    #[test]
+    fn datetimes_outside_years_1_to_9999_are_refused() {
+        assert!(parse_datetime("-5000-01-01T00:00:00").is_none());
+        assert!(parse_datetime("0000-12-31T23:00:00Z").is_none());
+        assert!(parse_datetime("0001-01-01T00:30:00+01:00").is_none());
+        assert!(parse_datetime("+10000-01-01T00:00:00Z").is_none());
+        assert!(parse_datetime("0001-01-01T00:00:00Z").is_some());
+        assert!(parse_datetime("9999-12-31T23:59:59Z").is_some());
     }
 }

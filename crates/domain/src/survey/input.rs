@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use super::iterations::MAX_FREQUENCY_DAYS;
 use super::questions::parse_questions;
 use super::settings::{parse_appearance, parse_conditions};
 use super::{Schedule, SurveyType};
@@ -87,7 +88,7 @@ impl SurveyInput {
             iteration_frequency_days: fields.bounded_integer(
                 "iteration_frequency_days",
                 0,
-                i64::from(i32::MAX),
+                i64::from(MAX_FREQUENCY_DAYS),
             )?,
             enable_partial_responses: fields.boolean("enable_partial_responses")?,
         })

@@ -1,10 +1,19 @@
 //! Recurring surveys: the iteration schedule derived from `iteration_count`,
 //! `iteration_frequency_days` and `start_date` on every write (PostHog's pre_save rule).
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Datelike as _, TimeDelta, Utc};
+
+use crate::error::{ValidationCode, ValidationError};
 
 /// Most iterations a schedule lists.
 pub const MAX_ITERATIONS: i32 = 500;
+
+/// Longest gap between two iterations (ten years): a client-controlled number of days is
+/// multiplied into a date, so it is bounded before any arithmetic.
+pub const MAX_FREQUENCY_DAYS: i32 = 3650;
+
+/// The last year a stored date may fall in (PostgreSQL and ISO 8601 clients agree up to it).
+const LAST_YEAR: i32 = 9999;
 
 /// The computed iteration fields.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -20,35 +29,53 @@ impl Iterations {
     /// Without a count or a frequency there is no schedule (`[]`, no current iteration). Before
     /// launch the dates are unknown (`null`). Once launched, iteration k starts `k × frequency`
     /// days after `start_date`, and the current iteration is at least 1.
+    ///
+    /// # Errors
+    /// `iteration_frequency_days` when a date of the schedule would fall after year 9999.
     pub fn compute(
         count: Option<i32>,
         frequency_days: Option<i32>,
         start_date: Option<DateTime<Utc>>,
         previous: &Iterations,
-    ) -> Self {
+    ) -> Result<Self, ValidationError> {
         let (Some(count @ 1..), Some(frequency @ 1..)) = (count, frequency_days) else {
-            return Self {
+            return Ok(Self {
                 start_dates: Some(vec![]),
                 current: None,
                 current_start_date: None,
-            };
+            });
         };
         let Some(start) = start_date else {
-            return Self {
+            return Ok(Self {
                 start_dates: None,
                 ..previous.clone()
-            };
+            });
         };
         let start_dates = (0..count.min(MAX_ITERATIONS))
-            .map(|k| start + TimeDelta::days(i64::from(k) * i64::from(frequency)))
-            .collect();
+            .map(|k| iteration_start(start, k, frequency))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                ValidationError::field(
+                    "iteration_frequency_days",
+                    ValidationCode::Invalid,
+                    format!("The iteration schedule must end by the year {LAST_YEAR}."),
+                )
+            })?;
         let current = previous.current.filter(|c| *c > 0).unwrap_or(1);
-        Self {
+        Ok(Self {
             start_dates: Some(start_dates),
             current: Some(current),
             current_start_date: Some(start),
-        }
+        })
     }
+}
+
+/// The start of iteration `k`, or `None` when it cannot be stored.
+fn iteration_start(start: DateTime<Utc>, k: i32, frequency_days: i32) -> Option<DateTime<Utc>> {
+    let days = i64::from(k).checked_mul(i64::from(frequency_days))?;
+    start
+        .checked_add_signed(TimeDelta::try_days(days)?)
+        .filter(|date| date.year() <= LAST_YEAR)
 }
 
 #[cfg(test)]
@@ -63,7 +90,7 @@ mod tests {
     fn launched_recurring_surveys_list_their_iteration_dates() {
         let start = at("2024-05-22T14:40:09Z");
         let iterations =
-            Iterations::compute(Some(2), Some(30), Some(start), &Iterations::default());
+            Iterations::compute(Some(2), Some(30), Some(start), &Iterations::default()).unwrap();
         assert_eq!(
             iterations.start_dates,
             Some(vec![start, at("2024-06-21T14:40:09Z")])
@@ -81,7 +108,8 @@ mod tests {
             (Some(3), Some(0)),
         ] {
             let iterations =
-                Iterations::compute(count, frequency, Some(Utc::now()), &Iterations::default());
+                Iterations::compute(count, frequency, Some(Utc::now()), &Iterations::default())
+                    .unwrap();
             assert_eq!(
                 iterations,
                 Iterations {
@@ -95,7 +123,8 @@ mod tests {
 
     #[test]
     fn before_launch_the_dates_are_unknown() {
-        let iterations = Iterations::compute(Some(3), Some(7), None, &Iterations::default());
+        let iterations =
+            Iterations::compute(Some(3), Some(7), None, &Iterations::default()).unwrap();
         assert_eq!(iterations.start_dates, None);
     }
 
@@ -105,7 +134,26 @@ mod tests {
             current: Some(3),
             ..Iterations::default()
         };
-        let iterations = Iterations::compute(Some(5), Some(7), Some(Utc::now()), &previous);
+        let iterations =
+            Iterations::compute(Some(5), Some(7), Some(Utc::now()), &previous).unwrap();
         assert_eq!(iterations.current, Some(3));
+    }
+
+    #[test]
+    fn a_schedule_past_year_9999_is_refused_not_overflowed() {
+        let start = at("9990-01-01T00:00:00Z");
+        let error = Iterations::compute(
+            Some(MAX_ITERATIONS),
+            Some(MAX_FREQUENCY_DAYS),
+            Some(start),
+            &Iterations::default(),
+        )
+        .unwrap_err();
+        assert_eq!(error.attr.as_deref(), Some("iteration_frequency_days"));
+        assert_eq!(
+            error.detail,
+            "The iteration schedule must end by the year 9999."
+        );
+        assert_eq!(iteration_start(start, i32::MAX, i32::MAX), None);
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn plan_create(
         .value()
         .ok_or_else(|| ValidationError::required("type"))?;
     let defaults = SurveyState::draft(name, survey_type);
-    let state = next_state(&defaults, input);
+    let state = next_state(&defaults, input)?;
     check_rules(&state, input, None, flags)?;
     let attach = match (&input.targeting_flag_filters, &flags.targeting) {
         (Some(filters), _) => Some(Attach::New(targeting_flag(
@@ -86,7 +86,7 @@ pub(crate) fn plan_update(
     flags: &ReferencedFlags,
     creator: UserId,
 ) -> Result<(SurveyState, TargetingPlan), ValidationError> {
-    let state = next_state(&current.state, input);
+    let state = next_state(&current.state, input)?;
     check_rules(&state, input, Some(current), flags)?;
     if let (Some(count @ 1..), Some(iteration)) =
         (state.iteration_count, current.state.iterations.current)
@@ -148,7 +148,7 @@ pub(crate) fn plan_update(
 }
 
 /// The request's fields applied over `base`, with the iterations recomputed.
-fn next_state(base: &SurveyState, input: &SurveyInput) -> SurveyState {
+fn next_state(base: &SurveyState, input: &SurveyInput) -> Result<SurveyState, ValidationError> {
     let mut state = base.clone();
     if let Patch::Value(name) = &input.name {
         state.name.clone_from(name);
@@ -186,8 +186,8 @@ fn next_state(base: &SurveyState, input: &SurveyInput) -> SurveyState {
         state.iteration_frequency_days,
         state.start_date,
         &base.iterations,
-    );
-    state
+    )?;
+    Ok(state)
 }
 
 fn check_rules(

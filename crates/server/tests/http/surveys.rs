@@ -958,3 +958,68 @@ async fn project_resources_are_also_served_under_environments() {
     let flags = format!("/api/environments/{}/feature_flags/", ada.project_id);
     assert_eq!(app.get(&flags, &ada.key).await.status(), 200);
 }
+
+#[tokio::test]
+async fn dates_and_schedules_out_of_range_answer_400_not_a_dropped_connection() {
+    let app = spawn_app().await;
+    let tenant = app.tenant("ada@example.com", &["*"]).await;
+    let (status, body) = create(
+        &app,
+        &tenant,
+        json!({"name": "x", "type": "api", "start_date": "2024-01-01", "iteration_count": 2, "iteration_frequency_days": 2147483647}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        validation(&body),
+        (
+            "max_value".into(),
+            "Ensure this value is less than or equal to 3650.".into(),
+            json!("iteration_frequency_days")
+        )
+    );
+
+    let (status, body) = create(
+        &app,
+        &tenant,
+        json!({"name": "late", "type": "api", "start_date": "9990-01-01", "iteration_count": 500, "iteration_frequency_days": 3650}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["attr"], "iteration_frequency_days");
+
+    let (status, body) = create(
+        &app,
+        &tenant,
+        json!({"name": "ancient", "type": "api", "start_date": "-5000-01-01T00:00:00"}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    let (code, detail, attr) = validation(&body);
+    assert_eq!(
+        (code.as_str(), attr),
+        ("invalid_input", json!("start_date"))
+    );
+    assert!(detail.starts_with("Datetime has wrong format."), "{detail}");
+
+    // The same inputs on PATCH, inside the update's locked transaction, answer 400 too and
+    // leave the survey as it was.
+    let (status, survey) = create(
+        &app,
+        &tenant,
+        json!({"name": "kept", "type": "api", "start_date": "2024-01-01"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{survey}");
+    for bad in [
+        json!({"iteration_count": 2, "iteration_frequency_days": 2147483647}),
+        json!({"start_date": "9999-12-31", "iteration_count": 3, "iteration_frequency_days": 30}),
+        json!({"end_date": "10000-01-01T00:00:00Z"}),
+    ] {
+        let (status, body) = patch(&app, &tenant, &survey, bad.clone()).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+    }
+    let (_, after) = parts(app.get(&survey_path(&tenant, &survey), &tenant.key).await).await;
+    assert_eq!(after["iteration_count"], Value::Null);
+    assert_eq!(after["start_date"], survey["start_date"]);
+}
