@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
+use domain::api_key::ApiKeyRepository;
 use domain::api_key::{ApiKey, NewApiKey};
-use domain::ports::ApiKeyRepository;
 use domain::tenancy::{User, UserId};
 use uuid::Uuid;
 

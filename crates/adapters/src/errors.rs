@@ -2,7 +2,7 @@
 
 use anyhow::Context as _;
 use diesel::result::DatabaseErrorKind;
-use domain::Unexpected;
+use domain::{DomainError, Unexpected};
 
 /// Attaches what was being done to a storage failure and makes it a domain `Unexpected`.
 pub(crate) trait StorageContext<T> {
@@ -28,4 +28,42 @@ pub(crate) fn is_unique_violation(error: &diesel::result::Error, constraint: &st
         diesel::result::Error::DatabaseError(DatabaseErrorKind::UniqueViolation, info)
             if info.constraint_name() == Some(constraint)
     )
+}
+
+/// The error of a transaction whose body returns domain errors: diesel's transaction manager
+/// needs `From<diesel::result::Error>`, which `DomainError` (a domain type) cannot have here.
+pub(crate) struct TransactionError(pub DomainError);
+
+impl From<diesel::result::Error> for TransactionError {
+    fn from(error: diesel::result::Error) -> Self {
+        Self(DomainError::Unexpected(unexpected(
+            error,
+            "running a transaction",
+        )))
+    }
+}
+
+impl From<DomainError> for TransactionError {
+    fn from(error: DomainError) -> Self {
+        Self(error)
+    }
+}
+
+impl From<Unexpected> for TransactionError {
+    fn from(error: Unexpected) -> Self {
+        Self(DomainError::Unexpected(error))
+    }
+}
+
+/// A write's failure: `Conflict` for a unique violation of `constraint`, else `Unexpected`.
+pub(crate) fn write_error(
+    error: diesel::result::Error,
+    constraint: &str,
+    what: &'static str,
+) -> DomainError {
+    if is_unique_violation(&error, constraint) {
+        DomainError::Conflict
+    } else {
+        DomainError::Unexpected(unexpected(error, what))
+    }
 }

@@ -1,19 +1,19 @@
-//! `FeatureFlagRepository` over the `feature_flags` table (soft-deleted flags are hidden).
+//! `FeatureFlagRepository` over the `feature_flags` table (soft-deleted flags are hidden). Every
+//! write to `feature_flags`, including a survey's targeting flag changes, goes through this module.
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::Unexpected;
-use domain::feature_flag::{
-    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagError, FlagId, NewFlag,
-};
+use domain::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
-use domain::tenancy::{ProjectId, UserBasic};
+use domain::tenancy::{ProjectId, UserBasic, UserId};
+use domain::{DomainError, Unexpected};
 
 use crate::database::Database;
-use crate::errors::{StorageContext, is_unique_violation, unexpected};
+use crate::errors::{StorageContext, write_error};
+use crate::paging::{page, window};
 use crate::rows::{FlagChangeset, FlagRow, NewFlagRow, UserBasicRow};
 use crate::schema::{feature_flags, users};
 
@@ -34,35 +34,93 @@ impl PgFeatureFlagRepository {
     }
 }
 
-/// Inserts a flag; shared with the survey transactions that create targeting flags.
+/// Inserts a flag exactly as given.
+///
+/// # Errors
+/// `Conflict` for a key a live flag of the project has.
 pub(crate) async fn insert_flag(
     conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    creator: Option<UserId>,
     flag: &NewFlag,
-) -> QueryResult<FlagRow> {
+) -> Result<FlagRow, DomainError> {
     diesel::insert_into(feature_flags::table)
-        .values(NewFlagRow::from(flag))
+        .values(NewFlagRow::new(project, creator, flag))
         .returning(FlagRow::as_returning())
         .get_result(conn)
         .await
+        .map_err(|error| write_error(error, LIVE_KEY_INDEX, "creating a feature flag"))
 }
 
-/// Soft-deletes a flag of the project: it frees its key and stops serving.
-pub(crate) async fn soft_delete_flag(
+/// Applies the changes, exactly as given, to a live flag of the project; `None` when there is
+/// no such flag.
+///
+/// # Errors
+/// `Conflict` for a key a live flag of the project has.
+pub(crate) async fn change_flag(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
-    flag: FlagId,
-) -> QueryResult<usize> {
-    diesel::update(
-        feature_flags::table
-            .filter(feature_flags::id.eq(flag.0))
-            .filter(feature_flags::project_id.eq(project.0)),
+    id: FlagId,
+    changes: FlagChanges,
+) -> Result<Option<FlagRow>, DomainError> {
+    let live = feature_flags::table
+        .filter(feature_flags::id.eq(id.0))
+        .filter(feature_flags::project_id.eq(project.0))
+        .filter(feature_flags::deleted.eq(false));
+    if changes.is_empty() {
+        // Diesel refuses an `UPDATE` without columns.
+        return live
+            .select(FlagRow::as_select())
+            .first(conn)
+            .await
+            .optional()
+            .map_err(|error| write_error(error, LIVE_KEY_INDEX, "loading a feature flag"));
+    }
+    diesel::update(live)
+        .set(FlagChangeset::from(changes))
+        .returning(FlagRow::as_returning())
+        .get_result(conn)
+        .await
+        .optional()
+        .map_err(|error| write_error(error, LIVE_KEY_INDEX, "updating a feature flag"))
+}
+
+/// The project's flags with these ids, deleted ones included, with their creators, in two
+/// queries. `lock` takes their row locks until the transaction ends, so no other write can
+/// change or delete them meanwhile.
+pub(crate) async fn load_flags(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    mut ids: Vec<i32>,
+    lock: bool,
+) -> Result<HashMap<i32, FeatureFlag>, Unexpected> {
+    ids.sort_unstable();
+    ids.dedup();
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let query = feature_flags::table
+        .filter(feature_flags::id.eq_any(ids))
+        .filter(feature_flags::project_id.eq(project.0))
+        .select(FlagRow::as_select());
+    let rows = if lock {
+        query.for_update().load(conn).await
+    } else {
+        query.load(conn).await
+    }
+    .during("loading feature flags")?;
+    let users = load_creators(
+        conn,
+        rows.iter().filter_map(|row| row.created_by_id).collect(),
     )
-    .set((
-        feature_flags::deleted.eq(true),
-        feature_flags::active.eq(false),
-    ))
-    .execute(conn)
     .await
+    .during("loading feature flags' creators")?;
+    rows.into_iter()
+        .map(|row| {
+            let creator = row.created_by_id.and_then(|id| users.get(&id).cloned());
+            Ok((row.id, row.into_flag(creator)?))
+        })
+        .collect()
 }
 
 /// The users with these ids, as `created_by` shows them, in one query.
@@ -95,14 +153,6 @@ async fn with_creator(
     row.into_flag(creator)
 }
 
-fn flag_error(error: diesel::result::Error, what: &'static str) -> FlagError {
-    if is_unique_violation(&error, LIVE_KEY_INDEX) {
-        FlagError::KeyTaken
-    } else {
-        FlagError::Unexpected(unexpected(error, what))
-    }
-}
-
 /// A page of `(flag, creator)` rows as domain flags.
 fn to_flags(rows: Vec<(FlagRow, Option<UserBasicRow>)>) -> Result<Vec<FeatureFlag>, Unexpected> {
     rows.into_iter()
@@ -115,7 +165,7 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
     async fn list(
         &self,
         project: ProjectId,
-        page: PageRequest,
+        page_request: PageRequest,
     ) -> Result<Page<FeatureFlag>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let live = || {
@@ -128,19 +178,17 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
             .get_result::<i64>(&mut conn)
             .await
             .during("counting feature flags")?;
-        let rows = live()
-            .left_join(users::table)
-            .order((feature_flags::created_at.desc(), feature_flags::id.desc()))
-            .limit(i64::from(page.limit))
-            .offset(i64::try_from(page.offset).unwrap_or(i64::MAX))
-            .select((FlagRow::as_select(), Option::<UserBasicRow>::as_select()))
-            .load(&mut conn)
-            .await
-            .during("listing feature flags")?;
-        Ok(Page {
-            count: count.unsigned_abs(),
-            items: to_flags(rows)?,
-        })
+        let rows = window(
+            live()
+                .left_join(users::table)
+                .order((feature_flags::created_at.desc(), feature_flags::id.desc()))
+                .select((FlagRow::as_select(), Option::<UserBasicRow>::as_select())),
+            page_request,
+        )
+        .load(&mut conn)
+        .await
+        .during("listing feature flags")?;
+        Ok(page(count, to_flags(rows)?))
     }
 
     async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected> {
@@ -158,11 +206,14 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
         Ok(to_flags(row.into_iter().collect())?.pop())
     }
 
-    async fn create(&self, flag: NewFlag) -> Result<FeatureFlag, FlagError> {
+    async fn create(
+        &self,
+        project: ProjectId,
+        creator: Option<UserId>,
+        flag: NewFlag,
+    ) -> Result<FeatureFlag, DomainError> {
         let mut conn = self.database.connection().await?;
-        let row = insert_flag(&mut conn, &flag)
-            .await
-            .map_err(|error| flag_error(error, "creating a feature flag"))?;
+        let row = insert_flag(&mut conn, project, creator, &flag).await?;
         Ok(with_creator(&mut conn, row).await?)
     }
 
@@ -171,25 +222,11 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
         project: ProjectId,
         id: FlagId,
         changes: FlagChanges,
-    ) -> Result<FeatureFlag, FlagError> {
-        let changeset = FlagChangeset::from(changes);
-        if changeset.is_empty() {
-            return self.get(project, id).await?.ok_or(FlagError::NotFound);
-        }
+    ) -> Result<FeatureFlag, DomainError> {
         let mut conn = self.database.connection().await?;
-        let row = diesel::update(
-            feature_flags::table
-                .filter(feature_flags::id.eq(id.0))
-                .filter(feature_flags::project_id.eq(project.0))
-                .filter(feature_flags::deleted.eq(false)),
-        )
-        .set(changeset)
-        .returning(FlagRow::as_returning())
-        .get_result(&mut conn)
-        .await
-        .optional()
-        .map_err(|error| flag_error(error, "updating a feature flag"))?
-        .ok_or(FlagError::NotFound)?;
+        let row = change_flag(&mut conn, project, id, changes)
+            .await?
+            .ok_or(DomainError::NotFound)?;
         Ok(with_creator(&mut conn, row).await?)
     }
 }

@@ -6,6 +6,7 @@ mod database;
 mod errors;
 mod feature_flags;
 mod migrations;
+mod paging;
 mod rows;
 mod schema;
 mod surveys;

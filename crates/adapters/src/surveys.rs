@@ -1,26 +1,26 @@
 //! `SurveyRepository` over the `surveys` table; each write, with its targeting flag changes, is
-//! one transaction.
+//! one transaction that locks the survey and every flag it touches before planning.
 
 use std::collections::HashMap;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use domain::Unexpected;
-use domain::feature_flag::FlagId;
+use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
-    Attach, NewSurvey, Survey, SurveyError, SurveyFilter, SurveyRepository, TargetingPlan,
-    UpdatePlanner,
+    CreatePlanner, FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId,
+    SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
 };
-use domain::tenancy::ProjectId;
-use uuid::Uuid;
+use domain::tenancy::{ProjectId, UserId};
+use domain::{DomainError, Unexpected};
 
 use crate::database::Database;
-use crate::errors::{StorageContext, is_unique_violation, unexpected};
-use crate::feature_flags::{insert_flag, load_creators, soft_delete_flag};
-use crate::rows::{FlagRow, SurveyRow, SurveyStateRow};
-use crate::schema::{feature_flags, surveys};
+use crate::errors::{StorageContext, TransactionError, write_error};
+use crate::feature_flags::{change_flag, insert_flag, load_creators, load_flags};
+use crate::paging::{page, window};
+use crate::rows::{SurveyRow, SurveyStateRow};
+use crate::schema::surveys;
 
 type Pg = diesel::pg::Pg;
 
@@ -39,40 +39,6 @@ impl PgSurveyRepository {
     }
 }
 
-/// The error of a survey transaction: diesel's transaction manager needs
-/// `From<diesel::result::Error>`, which the domain's `SurveyError` cannot have here.
-struct TransactionError(SurveyError);
-
-impl From<diesel::result::Error> for TransactionError {
-    fn from(error: diesel::result::Error) -> Self {
-        Self(SurveyError::Unexpected(unexpected(
-            error,
-            "running a survey transaction",
-        )))
-    }
-}
-
-impl From<SurveyError> for TransactionError {
-    fn from(error: SurveyError) -> Self {
-        Self(error)
-    }
-}
-
-impl From<Unexpected> for TransactionError {
-    fn from(error: Unexpected) -> Self {
-        Self(SurveyError::Unexpected(error))
-    }
-}
-
-/// A survey write's failure: `NameTaken` for the project's name constraint, else `Unexpected`.
-fn survey_write_error(error: diesel::result::Error, what: &'static str) -> TransactionError {
-    if is_unique_violation(&error, NAME_CONSTRAINT) {
-        TransactionError(SurveyError::NameTaken)
-    } else {
-        TransactionError(SurveyError::Unexpected(unexpected(error, what)))
-    }
-}
-
 /// Escapes `LIKE` wildcards so a search term matches literally (backslash is the default
 /// escape character).
 fn like_pattern(term: &str) -> String {
@@ -88,166 +54,121 @@ fn like_pattern(term: &str) -> String {
     pattern
 }
 
-/// Turns a page of survey rows into surveys with two more queries, however long the page:
-/// one for every flag they reference (deleted ones included) and one for every creator.
+/// Turns survey rows into surveys, given their flags (deleted ones included), with one more
+/// query for every creator, however many rows.
 async fn assemble(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    rows: Vec<SurveyRow>,
+    flags: &HashMap<i32, FeatureFlag>,
+) -> Result<Vec<Survey>, Unexpected> {
+    let users = load_creators(
+        conn,
+        rows.iter().filter_map(|row| row.created_by_id).collect(),
+    )
+    .await
+    .during("loading surveys' creators")?;
+    rows.into_iter()
+        .map(|row| row.into_survey(flags, &users))
+        .collect()
+}
+
+/// The flags survey rows point at.
+fn flag_ids(rows: &[SurveyRow]) -> Vec<i32> {
+    rows.iter()
+        .flat_map(|row| [row.linked_flag_id, row.targeting_flag_id])
+        .flatten()
+        .collect()
+}
+
+/// Survey rows with their flags and creators, in a fixed number of queries.
+async fn load_surveys(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     rows: Vec<SurveyRow>,
 ) -> Result<Vec<Survey>, Unexpected> {
-    let mut flag_ids: Vec<i32> = rows
-        .iter()
-        .flat_map(|row| [row.linked_flag_id, row.targeting_flag_id])
-        .flatten()
-        .collect();
-    flag_ids.sort_unstable();
-    flag_ids.dedup();
-    let flag_rows = if flag_ids.is_empty() {
-        Vec::new()
-    } else {
-        feature_flags::table
-            .filter(feature_flags::id.eq_any(flag_ids))
-            .filter(feature_flags::project_id.eq(project.0))
-            .select(FlagRow::as_select())
-            .load(conn)
-            .await
-            .during("loading surveys' feature flags")?
-    };
-    let creator_ids = rows
-        .iter()
-        .map(|row| row.created_by_id)
-        .chain(flag_rows.iter().map(|flag| flag.created_by_id))
-        .flatten()
-        .collect();
-    let users = load_creators(conn, creator_ids)
-        .await
-        .during("loading surveys' creators")?;
-    let flags = flag_rows
-        .into_iter()
-        .map(|row| {
-            let creator = row.created_by_id.and_then(|id| users.get(&id).cloned());
-            Ok((row.id, row.into_flag(creator)?))
-        })
-        .collect::<Result<HashMap<_, _>, Unexpected>>()?;
-    rows.into_iter()
-        .map(|row| row.into_survey(&flags, &users))
-        .collect()
+    let flags = load_flags(conn, project, flag_ids(&rows), false).await?;
+    assemble(conn, rows, &flags).await
 }
 
 /// One survey of the project, with its flags and creator.
 async fn load_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
-    id: Uuid,
+    id: SurveyId,
 ) -> Result<Option<Survey>, Unexpected> {
     let row = surveys::table
-        .filter(surveys::id.eq(id))
+        .filter(surveys::id.eq(id.0))
         .filter(surveys::project_id.eq(project.0))
         .select(SurveyRow::as_select())
         .first(conn)
         .await
         .optional()
         .during("loading a survey")?;
-    Ok(assemble(conn, project, row.into_iter().collect())
+    Ok(load_surveys(conn, project, row.into_iter().collect())
         .await?
         .pop())
+}
+
+/// The referenced flags, among the locked ones, that are live.
+fn referenced(flags: &HashMap<i32, FeatureFlag>, references: FlagReferences) -> ReferencedFlags {
+    let live = |id: Option<FlagId>| {
+        id.and_then(|id| flags.get(&id.0))
+            .filter(|flag| !flag.deleted)
+            .cloned()
+    };
+    ReferencedFlags {
+        linked: live(references.linked),
+        targeting: live(references.targeting),
+    }
+}
+
+fn reference_ids(references: FlagReferences) -> impl Iterator<Item = i32> {
+    [references.linked, references.targeting]
+        .into_iter()
+        .flatten()
+        .map(|id| id.0)
+}
+
+/// Executes a plan's targeting steps: soft-delete the flag let go of, then create or change the
+/// flag the survey ends up with. Returns that flag and whether the survey owns it.
+async fn store_targeting(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    write: &SurveyWrite,
+) -> Result<(Option<i32>, bool), DomainError> {
+    if let Some(deleted) = write.targeting.delete {
+        change_flag(conn, project, deleted, FlagChanges::deletion()).await?;
+    }
+    let Some(flag) = &write.targeting.flag else {
+        return Ok((None, false));
+    };
+    let id = match flag {
+        TargetingFlag::New { flag, created_by } => {
+            insert_flag(conn, project, Some(*created_by), flag)
+                .await?
+                .id
+        }
+        TargetingFlag::Existing { id, changes, .. } => {
+            change_flag(conn, project, *id, changes.clone())
+                .await?
+                .ok_or_else(|| {
+                    Unexpected::new(format!("targeting flag {} vanished while locked", id.0))
+                })?
+                .id
+        }
+    };
+    Ok((Some(id), flag.owned()))
 }
 
 /// A survey that was just written, read back inside its transaction.
 async fn reload_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
-    id: Uuid,
+    id: SurveyId,
 ) -> Result<Survey, Unexpected> {
     load_survey(conn, project, id)
         .await?
-        .ok_or_else(|| Unexpected::new(format!("survey {id} vanished while being written")))
-}
-
-/// Which targeting flag a survey has, and whether it owns it.
-#[derive(Clone, Copy)]
-struct Targeting {
-    flag: Option<i32>,
-    owned: bool,
-}
-
-/// Gives the survey the flag `attach` names, creating it if it is new.
-async fn attach_flag(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    attach: &Attach,
-) -> Result<Targeting, Unexpected> {
-    Ok(match attach {
-        Attach::New(flag) => {
-            let row = insert_flag(conn, flag)
-                .await
-                .during("creating a survey's targeting flag")?;
-            Targeting {
-                flag: Some(row.id),
-                owned: true,
-            }
-        }
-        Attach::Existing(FlagId(id)) => Targeting {
-            flag: Some(*id),
-            owned: false,
-        },
-    })
-}
-
-/// Applies a plan's detach, attach and filters steps to the survey's targeting flag and returns
-/// the flag it ends up with.
-async fn change_targeting(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    plan: &TargetingPlan,
-    mut targeting: Targeting,
-) -> Result<Targeting, Unexpected> {
-    if let Some(detach) = plan.detach {
-        targeting = Targeting {
-            flag: None,
-            owned: false,
-        };
-        if detach.delete {
-            soft_delete_flag(conn, project, detach.flag)
-                .await
-                .during("deleting a survey's targeting flag")?;
-        }
-    }
-    if let Some(attach) = &plan.attach {
-        targeting = attach_flag(conn, attach).await?;
-    }
-    if let (Some(filters), Some(flag)) = (&plan.filters, targeting.flag) {
-        diesel::update(
-            feature_flags::table
-                .filter(feature_flags::id.eq(flag))
-                .filter(feature_flags::project_id.eq(project.0)),
-        )
-        .set(feature_flags::filters.eq(serde_json::Value::Object(filters.clone())))
-        .execute(conn)
-        .await
-        .during("replacing a targeting flag's filters")?;
-    }
-    Ok(targeting)
-}
-
-/// The last step of a plan: the survey's targeting flag serves exactly while it runs.
-async fn set_targeting_active(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    targeting: Targeting,
-    active: bool,
-) -> Result<(), Unexpected> {
-    if let Some(flag) = targeting.flag {
-        diesel::update(
-            feature_flags::table
-                .filter(feature_flags::id.eq(flag))
-                .filter(feature_flags::project_id.eq(project.0)),
-        )
-        .set(feature_flags::active.eq(active))
-        .execute(conn)
-        .await
-        .during("switching a targeting flag on or off")?;
-    }
-    Ok(())
+        .ok_or_else(|| Unexpected::new(format!("survey {} vanished while being written", id.0)))
 }
 
 #[async_trait]
@@ -256,7 +177,7 @@ impl SurveyRepository for PgSurveyRepository {
         &self,
         project: ProjectId,
         filter: &SurveyFilter,
-        page: PageRequest,
+        page_request: PageRequest,
     ) -> Result<Page<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let matching = || {
@@ -281,50 +202,49 @@ impl SurveyRepository for PgSurveyRepository {
             .get_result::<i64>(&mut conn)
             .await
             .during("counting surveys")?;
-        let rows = matching()
-            .order((surveys::created_at.desc(), surveys::id.desc()))
-            .limit(i64::from(page.limit))
-            .offset(i64::try_from(page.offset).unwrap_or(i64::MAX))
-            .select(SurveyRow::as_select())
-            .load(&mut conn)
-            .await
-            .during("listing surveys")?;
-        Ok(Page {
-            count: count.unsigned_abs(),
-            items: assemble(&mut conn, project, rows).await?,
-        })
+        let rows = window(
+            matching().order((surveys::created_at.desc(), surveys::id.desc())),
+            page_request,
+        )
+        .select(SurveyRow::as_select())
+        .load(&mut conn)
+        .await
+        .during("listing surveys")?;
+        Ok(page(count, load_surveys(&mut conn, project, rows).await?))
     }
 
-    async fn get(&self, project: ProjectId, id: Uuid) -> Result<Option<Survey>, Unexpected> {
+    async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
         load_survey(&mut conn, project, id).await
     }
 
-    async fn create(&self, survey: NewSurvey) -> Result<Survey, SurveyError> {
+    async fn create(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        references: FlagReferences,
+        planner: &CreatePlanner<'_>,
+    ) -> Result<Survey, DomainError> {
         let mut conn = self.database.connection().await?;
-        let project = survey.project_id;
         conn.transaction::<_, TransactionError, _>(async |conn| {
-            let targeting = match &survey.targeting.attach {
-                Some(attach) => attach_flag(conn, attach).await?,
-                None => Targeting {
-                    flag: None,
-                    owned: false,
-                },
-            };
+            let locked =
+                load_flags(conn, project, reference_ids(references).collect(), true).await?;
+            let write = planner(&referenced(&locked, references))?;
+            let (targeting_flag, owned) = store_targeting(conn, project, &write).await?;
             diesel::insert_into(surveys::table)
                 .values((
-                    SurveyStateRow::from(&survey.state),
-                    surveys::id.eq(survey.id),
+                    SurveyStateRow::from(&write.state),
+                    surveys::id.eq(id.0),
                     surveys::project_id.eq(project.0),
-                    surveys::targeting_flag_id.eq(targeting.flag),
-                    surveys::owns_targeting_flag.eq(targeting.owned),
-                    surveys::created_by_id.eq(survey.created_by.map(|user| user.0)),
+                    surveys::targeting_flag_id.eq(targeting_flag),
+                    surveys::owns_targeting_flag.eq(owned),
+                    surveys::created_by_id.eq(creator.0),
                 ))
                 .execute(conn)
                 .await
-                .map_err(|error| survey_write_error(error, "creating a survey"))?;
-            set_targeting_active(conn, project, targeting, survey.targeting.active).await?;
-            Ok(reload_survey(conn, project, survey.id).await?)
+                .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))?;
+            Ok(reload_survey(conn, project, id).await?)
         })
         .await
         .map_err(|TransactionError(error)| error)
@@ -333,13 +253,14 @@ impl SurveyRepository for PgSurveyRepository {
     async fn update(
         &self,
         project: ProjectId,
-        id: Uuid,
+        id: SurveyId,
+        references: FlagReferences,
         planner: &UpdatePlanner<'_>,
-    ) -> Result<Survey, SurveyError> {
+    ) -> Result<Survey, DomainError> {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
             let row = surveys::table
-                .filter(surveys::id.eq(id))
+                .filter(surveys::id.eq(id.0))
                 .filter(surveys::project_id.eq(project.0))
                 .select(SurveyRow::as_select())
                 .for_update()
@@ -347,55 +268,59 @@ impl SurveyRepository for PgSurveyRepository {
                 .await
                 .optional()
                 .during("locking a survey")?
-                .ok_or(SurveyError::NotFound)?;
-            let stored = Targeting {
-                flag: row.targeting_flag_id,
-                owned: row.owns_targeting_flag,
-            };
-            let current = assemble(conn, project, vec![row])
+                .ok_or(DomainError::NotFound)?;
+            let ids = flag_ids(std::slice::from_ref(&row))
+                .into_iter()
+                .chain(reference_ids(references))
+                .collect();
+            let locked = load_flags(conn, project, ids, true).await?;
+            let current = assemble(conn, vec![row], &locked)
                 .await?
                 .pop()
-                .ok_or_else(|| Unexpected::new(format!("survey {id} was loaded but not built")))?;
-            let update = planner(&current)?;
-            let targeting = change_targeting(conn, project, &update.targeting, stored).await?;
-            diesel::update(surveys::table.find(id))
+                .ok_or_else(|| {
+                    Unexpected::new(format!("survey {} was loaded but not built", id.0))
+                })?;
+            let write = planner(&current, &referenced(&locked, references))?;
+            let (targeting_flag, owned) = store_targeting(conn, project, &write).await?;
+            diesel::update(surveys::table.find(id.0))
                 .set((
-                    SurveyStateRow::from(&update.state),
-                    surveys::targeting_flag_id.eq(targeting.flag),
-                    surveys::owns_targeting_flag.eq(targeting.owned),
+                    SurveyStateRow::from(&write.state),
+                    surveys::targeting_flag_id.eq(targeting_flag),
+                    surveys::owns_targeting_flag.eq(owned),
                     surveys::updated_at.eq(diesel::dsl::now),
                 ))
                 .execute(conn)
                 .await
-                .map_err(|error| survey_write_error(error, "updating a survey"))?;
-            set_targeting_active(conn, project, targeting, update.targeting.active).await?;
+                .map_err(|error| write_error(error, NAME_CONSTRAINT, "updating a survey"))?;
             Ok(reload_survey(conn, project, id).await?)
         })
         .await
         .map_err(|TransactionError(error)| error)
     }
 
-    async fn delete(&self, project: ProjectId, id: Uuid) -> Result<bool, Unexpected> {
+    async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<bool, DomainError> {
         let mut conn = self.database.connection().await?;
-        conn.transaction::<_, diesel::result::Error, _>(async |conn| {
+        conn.transaction::<_, TransactionError, _>(async |conn| {
             let deleted = diesel::delete(
                 surveys::table
-                    .filter(surveys::id.eq(id))
+                    .filter(surveys::id.eq(id.0))
                     .filter(surveys::project_id.eq(project.0)),
             )
             .returning((surveys::targeting_flag_id, surveys::owns_targeting_flag))
             .get_result::<(Option<i32>, bool)>(conn)
             .await
-            .optional()?;
+            .optional()
+            .during("deleting a survey")?;
             let Some((targeting, owned)) = deleted else {
                 return Ok(false);
             };
             if let (Some(flag), true) = (targeting, owned) {
-                soft_delete_flag(conn, project, FlagId(flag)).await?;
+                // A flag deleted through the flags API meanwhile is already gone.
+                change_flag(conn, project, FlagId(flag), FlagChanges::deletion()).await?;
             }
             Ok(true)
         })
         .await
-        .during("deleting a survey and its targeting flag")
+        .map_err(|TransactionError(error)| error)
     }
 }

@@ -4,9 +4,8 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection as _, RunQueryDsl};
 use domain::Unexpected;
-use domain::ports::{
-    BootstrapPlan, BootstrapRecord, Page, PageRequest, TenancyRepository, VisibleProjects,
-};
+use domain::ports::{Page, PageRequest};
+use domain::tenancy::{BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
 use domain::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,
@@ -16,6 +15,7 @@ use uuid::Uuid;
 use crate::api_keys::insert_key;
 use crate::database::Database;
 use crate::errors::StorageContext;
+use crate::paging::{page, window};
 use crate::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
 use crate::schema::{organization_memberships, organizations, projects, users};
 
@@ -130,7 +130,7 @@ impl TenancyRepository for PgTenancyRepository {
     async fn visible_projects(
         &self,
         filter: &VisibleProjects,
-        page: PageRequest,
+        page_request: PageRequest,
     ) -> Result<Page<Project>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let visible = || {
@@ -159,18 +159,12 @@ impl TenancyRepository for PgTenancyRepository {
             .get_result::<i64>(&mut conn)
             .await
             .during("counting visible projects")?;
-        let rows = visible()
-            .order(projects::id.asc())
-            .limit(i64::from(page.limit))
-            .offset(i64::try_from(page.offset).unwrap_or(i64::MAX))
+        let rows = window(visible().order(projects::id.asc()), page_request)
             .select(ProjectRow::as_select())
             .load(&mut conn)
             .await
             .during("listing visible projects")?;
-        Ok(Page {
-            count: count.unsigned_abs(),
-            items: rows.into_iter().map(Into::into).collect(),
-        })
+        Ok(page(count, rows.into_iter().map(Into::into).collect()))
     }
 
     async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected> {

@@ -7,9 +7,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::ContentType;
 use actix_web::{HttpResponse, ResponseError};
 use domain::access::AccessError;
-use domain::feature_flag::FlagError;
-use domain::survey::SurveyError;
-use domain::{Unexpected, ValidationError};
+use domain::{DomainError, Unexpected, ValidationError};
 use serde::Serialize;
 
 /// A failed request, ready to be rendered.
@@ -220,34 +218,16 @@ impl From<AccessError> for ApiError {
     }
 }
 
-impl From<FlagError> for ApiError {
-    fn from(error: FlagError) -> Self {
-        match &error {
-            FlagError::Invalid(invalid) => invalid.clone().into(),
-            FlagError::NotFound => Self::not_found(),
-            FlagError::KeyTaken => ValidationError::field(
-                "key",
-                domain::error::ValidationCode::Unique,
-                error.to_string(),
-            )
-            .into(),
-            FlagError::Unexpected(cause) => Self::internal(cause),
-        }
-    }
-}
-
-impl From<SurveyError> for ApiError {
-    fn from(error: SurveyError) -> Self {
+/// Every resource's use-case errors, mapped here and nowhere else.
+impl From<DomainError> for ApiError {
+    fn from(error: DomainError) -> Self {
         match error {
-            SurveyError::Invalid(invalid) => invalid.into(),
-            SurveyError::NotFound => Self::not_found(),
-            SurveyError::NameTaken => ValidationError::field(
-                "name",
-                domain::error::ValidationCode::Unique,
-                "There is already a survey with this name.",
-            )
-            .into(),
-            SurveyError::Unexpected(cause) => cause.into(),
+            DomainError::Invalid(invalid) => invalid.into(),
+            DomainError::NotFound => Self::not_found(),
+            // Services turn conflicts into the validation error their clients expect; one that
+            // arrives here is a service that forgot to, which is a bug worth a logged 500.
+            DomainError::Conflict => Self::internal(&error),
+            DomainError::Unexpected(cause) => cause.into(),
         }
     }
 }

@@ -6,6 +6,7 @@ mod dto;
 mod error;
 mod extract;
 mod fallback_errors;
+mod fields;
 mod request_span;
 mod routes;
 mod settings;
@@ -22,6 +23,7 @@ use domain::ports::Readiness;
 use domain::survey::SurveyService;
 
 pub use error::{ApiError, ErrorBody};
+pub use routes::{RouteInfo, route_table};
 pub use settings::ApiSettings;
 
 /// The domain services the routes call. Cheap to clone: one copy per worker.

@@ -4,16 +4,17 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use uuid::Uuid;
 
+use crate::api_key::ApiKeyRepository;
 use crate::api_key::{ApiKey, PlainApiKey};
 use crate::error::Unexpected;
-use crate::ports::{ApiKeyRepository, Page, PageRequest, TenancyRepository, VisibleProjects};
+use crate::ports::{Page, PageRequest};
 use crate::scope::RequiredScope;
 use crate::tenancy::{
     MembershipLevel, Organization, OrganizationId, OrganizationMembership, Project, ProjectId,
     TenantRef, User,
 };
+use crate::tenancy::{TenancyRepository, VisibleProjects};
 
 /// Where in the request the key was found; error messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,22 +136,16 @@ impl AccessService {
         }
     }
 
-    /// Resolves a project path segment (`42` or `@current`) and checks the caller may use it.
+    /// Resolves the project a path names (`42` or `@current`) and checks the caller may use it.
     ///
     /// # Errors
-    /// `ProjectNotFound` for a missing or malformed id, `KeyNotScopedTo…` when the key is
-    /// restricted elsewhere, `NotProjectMember` when the user is not in its organization.
+    /// `ProjectNotFound` for a missing project, `KeyNotScopedTo…` when the key is restricted
+    /// elsewhere, `NotProjectMember` when the user is not in its organization.
     pub async fn project(
         &self,
         principal: Principal,
-        segment: &str,
+        reference: TenantRef<ProjectId>,
     ) -> Result<ProjectAccess, AccessError> {
-        let reference = match segment {
-            "@current" => TenantRef::Current,
-            raw => TenantRef::Id(ProjectId(
-                raw.parse().map_err(|_| AccessError::ProjectNotFound)?,
-            )),
-        };
         let id = match reference {
             TenantRef::Id(id) => id,
             TenantRef::Current => self.current_project(&principal).await?,
@@ -180,20 +175,19 @@ impl AccessService {
         })
     }
 
-    /// Resolves an organization path segment (UUID or `@current`) and checks the caller may use it.
+    /// Resolves the organization a path names (UUID or `@current`) and checks the caller may
+    /// use it.
     ///
     /// # Errors
     /// `OrganizationNotFound`, `KeyNotScopedToOrganization`, `NotOrganizationMember`.
     pub async fn organization(
         &self,
         principal: Principal,
-        segment: &str,
+        reference: TenantRef<OrganizationId>,
     ) -> Result<OrganizationAccess, AccessError> {
-        let id = match segment {
-            "@current" => self.current_organization(&principal).await?,
-            raw => {
-                OrganizationId(Uuid::parse_str(raw).map_err(|_| AccessError::OrganizationNotFound)?)
-            }
+        let id = match reference {
+            TenantRef::Current => self.current_organization(&principal).await?,
+            TenantRef::Id(id) => id,
         };
         let organization = self
             .tenancy

@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
+use crate::api_key::ApiKeyRepository;
 use crate::api_key::{NewApiKey, PlainApiKey};
 use crate::error::Unexpected;
-use crate::ports::{ApiKeyRepository, BootstrapPlan, BootstrapRecord, TenancyRepository};
 use crate::scope::ScopeGrants;
+use crate::tenancy::{BootstrapPlan, BootstrapRecord, TenancyRepository};
 use crate::tenancy::{
     Email, MembershipLevel, OrganizationId, PluginsAccessLevel, Project, ProjectId, User,
     generate_project_api_token,

@@ -1,4 +1,5 @@
-//! Error types shared by every aggregate: field validation failures and opaque infrastructure faults.
+//! Error types shared by every aggregate: field validation failures, the one error every resource's
+//! ports and use cases return, and opaque infrastructure faults.
 
 use std::fmt;
 
@@ -13,6 +14,35 @@ impl Unexpected {
     /// Wraps any error coming out of an adapter.
     pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
         Self(error.into())
+    }
+}
+
+/// Why a resource's use case (or a port behind it) failed. One enum for every aggregate, so the
+/// HTTP layer maps each case to a status in one place.
+#[derive(Debug, thiserror::Error)]
+pub enum DomainError {
+    /// The request breaks a rule; nothing was written.
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    /// No such resource in this tenant (a resource of another tenant looks the same).
+    #[error("Not found.")]
+    NotFound,
+    /// Storage refused a write that breaks the aggregate's uniqueness rule (a taken survey name,
+    /// a taken flag key). Only repositories return it; the service turns it into the
+    /// validation error its clients expect, with `DomainError::conflict_as`.
+    #[error("the write conflicts with a stored row")]
+    Conflict,
+    #[error(transparent)]
+    Unexpected(#[from] Unexpected),
+}
+
+impl DomainError {
+    /// A storage conflict as the validation error the use case reports; other errors unchanged.
+    pub fn conflict_as(self, error: impl FnOnce() -> ValidationError) -> Self {
+        match self {
+            Self::Conflict => Self::Invalid(error()),
+            other => other,
+        }
     }
 }
 
@@ -81,6 +111,11 @@ impl ValidationError {
     /// `This field is required.` for `attr`.
     pub fn required(attr: impl Into<String>) -> Self {
         Self::field(attr, ValidationCode::Required, "This field is required.")
+    }
+
+    /// A broken rule about `attr` (code `invalid_input`), the most common kind.
+    pub fn invalid(attr: impl Into<String>, detail: impl Into<String>) -> Self {
+        Self::field(attr, ValidationCode::Invalid, detail)
     }
 }
 

@@ -8,7 +8,7 @@ pub mod admin;
 pub mod api_key;
 pub mod error;
 pub mod feature_flag;
-pub mod input;
+pub mod patch;
 pub mod ports;
 pub mod scope;
 pub mod survey;
@@ -16,4 +16,4 @@ pub mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use error::{Unexpected, ValidationError};
+pub use error::{DomainError, Unexpected, ValidationError};

@@ -7,7 +7,7 @@ use domain::access::{AccessError, AccessService, KeyLocation, PresentedKey, Prin
 use domain::admin::{AdminService, BootstrapRequest, Bootstrapped, KeyRequest};
 use domain::api_key::PlainApiKey;
 use domain::scope::{AccessKind, RequiredScope, ScopeObject};
-use domain::tenancy::{MembershipLevel, PluginsAccessLevel};
+use domain::tenancy::{MembershipLevel, PluginsAccessLevel, ProjectId, TenantRef};
 use domain::testing::InMemoryStore;
 
 struct World {
@@ -151,7 +151,10 @@ async fn projects_resolve_by_id_and_current_and_refuse_strangers() {
 
     let by_id = world
         .access
-        .project(principal(&world, &ada.key).await, &ada_project.to_string())
+        .project(
+            principal(&world, &ada.key).await,
+            TenantRef::Id(ada_project),
+        )
         .await
         .unwrap();
     assert_eq!(by_id.project.id, ada_project);
@@ -159,14 +162,17 @@ async fn projects_resolve_by_id_and_current_and_refuse_strangers() {
 
     let current = world
         .access
-        .project(principal(&world, &ada.key).await, "@current")
+        .project(principal(&world, &ada.key).await, TenantRef::Current)
         .await
         .unwrap();
     assert_eq!(current.project.id, ada_project);
 
     let stranger = world
         .access
-        .project(principal(&world, &bob.key).await, &ada_project.to_string())
+        .project(
+            principal(&world, &bob.key).await,
+            TenantRef::Id(ada_project),
+        )
         .await
         .unwrap_err();
     assert_eq!(
@@ -174,10 +180,13 @@ async fn projects_resolve_by_id_and_current_and_refuse_strangers() {
         "You don't have access to the project."
     );
 
-    for missing in ["999", "abc", "-1"] {
+    for missing in [999, -1] {
         let error = world
             .access
-            .project(principal(&world, &ada.key).await, missing)
+            .project(
+                principal(&world, &ada.key).await,
+                TenantRef::Id(ProjectId(missing)),
+            )
             .await
             .unwrap_err();
         assert!(matches!(error, AccessError::ProjectNotFound), "{missing}");
@@ -206,7 +215,7 @@ async fn a_key_scoped_to_other_projects_is_refused_with_the_project_id() {
     let first = ada.record.project.id;
     let error = world
         .access
-        .project(principal(&world, &scoped).await, &first.to_string())
+        .project(principal(&world, &scoped).await, TenantRef::Id(first))
         .await
         .unwrap_err();
     assert_eq!(
@@ -229,7 +238,7 @@ async fn a_key_scoped_to_other_projects_is_refused_with_the_project_id() {
     // `@current` falls back to a project the key can reach.
     let current = world
         .access
-        .project(principal(&world, &scoped).await, "@current")
+        .project(principal(&world, &scoped).await, TenantRef::Current)
         .await
         .unwrap();
     assert_eq!(current.project.id, second.id);
@@ -253,7 +262,7 @@ async fn a_key_scoped_to_other_organizations_is_refused() {
     let org = ada.record.organization.id;
     let error = world
         .access
-        .organization(principal(&world, &scoped).await, &org.to_string())
+        .organization(principal(&world, &scoped).await, TenantRef::Id(org))
         .await
         .unwrap_err();
     assert_eq!(

@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use domain::feature_flag::{FeatureFlagService, FlagError};
+use domain::DomainError;
+use domain::feature_flag::{FeatureFlagService, FlagChanges, FlagFilters, FlagKey, NewFlag};
 use domain::ports::PageRequest;
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::InMemoryStore;
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 const PROJECT: ProjectId = ProjectId(1);
 const USER: UserId = UserId(1);
@@ -19,55 +20,44 @@ fn service() -> FeatureFlagService {
     FeatureFlagService::new(Arc::new(InMemoryStore::new()))
 }
 
-fn body(value: Value) -> Map<String, Value> {
-    value.as_object().unwrap().clone()
+fn new_flag(key: &str) -> NewFlag {
+    NewFlag {
+        key: FlagKey::parse(key).unwrap(),
+        name: String::new(),
+        filters: FlagFilters::default(),
+        active: true,
+        ensure_experience_continuity: false,
+    }
 }
 
-fn invalid(error: FlagError) -> (Option<String>, String, &'static str) {
+fn invalid(error: DomainError) -> (Option<String>, String, &'static str) {
     match error {
-        FlagError::Invalid(e) => (e.attr, e.detail, e.code.as_str()),
+        DomainError::Invalid(e) => (e.attr, e.detail, e.code.as_str()),
         other => panic!("expected a validation error, got {other:?}"),
     }
 }
 
 #[tokio::test]
-async fn a_flag_needs_a_valid_key_and_gets_defaults() {
+async fn a_new_flag_is_stored_as_given() {
     let flags = service();
-    assert_eq!(
-        invalid(
-            flags
-                .create(PROJECT, USER, &body(json!({"name": "x"})))
-                .await
-                .unwrap_err()
-        )
-        .1,
-        "This field is required."
-    );
-    let bad = invalid(
-        flags
-            .create(PROJECT, USER, &body(json!({"key": "has space"})))
-            .await
-            .unwrap_err(),
-    );
-    assert_eq!((bad.0.as_deref(), bad.2), (Some("key"), "invalid_key"));
-    let flag = flags
-        .create(PROJECT, USER, &body(json!({"key": "beta"})))
-        .await
-        .unwrap();
+    let flag = flags.create(PROJECT, USER, new_flag("beta")).await.unwrap();
     assert!(flag.active && !flag.deleted && !flag.ensure_experience_continuity);
-    assert_eq!(flag.filters, body(json!({"groups": []})));
+    assert_eq!(flag.key, "beta");
+    assert_eq!(flag.filters, *FlagFilters::default().as_map());
+    assert_eq!(
+        flag.created_by.map(|user| user.id),
+        None,
+        "no such user in the fake"
+    );
 }
 
 #[tokio::test]
 async fn keys_are_unique_among_live_flags_and_deleting_frees_the_key() {
     let flags = service();
-    let first = flags
-        .create(PROJECT, USER, &body(json!({"key": "beta"})))
-        .await
-        .unwrap();
+    let first = flags.create(PROJECT, USER, new_flag("beta")).await.unwrap();
     let taken = invalid(
         flags
-            .create(PROJECT, USER, &body(json!({"key": "beta"})))
+            .create(PROJECT, USER, new_flag("beta"))
             .await
             .unwrap_err(),
     );
@@ -81,7 +71,7 @@ async fn keys_are_unique_among_live_flags_and_deleting_frees_the_key() {
     );
     assert!(
         flags
-            .create(ProjectId(2), USER, &body(json!({"key": "beta"})))
+            .create(ProjectId(2), USER, new_flag("beta"))
             .await
             .is_ok()
     );
@@ -89,67 +79,94 @@ async fn keys_are_unique_among_live_flags_and_deleting_frees_the_key() {
     flags.delete(PROJECT, first.id).await.unwrap();
     assert!(matches!(
         flags.get(PROJECT, first.id).await,
-        Err(FlagError::NotFound)
+        Err(DomainError::NotFound)
     ));
     assert_eq!(flags.list(PROJECT, PAGE).await.unwrap().count, 0);
-    assert!(
-        flags
-            .create(PROJECT, USER, &body(json!({"key": "beta"})))
-            .await
-            .is_ok()
-    );
+    assert!(flags.create(PROJECT, USER, new_flag("beta")).await.is_ok());
 }
 
 #[tokio::test]
-async fn patch_changes_only_the_fields_sent_and_deleted_true_deletes() {
+async fn changes_touch_only_the_fields_given_and_deleted_true_deletes() {
     let flags = service();
     let flag = flags
-        .create(PROJECT, USER, &body(json!({"key": "beta", "name": "Beta"})))
+        .create(
+            PROJECT,
+            USER,
+            NewFlag {
+                name: "Beta".into(),
+                ..new_flag("beta")
+            },
+        )
         .await
         .unwrap();
     let patched = flags
-        .update(PROJECT, flag.id, &body(json!({"active": false})))
-        .await
-        .unwrap();
-    assert_eq!((patched.name.as_str(), patched.active), ("Beta", false));
-    let bad = flags
         .update(
             PROJECT,
             flag.id,
-            &body(json!({"filters": {"groups": [{"rollout_percentage": 150}]}})),
+            FlagChanges {
+                active: Some(false),
+                ..FlagChanges::default()
+            },
         )
         .await
-        .unwrap_err();
-    assert_eq!(invalid(bad).0.as_deref(), Some("filters"));
-    flags
-        .update(PROJECT, flag.id, &body(json!({"deleted": true})))
+        .unwrap();
+    assert_eq!((patched.name.as_str(), patched.active), ("Beta", false));
+    let reactivated = flags
+        .update(
+            PROJECT,
+            flag.id,
+            FlagChanges {
+                active: Some(true),
+                ..FlagChanges::default()
+            },
+        )
         .await
         .unwrap();
+    assert!(reactivated.active);
+
+    let deleting = FlagChanges {
+        deleted: Some(true),
+        active: Some(true),
+        ..FlagChanges::default()
+    };
+    let store_view = flags.update(PROJECT, flag.id, deleting).await;
+    assert!(
+        matches!(store_view, Ok(ref f) if f.deleted && !f.active),
+        "a deleted flag never serves, even when asked to: {store_view:?}"
+    );
     assert!(matches!(
         flags.get(PROJECT, flag.id).await,
-        Err(FlagError::NotFound)
+        Err(DomainError::NotFound)
     ));
     assert!(matches!(
         flags
-            .update(PROJECT, flag.id, &body(json!({"name": "x"})))
+            .update(
+                PROJECT,
+                flag.id,
+                FlagChanges {
+                    name: Some("x".into()),
+                    ..FlagChanges::default()
+                }
+            )
             .await,
-        Err(FlagError::NotFound)
+        Err(DomainError::NotFound)
     ));
 }
 
 #[tokio::test]
 async fn renaming_a_key_onto_a_live_key_is_refused() {
     let flags = service();
-    flags
-        .create(PROJECT, USER, &body(json!({"key": "a"})))
-        .await
-        .unwrap();
-    let b = flags
-        .create(PROJECT, USER, &body(json!({"key": "b"})))
-        .await
-        .unwrap();
+    flags.create(PROJECT, USER, new_flag("a")).await.unwrap();
+    let b = flags.create(PROJECT, USER, new_flag("b")).await.unwrap();
     let error = flags
-        .update(PROJECT, b.id, &body(json!({"key": "a"})))
+        .update(
+            PROJECT,
+            b.id,
+            FlagChanges {
+                key: Some(FlagKey::parse("a").unwrap()),
+                ..FlagChanges::default()
+            },
+        )
         .await
         .unwrap_err();
     assert_eq!(invalid(error).2, "unique");
@@ -159,10 +176,7 @@ async fn renaming_a_key_onto_a_live_key_is_refused() {
 async fn lists_are_newest_first() {
     let flags = service();
     for key in ["one", "two", "three"] {
-        flags
-            .create(PROJECT, USER, &body(json!({"key": key})))
-            .await
-            .unwrap();
+        flags.create(PROJECT, USER, new_flag(key)).await.unwrap();
     }
     let page = flags
         .list(
@@ -177,4 +191,10 @@ async fn lists_are_newest_first() {
     assert_eq!(page.count, 3);
     let keys: Vec<_> = page.items.iter().map(|f| f.key.as_str()).collect();
     assert_eq!(keys, ["three", "two"]);
+}
+
+#[tokio::test]
+async fn filters_must_be_valid_to_become_a_command() {
+    let error = FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 150}]})).unwrap_err();
+    assert_eq!(error.attr.as_deref(), Some("filters"));
 }

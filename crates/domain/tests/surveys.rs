@@ -2,12 +2,21 @@
 
 use std::sync::Arc;
 
-use domain::feature_flag::{FeatureFlagRepository, FeatureFlagService, FlagId};
+use chrono::{DateTime, Utc};
+use domain::DomainError;
+use domain::ValidationError;
+use domain::feature_flag::{
+    FeatureFlagRepository, FeatureFlagService, FlagFilters, FlagId, FlagKey, NewFlag,
+};
+use domain::patch::Patch;
 use domain::ports::PageRequest;
-use domain::survey::{Survey, SurveyError, SurveyFilter, SurveyService, UpdateMode};
+use domain::survey::{
+    Appearance, Conditions, NewSurvey, Questions, Schedule, Survey, SurveyChanges, SurveyFilter,
+    SurveyId, SurveyService, SurveyType,
+};
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::InMemoryStore;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 const PROJECT: ProjectId = ProjectId(1);
 const OTHER_PROJECT: ProjectId = ProjectId(2);
@@ -22,19 +31,67 @@ struct World {
 fn world() -> World {
     let store = InMemoryStore::new();
     World {
-        surveys: SurveyService::new(Arc::new(store.clone()), Arc::new(store.clone())),
+        surveys: SurveyService::new(Arc::new(store.clone())),
         flags: FeatureFlagService::new(Arc::new(store.clone())),
         store,
     }
 }
 
-fn body(value: Value) -> Map<String, Value> {
-    value.as_object().expect("an object").clone()
+/// Test shorthand: a JSON body as the command the HTTP layer makes of it. Values are assumed
+/// to be of the right JSON type (the HTTP layer's type checks are tested there); the domain's
+/// own field rules (questions, appearance, conditions) run as they do for a real request.
+fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
+    let body = value.as_object().expect("an object");
+    let field = |name: &str| match body.get(name) {
+        None => Patch::Absent,
+        Some(Value::Null) => Patch::Null,
+        Some(value) => Patch::Value(value.clone()),
+    };
+    let text = |name: &str| field(name).map(|v| v.as_str().expect("a string").to_owned());
+    let integer = |name: &str| {
+        field(name).map(|v| i32::try_from(v.as_i64().expect("an integer")).expect("an i32"))
+    };
+    let date = |name: &str| {
+        field(name).map(|v| {
+            v.as_str()
+                .expect("a date")
+                .parse::<DateTime<Utc>>()
+                .expect("RFC 3339")
+        })
+    };
+    Ok(SurveyChanges {
+        name: text("name"),
+        description: text("description"),
+        survey_type: text("type").map(|t| SurveyType::parse(&t).expect("a survey type")),
+        schedule: text("schedule").map(|s| Schedule::parse(&s).expect("a schedule")),
+        linked_flag_id: integer("linked_flag_id").map(FlagId),
+        targeting_flag_id: integer("targeting_flag_id").map(FlagId),
+        targeting_flag_filters: body
+            .get("targeting_flag_filters")
+            .and_then(Value::as_object)
+            .filter(|filters| !filters.is_empty())
+            .cloned(),
+        remove_targeting_flag: body
+            .get("remove_targeting_flag")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        questions: field("questions").try_map(|v| Questions::parse(&v))?,
+        conditions: field("conditions").try_map(|v| Conditions::parse(&v))?,
+        appearance: field("appearance").try_map(|v| Appearance::parse(&v))?,
+        start_date: date("start_date"),
+        end_date: date("end_date"),
+        archived: body.get("archived").and_then(Value::as_bool),
+        responses_limit: integer("responses_limit"),
+        iteration_count: integer("iteration_count"),
+        iteration_frequency_days: integer("iteration_frequency_days"),
+        enable_partial_responses: field("enable_partial_responses")
+            .map(|v| v.as_bool().expect("a boolean")),
+    })
 }
 
-fn detail(error: SurveyError) -> (Option<String>, String) {
+fn detail(error: DomainError) -> (Option<String>, String) {
     match error {
-        SurveyError::Invalid(e) => (e.attr, e.detail),
+        DomainError::Invalid(e) => (e.attr, e.detail),
         other => panic!("expected a validation error, got {other:?}"),
     }
 }
@@ -42,28 +99,31 @@ fn detail(error: SurveyError) -> (Option<String>, String) {
 const TARGETING: &str = r#"{"groups": [{"properties": [{"key": "email", "value": "x", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]}"#;
 
 impl World {
-    async fn create(&self, value: Value) -> Result<Survey, SurveyError> {
-        self.surveys.create(PROJECT, USER, &body(value)).await
+    async fn create(&self, value: Value) -> Result<Survey, DomainError> {
+        self.create_in(PROJECT, value).await
     }
 
-    async fn patch(&self, survey: &Survey, value: Value) -> Result<Survey, SurveyError> {
+    async fn create_in(&self, project: ProjectId, value: Value) -> Result<Survey, DomainError> {
+        let survey = NewSurvey::new(changes(value)?)?;
+        self.surveys.create(project, USER, survey).await
+    }
+
+    async fn patch(&self, survey: &Survey, value: Value) -> Result<Survey, DomainError> {
         self.surveys
-            .update(
-                PROJECT,
-                &survey.id.to_string(),
-                USER,
-                &body(value),
-                UpdateMode::Partial,
-            )
+            .update(PROJECT, survey.id, USER, changes(value)?)
             .await
     }
 
-    async fn flag(&self, project: ProjectId, value: Value) -> FlagId {
-        self.flags
-            .create(project, USER, &body(value))
-            .await
-            .unwrap()
-            .id
+    /// A flag with this key and (optionally) filters.
+    async fn flag(&self, project: ProjectId, key: &str, filters: Option<Value>) -> FlagId {
+        let flag = NewFlag {
+            key: FlagKey::parse(key).unwrap(),
+            name: String::new(),
+            filters: filters.map_or_else(FlagFilters::default, |f| FlagFilters::parse(&f).unwrap()),
+            active: true,
+            ensure_experience_continuity: false,
+        };
+        self.flags.create(project, USER, flag).await.unwrap().id
     }
 
     async fn targeted(&self, name: &str) -> Survey {
@@ -116,18 +176,12 @@ async fn name_and_type_are_required_on_create_and_put() {
         .create(json!({"name": "X", "type": "api"}))
         .await
         .unwrap();
-    let put = world
-        .surveys
-        .update(
-            PROJECT,
-            &survey.id.to_string(),
-            USER,
-            &body(json!({"name": "Y"})),
-            UpdateMode::Full,
-        )
-        .await
+    let put = changes(json!({"name": "Y"}))
+        .unwrap()
+        .require_name_and_type()
         .unwrap_err();
-    assert_eq!(detail(put).0.as_deref(), Some("type"));
+    assert_eq!(put.attr.as_deref(), Some("type"));
+    assert!(world.patch(&survey, json!({"name": "Y"})).await.is_ok());
 }
 
 #[tokio::test]
@@ -167,12 +221,7 @@ async fn names_are_unique_per_project_with_distinct_messages_for_create_and_rena
     );
 
     let elsewhere = world
-        .surveys
-        .create(
-            OTHER_PROJECT,
-            USER,
-            &body(json!({"name": "Taken", "type": "popover"})),
-        )
+        .create_in(OTHER_PROJECT, json!({"name": "Taken", "type": "popover"}))
         .await;
     assert!(elsewhere.is_ok(), "names are unique per project only");
 }
@@ -307,14 +356,10 @@ async fn a_survey_without_targeting_gets_a_new_flag_on_patch() {
 #[tokio::test]
 async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_adopted_flags() {
     let world = world();
-    let linked = world.flag(PROJECT, json!({"key": "linked"})).await;
-    let adopted = world.flag(PROJECT, json!({"key": "adopted"})).await;
+    let linked = world.flag(PROJECT, "linked", None).await;
+    let adopted = world.flag(PROJECT, "adopted", None).await;
     let owned = world.targeted("Owner").await;
-    world
-        .surveys
-        .delete(PROJECT, &owned.id.to_string())
-        .await
-        .unwrap();
+    world.surveys.delete(PROJECT, owned.id).await.unwrap();
     let owned_flag = owned.targeting_flag.unwrap().id;
     assert!(
         FeatureFlagRepository::get(&world.store, PROJECT, owned_flag)
@@ -328,11 +373,7 @@ async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_a
         .await
         .unwrap();
     assert!(!adopter.owns_targeting_flag);
-    world
-        .surveys
-        .delete(PROJECT, &adopter.id.to_string())
-        .await
-        .unwrap();
+    world.surveys.delete(PROJECT, adopter.id).await.unwrap();
     assert!(
         FeatureFlagRepository::get(&world.store, PROJECT, linked)
             .await
@@ -345,18 +386,14 @@ async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_a
             .unwrap()
             .is_some()
     );
-    let again = world
-        .surveys
-        .delete(PROJECT, &adopter.id.to_string())
-        .await
-        .unwrap_err();
-    assert!(matches!(again, SurveyError::NotFound));
+    let again = world.surveys.delete(PROJECT, adopter.id).await.unwrap_err();
+    assert!(matches!(again, DomainError::NotFound));
 }
 
 #[tokio::test]
 async fn flags_must_belong_to_the_project() {
     let world = world();
-    let foreign = world.flag(OTHER_PROJECT, json!({"key": "foreign"})).await;
+    let foreign = world.flag(OTHER_PROJECT, "foreign", None).await;
     let linked = world
         .create(json!({"name": "L", "type": "popover", "linked_flag_id": foreign.0}))
         .await
@@ -381,26 +418,22 @@ async fn flags_must_belong_to_the_project() {
 #[tokio::test]
 async fn a_deleted_linked_flag_still_shows_on_the_survey() {
     let world = world();
-    let flag = world.flag(PROJECT, json!({"key": "soon-gone"})).await;
+    let flag = world.flag(PROJECT, "soon-gone", None).await;
     let survey = world
         .create(json!({"name": "S", "type": "popover", "linked_flag_id": flag.0}))
         .await
         .unwrap();
     world.flags.delete(PROJECT, flag).await.unwrap();
-    let reread = world
-        .surveys
-        .get(PROJECT, &survey.id.to_string())
-        .await
-        .unwrap();
+    let reread = world.surveys.get(PROJECT, survey.id).await.unwrap();
     assert!(reread.linked_flag.unwrap().deleted);
 }
 
 #[tokio::test]
 async fn linked_flag_variants_must_exist() {
     let world = world();
-    let boolean = world.flag(PROJECT, json!({"key": "boolean"})).await;
+    let boolean = world.flag(PROJECT, "boolean", None).await;
     let multi = world
-        .flag(PROJECT, json!({"key": "multi", "filters": {"groups": [], "multivariate": {"variants": [{"key": "a", "rollout_percentage": 50}, {"key": "b", "rollout_percentage": 50}]}}}))
+        .flag(PROJECT, "multi", Some(json!({"groups": [], "multivariate": {"variants": [{"key": "a", "rollout_percentage": 50}, {"key": "b", "rollout_percentage": 50}]}})))
         .await;
     let with = |flag: Option<FlagId>, variant: &str| {
         let mut value = json!({"name": format!("V {variant} {flag:?}"), "type": "popover", "conditions": {"linkedFlagVariant": variant}});
@@ -428,7 +461,7 @@ async fn linked_flag_variants_must_exist() {
 #[tokio::test]
 async fn external_surveys_refuse_targeting_and_page_conditions() {
     let world = world();
-    let flag = world.flag(PROJECT, json!({"key": "f"})).await;
+    let flag = world.flag(PROJECT, "f", None).await;
     let cases = [
         (
             json!({"linked_flag_id": flag.0}),
@@ -528,32 +561,25 @@ async fn a_failed_update_changes_nothing() {
         .patch(&survey, json!({"name": "Changed", "targeting_flag_filters": filters, "start_date": "2024-02-01T00:00:00Z", "end_date": "2024-01-01T00:00:00Z"}))
         .await;
     assert!(error.is_err());
-    let reread = world
-        .surveys
-        .get(PROJECT, &survey.id.to_string())
-        .await
-        .unwrap();
+    let reread = world.surveys.get(PROJECT, survey.id).await.unwrap();
     assert_eq!(reread.state.name, "Stable");
     assert!(world.store.all_flags(PROJECT).is_empty());
 }
 
 #[tokio::test]
-async fn malformed_and_foreign_ids_are_not_found() {
+async fn unknown_and_foreign_ids_are_not_found() {
     let world = world();
     let survey = world
         .create(json!({"name": "Mine", "type": "popover"}))
         .await
         .unwrap();
     assert!(matches!(
-        world.surveys.get(PROJECT, "not-a-uuid").await,
-        Err(SurveyError::NotFound)
+        world.surveys.get(PROJECT, SurveyId::generate()).await,
+        Err(DomainError::NotFound)
     ));
     assert!(matches!(
-        world
-            .surveys
-            .get(OTHER_PROJECT, &survey.id.to_string())
-            .await,
-        Err(SurveyError::NotFound)
+        world.surveys.get(OTHER_PROJECT, survey.id).await,
+        Err(DomainError::NotFound)
     ));
 }
 

@@ -11,7 +11,7 @@ use uuid::Uuid;
 #[command(
     name = "burrow",
     version,
-    about = "A PostHog-compatible API for organization plugins and project surveys"
+    about = "A PostHog-compatible API for project surveys and feature flags (organization plugins coming)"
 )]
 pub struct Cli {
     #[command(subcommand)]

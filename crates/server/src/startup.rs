@@ -77,8 +77,8 @@ fn services(database: Database) -> api::Services {
     let surveys = Arc::new(PgSurveyRepository::new(database.clone()));
     api::Services {
         access: Arc::new(AccessService::new(keys, tenancy)),
-        flags: Arc::new(FeatureFlagService::new(flags.clone())),
-        surveys: Arc::new(SurveyService::new(surveys, flags)),
+        flags: Arc::new(FeatureFlagService::new(flags)),
+        surveys: Arc::new(SurveyService::new(surveys)),
         readiness: Arc::new(database),
     }
 }

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
-use domain::tenancy::{ProjectId, UserBasic};
+use domain::tenancy::{ProjectId, UserBasic, UserId};
 use serde_json::Value;
 
 use crate::schema::feature_flags;
@@ -60,16 +60,16 @@ pub(crate) struct NewFlagRow<'a> {
     pub created_by_id: Option<i32>,
 }
 
-impl<'a> From<&'a NewFlag> for NewFlagRow<'a> {
-    fn from(flag: &'a NewFlag) -> Self {
+impl<'a> NewFlagRow<'a> {
+    pub fn new(project: ProjectId, creator: Option<UserId>, flag: &'a NewFlag) -> Self {
         NewFlagRow {
-            project_id: flag.project_id.0,
+            project_id: project.0,
             name: &flag.name,
-            key: &flag.key,
-            filters: Value::Object(flag.filters.clone()),
+            key: flag.key.as_str(),
+            filters: Value::Object(flag.filters.as_map().clone()),
             active: flag.active,
             ensure_experience_continuity: flag.ensure_experience_continuity,
-            created_by_id: flag.created_by.map(|user| user.0),
+            created_by_id: creator.map(|user| user.0),
         }
     }
 }
@@ -86,31 +86,15 @@ pub(crate) struct FlagChangeset {
     pub deleted: Option<bool>,
 }
 
-impl FlagChangeset {
-    /// Whether nothing would change (diesel refuses an `UPDATE` without columns).
-    pub fn is_empty(&self) -> bool {
-        self.name.is_none()
-            && self.key.is_none()
-            && self.filters.is_none()
-            && self.active.is_none()
-            && self.ensure_experience_continuity.is_none()
-            && self.deleted.is_none()
-    }
-}
-
 impl From<FlagChanges> for FlagChangeset {
     fn from(changes: FlagChanges) -> Self {
-        // A deleted flag is never active.
-        let active = if changes.deleted == Some(true) {
-            Some(false)
-        } else {
-            changes.active
-        };
         FlagChangeset {
             name: changes.name,
-            key: changes.key,
-            filters: changes.filters.map(Value::Object),
-            active,
+            key: changes.key.map(|key| key.into_string()),
+            filters: changes
+                .filters
+                .map(|filters| Value::Object(filters.into_map())),
+            active: changes.active,
             ensure_experience_continuity: changes.ensure_experience_continuity,
             deleted: changes.deleted,
         }

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
 use domain::feature_flag::{FeatureFlag, FlagId};
-use domain::survey::{Iterations, Schedule, Survey, SurveyState, SurveyType};
+use domain::survey::{Iterations, Schedule, Survey, SurveyId, SurveyState, SurveyType};
 use domain::tenancy::{ProjectId, UserBasic};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -72,7 +72,7 @@ impl SurveyRow {
         };
         let flag = |flag_id: Option<i32>| flag_id.and_then(|flag_id| flags.get(&flag_id).cloned());
         Ok(Survey {
-            id,
+            id: SurveyId(id),
             project_id: ProjectId(self.project_id),
             linked_flag: flag(self.linked_flag_id),
             targeting_flag: flag(self.targeting_flag_id),

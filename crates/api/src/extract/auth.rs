@@ -2,85 +2,137 @@
 //! typed context: `Caller` (key checked), `ProjectCaller` and `OrganizationCaller` (and the
 //! tenant in the path resolved and checked).
 //!
-//! The scope a request needs comes from the `ScopeObject` its route group registers, and the
-//! method: GET/HEAD/OPTIONS read, everything else writes (PostHog's action mapping).
+//! The scope a request needs comes from the caller's marker type (`ProjectCaller<Surveys>`
+//! needs `survey:…`) and the method: GET/HEAD/OPTIONS read, everything else writes.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::OnceLock;
 
 use actix_web::dev::Payload;
-use actix_web::http::Method;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use domain::access::{
-    AccessService, KeyLocation, OrganizationAccess, PresentedKey, Principal, ProjectAccess,
+    AccessError, AccessService, KeyLocation, OrganizationAccess, PresentedKey, Principal,
+    ProjectAccess,
 };
 use domain::api_key::{PlainApiKey, is_personal_key_candidate};
-use domain::scope::{AccessKind, RequiredScope, ScopeObject};
+use domain::scope::ScopeObject;
+use domain::tenancy::{OrganizationId, ProjectId, TenantRef};
 use regex::Regex;
+use uuid::Uuid;
 
 use super::body::SharedBody;
 use super::json::{content_type, is_json, parse_object};
+use super::scopes::{ExtractorScope, ScopedResource, required_scope};
 use crate::error::ApiError;
 
 type Extraction<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
 
-/// An authenticated caller whose key holds the route's scope.
+/// An authenticated caller whose key holds `R`'s scope. Handlers destructure it as
+/// `Caller(principal, _)`.
 #[derive(Debug, Clone)]
-pub struct Caller(pub Principal);
+pub struct Caller<R: ScopedResource>(pub Principal, pub PhantomData<R>);
 
-/// A caller cleared for the project named by the path's `{project_id}`.
+/// A caller holding `R`'s scope, cleared for the project named by the path's `{project_id}`.
 #[derive(Debug, Clone)]
-pub struct ProjectCaller(pub ProjectAccess);
+pub struct ProjectCaller<R: ScopedResource>(pub ProjectAccess, pub PhantomData<R>);
 
-/// A caller cleared for the organization named by the path's `{organization_id}`.
+/// A caller holding `R`'s scope, cleared for the organization named by the path's
+/// `{organization_id}`.
 #[derive(Debug, Clone)]
-pub struct OrganizationCaller(pub OrganizationAccess);
+pub struct OrganizationCaller<R: ScopedResource>(pub OrganizationAccess, pub PhantomData<R>);
 
-impl FromRequest for Caller {
+impl<R: ScopedResource> FromRequest for Caller<R> {
     type Error = ApiError;
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        authorized(request, payload, |_, principal, _| async move {
-            Ok(Caller(principal))
+        authorized(request, payload, R::OBJECT, |_, principal, _| async move {
+            Ok(Caller(principal, PhantomData))
         })
     }
 }
 
-impl FromRequest for ProjectCaller {
+impl<R: ScopedResource> FromRequest for ProjectCaller<R> {
     type Error = ApiError;
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        authorized(request, payload, |access, principal, request| async move {
-            let segment = request.match_info().get("project_id").unwrap_or_default();
-            Ok(ProjectCaller(access.project(principal, segment).await?))
-        })
+        authorized(
+            request,
+            payload,
+            R::OBJECT,
+            |access, principal, request| async move {
+                let project = tenant_ref(&request, "project_id", |raw| {
+                    raw.parse().ok().map(ProjectId)
+                })
+                .ok_or(AccessError::ProjectNotFound)?;
+                Ok(ProjectCaller(
+                    access.project(principal, project).await?,
+                    PhantomData,
+                ))
+            },
+        )
     }
 }
 
-impl FromRequest for OrganizationCaller {
+impl<R: ScopedResource> FromRequest for OrganizationCaller<R> {
     type Error = ApiError;
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        authorized(request, payload, |access, principal, request| async move {
-            let segment = request
-                .match_info()
-                .get("organization_id")
-                .unwrap_or_default();
-            Ok(OrganizationCaller(
-                access.organization(principal, segment).await?,
-            ))
-        })
+        authorized(
+            request,
+            payload,
+            R::OBJECT,
+            |access, principal, request| async move {
+                let organization = tenant_ref(&request, "organization_id", |raw| {
+                    Uuid::parse_str(raw).ok().map(OrganizationId)
+                })
+                .ok_or(AccessError::OrganizationNotFound)?;
+                Ok(OrganizationCaller(
+                    access.organization(principal, organization).await?,
+                    PhantomData,
+                ))
+            },
+        )
     }
 }
 
-/// The extraction shared by every caller type: authorize, then let `resolve` finish the job
-/// (for tenant routes, resolving the path's project or organization).
-fn authorized<T, F, Fut>(request: &HttpRequest, payload: &mut Payload, resolve: F) -> Extraction<T>
+impl<R: ScopedResource> ExtractorScope for Caller<R> {
+    type Resource = R;
+}
+
+impl<R: ScopedResource> ExtractorScope for ProjectCaller<R> {
+    type Resource = R;
+}
+
+impl<R: ScopedResource> ExtractorScope for OrganizationCaller<R> {
+    type Resource = R;
+}
+
+/// The tenant a path segment names: `@current` or an id `parse` accepts (`None`: malformed).
+fn tenant_ref<Id>(
+    request: &HttpRequest,
+    segment: &str,
+    parse: impl FnOnce(&str) -> Option<Id>,
+) -> Option<TenantRef<Id>> {
+    match request.match_info().get(segment)? {
+        "@current" => Some(TenantRef::Current),
+        raw => parse(raw).map(TenantRef::Id),
+    }
+}
+
+/// The extraction shared by every caller type: authorize for `object`, then let `resolve`
+/// finish the job (for tenant routes, resolving the path's project or organization).
+fn authorized<T, F, Fut>(
+    request: &HttpRequest,
+    payload: &mut Payload,
+    object: ScopeObject,
+    resolve: F,
+) -> Extraction<T>
 where
     T: 'static,
     F: FnOnce(web::Data<AccessService>, Principal, HttpRequest) -> Fut + 'static,
@@ -89,15 +141,16 @@ where
     let request = request.clone();
     let body = SharedBody::of(&request, payload);
     Box::pin(async move {
-        let (access, principal) = authorize(&request, &body).await?;
+        let (access, principal) = authorize(&request, &body, object).await?;
         resolve(access, principal, request).await
     })
 }
 
-/// Authenticates the request and checks the route's scope.
+/// Authenticates the request and checks its key holds the scope `object` needs for its method.
 async fn authorize(
     request: &HttpRequest,
     body: &SharedBody,
+    object: ScopeObject,
 ) -> Result<(web::Data<AccessService>, Principal), ApiError> {
     let access = request
         .app_data::<web::Data<AccessService>>()
@@ -105,26 +158,8 @@ async fn authorize(
         .ok_or_else(ApiError::internal_without_cause)?;
     let presented = presented_key(request, body).await?;
     let principal = access.authenticate(presented).await?;
-    let object = request
-        .app_data::<ScopeObject>()
-        .copied()
-        .ok_or_else(ApiError::internal_without_cause)?;
-    AccessService::require_scope(
-        &principal,
-        RequiredScope {
-            object,
-            access: access_kind(request.method()),
-        },
-    )?;
+    AccessService::require_scope(&principal, required_scope(object, request.method()))?;
     Ok((access, principal))
-}
-
-fn access_kind(method: &Method) -> AccessKind {
-    if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
-        AccessKind::Read
-    } else {
-        AccessKind::Write
-    }
 }
 
 /// The key, looked for as PostHog does: the Bearer header, then the JSON body's

@@ -4,7 +4,14 @@ mod auth;
 mod body;
 pub(crate) mod json;
 mod pagination;
+mod path;
+mod scopes;
 
 pub use auth::{Caller, OrganizationCaller, ProjectCaller};
 pub use json::JsonObject;
 pub use pagination::{Paginated, Pagination};
+pub(crate) use path::path_id;
+pub use scopes::{
+    ExtractorScope, FeatureFlags, Organizations, Projects, ScopeRequirement, Surveys, Users,
+    required_scope,
+};

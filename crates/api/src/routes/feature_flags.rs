@@ -1,18 +1,20 @@
 //! `/api/projects/{project_id}/feature_flags/`: flags that surveys link to and target with.
 
+mod request;
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::feature_flag::{FeatureFlagService, FlagId};
 
 use crate::dto::FlagResponse;
 use crate::error::ApiError;
-use crate::extract::{JsonObject, Paginated, Pagination, ProjectCaller};
+use crate::extract::{FeatureFlags, JsonObject, Paginated, Pagination, ProjectCaller, path_id};
 
 /// Newest first, ties by id (descending); deleted flags are left out.
 pub(crate) async fn list(
     request: HttpRequest,
     flags: web::Data<FeatureFlagService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<FeatureFlags>,
     pagination: Pagination,
 ) -> Result<Json<Paginated<FlagResponse>>, ApiError> {
     let page = flags
@@ -27,11 +29,15 @@ pub(crate) async fn list(
 
 pub(crate) async fn create(
     flags: web::Data<FeatureFlagService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<FeatureFlags>,
     JsonObject(body): JsonObject,
 ) -> Result<HttpResponse, ApiError> {
     let flag = flags
-        .create(access.project.id, access.principal.user.id, &body)
+        .create(
+            access.project.id,
+            access.principal.user.id,
+            request::new_flag(&body)?,
+        )
         .await?;
     Ok(HttpResponse::Created().json(FlagResponse::from(flag)))
 }
@@ -39,20 +45,23 @@ pub(crate) async fn create(
 pub(crate) async fn retrieve(
     request: HttpRequest,
     flags: web::Data<FeatureFlagService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<FeatureFlags>,
 ) -> Result<Json<FlagResponse>, ApiError> {
-    let flag = flags.get(access.project.id, flag_id(&request)?).await?;
+    let flag = flags
+        .get(access.project.id, path_id::<FlagId>(&request)?)
+        .await?;
     Ok(Json(flag.into()))
 }
 
 pub(crate) async fn update(
     request: HttpRequest,
     flags: web::Data<FeatureFlagService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<FeatureFlags>,
     JsonObject(body): JsonObject,
 ) -> Result<Json<FlagResponse>, ApiError> {
+    let id = path_id::<FlagId>(&request)?;
     let flag = flags
-        .update(access.project.id, flag_id(&request)?, &body)
+        .update(access.project.id, id, request::flag_changes(&body)?)
         .await?;
     Ok(Json(flag.into()))
 }
@@ -61,18 +70,10 @@ pub(crate) async fn update(
 pub(crate) async fn delete(
     request: HttpRequest,
     flags: web::Data<FeatureFlagService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<FeatureFlags>,
 ) -> Result<HttpResponse, ApiError> {
-    flags.delete(access.project.id, flag_id(&request)?).await?;
+    flags
+        .delete(access.project.id, path_id::<FlagId>(&request)?)
+        .await?;
     Ok(HttpResponse::NoContent().finish())
-}
-
-/// The `{flag_id}` path segment; anything but an integer finds nothing.
-fn flag_id(request: &HttpRequest) -> Result<FlagId, ApiError> {
-    request
-        .match_info()
-        .get("flag_id")
-        .and_then(|raw| raw.parse().ok())
-        .map(FlagId)
-        .ok_or_else(ApiError::not_found)
 }

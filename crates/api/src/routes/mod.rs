@@ -1,5 +1,6 @@
-//! Route table: which path and method reach which handler, and which scope object each group
-//! of routes requires.
+//! Route table: every path, the methods it answers, the handler for each, and the scope that
+//! handler's extractor types enforce. The table is data, so [`route_table`] and its test read back
+//! exactly what is registered.
 
 mod feature_flags;
 mod health;
@@ -8,78 +9,204 @@ mod projects;
 mod surveys;
 mod users;
 
-use actix_web::web;
-use domain::scope::ScopeObject;
+use std::fmt;
+
+use actix_web::http::Method;
+use actix_web::{FromRequest, Handler, Responder, Route, web};
+use domain::scope::RequiredScope;
 
 use crate::error::ApiError;
+use crate::extract::{ExtractorScope, ScopeRequirement, required_scope};
 
-pub(crate) fn configure(config: &mut web::ServiceConfig) {
-    config
-        .service(web::resource("/_health").route(web::get().to(health::health)))
-        .service(web::resource("/_readyz").route(web::get().to(health::ready)))
-        .service(
-            web::scope("/api/users")
-                .app_data(ScopeObject::User)
-                .service(web::resource("/@me").route(web::get().to(users::me))),
-        )
-        .service(
-            web::scope("/api/organizations")
-                .app_data(ScopeObject::Organization)
-                .service(web::resource("").route(web::get().to(organizations::list)))
-                .service(
-                    web::resource("/{organization_id}")
-                        .route(web::get().to(organizations::retrieve)),
-                ),
-        )
-        // Nested project resources first: the `/api/projects` scope would otherwise claim them.
-        // PostHog also serves them under `/api/environments/{id}/`, and clients use both.
-        .configure(|config| project_resources(config, "/api/projects"))
-        .configure(|config| project_resources(config, "/api/environments"))
-        .service(
-            web::scope("/api/projects")
-                .app_data(ScopeObject::Project)
-                .service(web::resource("").route(web::get().to(projects::list)))
-                .service(web::resource("/{project_id}").route(web::get().to(projects::retrieve))),
-        );
+/// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`
+/// when it needs no key). Lets tests outside this crate walk every route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteInfo {
+    pub method: Method,
+    pub path: String,
+    pub scope: Option<RequiredScope>,
 }
 
-/// The resources that live inside a project, mounted under `prefix`.
-fn project_resources(config: &mut web::ServiceConfig, prefix: &str) {
-    config
-        .service(
-            web::scope(&format!("{prefix}/{{project_id}}/surveys"))
-                .app_data(ScopeObject::Survey)
-                .service(
-                    web::resource("")
-                        .route(web::get().to(surveys::list))
-                        .route(web::post().to(surveys::create)),
-                )
-                .service(
-                    web::resource("/{survey_id}")
-                        .route(web::get().to(surveys::retrieve))
-                        .route(web::patch().to(surveys::partial_update))
-                        .route(web::put().to(surveys::full_update))
-                        .route(web::delete().to(surveys::delete)),
-                ),
-        )
-        .service(
-            web::scope(&format!("{prefix}/{{project_id}}/feature_flags"))
-                .app_data(ScopeObject::FeatureFlag)
-                .service(
-                    web::resource("")
-                        .route(web::get().to(feature_flags::list))
-                        .route(web::post().to(feature_flags::create)),
-                )
-                .service(
-                    web::resource("/{flag_id}")
-                        .route(web::get().to(feature_flags::retrieve))
-                        .route(web::patch().to(feature_flags::update))
-                        .route(web::delete().to(feature_flags::delete)),
-                ),
-        );
+impl fmt::Display for RouteInfo {
+    /// `GET /api/projects/{project_id}/surveys survey:read`; no scope, nothing after the path.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.method, self.path)?;
+        match self.scope {
+            Some(scope) => write!(f, " {scope}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Every route the app serves, read from the same table that registers them.
+pub fn route_table() -> Vec<RouteInfo> {
+    table()
+        .into_iter()
+        .flat_map(|resource| {
+            let path = resource.path;
+            resource.routes.into_iter().map(move |route| RouteInfo {
+                method: route.method,
+                path: path.clone(),
+                scope: route.scope,
+            })
+        })
+        .collect()
+}
+
+pub(crate) fn configure(config: &mut web::ServiceConfig) {
+    for resource in table() {
+        let registered = resource
+            .routes
+            .into_iter()
+            .fold(web::resource(resource.path), |registered, route| {
+                registered.route(route.handler)
+            });
+        config.service(registered);
+    }
+}
+
+/// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
+/// prefix), and no two patterns match the same path, so the order of entries does not matter.
+fn table() -> Vec<ResourceSpec> {
+    let mut table = vec![
+        ResourceSpec::at("/_health").route(Method::GET, health::health),
+        ResourceSpec::at("/_readyz").route(Method::GET, health::ready),
+        ResourceSpec::at("/api/users/@me").route(Method::GET, users::me),
+        ResourceSpec::at("/api/organizations").route(Method::GET, organizations::list),
+        ResourceSpec::at("/api/projects").route(Method::GET, projects::list),
+        ResourceSpec::at("/api/projects/{project_id}").route(Method::GET, projects::retrieve),
+    ];
+    table.extend(organization_resources("/api/organizations"));
+    // PostHog also serves project resources under `/api/environments/{id}/`, and clients use both.
+    table.extend(project_resources("/api/projects"));
+    table.extend(project_resources("/api/environments"));
+    table
+}
+
+/// The organization named by `{organization_id}` under `prefix`, and the resources inside it.
+fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
+    let organization = format!("{prefix}/{{organization_id}}");
+    vec![ResourceSpec::at(organization).route(Method::GET, organizations::retrieve)]
+}
+
+/// The resources that live inside the project named by `{project_id}` under `prefix`.
+fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
+    let project = format!("{prefix}/{{project_id}}");
+    vec![
+        ResourceSpec::at(format!("{project}/surveys"))
+            .route(Method::GET, surveys::list)
+            .route(Method::POST, surveys::create),
+        ResourceSpec::at(format!("{project}/surveys/{{survey_id}}"))
+            .route(Method::GET, surveys::retrieve)
+            .route(Method::PATCH, surveys::partial_update)
+            .route(Method::PUT, surveys::full_update)
+            .route(Method::DELETE, surveys::delete),
+        ResourceSpec::at(format!("{project}/feature_flags"))
+            .route(Method::GET, feature_flags::list)
+            .route(Method::POST, feature_flags::create),
+        ResourceSpec::at(format!("{project}/feature_flags/{{flag_id}}"))
+            .route(Method::GET, feature_flags::retrieve)
+            .route(Method::PATCH, feature_flags::update)
+            .route(Method::DELETE, feature_flags::delete),
+    ]
+}
+
+/// One path and the methods it answers, registered as one `web::resource` (a second resource
+/// with the same path would never be reached).
+struct ResourceSpec {
+    path: String,
+    routes: Vec<RouteSpec>,
+}
+
+/// One method of a resource: its handler, and the scope the handler's extractors enforce.
+struct RouteSpec {
+    method: Method,
+    scope: Option<RequiredScope>,
+    handler: Route,
+}
+
+impl ResourceSpec {
+    fn at(path: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            routes: Vec::new(),
+        }
+    }
+
+    /// Answers `method` with `handler`, whose scope is read from the types of its arguments:
+    /// the one the caller extractor will check, never a second copy that could disagree.
+    fn route<F, Args>(mut self, method: Method, handler: F) -> Self
+    where
+        F: Handler<Args>,
+        Args: FromRequest + ExtractorScope + 'static,
+        F::Output: Responder + 'static,
+    {
+        let scope = <Args::Resource as ScopeRequirement>::OBJECT
+            .map(|object| required_scope(object, &method));
+        self.routes.push(RouteSpec {
+            handler: web::method(method.clone()).to(handler),
+            method,
+            scope,
+        });
+        self
+    }
 }
 
 /// Unknown paths.
 pub(crate) async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
     Err(ApiError::not_found())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_is_listed_with_the_scope_its_handler_enforces() {
+        let mut listed: Vec<String> = route_table().iter().map(ToString::to_string).collect();
+        listed.sort();
+        assert_eq!(
+            listed,
+            [
+                "DELETE /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "DELETE /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "DELETE /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "DELETE /api/projects/{project_id}/surveys/{survey_id} survey:write",
+                "GET /_health",
+                "GET /_readyz",
+                "GET /api/environments/{project_id}/feature_flags feature_flag:read",
+                "GET /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:read",
+                "GET /api/environments/{project_id}/surveys survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id} survey:read",
+                "GET /api/organizations organization:read",
+                "GET /api/organizations/{organization_id} organization:read",
+                "GET /api/projects project:read",
+                "GET /api/projects/{project_id} project:read",
+                "GET /api/projects/{project_id}/feature_flags feature_flag:read",
+                "GET /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:read",
+                "GET /api/projects/{project_id}/surveys survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id} survey:read",
+                "GET /api/users/@me user:read",
+                "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "PATCH /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "PATCH /api/projects/{project_id}/surveys/{survey_id} survey:write",
+                "POST /api/environments/{project_id}/feature_flags feature_flag:write",
+                "POST /api/environments/{project_id}/surveys survey:write",
+                "POST /api/projects/{project_id}/feature_flags feature_flag:write",
+                "POST /api/projects/{project_id}/surveys survey:write",
+                "PUT /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "PUT /api/projects/{project_id}/surveys/{survey_id} survey:write",
+            ]
+        );
+    }
+
+    #[test]
+    fn no_two_resources_share_a_path_so_none_hides_another() {
+        let paths: Vec<String> = table().into_iter().map(|resource| resource.path).collect();
+        let mut distinct = paths.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), paths.len(), "{paths:#?}");
+    }
 }

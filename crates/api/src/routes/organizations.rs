@@ -10,7 +10,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::extract::{Caller, OrganizationCaller, Paginated, Pagination};
+use crate::extract::{Caller, OrganizationCaller, Organizations, Paginated, Pagination};
 
 #[derive(Serialize)]
 pub(crate) struct OrganizationResponse {
@@ -37,7 +37,7 @@ impl OrganizationResponse {
 pub(crate) async fn list(
     request: HttpRequest,
     access: web::Data<AccessService>,
-    Caller(principal): Caller,
+    Caller(principal, _): Caller<Organizations>,
     pagination: Pagination,
 ) -> Result<Json<Paginated<OrganizationResponse>>, ApiError> {
     let memberships = access.visible_organizations(&principal).await?;
@@ -56,7 +56,7 @@ pub(crate) async fn list(
 }
 
 pub(crate) async fn retrieve(
-    OrganizationCaller(access): OrganizationCaller,
+    OrganizationCaller(access, _): OrganizationCaller<Organizations>,
 ) -> Json<OrganizationResponse> {
     Json(OrganizationResponse::new(access.organization, access.level))
 }

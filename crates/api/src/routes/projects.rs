@@ -9,7 +9,7 @@ use serde::Serialize;
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::extract::{Caller, Paginated, Pagination, ProjectCaller};
+use crate::extract::{Caller, Paginated, Pagination, ProjectCaller, Projects};
 
 #[derive(Serialize)]
 pub(crate) struct ProjectResponse {
@@ -36,7 +36,7 @@ impl From<Project> for ProjectResponse {
 pub(crate) async fn list(
     request: HttpRequest,
     access: web::Data<AccessService>,
-    Caller(principal): Caller,
+    Caller(principal, _): Caller<Projects>,
     pagination: Pagination,
 ) -> Result<Json<Paginated<ProjectResponse>>, ApiError> {
     let page = access
@@ -49,6 +49,8 @@ pub(crate) async fn list(
     )))
 }
 
-pub(crate) async fn retrieve(ProjectCaller(access): ProjectCaller) -> Json<ProjectResponse> {
+pub(crate) async fn retrieve(
+    ProjectCaller(access, _): ProjectCaller<Projects>,
+) -> Json<ProjectResponse> {
     Json(access.project.into())
 }

@@ -1,16 +1,18 @@
 //! `/api/projects/{project_id}/surveys/`: the survey resource.
 
+mod request;
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
-use domain::survey::{Survey, SurveyFilter, SurveyService, UpdateMode};
+use domain::survey::{NewSurvey, Survey, SurveyFilter, SurveyId, SurveyService};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::dto::{FlagSummary, UserBasicResponse};
 use crate::error::ApiError;
-use crate::extract::{JsonObject, Paginated, Pagination, ProjectCaller};
+use crate::extract::{JsonObject, Paginated, Pagination, ProjectCaller, Surveys, path_id};
 
 /// Every survey field PostHog clients round-trip.
 #[derive(Debug, Serialize)]
@@ -49,7 +51,7 @@ impl SurveyResponse {
     fn new(survey: Survey, remove_targeting_flag: Option<bool>) -> Self {
         let state = survey.state;
         Self {
-            id: survey.id,
+            id: survey.id.0,
             name: state.name,
             description: state.description,
             survey_type: state.survey_type.as_str(),
@@ -77,21 +79,13 @@ impl SurveyResponse {
             enable_partial_responses: state.enable_partial_responses,
         }
     }
-
-    /// A write's response: echoes `remove_targeting_flag` when the body had it.
-    fn written(survey: Survey, body: &Map<String, Value>) -> Self {
-        Self::new(
-            survey,
-            body.get("remove_targeting_flag").and_then(Value::as_bool),
-        )
-    }
 }
 
 /// `?search=` (terms in name or description) and `?archived=true|false`; newest first.
 pub(crate) async fn list(
     request: HttpRequest,
     surveys: web::Data<SurveyService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
     pagination: Pagination,
 ) -> Result<Json<Paginated<SurveyResponse>>, ApiError> {
     let filter = list_filter(request.query_string());
@@ -125,72 +119,92 @@ fn list_filter(query: &str) -> SurveyFilter {
 
 pub(crate) async fn create(
     surveys: web::Data<SurveyService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
     JsonObject(body): JsonObject,
 ) -> Result<HttpResponse, ApiError> {
+    let request = request::survey_request(&body)?;
     let survey = surveys
-        .create(access.project.id, access.principal.user.id, &body)
+        .create(
+            access.project.id,
+            access.principal.user.id,
+            NewSurvey::new(request.changes)?,
+        )
         .await?;
-    Ok(HttpResponse::Created().json(SurveyResponse::written(survey, &body)))
+    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, request.remove_targeting_flag)))
 }
 
 pub(crate) async fn retrieve(
     request: HttpRequest,
     surveys: web::Data<SurveyService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
 ) -> Result<Json<SurveyResponse>, ApiError> {
-    let survey = surveys.get(access.project.id, survey_id(&request)).await?;
+    let survey = surveys
+        .get(access.project.id, path_id::<SurveyId>(&request)?)
+        .await?;
     Ok(Json(SurveyResponse::new(survey, None)))
 }
 
+/// PATCH changes the fields sent.
 pub(crate) async fn partial_update(
     request: HttpRequest,
     surveys: web::Data<SurveyService>,
-    caller: ProjectCaller,
+    caller: ProjectCaller<Surveys>,
     body: JsonObject,
 ) -> Result<Json<SurveyResponse>, ApiError> {
-    update(&request, &surveys, caller, body, UpdateMode::Partial).await
+    update(&request, &surveys, caller, body, Replace::No).await
 }
 
+/// PUT also requires `name` and `type` (absent fields are kept, as DRF does), with the same
+/// validation.
 pub(crate) async fn full_update(
     request: HttpRequest,
     surveys: web::Data<SurveyService>,
-    caller: ProjectCaller,
+    caller: ProjectCaller<Surveys>,
     body: JsonObject,
 ) -> Result<Json<SurveyResponse>, ApiError> {
-    update(&request, &surveys, caller, body, UpdateMode::Full).await
+    update(&request, &surveys, caller, body, Replace::Yes).await
+}
+
+/// Whether an update replaces the whole survey (PUT) or patches it.
+#[derive(PartialEq)]
+enum Replace {
+    Yes,
+    No,
 }
 
 async fn update(
     request: &HttpRequest,
     surveys: &SurveyService,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
     JsonObject(body): JsonObject,
-    mode: UpdateMode,
+    replace: Replace,
 ) -> Result<Json<SurveyResponse>, ApiError> {
+    let id = path_id::<SurveyId>(request)?;
+    let request = request::survey_request(&body)?;
+    if replace == Replace::Yes {
+        request.changes.require_name_and_type()?;
+    }
     let survey = surveys
         .update(
             access.project.id,
-            survey_id(request),
+            id,
             access.principal.user.id,
-            &body,
-            mode,
+            request.changes,
         )
         .await?;
-    Ok(Json(SurveyResponse::written(survey, &body)))
+    Ok(Json(SurveyResponse::new(
+        survey,
+        request.remove_targeting_flag,
+    )))
 }
 
 pub(crate) async fn delete(
     request: HttpRequest,
     surveys: web::Data<SurveyService>,
-    ProjectCaller(access): ProjectCaller,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
 ) -> Result<HttpResponse, ApiError> {
     surveys
-        .delete(access.project.id, survey_id(&request))
+        .delete(access.project.id, path_id::<SurveyId>(&request)?)
         .await?;
     Ok(HttpResponse::NoContent().finish())
-}
-
-fn survey_id(request: &HttpRequest) -> &str {
-    request.match_info().get("survey_id").unwrap_or_default()
 }

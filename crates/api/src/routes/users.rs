@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::dto::UserBasicResponse;
 use crate::error::ApiError;
-use crate::extract::Caller;
+use crate::extract::{Caller, Users};
 
 #[derive(Serialize)]
 pub(crate) struct MeResponse {
@@ -45,7 +45,7 @@ impl MeResponse {
 
 pub(crate) async fn me(
     access: web::Data<AccessService>,
-    Caller(principal): Caller,
+    Caller(principal, _): Caller<Users>,
 ) -> Result<Json<MeResponse>, ApiError> {
     let memberships = access.visible_organizations(&principal).await?;
     Ok(Json(MeResponse::new(principal.user, memberships)))

@@ -1,13 +1,15 @@
 //! Surveys: the entity, its rules, and the use cases behind `/api/projects/{id}/surveys/`.
 //!
-//! A request body is read into a `SurveyInput` (field checks, sanitizing), then planned against
-//! the stored survey (cross-field rules, targeting flag changes, computed iterations), and the
-//! plan is written by the repository in one transaction.
+//! The HTTP layer reads a body into a command (`NewSurvey`, `SurveyChanges`), checking each
+//! field on its way in. Inside the repository's transaction, with the survey and the flags it
+//! names locked, `plan` turns the command into what to write (cross-field rules, targeting flag
+//! changes, computed iterations), and the repository writes exactly that.
 
+mod command;
 mod html;
-mod input;
 mod iterations;
 mod plan;
+mod port;
 mod questions;
 mod service;
 mod settings;
@@ -18,14 +20,28 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::error::{Unexpected, ValidationError};
-use crate::feature_flag::{FeatureFlag, FlagId, NewFlag};
-use crate::ports::{Page, PageRequest};
+use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
-pub use input::SurveyInput;
-pub use iterations::Iterations;
-pub use service::{SurveyService, UpdateMode};
+pub use command::{MAX_NAME_CHARS, NewSurvey, SurveyChanges};
+pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
+pub use port::{
+    CreatePlanner, FlagReferences, ReferencedFlags, SurveyRepository, SurveyWrite, UpdatePlanner,
+};
+pub use questions::Questions;
+pub use service::SurveyService;
+pub use settings::{Appearance, Conditions};
+
+/// A survey's UUID.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SurveyId(pub Uuid);
+
+impl SurveyId {
+    /// A new id; v7 ids grow with time, so ties on `created_at` order as creation did.
+    pub fn generate() -> Self {
+        Self(Uuid::now_v7())
+    }
+}
 
 /// How a survey is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +170,7 @@ impl SurveyState {
 /// A stored survey with the flags it points at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Survey {
-    pub id: Uuid,
+    pub id: SurveyId,
     pub project_id: ProjectId,
     pub state: SurveyState,
     /// Shown even when deleted (with `deleted: true`).
@@ -167,48 +183,37 @@ pub struct Survey {
     pub created_by: Option<UserBasic>,
 }
 
-/// How the targeting flag changes in one write, applied in this order: detach, attach,
-/// merge filters, then set `active` on whatever flag the survey ends up with.
+/// What happens to a survey's targeting flag in one write. Stores execute it as it is: first
+/// soft-delete `delete`, then point the survey at `flag` (or at none).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TargetingPlan {
-    pub detach: Option<Detach>,
-    pub attach: Option<Attach>,
-    /// New filters for the kept targeting flag.
-    pub filters: Option<Map<String, Value>>,
-    pub active: bool,
+    /// A flag the survey owned and lets go of.
+    pub delete: Option<FlagId>,
+    /// The flag the survey ends up with.
+    pub flag: Option<TargetingFlag>,
 }
 
-/// Drop the survey's targeting flag; `delete` soft-deletes it too (only flags the survey owns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Detach {
-    pub flag: FlagId,
-    pub delete: bool,
-}
-
-/// Give the survey a targeting flag.
+/// The targeting flag a survey ends up with.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Attach {
-    /// Create this flag; the survey owns it.
-    New(NewFlag),
-    /// Adopt a live flag of the same project; the survey does not own it.
-    Existing(FlagId),
+pub enum TargetingFlag {
+    /// Create this flag; the survey owns it (and deletes it when it goes).
+    New { flag: NewFlag, created_by: UserId },
+    /// Keep or adopt a live flag of the project, applying `changes` to it.
+    Existing {
+        id: FlagId,
+        owned: bool,
+        changes: FlagChanges,
+    },
 }
 
-/// A survey to insert.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewSurvey {
-    pub id: Uuid,
-    pub project_id: ProjectId,
-    pub state: SurveyState,
-    pub created_by: Option<UserId>,
-    pub targeting: TargetingPlan,
-}
-
-/// The new state of an existing survey and its targeting flag.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SurveyUpdate {
-    pub state: SurveyState,
-    pub targeting: TargetingPlan,
+impl TargetingFlag {
+    /// Whether the survey owns the flag: exactly when it was created for it.
+    pub fn owned(&self) -> bool {
+        match self {
+            Self::New { .. } => true,
+            Self::Existing { owned, .. } => *owned,
+        }
+    }
 }
 
 /// List filters.
@@ -229,67 +234,4 @@ impl SurveyFilter {
             .collect();
         self
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum SurveyError {
-    #[error(transparent)]
-    Invalid(#[from] ValidationError),
-    #[error("Not found.")]
-    NotFound,
-    /// Another survey of the project has the name.
-    #[error("survey name already taken in this project")]
-    NameTaken,
-    #[error(transparent)]
-    Unexpected(#[from] Unexpected),
-}
-
-/// The planning step of an update: given the survey as stored (and locked), what to write.
-pub type UpdatePlanner<'a> =
-    dyn Fn(&Survey) -> Result<SurveyUpdate, SurveyError> + Send + Sync + 'a;
-
-/// Stored surveys; every write is one transaction including its targeting flag changes.
-#[async_trait::async_trait]
-pub trait SurveyRepository: Send + Sync {
-    /// The project's surveys matching `filter`, newest first (ties by id, descending), with
-    /// their flags and creators, in a fixed number of queries.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn list(
-        &self,
-        project: ProjectId,
-        filter: &SurveyFilter,
-        page: PageRequest,
-    ) -> Result<Page<Survey>, Unexpected>;
-
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn get(&self, project: ProjectId, id: Uuid) -> Result<Option<Survey>, Unexpected>;
-
-    /// Inserts the survey after applying its targeting plan, atomically.
-    ///
-    /// # Errors
-    /// `NameTaken` when the project has a survey of that name (nothing is written);
-    /// `Unexpected` otherwise.
-    async fn create(&self, survey: NewSurvey) -> Result<Survey, SurveyError>;
-
-    /// Locks the survey, asks `planner` what to write given its stored state, and writes it,
-    /// atomically. An error from the planner is returned as is and nothing is written.
-    ///
-    /// # Errors
-    /// `NotFound`, `NameTaken`, the planner's errors, `Unexpected`.
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: Uuid,
-        planner: &UpdatePlanner<'_>,
-    ) -> Result<Survey, SurveyError>;
-
-    /// Deletes the survey and soft-deletes the targeting flag it owns, atomically; returns
-    /// whether the survey existed.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn delete(&self, project: ProjectId, id: Uuid) -> Result<bool, Unexpected>;
 }

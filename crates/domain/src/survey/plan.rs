@@ -1,15 +1,22 @@
-//! Planning a write: the survey's next state from its stored state and the request, the
-//! cross-field rules, and what happens to its targeting flag. Pure: no storage access.
+//! Planning a write: the survey's next state from its stored state and the command, the
+//! cross-field rules, and what happens to its targeting flag. Pure: no storage access. The
+//! rules a store might otherwise apply (a deleted flag never serves, a flag created for a survey
+//! is owned by it) are decided here, so every store only executes the plan.
 
 use rand::Rng as _;
 use serde_json::{Map, Value};
 
-use super::input::SurveyInput;
-use super::{Attach, Detach, Iterations, Survey, SurveyState, SurveyType, TargetingPlan};
-use crate::error::{ValidationCode, ValidationError};
-use crate::feature_flag::{FeatureFlag, NewFlag, validate_filters};
-use crate::input::Patch;
-use crate::tenancy::{ProjectId, UserId};
+use super::command::{NewSurvey, SurveyChanges};
+use super::questions::Questions;
+use super::settings::{Appearance, Conditions};
+use super::{
+    Iterations, ReferencedFlags, Survey, SurveyState, SurveyType, SurveyWrite, TargetingFlag,
+    TargetingPlan,
+};
+use crate::error::ValidationError;
+use crate::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag};
+use crate::patch::Patch;
+use crate::tenancy::UserId;
 
 /// Condition keys an external survey may not set.
 const EXTERNAL_FORBIDDEN_CONDITIONS: [&str; 9] = [
@@ -24,70 +31,47 @@ const EXTERNAL_FORBIDDEN_CONDITIONS: [&str; 9] = [
     "events",
 ];
 
-/// Flags the request names, looked up among the project's live flags (`None`: no such flag).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct ReferencedFlags {
-    pub linked: Option<FeatureFlag>,
-    pub targeting: Option<FeatureFlag>,
-}
-
 fn invalid(attr: &str, detail: impl Into<String>) -> ValidationError {
-    ValidationError::field(attr, ValidationCode::Invalid, detail)
+    ValidationError::invalid(attr, detail)
 }
 
-/// The state of a new survey: the request over the defaults.
+/// What to store for a new survey: the command over the defaults.
 ///
 /// # Errors
-/// `name` or `type` missing, or a cross-field rule broken.
+/// A field or cross-field rule broken.
 pub(crate) fn plan_create(
-    input: &SurveyInput,
+    survey: &NewSurvey,
     flags: &ReferencedFlags,
-    project: ProjectId,
     creator: UserId,
-) -> Result<(SurveyState, TargetingPlan), ValidationError> {
-    let name = input
-        .name
-        .clone()
-        .value()
-        .ok_or_else(|| ValidationError::required("name"))?;
-    let survey_type = input
-        .survey_type
-        .value()
-        .ok_or_else(|| ValidationError::required("type"))?;
-    let defaults = SurveyState::draft(name, survey_type);
-    let state = next_state(&defaults, input)?;
-    check_rules(&state, input, None, flags)?;
-    let attach = match (&input.targeting_flag_filters, &flags.targeting) {
-        (Some(filters), _) => Some(Attach::New(targeting_flag(
-            project,
-            &state.name,
-            filters,
-            creator,
-        )?)),
-        (None, Some(adopted)) => Some(Attach::Existing(adopted.id)),
+) -> Result<SurveyWrite, ValidationError> {
+    let defaults = SurveyState::draft(survey.name.clone(), survey.survey_type);
+    let changes = &survey.changes;
+    let state = next_state(&defaults, changes)?;
+    check_rules(&state, changes, None, flags)?;
+    let flag = match (&changes.targeting_flag_filters, &flags.targeting) {
+        (Some(filters), _) => Some(TargetingFlag::New {
+            flag: targeting_flag(&state.name, filters)?,
+            created_by: creator,
+        }),
+        (None, Some(adopted)) => Some(existing(adopted.id, false)),
         (None, None) => None,
     };
-    let targeting = TargetingPlan {
-        detach: None,
-        attach,
-        filters: None,
-        active: state.is_running(),
-    };
-    Ok((state, targeting))
+    let targeting = serving_while_running(TargetingPlan { delete: None, flag }, &state);
+    Ok(SurveyWrite { state, targeting })
 }
 
-/// The next state of a stored survey and the change to its targeting flag.
+/// What to store for an existing survey: its next state and the change to its targeting flag.
 ///
 /// # Errors
-/// A cross-field rule broken by the result.
+/// A field or cross-field rule broken by the result.
 pub(crate) fn plan_update(
     current: &Survey,
-    input: &SurveyInput,
+    changes: &SurveyChanges,
     flags: &ReferencedFlags,
-    creator: UserId,
-) -> Result<(SurveyState, TargetingPlan), ValidationError> {
-    let state = next_state(&current.state, input)?;
-    check_rules(&state, input, Some(current), flags)?;
+    editor: UserId,
+) -> Result<SurveyWrite, ValidationError> {
+    let state = next_state(&current.state, changes)?;
+    check_rules(&state, changes, Some(current), flags)?;
     if let (Some(count @ 1..), Some(iteration)) =
         (state.iteration_count, current.state.iterations.current)
         && iteration > count
@@ -98,89 +82,112 @@ pub(crate) fn plan_update(
         ));
     }
 
-    let mut plan = TargetingPlan {
-        active: state.is_running(),
-        ..TargetingPlan::default()
-    };
-    let mut kept = current.targeting_flag.as_ref();
+    let mut delete = None;
     // A targeting flag deleted through the flags API is let go of, never revived.
-    if let Some(deleted) = kept.filter(|flag| flag.deleted) {
-        plan.detach = Some(Detach {
-            flag: deleted.id,
-            delete: false,
-        });
-        kept = None;
-    }
-    let detach_current = |plan: &mut TargetingPlan, kept: &mut Option<&FeatureFlag>| {
-        if let Some(flag) = kept.take() {
-            plan.detach = Some(Detach {
-                flag: flag.id,
-                delete: current.owns_targeting_flag,
-            });
+    let mut kept = current.targeting_flag.as_ref().filter(|flag| !flag.deleted);
+    // Letting go of a flag deletes it only when the survey owns it.
+    let mut let_go = |kept: &mut Option<&FeatureFlag>| {
+        if let Some(flag) = kept.take()
+            && current.owns_targeting_flag
+        {
+            delete = Some(flag.id);
         }
     };
-    if input.remove_targeting_flag || matches!(input.targeting_flag_id, Patch::Null) {
-        detach_current(&mut plan, &mut kept);
+    if changes.remove_targeting_flag || matches!(changes.targeting_flag_id, Patch::Null) {
+        let_go(&mut kept);
     }
-    if let Some(filters) = &input.targeting_flag_filters {
+    let flag = if let Some(filters) = &changes.targeting_flag_filters {
         match kept {
             Some(flag) => {
                 let mut merged = flag.filters.clone();
                 merged.extend(filters.clone());
-                plan.filters = Some(validate_filters(&Value::Object(merged))?);
+                Some(TargetingFlag::Existing {
+                    id: flag.id,
+                    owned: current.owns_targeting_flag,
+                    changes: FlagChanges {
+                        filters: Some(FlagFilters::parse(&Value::Object(merged))?),
+                        ..FlagChanges::default()
+                    },
+                })
             }
-            None => {
-                plan.attach = Some(Attach::New(targeting_flag(
-                    current.project_id,
-                    &state.name,
-                    filters,
-                    creator,
-                )?))
-            }
+            None => Some(TargetingFlag::New {
+                flag: targeting_flag(&state.name, filters)?,
+                created_by: editor,
+            }),
         }
     } else if let Some(adopted) = &flags.targeting
         && kept.is_none_or(|flag| flag.id != adopted.id)
     {
-        detach_current(&mut plan, &mut kept);
-        plan.attach = Some(Attach::Existing(adopted.id));
-    }
-    Ok((state, plan))
+        let_go(&mut kept);
+        Some(existing(adopted.id, false))
+    } else {
+        kept.map(|flag| existing(flag.id, current.owns_targeting_flag))
+    };
+    let targeting = serving_while_running(TargetingPlan { delete, flag }, &state);
+    Ok(SurveyWrite { state, targeting })
 }
 
-/// The request's fields applied over `base`, with the iterations recomputed.
-fn next_state(base: &SurveyState, input: &SurveyInput) -> Result<SurveyState, ValidationError> {
+/// An existing flag the survey points at, unchanged so far.
+fn existing(id: FlagId, owned: bool) -> TargetingFlag {
+    TargetingFlag::Existing {
+        id,
+        owned,
+        changes: FlagChanges::default(),
+    }
+}
+
+/// The last step of every plan: the targeting flag the survey ends up with serves exactly while
+/// the survey runs.
+fn serving_while_running(mut plan: TargetingPlan, state: &SurveyState) -> TargetingPlan {
+    let running = state.is_running();
+    match &mut plan.flag {
+        Some(TargetingFlag::New { flag, .. }) => flag.active = running,
+        Some(TargetingFlag::Existing { changes, .. }) => changes.active = Some(running),
+        None => {}
+    }
+    plan
+}
+
+/// The command's fields applied over `base`, with the iterations recomputed.
+fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState, ValidationError> {
     let mut state = base.clone();
-    if let Patch::Value(name) = &input.name {
-        state.name.clone_from(name);
-    }
-    if let Patch::Value(description) = &input.description {
-        state.description.clone_from(description);
-    }
-    if let Patch::Value(kind) = input.survey_type {
-        state.survey_type = kind;
-    }
-    if let Patch::Value(schedule) = input.schedule {
-        state.schedule = schedule;
-    }
-    state.linked_flag_id = input.linked_flag_id.apply(state.linked_flag_id);
-    state.questions = input.questions.clone().apply(state.questions);
-    state.conditions = input.conditions.clone().apply(state.conditions);
-    state.appearance = input.appearance.clone().apply(state.appearance);
-    state.start_date = input.start_date.apply(state.start_date);
-    state.end_date = input.end_date.apply(state.end_date);
-    if let Some(archived) = input.archived {
+    changes.name.clone().assign_to(&mut state.name);
+    changes
+        .description
+        .clone()
+        .assign_to(&mut state.description);
+    changes.survey_type.assign_to(&mut state.survey_type);
+    changes.schedule.assign_to(&mut state.schedule);
+    state.linked_flag_id = changes.linked_flag_id.apply(state.linked_flag_id);
+    state.questions = changes
+        .questions
+        .clone()
+        .map(Questions::into_value)
+        .apply(state.questions);
+    state.conditions = changes
+        .conditions
+        .clone()
+        .map(Conditions::into_map)
+        .apply(state.conditions);
+    state.appearance = changes
+        .appearance
+        .clone()
+        .map(Appearance::into_map)
+        .apply(state.appearance);
+    state.start_date = changes.start_date.apply(state.start_date);
+    state.end_date = changes.end_date.apply(state.end_date);
+    if let Some(archived) = changes.archived {
         state.archived = archived;
     }
-    state.responses_limit = input.responses_limit.apply(state.responses_limit);
-    state.iteration_count = input.iteration_count.apply(state.iteration_count);
-    state.iteration_frequency_days = input
+    state.responses_limit = changes.responses_limit.apply(state.responses_limit);
+    state.iteration_count = changes.iteration_count.apply(state.iteration_count);
+    state.iteration_frequency_days = changes
         .iteration_frequency_days
         .apply(state.iteration_frequency_days);
-    match input.enable_partial_responses {
-        Patch::Value(enabled) => state.enable_partial_responses = enabled,
-        Patch::Null => state.enable_partial_responses = false,
-        Patch::Absent => {}
-    }
+    state.enable_partial_responses = changes
+        .enable_partial_responses
+        .apply(Some(state.enable_partial_responses))
+        .unwrap_or(false);
     state.iterations = Iterations::compute(
         state.iteration_count,
         state.iteration_frequency_days,
@@ -192,36 +199,36 @@ fn next_state(base: &SurveyState, input: &SurveyInput) -> Result<SurveyState, Va
 
 fn check_rules(
     state: &SurveyState,
-    input: &SurveyInput,
+    changes: &SurveyChanges,
     current: Option<&Survey>,
     flags: &ReferencedFlags,
 ) -> Result<(), ValidationError> {
-    if matches!(input.linked_flag_id, Patch::Value(_)) && flags.linked.is_none() {
+    if matches!(changes.linked_flag_id, Patch::Value(_)) && flags.linked.is_none() {
         return Err(invalid(
             "linked_flag_id",
             "Feature Flag with this ID does not exist",
         ));
     }
-    if matches!(input.targeting_flag_id, Patch::Value(_)) && flags.targeting.is_none() {
+    if matches!(changes.targeting_flag_id, Patch::Value(_)) && flags.targeting.is_none() {
         return Err(invalid(
             "targeting_flag_id",
             "Targeting Feature Flag with this ID does not exist",
         ));
     }
-    if !input.conditions.is_absent() || !input.linked_flag_id.is_absent() {
-        let linked = match input.linked_flag_id {
+    if !changes.conditions.is_absent() || !changes.linked_flag_id.is_absent() {
+        let linked = match changes.linked_flag_id {
             Patch::Value(_) => flags.linked.as_ref(),
             Patch::Null => None,
             Patch::Absent => current.and_then(|survey| survey.linked_flag.as_ref()),
         };
         check_linked_flag_variant(state.conditions.as_ref(), linked)?;
     }
-    if let Some(filters) = &input.targeting_flag_filters {
+    if let Some(filters) = &changes.targeting_flag_filters {
         check_targeting_filters(filters)?;
     }
     check_shuffle_and_branching(state)?;
     if state.survey_type == SurveyType::ExternalSurvey {
-        check_external(state, input)?;
+        check_external(state, changes)?;
     }
     if let (Some(start), Some(end)) = (state.start_date, state.end_date)
         && end < start
@@ -296,7 +303,7 @@ fn check_targeting_filters(filters: &Map<String, Value>) -> Result<(), Validatio
             "Invalid operation: User targeting rolls out to everyone. If you want to roll out to everyone, delete this targeting",
         ));
     }
-    validate_filters(&Value::Object(filters.clone())).map(|_| ())
+    FlagFilters::parse(&Value::Object(filters.clone())).map(|_| ())
 }
 
 fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationError> {
@@ -322,14 +329,14 @@ fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationErro
     Ok(())
 }
 
-fn check_external(state: &SurveyState, input: &SurveyInput) -> Result<(), ValidationError> {
+fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), ValidationError> {
     if state.linked_flag_id.is_some() {
         return Err(invalid(
             "linked_flag_id",
             "linked_flag_id is not allowed for external surveys",
         ));
     }
-    if input.targeting_flag_filters.is_some() {
+    if changes.targeting_flag_filters.is_some() {
         return Err(invalid(
             "targeting_flag_filters",
             "targeting_flag_filters is not allowed for external surveys",
@@ -371,24 +378,297 @@ fn check_external(state: &SurveyState, input: &SurveyInput) -> Result<(), Valida
     Ok(())
 }
 
-/// A new targeting flag: `survey-targeting-<10 hex>`, named after the survey, inactive until
-/// the plan's `active` says otherwise.
+/// A new targeting flag: `survey-targeting-<10 hex>`, named after the survey.
 fn targeting_flag(
-    project: ProjectId,
     survey_name: &str,
     filters: &Map<String, Value>,
-    creator: UserId,
 ) -> Result<NewFlag, ValidationError> {
     let suffix: String = (0..10)
         .map(|_| char::from_digit(rand::rng().random_range(0..16), 16).expect("digit below 16"))
         .collect();
     Ok(NewFlag {
-        project_id: project,
+        key: FlagKey::parse(&format!("survey-targeting-{suffix}"))?,
         name: format!("Targeting flag for survey {survey_name}"),
-        key: format!("survey-targeting-{suffix}"),
-        filters: validate_filters(&Value::Object(filters.clone()))?,
+        filters: FlagFilters::parse(&Value::Object(filters.clone()))?,
         active: false,
         ensure_experience_continuity: false,
-        created_by: Some(creator),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use serde_json::json;
+
+    use super::*;
+    use crate::survey::SurveyId;
+    use crate::tenancy::ProjectId;
+
+    const EDITOR: UserId = UserId(7);
+
+    fn filters() -> Map<String, Value> {
+        json!({"groups": [{"properties": [{"key": "email", "value": "x", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]})
+            .as_object()
+            .cloned()
+            .unwrap()
+    }
+
+    fn flag(id: i32, deleted: bool) -> FeatureFlag {
+        FeatureFlag {
+            id: FlagId(id),
+            project_id: ProjectId(1),
+            name: String::new(),
+            key: format!("flag-{id}"),
+            filters: filters(),
+            deleted,
+            active: !deleted,
+            ensure_experience_continuity: false,
+            created_at: Utc::now(),
+            created_by: None,
+        }
+    }
+
+    fn new_survey(changes: SurveyChanges) -> NewSurvey {
+        NewSurvey::new(SurveyChanges {
+            name: Patch::Value("Onboarding".into()),
+            survey_type: Patch::Value(SurveyType::Popover),
+            ..changes
+        })
+        .unwrap()
+    }
+
+    /// A stored survey whose targeting flag is `targeting` (owned or adopted), launched or not.
+    fn stored(targeting: Option<FeatureFlag>, owned: bool, launched: bool) -> Survey {
+        let mut state = SurveyState::draft("Onboarding".into(), SurveyType::Popover);
+        state.start_date = launched.then(Utc::now);
+        Survey {
+            id: SurveyId::generate(),
+            project_id: ProjectId(1),
+            state,
+            linked_flag: None,
+            targeting_flag: targeting,
+            owns_targeting_flag: owned,
+            created_at: Utc::now(),
+            created_by: None,
+        }
+    }
+
+    fn update(current: &Survey, changes: SurveyChanges, flags: &ReferencedFlags) -> TargetingPlan {
+        plan_update(current, &changes, flags, EDITOR)
+            .unwrap()
+            .targeting
+    }
+
+    #[test]
+    fn targeting_filters_on_create_make_a_new_owned_flag_serving_only_once_launched() {
+        let draft = plan_create(
+            &new_survey(SurveyChanges {
+                targeting_flag_filters: Some(filters()),
+                ..SurveyChanges::default()
+            }),
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap();
+        let Some(TargetingFlag::New { flag, created_by }) = &draft.targeting.flag else {
+            panic!("expected a new flag: {:?}", draft.targeting);
+        };
+        assert!(draft.targeting.flag.as_ref().unwrap().owned());
+        assert_eq!(*created_by, EDITOR);
+        assert_eq!(flag.name, "Targeting flag for survey Onboarding");
+        assert!(!flag.active);
+
+        let launched = plan_create(
+            &new_survey(SurveyChanges {
+                targeting_flag_filters: Some(filters()),
+                start_date: Patch::Value(Utc::now()),
+                ..SurveyChanges::default()
+            }),
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap();
+        assert!(matches!(
+            launched.targeting.flag,
+            Some(TargetingFlag::New { ref flag, .. }) if flag.active
+        ));
+    }
+
+    #[test]
+    fn an_adopted_flag_is_not_owned_and_serves_while_the_survey_runs() {
+        let adopted = flag(3, false);
+        let plan = plan_create(
+            &new_survey(SurveyChanges {
+                targeting_flag_id: Patch::Value(adopted.id),
+                start_date: Patch::Value(Utc::now()),
+                ..SurveyChanges::default()
+            }),
+            &ReferencedFlags {
+                linked: None,
+                targeting: Some(adopted),
+            },
+            EDITOR,
+        )
+        .unwrap();
+        assert_eq!(
+            plan.targeting.flag,
+            Some(TargetingFlag::Existing {
+                id: FlagId(3),
+                owned: false,
+                changes: FlagChanges {
+                    active: Some(true),
+                    ..FlagChanges::default()
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn a_kept_flag_follows_the_survey_running_state_on_every_write() {
+        let current = stored(Some(flag(1, false)), true, true);
+        let archived = update(
+            &current,
+            SurveyChanges {
+                archived: Some(true),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+        );
+        assert_eq!(
+            archived,
+            TargetingPlan {
+                delete: None,
+                flag: Some(TargetingFlag::Existing {
+                    id: FlagId(1),
+                    owned: true,
+                    changes: FlagChanges {
+                        active: Some(false),
+                        ..FlagChanges::default()
+                    }
+                })
+            }
+        );
+    }
+
+    #[test]
+    fn a_targeting_flag_deleted_elsewhere_is_let_go_of_never_revived_or_deleted_again() {
+        let current = stored(Some(flag(1, true)), true, true);
+        let plan = update(
+            &current,
+            SurveyChanges::default(),
+            &ReferencedFlags::default(),
+        );
+        assert_eq!(plan, TargetingPlan::default());
+    }
+
+    #[test]
+    fn removing_or_nulling_the_flag_deletes_it_only_when_owned() {
+        for changes in [
+            SurveyChanges {
+                remove_targeting_flag: true,
+                ..SurveyChanges::default()
+            },
+            SurveyChanges {
+                targeting_flag_id: Patch::Null,
+                ..SurveyChanges::default()
+            },
+        ] {
+            let owned = stored(Some(flag(1, false)), true, false);
+            assert_eq!(
+                update(&owned, changes.clone(), &ReferencedFlags::default()),
+                TargetingPlan {
+                    delete: Some(FlagId(1)),
+                    flag: None
+                }
+            );
+            let adopted = stored(Some(flag(1, false)), false, false);
+            assert_eq!(
+                update(&adopted, changes, &ReferencedFlags::default()),
+                TargetingPlan::default(),
+                "an adopted flag is only detached"
+            );
+        }
+    }
+
+    #[test]
+    fn new_filters_merge_into_a_kept_flag_or_make_a_new_one() {
+        let current = stored(Some(flag(1, false)), true, false);
+        let merged = update(
+            &current,
+            SurveyChanges {
+                targeting_flag_filters: Some(
+                    json!({"payloads": {"true": "x"}})
+                        .as_object()
+                        .cloned()
+                        .unwrap(),
+                ),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+        );
+        let Some(TargetingFlag::Existing { changes, .. }) = merged.flag else {
+            panic!("expected the kept flag: {merged:?}");
+        };
+        let merged_filters = changes.filters.unwrap().into_map();
+        assert_eq!(merged_filters["groups"], filters()["groups"]);
+        assert_eq!(merged_filters["payloads"], json!({"true": "x"}));
+
+        let untargeted = stored(None, false, false);
+        let fresh = update(
+            &untargeted,
+            SurveyChanges {
+                targeting_flag_filters: Some(filters()),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+        );
+        assert!(matches!(fresh.flag, Some(TargetingFlag::New { .. })));
+    }
+
+    #[test]
+    fn adopting_another_flag_lets_go_of_the_owned_one() {
+        let current = stored(Some(flag(1, false)), true, false);
+        let plan = update(
+            &current,
+            SurveyChanges {
+                targeting_flag_id: Patch::Value(FlagId(2)),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags {
+                linked: None,
+                targeting: Some(flag(2, false)),
+            },
+        );
+        assert_eq!(plan.delete, Some(FlagId(1)));
+        assert!(matches!(
+            plan.flag,
+            Some(TargetingFlag::Existing {
+                id: FlagId(2),
+                owned: false,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_referenced_flag_that_is_not_live_is_refused() {
+        let current = stored(None, false, false);
+        let error = plan_update(
+            &current,
+            &SurveyChanges {
+                targeting_flag_id: Patch::Value(FlagId(9)),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (error.attr.as_deref(), error.detail.as_str()),
+            (
+                Some("targeting_flag_id"),
+                "Targeting Feature Flag with this ID does not exist"
+            )
+        );
+    }
 }

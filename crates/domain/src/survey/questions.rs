@@ -23,6 +23,22 @@ const TEXT_FIELDS: [&str; 4] = [
     "upperBoundLabel",
 ];
 
+/// A survey's checked list of questions: sanitized, with an `id` each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Questions(Value);
+
+impl Questions {
+    /// # Errors
+    /// The first broken question rule, with `attr: questions`.
+    pub fn parse(value: &Value) -> Result<Self, ValidationError> {
+        parse_questions(value).map(Self)
+    }
+
+    pub fn into_value(self) -> Value {
+        self.0
+    }
+}
+
 fn invalid(detail: impl Into<String>) -> ValidationError {
     ValidationError::field("questions", ValidationCode::Invalid, detail)
 }
@@ -32,7 +48,7 @@ fn invalid(detail: impl Into<String>) -> ValidationError {
 ///
 /// # Errors
 /// The first problem found, with PostHog's message where PostHog has one (`attr: questions`).
-pub(crate) fn parse_questions(value: &Value) -> Result<Value, ValidationError> {
+fn parse_questions(value: &Value) -> Result<Value, ValidationError> {
     let Value::Array(items) = value else {
         return Err(invalid("Questions must be a list of objects"));
     };

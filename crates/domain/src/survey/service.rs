@@ -1,35 +1,23 @@
-//! Survey use cases: list, get, create, update (PATCH and PUT) and delete.
+//! Survey use cases: list, get, create, update and delete.
 
 use std::sync::Arc;
 
-use serde_json::{Map, Value};
-use uuid::Uuid;
-
-use super::input::SurveyInput;
-use super::plan::{ReferencedFlags, plan_create, plan_update};
-use super::{NewSurvey, Survey, SurveyError, SurveyFilter, SurveyRepository, SurveyUpdate};
-use crate::error::{ValidationCode, ValidationError};
-use crate::feature_flag::FeatureFlagRepository;
-use crate::input::Patch;
+use super::plan::{plan_create, plan_update};
+use super::{
+    FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyFilter, SurveyId,
+    SurveyRepository,
+};
+use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserId};
 
-/// PATCH changes the fields sent; PUT also requires `name` and `type` (absent fields are kept,
-/// as DRF does), with the same validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpdateMode {
-    Partial,
-    Full,
-}
-
 pub struct SurveyService {
     surveys: Arc<dyn SurveyRepository>,
-    flags: Arc<dyn FeatureFlagRepository>,
 }
 
 impl SurveyService {
-    pub fn new(surveys: Arc<dyn SurveyRepository>, flags: Arc<dyn FeatureFlagRepository>) -> Self {
-        Self { surveys, flags }
+    pub fn new(surveys: Arc<dyn SurveyRepository>) -> Self {
+        Self { surveys }
     }
 
     /// # Errors
@@ -39,18 +27,17 @@ impl SurveyService {
         project: ProjectId,
         filter: &SurveyFilter,
         page: PageRequest,
-    ) -> Result<Page<Survey>, SurveyError> {
+    ) -> Result<Page<Survey>, DomainError> {
         Ok(self.surveys.list(project, filter, page).await?)
     }
 
     /// # Errors
-    /// `NotFound` for a malformed id or a survey of another project.
-    pub async fn get(&self, project: ProjectId, id: &str) -> Result<Survey, SurveyError> {
-        let id = parse_id(id)?;
+    /// `NotFound` for a survey of another project.
+    pub async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Survey, DomainError> {
         self.surveys
             .get(project, id)
             .await?
-            .ok_or(SurveyError::NotFound)
+            .ok_or(DomainError::NotFound)
     }
 
     /// Creates a survey, and its targeting flag when `targeting_flag_filters` is given, in one
@@ -62,22 +49,16 @@ impl SurveyService {
         &self,
         project: ProjectId,
         creator: UserId,
-        body: &Map<String, Value>,
-    ) -> Result<Survey, SurveyError> {
-        let input = SurveyInput::parse(body)?;
-        let flags = self.referenced_flags(project, &input).await?;
-        let (state, targeting) = plan_create(&input, &flags, project, creator)?;
-        let survey = NewSurvey {
-            id: Uuid::now_v7(),
-            project_id: project,
-            state,
-            created_by: Some(creator),
-            targeting,
-        };
+        survey: NewSurvey,
+    ) -> Result<Survey, DomainError> {
+        let references = references(&survey.changes);
+        let planner = |flags: &ReferencedFlags| Ok(plan_create(&survey, flags, creator)?);
         self.surveys
-            .create(survey)
+            .create(project, SurveyId::generate(), creator, references, &planner)
             .await
-            .map_err(|error| name_taken_as(error, "There is already a survey with this name."))
+            .map_err(|error| {
+                error.conflict_as(|| name_taken("There is already a survey with this name."))
+            })
     }
 
     /// Updates a survey and its targeting flag in one transaction, planned against the stored
@@ -88,31 +69,18 @@ impl SurveyService {
     pub async fn update(
         &self,
         project: ProjectId,
-        id: &str,
+        id: SurveyId,
         editor: UserId,
-        body: &Map<String, Value>,
-        mode: UpdateMode,
-    ) -> Result<Survey, SurveyError> {
-        let id = parse_id(id)?;
-        let input = SurveyInput::parse(body)?;
-        if mode == UpdateMode::Full {
-            if input.name.is_absent() {
-                return Err(ValidationError::required("name").into());
-            }
-            if input.survey_type.is_absent() {
-                return Err(ValidationError::required("type").into());
-            }
-        }
-        let flags = self.referenced_flags(project, &input).await?;
-        let planner = |current: &Survey| {
-            let (state, targeting) = plan_update(current, &input, &flags, editor)?;
-            Ok(SurveyUpdate { state, targeting })
+        changes: SurveyChanges,
+    ) -> Result<Survey, DomainError> {
+        let planner = |current: &Survey, flags: &ReferencedFlags| {
+            Ok(plan_update(current, &changes, flags, editor)?)
         };
         self.surveys
-            .update(project, id, &planner)
+            .update(project, id, references(&changes), &planner)
             .await
             .map_err(|error| {
-                name_taken_as(error, "There is already another survey with this name.")
+                error.conflict_as(|| name_taken("There is already another survey with this name."))
             })
     }
 
@@ -120,41 +88,23 @@ impl SurveyService {
     ///
     /// # Errors
     /// `NotFound`.
-    pub async fn delete(&self, project: ProjectId, id: &str) -> Result<(), SurveyError> {
-        let id = parse_id(id)?;
+    pub async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<(), DomainError> {
         if self.surveys.delete(project, id).await? {
             Ok(())
         } else {
-            Err(SurveyError::NotFound)
+            Err(DomainError::NotFound)
         }
-    }
-
-    /// The live flags of this project that the request names.
-    async fn referenced_flags(
-        &self,
-        project: ProjectId,
-        input: &SurveyInput,
-    ) -> Result<ReferencedFlags, SurveyError> {
-        let mut flags = ReferencedFlags::default();
-        if let Patch::Value(id) = input.linked_flag_id {
-            flags.linked = self.flags.get(project, id).await?;
-        }
-        if let Patch::Value(id) = input.targeting_flag_id {
-            flags.targeting = self.flags.get(project, id).await?;
-        }
-        Ok(flags)
     }
 }
 
-fn parse_id(raw: &str) -> Result<Uuid, SurveyError> {
-    Uuid::parse_str(raw).map_err(|_| SurveyError::NotFound)
+/// The flags the changes name by id.
+fn references(changes: &SurveyChanges) -> FlagReferences {
+    FlagReferences {
+        linked: changes.linked_flag_id.value(),
+        targeting: changes.targeting_flag_id.value(),
+    }
 }
 
-fn name_taken_as(error: SurveyError, detail: &str) -> SurveyError {
-    match error {
-        SurveyError::NameTaken => {
-            ValidationError::field("name", ValidationCode::Unique, detail).into()
-        }
-        other => other,
-    }
+fn name_taken(detail: &str) -> ValidationError {
+    ValidationError::field("name", ValidationCode::Unique, detail)
 }

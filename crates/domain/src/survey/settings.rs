@@ -12,9 +12,39 @@ const SANITIZED_APPEARANCE_TEXTS: [&str; 3] = [
     "thankYouMessageCloseButtonText",
 ];
 
-/// # Errors
-/// PostHog's messages with `attr: appearance`.
-pub(crate) fn parse_appearance(value: &Value) -> Result<Map<String, Value>, ValidationError> {
+/// A survey's checked `appearance`, its thank-you texts sanitized.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appearance(Map<String, Value>);
+
+impl Appearance {
+    /// # Errors
+    /// PostHog's messages with `attr: appearance`.
+    pub fn parse(value: &Value) -> Result<Self, ValidationError> {
+        parse_appearance(value).map(Self)
+    }
+
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+}
+
+/// A survey's display `conditions`: any object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conditions(Map<String, Value>);
+
+impl Conditions {
+    /// # Errors
+    /// `Conditions must be an object` with `attr: conditions`.
+    pub fn parse(value: &Value) -> Result<Self, ValidationError> {
+        parse_conditions(value).map(Self)
+    }
+
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+    }
+}
+
+fn parse_appearance(value: &Value) -> Result<Map<String, Value>, ValidationError> {
     let invalid =
         |detail: &str| ValidationError::field("appearance", ValidationCode::Invalid, detail);
     let Value::Object(appearance) = value else {
@@ -52,9 +82,7 @@ pub(crate) fn parse_appearance(value: &Value) -> Result<Map<String, Value>, Vali
     Ok(appearance)
 }
 
-/// # Errors
-/// `Conditions must be an object` with `attr: conditions`.
-pub(crate) fn parse_conditions(value: &Value) -> Result<Map<String, Value>, ValidationError> {
+fn parse_conditions(value: &Value) -> Result<Map<String, Value>, ValidationError> {
     match value {
         Value::Object(conditions) => Ok(conditions.clone()),
         _ => Err(ValidationError::field(

@@ -3,12 +3,10 @@
 use async_trait::async_trait;
 use chrono::Utc;
 
-use crate::error::Unexpected;
-use crate::feature_flag::{
-    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagError, FlagId, NewFlag,
-};
+use crate::error::{DomainError, Unexpected};
+use crate::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::ProjectId;
+use crate::tenancy::{ProjectId, UserId};
 
 use super::{InMemoryStore, State, StoredFlag};
 
@@ -46,27 +44,69 @@ impl State {
         })
     }
 
-    pub(super) fn insert_flag(&mut self, new: NewFlag) -> Result<FlagId, FlagError> {
-        if self.key_taken(new.project_id, &new.key, None) {
-            return Err(FlagError::KeyTaken);
+    pub(super) fn insert_flag(
+        &mut self,
+        project: ProjectId,
+        creator: Option<UserId>,
+        new: NewFlag,
+    ) -> Result<FlagId, DomainError> {
+        if self.key_taken(project, new.key.as_str(), None) {
+            return Err(DomainError::Conflict);
         }
         let id = FlagId(self.flags.len() as i32 + 1);
         self.flags.push(StoredFlag {
             flag: FeatureFlag {
                 id,
-                project_id: new.project_id,
+                project_id: project,
                 name: new.name,
-                key: new.key,
-                filters: new.filters,
+                key: new.key.into_string(),
+                filters: new.filters.into_map(),
                 deleted: false,
                 active: new.active,
                 ensure_experience_continuity: new.ensure_experience_continuity,
                 created_at: Utc::now(),
                 created_by: None,
             },
-            created_by: new.created_by,
+            created_by: creator,
         });
         Ok(id)
+    }
+
+    /// Applies the changes, as given, to a live flag of the project.
+    pub(super) fn change_flag(
+        &mut self,
+        project: ProjectId,
+        id: FlagId,
+        changes: FlagChanges,
+    ) -> Result<(), DomainError> {
+        if let Some(key) = &changes.key
+            && self.key_taken(project, key.as_str(), Some(id))
+        {
+            return Err(DomainError::Conflict);
+        }
+        let stored = self
+            .live_flag_mut(project, id)
+            .ok_or(DomainError::NotFound)?;
+        let flag = &mut stored.flag;
+        if let Some(name) = changes.name {
+            flag.name = name;
+        }
+        if let Some(key) = changes.key {
+            flag.key = key.into_string();
+        }
+        if let Some(filters) = changes.filters {
+            flag.filters = filters.into_map();
+        }
+        if let Some(active) = changes.active {
+            flag.active = active;
+        }
+        if let Some(ensure) = changes.ensure_experience_continuity {
+            flag.ensure_experience_continuity = ensure;
+        }
+        if let Some(deleted) = changes.deleted {
+            flag.deleted = deleted;
+        }
+        Ok(())
     }
 }
 
@@ -103,9 +143,14 @@ impl FeatureFlagRepository for InMemoryStore {
             .map(|f| state.flag_view(f)))
     }
 
-    async fn create(&self, flag: NewFlag) -> Result<FeatureFlag, FlagError> {
+    async fn create(
+        &self,
+        project: ProjectId,
+        creator: Option<UserId>,
+        flag: NewFlag,
+    ) -> Result<FeatureFlag, DomainError> {
         let mut state = self.lock();
-        let id = state.insert_flag(flag)?;
+        let id = state.insert_flag(project, creator, flag)?;
         Ok(state.flag_any(id).expect("just inserted"))
     }
 
@@ -114,36 +159,9 @@ impl FeatureFlagRepository for InMemoryStore {
         project: ProjectId,
         id: FlagId,
         changes: FlagChanges,
-    ) -> Result<FeatureFlag, FlagError> {
+    ) -> Result<FeatureFlag, DomainError> {
         let mut state = self.lock();
-        if let Some(key) = &changes.key
-            && state.key_taken(project, key, Some(id))
-        {
-            return Err(FlagError::KeyTaken);
-        }
-        let stored = state
-            .live_flag_mut(project, id)
-            .ok_or(FlagError::NotFound)?;
-        let flag = &mut stored.flag;
-        if let Some(name) = changes.name {
-            flag.name = name;
-        }
-        if let Some(key) = changes.key {
-            flag.key = key;
-        }
-        if let Some(filters) = changes.filters {
-            flag.filters = filters;
-        }
-        if let Some(active) = changes.active {
-            flag.active = active;
-        }
-        if let Some(ensure) = changes.ensure_experience_continuity {
-            flag.ensure_experience_continuity = ensure;
-        }
-        if changes.deleted == Some(true) {
-            flag.deleted = true;
-            flag.active = false;
-        }
+        state.change_flag(project, id, changes)?;
         Ok(state.flag_any(id).expect("just updated"))
     }
 }

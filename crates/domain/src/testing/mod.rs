@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::api_key::ApiKey;
 use crate::feature_flag::{FeatureFlag, FlagId};
-use crate::survey::SurveyState;
+use crate::survey::{SurveyId, SurveyState};
 use crate::tenancy::{
     MembershipLevel, Organization, OrganizationId, Project, ProjectId, User, UserBasic, UserId,
 };
@@ -38,7 +38,7 @@ struct StoredFlag {
 
 #[derive(Debug, Clone)]
 struct StoredSurvey {
-    id: Uuid,
+    id: SurveyId,
     project_id: ProjectId,
     state: SurveyState,
     targeting_flag_id: Option<FlagId>,

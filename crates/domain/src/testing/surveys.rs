@@ -3,15 +3,15 @@
 
 use async_trait::async_trait;
 use chrono::Utc;
-use uuid::Uuid;
 
-use crate::error::Unexpected;
+use crate::error::{DomainError, Unexpected};
+use crate::feature_flag::{FlagChanges, FlagId};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    Attach, NewSurvey, Survey, SurveyError, SurveyFilter, SurveyRepository, TargetingPlan,
-    UpdatePlanner,
+    CreatePlanner, FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId,
+    SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
 };
-use crate::tenancy::ProjectId;
+use crate::tenancy::{ProjectId, UserId};
 
 use super::{InMemoryStore, State, StoredSurvey};
 
@@ -29,47 +29,54 @@ impl State {
         }
     }
 
-    fn name_taken(&self, project: ProjectId, name: &str, except: Uuid) -> bool {
+    fn name_taken(&self, project: ProjectId, name: &str, except: SurveyId) -> bool {
         self.surveys
             .iter()
             .any(|s| s.project_id == project && s.state.name == name && s.id != except)
     }
 
-    /// Applies a targeting plan to the survey at `index`, as the adapter does.
-    fn apply_targeting(&mut self, index: usize, plan: TargetingPlan) -> Result<(), SurveyError> {
+    /// The live flags of the project that a write names.
+    fn referenced(&self, project: ProjectId, references: FlagReferences) -> ReferencedFlags {
+        let live = |id: Option<FlagId>| {
+            id.and_then(|id| self.flag_any(id))
+                .filter(|flag| flag.project_id == project && !flag.deleted)
+        };
+        ReferencedFlags {
+            linked: live(references.linked),
+            targeting: live(references.targeting),
+        }
+    }
+
+    /// Stores a planned write of the survey at `index`, executing its targeting plan as the
+    /// adapter does: delete, then point at the resulting flag.
+    fn store(&mut self, index: usize, write: SurveyWrite) -> Result<(), DomainError> {
         let project = self.surveys[index].project_id;
-        if let Some(detach) = plan.detach {
-            if detach.delete
-                && let Some(flag) = self.flags.iter_mut().find(|f| f.flag.id == detach.flag)
-            {
-                flag.flag.deleted = true;
-                flag.flag.active = false;
-            }
-            self.surveys[index].targeting_flag_id = None;
-            self.surveys[index].owns_targeting_flag = false;
+        if self.name_taken(project, &write.state.name, self.surveys[index].id) {
+            return Err(DomainError::Conflict);
         }
-        match plan.attach {
-            Some(Attach::New(flag)) => {
-                let id = self
-                    .insert_flag(flag)
-                    .map_err(|e| SurveyError::Unexpected(Unexpected::new(e.to_string())))?;
-                self.surveys[index].targeting_flag_id = Some(id);
-                self.surveys[index].owns_targeting_flag = true;
-            }
-            Some(Attach::Existing(id)) => {
-                self.surveys[index].targeting_flag_id = Some(id);
-                self.surveys[index].owns_targeting_flag = false;
-            }
-            None => {}
+        self.surveys[index].state = write.state;
+        if let Some(deleted) = write.targeting.delete {
+            self.change_flag(project, deleted, FlagChanges::deletion())?;
         }
-        if let Some(id) = self.surveys[index].targeting_flag_id
-            && let Some(flag) = self.live_flag_mut(project, id)
-        {
-            if let Some(filters) = plan.filters {
-                flag.flag.filters = filters;
+        let owned = write
+            .targeting
+            .flag
+            .as_ref()
+            .is_some_and(TargetingFlag::owned);
+        let flag = match write.targeting.flag {
+            None => None,
+            Some(TargetingFlag::New { flag, created_by }) => {
+                Some(self.insert_flag(project, Some(created_by), flag)?)
             }
-            flag.flag.active = plan.active;
-        }
+            Some(TargetingFlag::Existing { id, changes, .. }) => {
+                if !changes.is_empty() {
+                    self.change_flag(project, id, changes)?;
+                }
+                Some(id)
+            }
+        };
+        self.surveys[index].targeting_flag_id = flag;
+        self.surveys[index].owns_targeting_flag = owned;
         Ok(())
     }
 }
@@ -106,7 +113,7 @@ impl SurveyRepository for InMemoryStore {
         Ok(Page { count, items })
     }
 
-    async fn get(&self, project: ProjectId, id: Uuid) -> Result<Option<Survey>, Unexpected> {
+    async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
         let state = self.lock();
         Ok(state
             .surveys
@@ -115,23 +122,28 @@ impl SurveyRepository for InMemoryStore {
             .map(|s| state.survey_view(s)))
     }
 
-    async fn create(&self, survey: NewSurvey) -> Result<Survey, SurveyError> {
+    async fn create(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        references: FlagReferences,
+        planner: &CreatePlanner<'_>,
+    ) -> Result<Survey, DomainError> {
         let mut guard = self.lock();
         let mut draft = guard.clone();
-        if draft.name_taken(survey.project_id, &survey.state.name, survey.id) {
-            return Err(SurveyError::NameTaken);
-        }
+        let write = planner(&draft.referenced(project, references))?;
         draft.surveys.push(StoredSurvey {
-            id: survey.id,
-            project_id: survey.project_id,
-            state: survey.state,
+            id,
+            project_id: project,
+            state: write.state.clone(),
             targeting_flag_id: None,
             owns_targeting_flag: false,
             created_at: Utc::now(),
-            created_by: survey.created_by,
+            created_by: Some(creator),
         });
         let index = draft.surveys.len() - 1;
-        draft.apply_targeting(index, survey.targeting)?;
+        draft.store(index, write)?;
         let view = draft.survey_view(&draft.surveys[index]);
         *guard = draft;
         Ok(view)
@@ -140,28 +152,26 @@ impl SurveyRepository for InMemoryStore {
     async fn update(
         &self,
         project: ProjectId,
-        id: Uuid,
+        id: SurveyId,
+        references: FlagReferences,
         planner: &UpdatePlanner<'_>,
-    ) -> Result<Survey, SurveyError> {
+    ) -> Result<Survey, DomainError> {
         let mut guard = self.lock();
         let mut draft = guard.clone();
         let index = draft
             .surveys
             .iter()
             .position(|s| s.id == id && s.project_id == project)
-            .ok_or(SurveyError::NotFound)?;
-        let update = planner(&draft.survey_view(&draft.surveys[index]))?;
-        if draft.name_taken(project, &update.state.name, id) {
-            return Err(SurveyError::NameTaken);
-        }
-        draft.surveys[index].state = update.state;
-        draft.apply_targeting(index, update.targeting)?;
+            .ok_or(DomainError::NotFound)?;
+        let current = draft.survey_view(&draft.surveys[index]);
+        let write = planner(&current, &draft.referenced(project, references))?;
+        draft.store(index, write)?;
         let view = draft.survey_view(&draft.surveys[index]);
         *guard = draft;
         Ok(view)
     }
 
-    async fn delete(&self, project: ProjectId, id: Uuid) -> Result<bool, Unexpected> {
+    async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<bool, DomainError> {
         let mut state = self.lock();
         let Some(index) = state
             .surveys
@@ -171,13 +181,12 @@ impl SurveyRepository for InMemoryStore {
             return Ok(false);
         };
         let survey = state.surveys.remove(index);
-        if survey.owns_targeting_flag
-            && let Some(flag) = survey
-                .targeting_flag_id
-                .and_then(|id| state.flags.iter_mut().find(|f| f.flag.id == id))
-        {
-            flag.flag.deleted = true;
-            flag.flag.active = false;
+        if let (Some(flag), true) = (survey.targeting_flag_id, survey.owns_targeting_flag) {
+            match state.change_flag(project, flag, FlagChanges::deletion()) {
+                // A flag deleted through the flags API meanwhile is already gone.
+                Ok(()) | Err(DomainError::NotFound) => {}
+                Err(other) => return Err(other),
+            }
         }
         Ok(true)
     }

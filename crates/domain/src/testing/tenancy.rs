@@ -4,12 +4,11 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::api_key::ApiKeyRepository;
 use crate::api_key::{ApiKey, NewApiKey};
 use crate::error::Unexpected;
-use crate::ports::{
-    ApiKeyRepository, BootstrapPlan, BootstrapRecord, Page, PageRequest, TenancyRepository,
-    VisibleProjects,
-};
+use crate::ports::{Page, PageRequest};
+use crate::tenancy::{BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
 use crate::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,

@@ -127,6 +127,51 @@ async fn a_key_without_the_routes_scope_is_403_naming_the_scope() {
 }
 
 #[tokio::test]
+async fn every_route_refuses_a_key_without_scopes_naming_the_scope_its_handler_requires() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &[]).await;
+    let routes = api::route_table();
+    assert!(routes.iter().any(|route| route.scope.is_some()));
+    for route in routes {
+        let method = Method::from_bytes(route.method.as_str().as_bytes()).unwrap();
+        let response = app
+            .send_json(method, &concrete_path(&route.path), &ada.key, &json!({}))
+            .await;
+        let (status, body) = parts(response).await;
+        match route.scope {
+            Some(scope) => assert_eq!(
+                (status, body),
+                (
+                    403,
+                    json!({
+                        "type": "authentication_error",
+                        "code": "permission_denied",
+                        "detail": format!("API key missing required scope '{scope}'"),
+                        "attr": null,
+                    })
+                ),
+                "{route}"
+            ),
+            None => assert_eq!((status, body), (200, json!({"status": "ok"})), "{route}"),
+        }
+    }
+}
+
+/// A route pattern with its parameters filled in: the caller's own tenant, and `0` for the
+/// rest (the scope is checked before any of them is looked up).
+fn concrete_path(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|segment| match segment {
+            "{project_id}" | "{organization_id}" => "@current",
+            parameter if parameter.starts_with('{') => "0",
+            literal => literal,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[tokio::test]
 async fn write_scopes_imply_read() {
     let app = spawn_app().await;
     let ada = app

@@ -1023,3 +1023,56 @@ async fn dates_and_schedules_out_of_range_answer_400_not_a_dropped_connection() 
     assert_eq!(after["iteration_count"], Value::Null);
     assert_eq!(after["start_date"], survey["start_date"]);
 }
+
+#[tokio::test]
+async fn targeting_flag_id_null_deletes_an_owned_flag_and_only_detaches_an_adopted_one() {
+    let app = spawn_app().await;
+    let tenant = app.tenant("ada@example.com", &["*"]).await;
+    let flags_path = format!("/api/projects/{}/feature_flags/", tenant.project_id);
+
+    let (status, owner) = create(
+        &app,
+        &tenant,
+        json!({"name": "owner", "type": "popover", "targeting_flag_filters": targeting()}),
+    )
+    .await;
+    assert_eq!(status, 201, "{owner}");
+    let owned_flag = owner["targeting_flag"]["id"]
+        .as_i64()
+        .expect("a targeting flag");
+    let (status, body) = patch(&app, &tenant, &owner, json!({"targeting_flag_id": null})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["targeting_flag"], Value::Null);
+    assert_eq!(body["targeting_flag_id"], Value::Null);
+    let (status, _) = parts(
+        app.get(&format!("{flags_path}{owned_flag}/"), &tenant.key)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 404, "the owned flag is soft-deleted");
+
+    let adopted = flag(
+        &app,
+        &tenant,
+        json!({"key": "adopted", "filters": targeting()}),
+    )
+    .await;
+    let (status, adopter) = create(
+        &app,
+        &tenant,
+        json!({"name": "adopter", "type": "popover", "targeting_flag_id": adopted["id"]}),
+    )
+    .await;
+    assert_eq!(status, 201, "{adopter}");
+    assert_eq!(adopter["targeting_flag"]["id"], adopted["id"]);
+    let (status, body) = patch(&app, &tenant, &adopter, json!({"targeting_flag_id": null})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["targeting_flag"], Value::Null);
+    let (status, still) = parts(
+        app.get(&format!("{flags_path}{}/", adopted["id"]), &tenant.key)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "the adopted flag stays: {still}");
+    assert_eq!(still["deleted"], false);
+}

@@ -1,98 +1,66 @@
-//! A survey request body read into typed, validated fields, in the serializer's field order
-//! so the first error reported is the one PostHog would report.
+//! A survey request body read into the domain's command, field by field in the serializer's
+//! order, so the first error reported is the one PostHog would report.
 
-use chrono::{DateTime, Utc};
+use domain::ValidationError;
+use domain::error::ValidationCode;
+use domain::feature_flag::FlagId;
+use domain::patch::Patch;
+use domain::survey::{
+    Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_NAME_CHARS, Questions,
+    Schedule, SurveyChanges, SurveyType,
+};
 use serde_json::{Map, Value};
 
-use super::iterations::MAX_FREQUENCY_DAYS;
-use super::questions::parse_questions;
-use super::settings::{parse_appearance, parse_conditions};
-use super::{Schedule, SurveyType};
-use crate::error::{ValidationCode, ValidationError};
-use crate::feature_flag::FlagId;
-use crate::input::{Fields, Patch, not_null};
+use crate::fields::{Fields, non_null, not_null};
 
-/// Longest survey name.
-pub const MAX_NAME_CHARS: usize = 400;
-
-/// The fields of a create/update body, each validated on its own. Cross-field rules run later,
-/// against the stored survey.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SurveyInput {
-    pub name: Patch<String>,
-    pub description: Patch<String>,
-    pub survey_type: Patch<SurveyType>,
-    pub schedule: Patch<Schedule>,
-    pub linked_flag_id: Patch<FlagId>,
-    pub targeting_flag_id: Patch<FlagId>,
-    /// `None` for absent, null or `{}`: no targeting change.
-    pub targeting_flag_filters: Option<Map<String, Value>>,
-    pub remove_targeting_flag: bool,
-    pub questions: Patch<Value>,
-    pub conditions: Patch<Map<String, Value>>,
-    pub appearance: Patch<Map<String, Value>>,
-    pub start_date: Patch<DateTime<Utc>>,
-    pub end_date: Patch<DateTime<Utc>>,
-    pub archived: Option<bool>,
-    pub responses_limit: Patch<i32>,
-    pub iteration_count: Patch<i32>,
-    pub iteration_frequency_days: Patch<i32>,
-    pub enable_partial_responses: Patch<bool>,
+/// A create or update body as the domain's command, and what the response echoes.
+pub(super) struct SurveyRequest {
+    pub changes: SurveyChanges,
+    /// `remove_targeting_flag` as sent (`null` when absent); responses echo it.
+    pub remove_targeting_flag: Option<bool>,
 }
 
-impl SurveyInput {
-    /// Reads a body.
-    ///
-    /// # Errors
-    /// The first invalid field.
-    pub fn parse(body: &Map<String, Value>) -> Result<Self, ValidationError> {
-        let fields = Fields(body);
-        Ok(Self {
-            name: parse_name(&fields)?,
-            description: match fields.string("description")? {
-                Patch::Null => return Err(not_null("description")),
-                other => other,
-            },
-            survey_type: parse_type(&fields)?,
-            schedule: parse_schedule(&fields)?,
-            linked_flag_id: fields.integer("linked_flag_id")?.map(to_flag_id),
-            targeting_flag_id: fields.integer("targeting_flag_id")?.map(to_flag_id),
-            targeting_flag_filters: parse_targeting_filters(&fields)?,
-            remove_targeting_flag: fields
-                .boolean("remove_targeting_flag")?
-                .value()
-                .unwrap_or(false),
-            questions: match fields.raw("questions") {
-                Patch::Value(value) => Patch::Value(parse_questions(value)?),
-                Patch::Null => Patch::Null,
-                Patch::Absent => Patch::Absent,
-            },
-            conditions: match fields.raw("conditions") {
-                Patch::Value(value) => Patch::Value(parse_conditions(value)?),
-                Patch::Null => Patch::Null,
-                Patch::Absent => Patch::Absent,
-            },
-            appearance: match fields.raw("appearance") {
-                Patch::Value(value) => Patch::Value(parse_appearance(value)?),
-                Patch::Null => Patch::Null,
-                Patch::Absent => Patch::Absent,
-            },
-            start_date: fields.datetime("start_date")?,
-            end_date: fields.datetime("end_date")?,
-            archived: match fields.boolean("archived")? {
-                Patch::Null => return Err(not_null("archived")),
-                other => other.value(),
-            },
-            responses_limit: fields.bounded_integer("responses_limit", 0, i64::from(i32::MAX))?,
-            iteration_count: fields.bounded_integer("iteration_count", 0, 500)?,
-            iteration_frequency_days: fields.bounded_integer(
-                "iteration_frequency_days",
-                0,
-                i64::from(MAX_FREQUENCY_DAYS),
-            )?,
-            enable_partial_responses: fields.boolean("enable_partial_responses")?,
-        })
-    }
+/// Reads a create or update body.
+///
+/// # Errors
+/// The first invalid field.
+pub(super) fn survey_request(body: &Map<String, Value>) -> Result<SurveyRequest, ValidationError> {
+    let fields = Fields(body);
+    let remove_targeting_flag;
+    let changes = SurveyChanges {
+        name: parse_name(&fields)?,
+        description: match fields.string("description")? {
+            Patch::Null => return Err(not_null("description")),
+            other => other,
+        },
+        survey_type: parse_type(&fields)?,
+        schedule: parse_schedule(&fields)?,
+        linked_flag_id: fields.integer("linked_flag_id")?.map(to_flag_id),
+        targeting_flag_id: fields.integer("targeting_flag_id")?.map(to_flag_id),
+        targeting_flag_filters: parse_targeting_filters(&fields)?,
+        remove_targeting_flag: {
+            remove_targeting_flag = fields.boolean("remove_targeting_flag")?.value();
+            remove_targeting_flag.unwrap_or(false)
+        },
+        questions: fields.raw("questions").try_map(Questions::parse)?,
+        conditions: fields.raw("conditions").try_map(Conditions::parse)?,
+        appearance: fields.raw("appearance").try_map(Appearance::parse)?,
+        start_date: fields.datetime("start_date")?,
+        end_date: fields.datetime("end_date")?,
+        archived: non_null(fields.boolean("archived")?, "archived")?,
+        responses_limit: fields.bounded_integer("responses_limit", 0, i64::from(i32::MAX))?,
+        iteration_count: fields.bounded_integer("iteration_count", 0, i64::from(MAX_ITERATIONS))?,
+        iteration_frequency_days: fields.bounded_integer(
+            "iteration_frequency_days",
+            0,
+            i64::from(MAX_FREQUENCY_DAYS),
+        )?,
+        enable_partial_responses: fields.boolean("enable_partial_responses")?,
+    };
+    Ok(SurveyRequest {
+        changes,
+        remove_targeting_flag,
+    })
 }
 
 fn to_flag_id(id: i64) -> FlagId {
@@ -153,9 +121,8 @@ fn parse_schedule(fields: &Fields<'_>) -> Result<Patch<Schedule>, ValidationErro
             .and_then(Schedule::parse)
             .map(Patch::Value)
             .ok_or_else(|| {
-                ValidationError::field(
+                ValidationError::invalid(
                     "schedule",
-                    ValidationCode::Invalid,
                     "Schedule must be one of: once, recurring, always",
                 )
             }),
@@ -169,9 +136,8 @@ fn parse_targeting_filters(
         Patch::Absent | Patch::Null => Ok(None),
         Patch::Value(Value::Object(filters)) if filters.is_empty() => Ok(None),
         Patch::Value(Value::Object(filters)) => Ok(Some(filters.clone())),
-        Patch::Value(_) => Err(ValidationError::field(
+        Patch::Value(_) => Err(ValidationError::invalid(
             "targeting_flag_filters",
-            ValidationCode::Invalid,
             "Targeting flag filters must be an object",
         )),
     }
@@ -183,8 +149,8 @@ mod tests {
 
     use super::*;
 
-    fn parse(value: Value) -> Result<SurveyInput, ValidationError> {
-        SurveyInput::parse(value.as_object().unwrap())
+    fn parse(value: Value) -> Result<SurveyChanges, ValidationError> {
+        survey_request(value.as_object().unwrap()).map(|request| request.changes)
     }
 
     #[test]
@@ -216,16 +182,8 @@ mod tests {
                 "\"bogus\" is not a valid choice."
             )
         );
-        for kind in [
-            "popover",
-            "widget",
-            "button",
-            "email",
-            "full_screen",
-            "api",
-            "external_survey",
-        ] {
-            assert!(parse(json!({"type": kind})).is_ok(), "{kind}");
+        for kind in SurveyType::ALL {
+            assert!(parse(json!({"type": kind.as_str()})).is_ok(), "{kind}");
         }
     }
 
@@ -233,10 +191,12 @@ mod tests {
     fn the_first_invalid_field_in_serializer_order_is_reported() {
         let error = parse(json!({"type": "bogus", "name": ""})).unwrap_err();
         assert_eq!(error.attr.as_deref(), Some("name"));
+        let error = parse(json!({"start_date": "x", "questions": "not a list"})).unwrap_err();
+        assert_eq!(error.attr.as_deref(), Some("questions"));
     }
 
     #[test]
-    fn schedule_and_iteration_count_are_bounded() {
+    fn schedule_iteration_count_and_frequency_are_bounded() {
         assert_eq!(
             parse(json!({"schedule": "weekly"})).unwrap_err().detail,
             "Schedule must be one of: once, recurring, always"
@@ -244,6 +204,12 @@ mod tests {
         assert_eq!(
             parse(json!({"iteration_count": 501})).unwrap_err().detail,
             "Ensure this value is less than or equal to 500."
+        );
+        assert_eq!(
+            parse(json!({"iteration_frequency_days": 2_147_483_647}))
+                .unwrap_err()
+                .detail,
+            "Ensure this value is less than or equal to 3650."
         );
         assert_eq!(
             parse(json!({"responses_limit": -1})).unwrap_err().detail,
@@ -273,5 +239,29 @@ mod tests {
         let error = parse(json!({"start_date": "garbage"})).unwrap_err();
         assert_eq!(error.attr.as_deref(), Some("start_date"));
         assert!(error.detail.starts_with("Datetime has wrong format."));
+    }
+
+    #[test]
+    fn absent_null_and_values_stay_apart() {
+        let changes = parse(json!({"end_date": null, "linked_flag_id": 3})).unwrap();
+        assert_eq!(changes.end_date, Patch::Null);
+        assert_eq!(changes.start_date, Patch::Absent);
+        assert_eq!(changes.linked_flag_id, Patch::Value(FlagId(3)));
+        assert_eq!(
+            parse(json!({"archived": null})).unwrap_err().detail,
+            "This field may not be null."
+        );
+    }
+
+    #[test]
+    fn remove_targeting_flag_is_kept_as_sent_for_the_echo() {
+        let echo = |value: Value| {
+            survey_request(value.as_object().unwrap())
+                .unwrap()
+                .remove_targeting_flag
+        };
+        assert_eq!(echo(json!({})), None);
+        assert_eq!(echo(json!({"remove_targeting_flag": false})), Some(false));
+        assert_eq!(echo(json!({"remove_targeting_flag": "true"})), Some(true));
     }
 }

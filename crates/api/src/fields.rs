@@ -1,53 +1,14 @@
 //! Reading request fields out of a JSON object with DRF's messages: absent, null and value are
-//! kept apart (`Patch`), and a wrong type names the field.
+//! kept apart (`Patch`), and a wrong type names the field. Every request DTO reads its body here.
 
 use chrono::{DateTime, Datelike as _, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::error::{ValidationCode, ValidationError};
-
-/// One field of a partial update: not sent, sent as `null`, or sent with a value.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub enum Patch<T> {
-    #[default]
-    Absent,
-    Null,
-    Value(T),
-}
-
-impl<T> Patch<T> {
-    pub fn is_absent(&self) -> bool {
-        matches!(self, Self::Absent)
-    }
-
-    /// The new value of a nullable field: `current` when absent.
-    pub fn apply(self, current: Option<T>) -> Option<T> {
-        match self {
-            Self::Absent => current,
-            Self::Null => None,
-            Self::Value(value) => Some(value),
-        }
-    }
-
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Patch<U> {
-        match self {
-            Self::Absent => Patch::Absent,
-            Self::Null => Patch::Null,
-            Self::Value(value) => Patch::Value(f(value)),
-        }
-    }
-
-    /// The value, if one was sent.
-    pub fn value(self) -> Option<T> {
-        match self {
-            Self::Value(value) => Some(value),
-            _ => None,
-        }
-    }
-}
+use domain::error::{ValidationCode, ValidationError};
+use domain::patch::Patch;
 
 /// Typed access to the fields of a request body.
-pub struct Fields<'a>(pub &'a Map<String, Value>);
+pub(crate) struct Fields<'a>(pub &'a Map<String, Value>);
 
 impl Fields<'_> {
     pub fn raw(&self, name: &str) -> Patch<&Value> {
@@ -148,14 +109,26 @@ impl Fields<'_> {
     }
 }
 
+/// A field that may be left out but not sent as `null`: `None` when absent.
+///
+/// # Errors
 /// `This field may not be null.` for `attr`.
-pub fn not_null(attr: &str) -> ValidationError {
+pub(crate) fn non_null<T>(patch: Patch<T>, attr: &str) -> Result<Option<T>, ValidationError> {
+    match patch {
+        Patch::Absent => Ok(None),
+        Patch::Null => Err(not_null(attr)),
+        Patch::Value(value) => Ok(Some(value)),
+    }
+}
+
+/// `This field may not be null.` for `attr`.
+pub(crate) fn not_null(attr: &str) -> ValidationError {
     ValidationError::field(attr, ValidationCode::Null, "This field may not be null.")
 }
 
 /// Parses ISO 8601 date-times; values without an offset are UTC. Only years 1–9999 (in UTC)
 /// are accepted: what PostgreSQL stores and every client can read back.
-pub fn parse_datetime(raw: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn parse_datetime(raw: &str) -> Option<DateTime<Utc>> {
     parse_any_datetime(raw).filter(|at| (1..=9999).contains(&at.year()))
 }
 

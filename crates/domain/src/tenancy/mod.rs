@@ -1,5 +1,9 @@
 //! Tenancy entities: users, organizations, the projects inside them, and who belongs where.
 
+mod port;
+
+pub use port::{BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
+
 use std::fmt;
 use std::str::FromStr;
 

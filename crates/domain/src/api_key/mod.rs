@@ -1,5 +1,9 @@
 //! Personal API keys: how they are minted, hashed for storage, masked for display, and scoped.
 
+mod port;
+
+pub use port::ApiKeyRepository;
+
 use chrono::{DateTime, Utc};
 use rand::Rng;
 use rand::distr::Alphanumeric;

@@ -1,0 +1,46 @@
+//! Ids in the path (`{survey_id}`, `{flag_id}`), parsed once into the domain's id types. A
+//! malformed id names nothing, so it is a 404 like a missing one.
+
+use actix_web::HttpRequest;
+use domain::feature_flag::FlagId;
+use domain::survey::SurveyId;
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// An id type that a path segment can name.
+pub(crate) trait PathId: Sized {
+    /// The segment's name in the route pattern.
+    const SEGMENT: &'static str;
+
+    fn parse(raw: &str) -> Option<Self>;
+}
+
+impl PathId for SurveyId {
+    const SEGMENT: &'static str = "survey_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        Uuid::parse_str(raw).ok().map(Self)
+    }
+}
+
+impl PathId for FlagId {
+    const SEGMENT: &'static str = "flag_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        raw.parse().ok().map(Self)
+    }
+}
+
+/// The id the route's `{T::SEGMENT}` names. Called from the handler, after the caller was
+/// authenticated, so a bad key is reported before a malformed id.
+///
+/// # Errors
+/// 404 `Not found.` for a malformed id.
+pub(crate) fn path_id<T: PathId>(request: &HttpRequest) -> Result<T, ApiError> {
+    request
+        .match_info()
+        .get(T::SEGMENT)
+        .and_then(T::parse)
+        .ok_or_else(ApiError::not_found)
+}

@@ -1,0 +1,151 @@
+//! The scope a route requires, as a type: a handler taking `ProjectCaller<Surveys>` cannot run
+//! without `survey:read` (GET) or `survey:write`, and the route table reads that same type back
+//! from the handler's signature, so the scope it lists is the one enforced.
+
+use actix_web::http::Method;
+use actix_web::{HttpRequest, web};
+use domain::scope::{AccessKind, RequiredScope, ScopeObject};
+
+use super::json::JsonObject;
+use super::pagination::Pagination;
+
+/// A kind of object that keys are granted access to, named by a marker type so that the scope a
+/// handler needs is part of its signature, not configuration its route could forget.
+pub trait ScopedResource: 'static {
+    const OBJECT: ScopeObject;
+}
+
+/// `survey:read` / `survey:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Surveys {}
+
+impl ScopedResource for Surveys {
+    const OBJECT: ScopeObject = ScopeObject::Survey;
+}
+
+/// `feature_flag:read` / `feature_flag:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum FeatureFlags {}
+
+impl ScopedResource for FeatureFlags {
+    const OBJECT: ScopeObject = ScopeObject::FeatureFlag;
+}
+
+/// `project:read` / `project:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Projects {}
+
+impl ScopedResource for Projects {
+    const OBJECT: ScopeObject = ScopeObject::Project;
+}
+
+/// `organization:read` / `organization:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Organizations {}
+
+impl ScopedResource for Organizations {
+    const OBJECT: ScopeObject = ScopeObject::Organization;
+}
+
+/// `user:read` / `user:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Users {}
+
+impl ScopedResource for Users {
+    const OBJECT: ScopeObject = ScopeObject::User;
+}
+
+/// The scope a request on `object` with `method` needs: GET, HEAD and OPTIONS read, every other
+/// method writes (PostHog's action mapping). The extractors and the route table both ask here.
+pub fn required_scope(object: ScopeObject, method: &Method) -> RequiredScope {
+    let access = if matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        AccessKind::Read
+    } else {
+        AccessKind::Write
+    };
+    RequiredScope { object, access }
+}
+
+/// Stands where a marker would for an extractor, or a whole handler, that checks no key.
+#[derive(Debug, Clone, Copy)]
+pub enum Unscoped {}
+
+/// A marker or [`Unscoped`]: at most one scope object, readable at compile time.
+pub trait ScopeRequirement {
+    const OBJECT: Option<ScopeObject>;
+}
+
+impl<R: ScopedResource> ScopeRequirement for R {
+    const OBJECT: Option<ScopeObject> = Some(R::OBJECT);
+}
+
+impl ScopeRequirement for Unscoped {
+    const OBJECT: Option<ScopeObject> = None;
+}
+
+/// The scope an extractor, or a handler's whole argument tuple, enforces. The route table
+/// requires it of every handler, so a new extractor must say whether it checks a key.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not say which scope it enforces",
+    note = "implement `ExtractorScope` for it, with `Resource = Unscoped` if it checks no key"
+)]
+pub trait ExtractorScope {
+    type Resource: ScopeRequirement;
+}
+
+/// Two arguments' requirements as one. Only one argument of a handler may name a scope object:
+/// two callers in one signature do not compile.
+pub trait JoinScope<Other: ScopeRequirement>: ScopeRequirement {
+    type Joined: ScopeRequirement;
+}
+
+impl JoinScope<Unscoped> for Unscoped {
+    type Joined = Unscoped;
+}
+
+impl<R: ScopedResource> JoinScope<Unscoped> for R {
+    type Joined = R;
+}
+
+impl<R: ScopedResource> JoinScope<R> for Unscoped {
+    type Joined = R;
+}
+
+impl ExtractorScope for () {
+    type Resource = Unscoped;
+}
+
+/// A tuple's requirement joins its head's with its tail's, down to `()`.
+macro_rules! extractor_scope_for_tuples {
+    () => {};
+    ($head:ident $(, $tail:ident)*) => {
+        impl<$head: ExtractorScope $(, $tail: ExtractorScope)*> ExtractorScope
+            for ($head, $($tail,)*)
+        where
+            ($($tail,)*): ExtractorScope,
+            $head::Resource: JoinScope<<($($tail,)*) as ExtractorScope>::Resource>,
+        {
+            type Resource =
+                <$head::Resource as JoinScope<<($($tail,)*) as ExtractorScope>::Resource>>::Joined;
+        }
+        extractor_scope_for_tuples!($($tail),*);
+    };
+}
+
+extractor_scope_for_tuples!(A, B, C, D, E, F);
+
+impl ExtractorScope for HttpRequest {
+    type Resource = Unscoped;
+}
+
+impl<T: ?Sized> ExtractorScope for web::Data<T> {
+    type Resource = Unscoped;
+}
+
+impl ExtractorScope for JsonObject {
+    type Resource = Unscoped;
+}
+
+impl ExtractorScope for Pagination {
+    type Resource = Unscoped;
+}

@@ -1,0 +1,31 @@
+//! The port of stored personal API keys.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::{ApiKey, NewApiKey};
+use crate::error::Unexpected;
+use crate::tenancy::{User, UserId};
+
+/// Stored personal API keys.
+#[async_trait]
+pub trait ApiKeyRepository: Send + Sync {
+    /// The key whose `secure_value` matches, with its owner, when the owner is active.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn find_active(&self, secure_value: &str) -> Result<Option<(ApiKey, User)>, Unexpected>;
+
+    /// Sets `last_used_at` of the key to `at`.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn touch(&self, key_id: Uuid, at: DateTime<Utc>) -> Result<(), Unexpected>;
+
+    /// Stores a new key for `owner`.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected>;
+}

@@ -1,0 +1,128 @@
+//! Feature flags: the entity, the commands that create and change one, and the use cases behind
+//! `/api/projects/{id}/feature_flags/`. Surveys link to flags and create targeting flags.
+
+mod filters;
+mod key;
+mod port;
+mod service;
+
+pub use filters::FlagFilters;
+pub use key::FlagKey;
+pub use port::FeatureFlagRepository;
+pub use service::FeatureFlagService;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use crate::tenancy::{ProjectId, UserBasic};
+
+/// A flag's integer id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlagId(pub i32);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureFlag {
+    pub id: FlagId,
+    pub project_id: ProjectId,
+    pub name: String,
+    pub key: String,
+    /// Always an object: `groups`, optional `multivariate`, optional `payloads`.
+    pub filters: Map<String, Value>,
+    pub deleted: bool,
+    pub active: bool,
+    pub ensure_experience_continuity: bool,
+    pub created_at: DateTime<Utc>,
+    pub created_by: Option<UserBasic>,
+}
+
+impl FeatureFlag {
+    /// The keys of the flag's variants (empty for a boolean flag).
+    pub fn variant_keys(&self) -> Vec<String> {
+        self.filters
+            .get("multivariate")
+            .and_then(|m| m.get("variants"))
+            .and_then(Value::as_array)
+            .map(|variants| {
+                variants
+                    .iter()
+                    .filter_map(|v| v.get("key").and_then(Value::as_str).map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// A flag to create: what a client (or a survey's targeting) asks for, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewFlag {
+    pub key: FlagKey,
+    pub name: String,
+    pub filters: FlagFilters,
+    pub active: bool,
+    pub ensure_experience_continuity: bool,
+}
+
+/// Changes to a flag; `None` leaves a field as it is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlagChanges {
+    pub name: Option<String>,
+    pub key: Option<FlagKey>,
+    pub filters: Option<FlagFilters>,
+    pub active: Option<bool>,
+    pub ensure_experience_continuity: Option<bool>,
+    pub deleted: Option<bool>,
+}
+
+impl FlagChanges {
+    /// A soft delete: the flag leaves the API, frees its key and stops serving.
+    pub fn deletion() -> Self {
+        Self {
+            deleted: Some(true),
+            active: Some(false),
+            ..Self::default()
+        }
+    }
+
+    /// Whether nothing would change.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn variant_keys_come_from_multivariate() {
+        let flag = FeatureFlag {
+            id: FlagId(1),
+            project_id: ProjectId(1),
+            name: String::new(),
+            key: "k".into(),
+            filters: json!({"multivariate": {"variants": [{"key": "a"}, {"key": "b"}]}})
+                .as_object()
+                .unwrap()
+                .clone(),
+            deleted: false,
+            active: true,
+            ensure_experience_continuity: false,
+            created_at: Utc::now(),
+            created_by: None,
+        };
+        assert_eq!(flag.variant_keys(), vec!["a", "b"]);
+    }
+
+    #[test]
+    fn a_deletion_also_switches_the_flag_off() {
+        let deletion = FlagChanges::deletion();
+        assert_eq!(
+            (deletion.deleted, deletion.active),
+            (Some(true), Some(false))
+        );
+        assert!(FlagChanges::default().is_empty());
+        assert!(!deletion.is_empty());
+    }
+}

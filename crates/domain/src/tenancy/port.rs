@@ -1,0 +1,127 @@
+//! The port of organizations, their projects, users and memberships.
+
+use async_trait::async_trait;
+
+use super::{
+    Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
+    PluginsAccessLevel, Project, ProjectId, User, UserId,
+};
+use crate::api_key::NewApiKey;
+use crate::error::Unexpected;
+use crate::ports::{Page, PageRequest};
+
+/// Which projects a user can see through one key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VisibleProjects {
+    pub user_id: UserId,
+    /// Restrict to these projects (`None`: no restriction).
+    pub project_ids: Option<Vec<ProjectId>>,
+    /// Restrict to these organizations (`None`: no restriction).
+    pub organization_ids: Option<Vec<OrganizationId>>,
+}
+
+/// What `bootstrap` creates in one transaction.
+#[derive(Debug, Clone)]
+pub struct BootstrapPlan {
+    pub email: Email,
+    pub first_name: String,
+    pub organization_name: String,
+    pub plugins_access_level: PluginsAccessLevel,
+    pub project_name: String,
+    pub project_api_token: String,
+    pub key: NewApiKey,
+}
+
+/// What `bootstrap` created or reused.
+#[derive(Debug, Clone)]
+pub struct BootstrapRecord {
+    pub user: User,
+    pub organization: Organization,
+    pub project: Project,
+}
+
+/// Organizations, their projects, users and memberships.
+#[async_trait]
+pub trait TenancyRepository: Send + Sync {
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn project(&self, id: ProjectId) -> Result<Option<Project>, Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected>;
+
+    /// The user's level in the organization, or `None` when not a member.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn membership_level(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+    ) -> Result<Option<MembershipLevel>, Unexpected>;
+
+    /// Every organization the user belongs to, oldest first (ties by id).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn memberships(&self, user: UserId) -> Result<Vec<OrganizationMembership>, Unexpected>;
+
+    /// Projects of the user's organizations within the filter, ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn visible_projects(
+        &self,
+        filter: &VisibleProjects,
+        page: PageRequest,
+    ) -> Result<Page<Project>, Unexpected>;
+
+    /// The user with this email, compared case-insensitively.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected>;
+
+    /// Creates (or reuses, by email) the user, then a new organization owned by them, a project
+    /// in it, and the key, all or nothing. The user's current organization and project become
+    /// the new ones.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails; nothing is written then.
+    async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn create_project(
+        &self,
+        organization: OrganizationId,
+        name: &str,
+        api_token: &str,
+    ) -> Result<Project, Unexpected>;
+
+    /// Adds the user to the organization, or changes their level if already a member.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn upsert_membership(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn set_plugins_access_level(
+        &self,
+        organization: OrganizationId,
+        level: PluginsAccessLevel,
+    ) -> Result<(), Unexpected>;
+
+    /// Marks the user inactive; their keys stop working at once.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected>;
+}
