@@ -102,6 +102,9 @@ pub(crate) async fn load_flags(
     let query = feature_flags::table
         .filter(feature_flags::id.eq_any(ids))
         .filter(feature_flags::project_id.eq(project.0))
+        // Rows are locked in the order they are read: one order for every writer, so two
+        // writes locking the same flags cannot deadlock.
+        .order(feature_flags::id)
         .select(FlagRow::as_select());
     let rows = if lock {
         query.for_update().load(conn).await
