@@ -3,11 +3,11 @@
 use adapters::testing::TestDatabase;
 use adapters::{PgApiKeyRepository, PgTenancyRepository};
 use chrono::{TimeDelta, Utc};
+use domain::api_key::ApiKeyRepository;
 use domain::api_key::NewApiKey;
-use domain::ports::{
-    ApiKeyRepository, BootstrapPlan, PageRequest, TenancyRepository, VisibleProjects,
-};
+use domain::ports::PageRequest;
 use domain::scope::ScopeGrants;
+use domain::tenancy::{BootstrapPlan, TenancyRepository, VisibleProjects};
 use domain::tenancy::{Email, MembershipLevel, PluginsAccessLevel, generate_project_api_token};
 
 struct Repos {

@@ -1,7 +1,7 @@
 //! Burrow's domain: entities, validation rules, ports and the use-case services built on them.
 //!
 //! Nothing here performs I/O. Adapters implement the port traits; the `testing` feature ships
-//! in-memory fakes of every port so the rules can be tested without a database.
+//! in-memory fakes of every repository port so the rules can be tested without a database.
 
 pub mod access;
 pub mod admin;

@@ -72,13 +72,17 @@ impl State {
         Ok(id)
     }
 
-    /// Applies the changes, as given, to a live flag of the project.
+    /// Applies the changes, as given, to a live flag of the project. A flag out of reach is
+    /// `NotFound` whatever the changes, as PostgreSQL's `UPDATE … WHERE` finds no row to check.
     pub(super) fn change_flag(
         &mut self,
         project: ProjectId,
         id: FlagId,
         changes: FlagChanges,
     ) -> Result<(), DomainError> {
+        if self.live_flag_mut(project, id).is_none() {
+            return Err(DomainError::NotFound);
+        }
         if let Some(key) = &changes.key
             && self.key_taken(project, key.as_str(), Some(id))
         {
@@ -107,6 +111,19 @@ impl State {
             flag.deleted = deleted;
         }
         Ok(())
+    }
+
+    /// Soft-deletes a live flag of the project; a flag already deleted (or not the project's)
+    /// is left as it is.
+    pub(super) fn delete_flag_if_live(
+        &mut self,
+        project: ProjectId,
+        id: FlagId,
+    ) -> Result<(), DomainError> {
+        match self.change_flag(project, id, FlagChanges::deletion()) {
+            Ok(()) | Err(DomainError::NotFound) => Ok(()),
+            Err(other) => Err(other),
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! In-memory fakes of every port, so domain rules can be tested without a database.
+//! In-memory fakes of every repository port, so domain rules can be tested without a database.
 //!
 //! One `InMemoryStore` plays every repository; clone it to share the same state between
 //! services, as the adapters share one database.
@@ -85,6 +85,18 @@ impl InMemoryStore {
     /// How many surveys are stored, across projects.
     pub fn survey_count(&self) -> usize {
         self.lock().surveys.len()
+    }
+
+    /// Gives every stored flag and survey the same `created_at`, so tests can check that lists
+    /// order ties by id.
+    pub fn set_every_created_at(&self, at: DateTime<Utc>) {
+        let mut state = self.lock();
+        for stored in &mut state.flags {
+            stored.flag.created_at = at;
+        }
+        for survey in &mut state.surveys {
+            survey.created_at = at;
+        }
     }
 
     /// Overwrites a key's `last_used_at`, to simulate the passing of time.

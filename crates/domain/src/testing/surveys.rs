@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::Utc;
 
 use crate::error::{DomainError, Unexpected};
-use crate::feature_flag::{FlagChanges, FlagId};
+use crate::feature_flag::FlagId;
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
     CreatePlanner, FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId,
@@ -17,12 +17,17 @@ use super::{InMemoryStore, State, StoredSurvey};
 
 impl State {
     fn survey_view(&self, stored: &StoredSurvey) -> Survey {
+        // Deleted flags are shown; another project's never are.
+        let flag = |id: Option<FlagId>| {
+            id.and_then(|id| self.flag_any(id))
+                .filter(|flag| flag.project_id == stored.project_id)
+        };
         Survey {
             id: stored.id,
             project_id: stored.project_id,
             state: stored.state.clone(),
-            linked_flag: stored.state.linked_flag_id.and_then(|id| self.flag_any(id)),
-            targeting_flag: stored.targeting_flag_id.and_then(|id| self.flag_any(id)),
+            linked_flag: flag(stored.state.linked_flag_id),
+            targeting_flag: flag(stored.targeting_flag_id),
             owns_targeting_flag: stored.owns_targeting_flag,
             created_at: stored.created_at,
             created_by: self.user_basic(stored.created_by),
@@ -56,7 +61,7 @@ impl State {
         }
         self.surveys[index].state = write.state;
         if let Some(deleted) = write.targeting.delete {
-            self.change_flag(project, deleted, FlagChanges::deletion())?;
+            self.delete_flag_if_live(project, deleted)?;
         }
         let owned = write
             .targeting
@@ -69,9 +74,14 @@ impl State {
                 Some(self.insert_flag(project, Some(created_by), flag)?)
             }
             Some(TargetingFlag::Existing { id, changes, .. }) => {
-                if !changes.is_empty() {
-                    self.change_flag(project, id, changes)?;
+                // The plan only keeps flags it was shown live under the lock; anything else is
+                // a broken invariant, as the adapter reports it.
+                if self.live_flag_mut(project, id).is_none() {
+                    let error =
+                        format!("targeting flag {} is not a live flag of the project", id.0);
+                    return Err(Unexpected::new(error).into());
                 }
+                self.change_flag(project, id, changes)?;
                 Some(id)
             }
         };
@@ -182,11 +192,8 @@ impl SurveyRepository for InMemoryStore {
         };
         let survey = state.surveys.remove(index);
         if let (Some(flag), true) = (survey.targeting_flag_id, survey.owns_targeting_flag) {
-            match state.change_flag(project, flag, FlagChanges::deletion()) {
-                // A flag deleted through the flags API meanwhile is already gone.
-                Ok(()) | Err(DomainError::NotFound) => {}
-                Err(other) => return Err(other),
-            }
+            // A flag deleted through the flags API meanwhile is already gone.
+            state.delete_flag_if_live(project, flag)?;
         }
         Ok(true)
     }

@@ -1,0 +1,28 @@
+//! Contract tests of the flag and survey repositories, written once and run against both
+//! stores: the in-memory fake (`domain::testing::InMemoryStore`) and PostgreSQL. A test that
+//! passes on one store and fails on the other means the fake has drifted from the real store.
+//!
+//! `contract!` turns each `async fn name(stores: Stores)` into `name::in_memory` and
+//! `name::postgres`; `postgres` holds what only a real database can show (locks, corrupt rows).
+
+/// Runs each named contract test, an `async fn(Stores)` in the invoking module, once per store.
+macro_rules! contract {
+    ($($test:ident),+ $(,)?) => {$(
+        mod $test {
+            #[tokio::test]
+            async fn in_memory() {
+                super::$test(crate::stores::Stores::in_memory().await).await;
+            }
+
+            #[tokio::test]
+            async fn postgres() {
+                super::$test(crate::stores::Stores::postgres().await).await;
+            }
+        }
+    )+};
+}
+
+mod feature_flags;
+mod postgres;
+mod stores;
+mod surveys;

@@ -1,0 +1,314 @@
+//! What only PostgreSQL can show: row locks ordering concurrent writes, a unique constraint
+//! settling a race, and rows no port could have written. The fake runs every call under one
+//! mutex, so a race cannot happen there and these tests could not fail on it.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use adapters::testing::TestDatabase;
+use diesel::sql_types;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use domain::DomainError;
+use domain::feature_flag::FlagChanges;
+use domain::survey::{
+    FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyState, SurveyType,
+    SurveyWrite, TargetingFlag, TargetingPlan,
+};
+use tokio::sync::oneshot;
+
+use crate::stores::{Stores, all, at};
+
+/// How long a planner holds its transaction open, long enough for a racing write to arrive.
+const HOLD: Duration = Duration::from_millis(300);
+
+/// Holds the (sync) planner, and so its transaction, for `HOLD`. `block_in_place` hands this
+/// worker's queued tasks to another thread first: a plain sleep would also hold back the racing
+/// task when it was woken onto this worker, and the race would never happen.
+fn hold_transaction_open() {
+    tokio::task::block_in_place(|| std::thread::sleep(HOLD));
+}
+
+/// Creates a plain survey of the main project.
+async fn survey(stores: &Stores, state: SurveyState) -> Survey {
+    let planner = move |_: &ReferencedFlags| {
+        Ok(SurveyWrite {
+            state: state.clone(),
+            targeting: TargetingPlan::default(),
+        })
+    };
+    stores
+        .surveys
+        .create(
+            stores.project,
+            SurveyId::generate(),
+            stores.user.id,
+            FlagReferences::default(),
+            &planner,
+        )
+        .await
+        .unwrap()
+}
+
+/// Opens two pooled connections before a race, so neither writer is held up connecting.
+async fn warm_up(stores: &Stores) {
+    let filter = SurveyFilter::default();
+    let (a, b) = tokio::join!(
+        stores.surveys.list(stores.project, &filter, all()),
+        stores.surveys.list(stores.project, &filter, all()),
+    );
+    a.unwrap();
+    b.unwrap();
+}
+
+/// Appends `mark` to the stored description after holding the transaction open: without the
+/// survey's row lock, two of these running at once both read the old description and one
+/// mark is lost. (Remove `.for_update()` from `PgSurveyRepository::update` to see it fail.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_updates_of_one_survey_apply_one_after_the_other() {
+    let stores = Stores::postgres().await;
+    let created = survey(&stores, SurveyState::draft("NPS".into(), SurveyType::Api)).await;
+    warm_up(&stores).await;
+
+    let append = |mark: char| {
+        let surveys = stores.surveys.clone();
+        let project = stores.project;
+        tokio::spawn(async move {
+            let planner = move |current: &Survey, _: &ReferencedFlags| {
+                let mut state = current.state.clone();
+                hold_transaction_open();
+                state.description.push(mark);
+                Ok(SurveyWrite {
+                    state,
+                    targeting: TargetingPlan::default(),
+                })
+            };
+            surveys
+                .update(project, created.id, FlagReferences::default(), &planner)
+                .await
+        })
+    };
+    let (a, b) = tokio::join!(append('a'), append('b'));
+    a.unwrap().unwrap();
+    b.unwrap().unwrap();
+
+    let stored = stores
+        .surveys
+        .get(stores.project, created.id)
+        .await
+        .unwrap();
+    let mut marks: Vec<char> = stored.unwrap().state.description.chars().collect();
+    marks.sort_unstable();
+    assert_eq!(
+        marks,
+        ['a', 'b'],
+        "both updates applied, one after the other"
+    );
+}
+
+/// A running survey adopts flag F and switches it on; the flags API deletes F meanwhile. The
+/// survey's transaction holds F's row lock, so the deletion waits for it and applies last: F
+/// ends deleted and off, never revived by the survey's write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flag_deleted_while_a_survey_adopts_it_waits_and_ends_deleted_and_inactive() {
+    let stores = Stores::postgres().await;
+    let flag = stores
+        .flags
+        .update(
+            stores.project,
+            stores.flag("shared").await.id,
+            FlagChanges {
+                active: Some(false),
+                ..FlagChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    let running = SurveyState {
+        start_date: Some(at("2026-01-01T00:00:00Z")),
+        ..SurveyState::draft("NPS".into(), SurveyType::Api)
+    };
+    let created = survey(&stores, running).await;
+    warm_up(&stores).await;
+
+    let (planning, planned) = oneshot::channel();
+    let adopting = {
+        let surveys = stores.surveys.clone();
+        let project = stores.project;
+        let planning = Mutex::new(Some(planning));
+        tokio::spawn(async move {
+            let planner = move |current: &Survey, flags: &ReferencedFlags| {
+                assert_eq!(flags.targeting.as_ref().map(|f| f.id), Some(flag.id));
+                if let Some(planning) = planning.lock().unwrap().take() {
+                    planning.send(()).unwrap();
+                }
+                hold_transaction_open();
+                Ok(SurveyWrite {
+                    state: current.state.clone(),
+                    targeting: TargetingPlan {
+                        delete: None,
+                        flag: Some(TargetingFlag::Existing {
+                            id: flag.id,
+                            owned: false,
+                            changes: FlagChanges {
+                                active: Some(current.state.is_running()),
+                                ..FlagChanges::default()
+                            },
+                        }),
+                    },
+                })
+            };
+            let references = FlagReferences {
+                linked: None,
+                targeting: Some(flag.id),
+            };
+            surveys
+                .update(project, created.id, references, &planner)
+                .await
+        })
+    };
+    let deleting = {
+        let flags = stores.flags.clone();
+        let project = stores.project;
+        tokio::spawn(async move {
+            planned.await.unwrap();
+            flags
+                .update(project, flag.id, FlagChanges::deletion())
+                .await
+        })
+    };
+    let (adopted, deleted) = tokio::join!(adopting, deleting);
+
+    let adopted = adopted.unwrap().unwrap();
+    let shown = adopted.targeting_flag.unwrap();
+    assert_eq!(shown.id, flag.id);
+    assert!(
+        shown.active && !shown.deleted,
+        "the survey's write ran first"
+    );
+    let deleted = deleted.unwrap().unwrap();
+    assert!(deleted.deleted && !deleted.active, "the deletion ran last");
+    let stored = stores
+        .surveys
+        .get(stores.project, created.id)
+        .await
+        .unwrap();
+    let stored = stored.unwrap().targeting_flag.unwrap();
+    assert_eq!(
+        (stored.id, stored.deleted, stored.active),
+        (flag.id, true, false)
+    );
+    assert_eq!(
+        stores.flags.get(stores.project, flag.id).await.unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn two_concurrent_creates_with_one_name_yield_one_survey_and_one_conflict() {
+    let stores = Stores::postgres().await;
+    let create = |key: &str| {
+        let plan = TargetingPlan {
+            delete: None,
+            flag: Some(TargetingFlag::New {
+                flag: stores.new_flag(key),
+                created_by: stores.user.id,
+            }),
+        };
+        let planner = move |_: &ReferencedFlags| {
+            Ok(SurveyWrite {
+                state: SurveyState::draft("Race".into(), SurveyType::Api),
+                targeting: plan.clone(),
+            })
+        };
+        let surveys = stores.surveys.clone();
+        let (project, user) = (stores.project, stores.user.id);
+        async move {
+            let references = FlagReferences::default();
+            surveys
+                .create(project, SurveyId::generate(), user, references, &planner)
+                .await
+        }
+    };
+    let (a, b) = tokio::join!(create("flag-a"), create("flag-b"));
+    let (winner, loser) = match (a, b) {
+        (Ok(survey), Err(error)) | (Err(error), Ok(survey)) => (survey, error),
+        other => panic!("expected one success and one failure, got {other:?}"),
+    };
+    assert!(matches!(loser, DomainError::Conflict), "{loser:?}");
+    assert_eq!(winner.state.name, "Race");
+    assert_eq!(stores.survey_count().await, 1);
+    let flags = stores.all_flags().await;
+    assert_eq!(
+        flags.len(),
+        1,
+        "the loser's flag was rolled back: {flags:?}"
+    );
+    assert_eq!(Some(flags[0].id), winner.targeting_flag.map(|f| f.id));
+}
+
+#[tokio::test]
+async fn a_stored_flag_whose_filters_are_not_an_object_is_unexpected_not_a_panic() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let flag = stores.flag("broken").await;
+    let mut conn = AsyncPgConnection::establish(&db.url).await.unwrap();
+    diesel::sql_query("UPDATE feature_flags SET filters = '[]' WHERE id = $1")
+        .bind::<sql_types::Integer, _>(flag.id.0)
+        .execute(&mut conn)
+        .await
+        .unwrap();
+
+    assert!(stores.flags.get(stores.project, flag.id).await.is_err());
+    assert!(stores.flags.list(stores.project, all()).await.is_err());
+    let renamed = stores
+        .flags
+        .update(
+            stores.project,
+            flag.id,
+            FlagChanges {
+                name: Some("Renamed".into()),
+                ..FlagChanges::default()
+            },
+        )
+        .await;
+    assert!(
+        matches!(renamed, Err(DomainError::Unexpected(_))),
+        "{renamed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_stored_survey_with_an_unknown_type_or_schedule_is_unexpected_not_a_panic() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let draft = |name: &str| SurveyState::draft(name.into(), SurveyType::Api);
+    let broken_type = survey(&stores, draft("Broken type")).await;
+    let broken_schedule = survey(&stores, draft("Broken schedule")).await;
+    let mut conn = AsyncPgConnection::establish(&db.url).await.unwrap();
+    for (sql, id) in [
+        (
+            "UPDATE surveys SET type = 'hologram' WHERE id = $1",
+            broken_type.id,
+        ),
+        (
+            "UPDATE surveys SET schedule = 'sometimes' WHERE id = $1",
+            broken_schedule.id,
+        ),
+    ] {
+        diesel::sql_query(sql)
+            .bind::<sql_types::Uuid, _>(id.0)
+            .execute(&mut conn)
+            .await
+            .unwrap();
+    }
+
+    for id in [broken_type.id, broken_schedule.id] {
+        let result = stores.surveys.get(stores.project, id).await;
+        assert!(result.is_err(), "{result:?}");
+    }
+    let listed = stores
+        .surveys
+        .list(stores.project, &SurveyFilter::default(), all())
+        .await;
+    assert!(listed.is_err());
+}

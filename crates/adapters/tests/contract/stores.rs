@@ -1,0 +1,271 @@
+//! The two stores under contract, behind one `Stores` value: the ports over a fresh
+//! `InMemoryStore` or a fresh PostgreSQL database, each set up through its own
+//! `TenancyRepository` with the same tenant (one user owning two projects of one organization).
+
+use std::sync::Arc;
+
+use adapters::testing::TestDatabase;
+use adapters::{PgFeatureFlagRepository, PgSurveyRepository, PgTenancyRepository};
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::QueryableByName;
+use diesel::sql_types::{Bool, Integer, Text, Timestamptz};
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use domain::api_key::NewApiKey;
+use domain::feature_flag::{
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
+};
+use domain::ports::PageRequest;
+use domain::scope::ScopeGrants;
+use domain::survey::SurveyRepository;
+use domain::tenancy::{
+    BootstrapPlan, Email, PluginsAccessLevel, ProjectId, TenancyRepository, UserBasic,
+    generate_project_api_token,
+};
+use domain::testing::InMemoryStore;
+use serde_json::json;
+
+/// One store's repositories and the tenant every contract test writes as.
+pub struct Stores {
+    pub surveys: Arc<dyn SurveyRepository>,
+    pub flags: Arc<dyn FeatureFlagRepository>,
+    pub project: ProjectId,
+    /// A second project of the same organization, to check that nothing leaks across.
+    pub other_project: ProjectId,
+    pub user: UserBasic,
+    backdoor: Box<dyn Backdoor>,
+}
+
+/// A flag as stored, deleted or not: what `all_flags` shows, since no port lists deleted flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredFlag {
+    pub id: FlagId,
+    pub key: String,
+    pub active: bool,
+    pub deleted: bool,
+}
+
+/// What a contract test must see or do that no port offers, implemented by each store.
+#[async_trait]
+trait Backdoor: Send + Sync {
+    /// Every flag of the project, deleted ones included, by id.
+    async fn all_flags(&self, project: ProjectId) -> Vec<StoredFlag>;
+    /// How many surveys are stored, across projects.
+    async fn survey_count(&self) -> usize;
+    /// Gives every stored flag and survey the same `created_at`, so list order comes down to ids.
+    async fn set_every_created_at(&self, at: DateTime<Utc>);
+}
+
+#[async_trait]
+impl Backdoor for InMemoryStore {
+    async fn all_flags(&self, project: ProjectId) -> Vec<StoredFlag> {
+        InMemoryStore::all_flags(self, project)
+            .into_iter()
+            .map(|flag| StoredFlag {
+                id: flag.id,
+                key: flag.key,
+                active: flag.active,
+                deleted: flag.deleted,
+            })
+            .collect()
+    }
+
+    async fn survey_count(&self) -> usize {
+        InMemoryStore::survey_count(self)
+    }
+
+    async fn set_every_created_at(&self, at: DateTime<Utc>) {
+        InMemoryStore::set_every_created_at(self, at);
+    }
+}
+
+#[derive(QueryableByName)]
+struct FlagRow {
+    #[diesel(sql_type = Integer)]
+    id: i32,
+    #[diesel(sql_type = Text)]
+    key: String,
+    #[diesel(sql_type = Bool)]
+    active: bool,
+    #[diesel(sql_type = Bool)]
+    deleted: bool,
+}
+
+/// A connection of its own, outside the repositories' pool, for reads and writes no port makes.
+async fn connect(db: &TestDatabase) -> AsyncPgConnection {
+    AsyncPgConnection::establish(&db.url)
+        .await
+        .expect("connecting to the test database")
+}
+
+#[async_trait]
+impl Backdoor for TestDatabase {
+    async fn all_flags(&self, project: ProjectId) -> Vec<StoredFlag> {
+        diesel::sql_query(
+            "SELECT id, key, active, deleted FROM feature_flags WHERE project_id = $1 ORDER BY id",
+        )
+        .bind::<Integer, _>(project.0)
+        .load::<FlagRow>(&mut connect(self).await)
+        .await
+        .expect("reading every flag")
+        .into_iter()
+        .map(|row| StoredFlag {
+            id: FlagId(row.id),
+            key: row.key,
+            active: row.active,
+            deleted: row.deleted,
+        })
+        .collect()
+    }
+
+    async fn survey_count(&self) -> usize {
+        usize::try_from(self.count_rows("surveys").await).expect("a small count")
+    }
+
+    async fn set_every_created_at(&self, at: DateTime<Utc>) {
+        let mut conn = connect(self).await;
+        for table in ["feature_flags", "surveys"] {
+            diesel::sql_query(format!("UPDATE {table} SET created_at = $1"))
+                .bind::<Timestamptz, _>(at)
+                .execute(&mut conn)
+                .await
+                .expect("backdating rows");
+        }
+    }
+}
+
+impl Stores {
+    /// The ports over a fresh in-memory fake.
+    pub async fn in_memory() -> Self {
+        let store = InMemoryStore::new();
+        Self::open(
+            &store.clone(),
+            Arc::new(store.clone()),
+            Arc::new(store.clone()),
+            Box::new(store),
+        )
+        .await
+    }
+
+    /// The ports over a fresh PostgreSQL database.
+    pub async fn postgres() -> Self {
+        Self::on_postgres(&TestDatabase::create().await).await
+    }
+
+    /// The ports over `db`, for tests that also reach the database themselves.
+    pub async fn on_postgres(db: &TestDatabase) -> Self {
+        let database = &db.database;
+        Self::open(
+            &PgTenancyRepository::new(database.clone()),
+            Arc::new(PgSurveyRepository::new(database.clone())),
+            Arc::new(PgFeatureFlagRepository::new(database.clone())),
+            Box::new(TestDatabase {
+                url: db.url.clone(),
+                database: database.clone(),
+            }),
+        )
+        .await
+    }
+
+    /// Bootstraps the tenant through the store's own tenancy port, so both stores hold the same
+    /// user, organization and projects.
+    async fn open(
+        tenancy: &dyn TenancyRepository,
+        surveys: Arc<dyn SurveyRepository>,
+        flags: Arc<dyn FeatureFlagRepository>,
+        backdoor: Box<dyn Backdoor>,
+    ) -> Self {
+        let (_, key) = NewApiKey::mint("test", ScopeGrants::parse(&["*"]).unwrap(), None, None);
+        let record = tenancy
+            .bootstrap(BootstrapPlan {
+                email: Email::parse("ada@example.com").unwrap(),
+                first_name: "Ada".into(),
+                organization_name: "Org".into(),
+                plugins_access_level: PluginsAccessLevel::Install,
+                project_name: "Project".into(),
+                project_api_token: generate_project_api_token(),
+                key,
+            })
+            .await
+            .expect("bootstrapping the tenant");
+        let other = tenancy
+            .create_project(
+                record.organization.id,
+                "Other",
+                &generate_project_api_token(),
+            )
+            .await
+            .expect("creating a second project");
+        Self {
+            surveys,
+            flags,
+            project: record.project.id,
+            other_project: other.id,
+            user: UserBasic::from(&record.user),
+            backdoor,
+        }
+    }
+
+    /// Every flag of the main project, deleted ones included, by id.
+    pub async fn all_flags(&self) -> Vec<StoredFlag> {
+        self.backdoor.all_flags(self.project).await
+    }
+
+    /// Every flag of the other project, deleted ones included, by id.
+    pub async fn all_other_flags(&self) -> Vec<StoredFlag> {
+        self.backdoor.all_flags(self.other_project).await
+    }
+
+    pub async fn survey_count(&self) -> usize {
+        self.backdoor.survey_count().await
+    }
+
+    pub async fn set_every_created_at(&self, at: DateTime<Utc>) {
+        self.backdoor.set_every_created_at(at).await;
+    }
+
+    /// An active flag to create, with a rollout so its filters are not the default ones.
+    pub fn new_flag(&self, key: &str) -> NewFlag {
+        NewFlag {
+            key: FlagKey::parse(key).expect("a valid key"),
+            name: format!("Flag {key}"),
+            filters: FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 50}]})).unwrap(),
+            active: true,
+            ensure_experience_continuity: false,
+        }
+    }
+
+    /// A live, active flag of the main project, created by the user.
+    pub async fn flag(&self, key: &str) -> FeatureFlag {
+        self.flag_in(self.project, key).await
+    }
+
+    /// A live, active flag of `project`, created by the user.
+    pub async fn flag_in(&self, project: ProjectId, key: &str) -> FeatureFlag {
+        self.flags
+            .create(project, Some(self.user.id), self.new_flag(key))
+            .await
+            .expect("creating a flag")
+    }
+
+    /// Soft-deletes a flag of the main project as the flags API does.
+    pub async fn delete_flag(&self, id: FlagId) -> FeatureFlag {
+        self.flags
+            .update(self.project, id, FlagChanges::deletion())
+            .await
+            .expect("deleting a flag")
+    }
+}
+
+/// A page holding every item of a test's short lists.
+pub fn all() -> PageRequest {
+    PageRequest {
+        limit: 100,
+        offset: 0,
+    }
+}
+
+/// A timestamp from RFC 3339 text, whole seconds so PostgreSQL stores it unchanged.
+pub fn at(raw: &str) -> DateTime<Utc> {
+    raw.parse().expect("an RFC 3339 timestamp")
+}
