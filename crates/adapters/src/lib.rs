@@ -2,11 +2,15 @@
 //! the connection pool, and the embedded migrations.
 
 mod api_keys;
+mod capabilities;
 mod database;
 mod errors;
 mod feature_flags;
 mod migrations;
 mod paging;
+mod plugin_configs;
+mod plugin_upstream;
+mod plugins;
 mod rows;
 mod schema;
 mod surveys;
@@ -15,8 +19,12 @@ mod tenancy;
 pub mod testing;
 
 pub use api_keys::PgApiKeyRepository;
+pub use capabilities::OxcSourceAnalyzer;
 pub use database::{Database, PoolSettings};
 pub use feature_flags::PgFeatureFlagRepository;
 pub use migrations::{ensure_database_exists, run_migrations};
+pub use plugin_configs::PgPluginConfigRepository;
+pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
+pub use plugins::PgPluginRepository;
 pub use surveys::PgSurveyRepository;
 pub use tenancy::PgTenancyRepository;

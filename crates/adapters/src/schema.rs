@@ -124,4 +124,77 @@ diesel::allow_tables_to_appear_in_same_query!(
     personal_api_keys,
     feature_flags,
     surveys,
+    plugins,
+    plugin_source_files,
+    plugin_configs,
+    plugin_activity,
 );
+
+diesel::table! {
+    plugins (id) {
+        id -> Int4,
+        organization_id -> Uuid,
+        plugin_type -> Varchar,
+        name -> Nullable<Varchar>,
+        description -> Nullable<Text>,
+        url -> Nullable<Varchar>,
+        url_key -> Nullable<Varchar>,
+        icon -> Nullable<Varchar>,
+        config_schema -> Jsonb,
+        tag -> Nullable<Varchar>,
+        latest_tag -> Nullable<Varchar>,
+        latest_tag_checked_at -> Nullable<Timestamptz>,
+        is_global -> Bool,
+        is_stateless -> Bool,
+        capabilities -> Jsonb,
+        metrics -> Jsonb,
+        public_jobs -> Jsonb,
+        archive -> Nullable<Bytea>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    plugin_source_files (plugin_id, filename) {
+        plugin_id -> Int4,
+        filename -> Varchar,
+        source -> Text,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    plugin_configs (id) {
+        id -> Int4,
+        project_id -> Int4,
+        plugin_id -> Int4,
+        enabled -> Bool,
+        order -> Int4,
+        config -> Jsonb,
+        name -> Nullable<Varchar>,
+        description -> Nullable<Varchar>,
+        deleted -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    plugin_activity (id) {
+        id -> Uuid,
+        organization_id -> Uuid,
+        plugin_id -> Int4,
+        user_id -> Nullable<Int4>,
+        scope -> Varchar,
+        activity -> Varchar,
+        detail -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(plugins -> organizations (organization_id));
+diesel::joinable!(plugin_source_files -> plugins (plugin_id));
+diesel::joinable!(plugin_configs -> plugins (plugin_id));
+diesel::joinable!(plugin_configs -> projects (project_id));
+diesel::joinable!(plugin_activity -> users (user_id));

@@ -27,6 +27,8 @@ const TABLES: &[&str] = &[
     "personal_api_keys",
     "feature_flags",
     "surveys",
+    "plugins",
+    "plugin_configs",
 ];
 
 /// One test's private, migrated database.

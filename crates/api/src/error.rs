@@ -224,6 +224,13 @@ impl From<DomainError> for ApiError {
         match error {
             DomainError::Invalid(invalid) => invalid.into(),
             DomainError::NotFound => Self::not_found(),
+            DomainError::Forbidden(detail) => Self::permission_denied(detail),
+            DomainError::Upstream(detail) => Self::new(
+                StatusCode::BAD_GATEWAY,
+                "server_error",
+                "upstream_error",
+                detail,
+            ),
             // Services turn conflicts into the validation error their clients expect; one that
             // arrives here is a service that forgot to, which is a bug worth a logged 500.
             DomainError::Conflict => Self::internal(&error),

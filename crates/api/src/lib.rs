@@ -19,6 +19,8 @@ use actix_web::middleware::{self, NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
 use domain::feature_flag::FeatureFlagService;
+use domain::plugin::PluginService;
+use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
 use domain::survey::SurveyService;
 
@@ -31,6 +33,8 @@ pub use settings::ApiSettings;
 pub struct Services {
     pub access: Arc<AccessService>,
     pub flags: Arc<FeatureFlagService>,
+    pub plugins: Arc<PluginService>,
+    pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
     pub readiness: Arc<dyn Readiness>,
 }
@@ -51,6 +55,8 @@ pub fn app(
     App::new()
         .app_data(web::Data::from(services.access))
         .app_data(web::Data::from(services.flags))
+        .app_data(web::Data::from(services.plugins))
+        .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))
         .app_data(web::Data::from(services.readiness))
         .app_data(settings)

@@ -209,6 +209,21 @@ impl AccessService {
         })
     }
 
+    /// The organization of a project the caller was cleared for: what depends on the
+    /// organization's settings (its plugin access level) reads them here.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails or the organization is gone.
+    pub async fn organization_of(
+        &self,
+        access: &ProjectAccess,
+    ) -> Result<Organization, AccessError> {
+        self.tenancy
+            .organization(access.project.organization_id)
+            .await?
+            .ok_or(AccessError::OrganizationNotFound)
+    }
+
     /// Projects the caller can reach through this key, ordered by id.
     ///
     /// # Errors

@@ -27,6 +27,13 @@ pub enum DomainError {
     /// No such resource in this tenant (a resource of another tenant looks the same).
     #[error("Not found.")]
     NotFound,
+    /// The caller may see the resource but not do this to it; the message says why.
+    #[error("{0}")]
+    Forbidden(String),
+    /// A server this one depends on (a plugin's upstream host) failed; the message says which
+    /// and why, without secrets.
+    #[error("{0}")]
+    Upstream(String),
     /// Storage refused a write that breaks the aggregate's uniqueness rule (a taken survey name,
     /// a taken flag key). Only repositories return it; the service turns it into the
     /// validation error its clients expect, with `DomainError::conflict_as`.

@@ -9,6 +9,8 @@ pub mod api_key;
 pub mod error;
 pub mod feature_flag;
 pub mod patch;
+pub mod plugin;
+pub mod plugin_config;
 pub mod ports;
 pub mod scope;
 pub mod survey;

@@ -11,7 +11,7 @@ use uuid::Uuid;
 #[command(
     name = "burrow",
     version,
-    about = "A PostHog-compatible API for project surveys and feature flags (organization plugins coming)"
+    about = "A PostHog-compatible API for organization plugins and project surveys"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -21,7 +21,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the HTTP API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Apply pending database migrations (safe to run again, and from several nodes at once).
     Migrate(MigrateArgs),
     /// Operator commands that change tenants, users and keys.
@@ -54,6 +54,92 @@ pub struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "BURROW_WORKERS")]
     pub workers: Option<usize>,
+    #[command(flatten)]
+    pub plugins: PluginArgs,
+}
+
+/// Where plugin code is fetched from, and the limits on what is fetched.
+#[derive(Debug, Clone, PartialEq, Args)]
+pub struct PluginArgs {
+    /// GitHub's API, asked for a repository's latest commit.
+    #[arg(
+        long = "plugins-github-api-url",
+        env = "BURROW_PLUGINS_GITHUB_API_URL",
+        default_value = "https://api.github.com"
+    )]
+    pub github_api_url: Url,
+    /// GitHub's site, which serves archives.
+    #[arg(
+        long = "plugins-github-url",
+        env = "BURROW_PLUGINS_GITHUB_URL",
+        default_value = "https://github.com"
+    )]
+    pub github_url: Url,
+    /// GitLab's site (API and archives).
+    #[arg(
+        long = "plugins-gitlab-url",
+        env = "BURROW_PLUGINS_GITLAB_URL",
+        default_value = "https://gitlab.com"
+    )]
+    pub gitlab_url: Url,
+    /// The npm registry; unset, npm plugin URLs are refused.
+    #[arg(
+        long = "plugins-npm-registry-url",
+        env = "BURROW_PLUGINS_NPM_REGISTRY_URL"
+    )]
+    pub npm_registry_url: Option<Url>,
+    /// The JSON listing served by `plugins/repository/`; unset, the listing is `[]`.
+    #[arg(long = "plugins-repository-url", env = "BURROW_PLUGINS_REPOSITORY_URL")]
+    pub repository_url: Option<Url>,
+    /// Directory `file:` plugin URLs are read from; unset, local plugins are refused.
+    #[arg(long = "plugins-local-dir", env = "BURROW_PLUGINS_LOCAL_DIR")]
+    pub local_dir: Option<std::path::PathBuf>,
+    /// Sent to GitHub unless a URL carries its own `?private_token=`.
+    #[arg(long, env = "GITHUB_TOKEN", hide_env_values = true)]
+    pub github_token: Option<String>,
+    /// Sent to GitLab unless a URL carries its own `?private_token=`.
+    #[arg(long, env = "GITLAB_TOKEN", hide_env_values = true)]
+    pub gitlab_token: Option<String>,
+    /// Sent to the npm registry.
+    #[arg(long, env = "NPM_TOKEN", hide_env_values = true)]
+    pub npm_token: Option<String>,
+    /// Seconds an upstream may take to connect and answer.
+    #[arg(
+        long = "plugins-timeout-secs",
+        env = "BURROW_PLUGINS_TIMEOUT_SECS",
+        default_value_t = 10
+    )]
+    pub timeout_secs: u64,
+    /// Largest plugin archive downloaded, in bytes.
+    #[arg(long = "plugins-max-archive-bytes", env = "BURROW_PLUGINS_MAX_ARCHIVE_BYTES", default_value_t = 20 * 1024 * 1024)]
+    pub max_archive_bytes: u64,
+    /// The PostHog version plugins' `posthogVersion` requirements are checked against.
+    #[arg(
+        long = "posthog-version",
+        env = "BURROW_POSTHOG_VERSION",
+        default_value = "1.43.0"
+    )]
+    pub posthog_version: semver::Version,
+}
+
+impl Default for PluginArgs {
+    /// The same defaults as the command line's.
+    fn default() -> Self {
+        Self {
+            github_api_url: Url::parse("https://api.github.com").expect("static URL"),
+            github_url: Url::parse("https://github.com").expect("static URL"),
+            gitlab_url: Url::parse("https://gitlab.com").expect("static URL"),
+            npm_registry_url: None,
+            repository_url: None,
+            local_dir: None,
+            github_token: None,
+            gitlab_token: None,
+            npm_token: None,
+            timeout_secs: 10,
+            max_archive_bytes: 20 * 1024 * 1024,
+            posthog_version: semver::Version::new(1, 43, 0),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -142,4 +228,19 @@ fn parse_plugins_level(value: &str) -> Result<PluginsAccessLevel, String> {
 
 fn parse_membership_level(value: &str) -> Result<MembershipLevel, String> {
     value.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plugin_defaults_in_code_match_the_command_lines() {
+        let cli = Cli::try_parse_from(["burrow", "serve", "--database-url", "postgres://x"])
+            .expect("parses");
+        let Command::Serve(serve) = cli.command else {
+            panic!("expected serve");
+        };
+        assert_eq!(serve.plugins, PluginArgs::default());
+    }
 }

@@ -7,15 +7,18 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, PgApiKeyRepository, PgFeatureFlagRepository, PgSurveyRepository, PgTenancyRepository,
-    PoolSettings,
+    Database, HttpPluginUpstream, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
+    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgTenancyRepository,
+    PoolSettings, UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
 use domain::feature_flag::FeatureFlagService;
+use domain::plugin::{PluginService, PluginSettings};
+use domain::plugin_config::PluginConfigService;
 use domain::survey::SurveyService;
 
-use crate::cli::ServeArgs;
+use crate::cli::{PluginArgs, ServeArgs};
 
 /// A bound, not yet running server.
 pub struct Application {
@@ -36,7 +39,7 @@ impl Application {
                 ..PoolSettings::default()
             },
         )?;
-        let services = services(database);
+        let services = services(database, &args.plugins)?;
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
@@ -70,15 +73,46 @@ impl Application {
     }
 }
 
-fn services(database: Database) -> api::Services {
+fn services(database: Database, plugins: &PluginArgs) -> anyhow::Result<api::Services> {
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
     let surveys = Arc::new(PgSurveyRepository::new(database.clone()));
-    api::Services {
+    let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
+    let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
+    Ok(api::Services {
         access: Arc::new(AccessService::new(keys, tenancy)),
         flags: Arc::new(FeatureFlagService::new(flags)),
+        plugins: Arc::new(PluginService::new(
+            plugin_store.clone(),
+            upstream,
+            Arc::new(OxcSourceAnalyzer),
+            PluginSettings {
+                posthog_version: plugins.posthog_version.clone(),
+            },
+        )),
+        plugin_configs: Arc::new(PluginConfigService::new(
+            Arc::new(PgPluginConfigRepository::new(database.clone())),
+            plugin_store,
+        )),
         surveys: Arc::new(SurveyService::new(surveys)),
         readiness: Arc::new(database),
+    })
+}
+
+fn upstream_settings(plugins: &PluginArgs) -> UpstreamSettings {
+    UpstreamSettings {
+        github_api_url: plugins.github_api_url.clone(),
+        github_url: plugins.github_url.clone(),
+        gitlab_url: plugins.gitlab_url.clone(),
+        npm_registry_url: plugins.npm_registry_url.clone(),
+        repository_url: plugins.repository_url.clone(),
+        github_token: plugins.github_token.clone(),
+        gitlab_token: plugins.gitlab_token.clone(),
+        npm_token: plugins.npm_token.clone(),
+        local_dir: plugins.local_dir.clone(),
+        timeout: Duration::from_secs(plugins.timeout_secs),
+        max_archive_bytes: plugins.max_archive_bytes,
+        ..UpstreamSettings::default()
     }
 }

@@ -2,10 +2,12 @@
 //! nowhere else.
 
 mod feature_flags;
+mod plugins;
 mod surveys;
 mod tenancy;
 
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
+pub(crate) use plugins::{ActivityRow, PluginRow, PluginStateRow};
 pub(crate) use surveys::{SurveyRow, SurveyStateRow};
 pub(crate) use tenancy::{
     ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,

@@ -9,9 +9,9 @@ mod scopes;
 
 pub use auth::{Caller, OrganizationCaller, ProjectCaller};
 pub use json::JsonObject;
-pub use pagination::{Paginated, Pagination};
+pub use pagination::{NumberedPage, PageNumber, Paginated, Pagination};
 pub(crate) use path::path_id;
 pub use scopes::{
-    ExtractorScope, FeatureFlags, Organizations, Projects, ScopeRequirement, Surveys, Users,
-    required_scope,
+    ExtractorScope, FeatureFlags, Organizations, Plugins, Projects, ScopeRequirement, Surveys,
+    Users, required_scope,
 };

@@ -96,6 +96,87 @@ impl<T> Paginated<T> {
     }
 }
 
+/// `page`/`limit` pagination, as PostHog pages its activity log: `page` from 1, `limit`
+/// defaulting to 10. Garbage falls back to defaults (PostHog answers a 500 there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageNumber {
+    pub page: u64,
+    pub limit: u32,
+}
+
+impl PageNumber {
+    /// Page size when `limit` is absent or unusable.
+    pub const DEFAULT_LIMIT: u32 = 10;
+
+    pub fn from_query(query: &str) -> Self {
+        let mut numbered = Self {
+            page: 1,
+            limit: Self::DEFAULT_LIMIT,
+        };
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            match key.as_ref() {
+                "limit" => {
+                    numbered.limit = match value.trim().parse::<u64>() {
+                        Ok(0) | Err(_) => Self::DEFAULT_LIMIT,
+                        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
+                    }
+                }
+                "page" => numbered.page = value.trim().parse::<u64>().unwrap_or(1).max(1),
+                _ => {}
+            }
+        }
+        numbered
+    }
+
+    pub fn page_request(self) -> PageRequest {
+        PageRequest {
+            limit: self.limit,
+            offset: (self.page - 1).saturating_mul(u64::from(self.limit)),
+        }
+    }
+}
+
+impl FromRequest for PageNumber {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(Ok(Self::from_query(request.query_string())))
+    }
+}
+
+/// A page-numbered list body: `{"results","next","previous","total_count"}`.
+#[derive(Debug, Serialize)]
+pub struct NumberedPage<T> {
+    pub results: Vec<T>,
+    pub next: Option<String>,
+    pub previous: Option<String>,
+    pub total_count: u64,
+}
+
+impl<T> NumberedPage<T> {
+    /// Wraps one page with absolute links to its neighbours (`page` and `limit` set).
+    pub fn new(request: &HttpRequest, numbered: PageNumber, results: Vec<T>, total: u64) -> Self {
+        let current = current_url(request);
+        let link = |page: u64| {
+            with_params(
+                &current,
+                &[
+                    ("page", Some(page.to_string())),
+                    ("limit", Some(numbered.limit.to_string())),
+                ],
+            )
+        };
+        let seen = numbered.page.saturating_mul(u64::from(numbered.limit));
+        Self {
+            next: (seen < total).then(|| link(numbered.page + 1)),
+            previous: (numbered.page > 1).then(|| link(numbered.page - 1)),
+            results,
+            total_count: total,
+        }
+    }
+}
+
 /// The absolute URL of this request, with a trailing slash like PostHog's canonical paths.
 fn current_url(request: &HttpRequest) -> Url {
     let mut path = request.path().to_owned();
@@ -117,15 +198,27 @@ fn current_url(request: &HttpRequest) -> Url {
 
 /// `url` with `limit` set, `offset` set or removed, and the query sorted by name.
 fn with_window(url: &Url, limit: u32, offset: Option<u64>) -> String {
+    with_params(
+        url,
+        &[
+            ("limit", Some(limit.to_string())),
+            ("offset", offset.map(|offset| offset.to_string())),
+        ],
+    )
+}
+
+/// `url` with each named parameter set (or removed, for `None`), the query sorted by name.
+fn with_params(url: &Url, params: &[(&str, Option<String>)]) -> String {
     let mut pairs: Vec<(String, String)> = url
         .query_pairs()
-        .filter(|(key, _)| key != "limit" && key != "offset")
+        .filter(|(key, _)| params.iter().all(|(name, _)| key != name))
         .map(|(key, value)| (key.into_owned(), value.into_owned()))
         .collect();
-    pairs.push(("limit".into(), limit.to_string()));
-    if let Some(offset) = offset {
-        pairs.push(("offset".into(), offset.to_string()));
-    }
+    pairs.extend(
+        params
+            .iter()
+            .filter_map(|(name, value)| Some(((*name).to_owned(), value.clone()?))),
+    );
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     let mut link = url.clone();
     link.query_pairs_mut().clear().extend_pairs(pairs);

@@ -3,6 +3,8 @@
 
 use actix_web::HttpRequest;
 use domain::feature_flag::FlagId;
+use domain::plugin::PluginId;
+use domain::plugin_config::PluginConfigId;
 use domain::survey::SurveyId;
 use uuid::Uuid;
 
@@ -26,6 +28,22 @@ impl PathId for SurveyId {
 
 impl PathId for FlagId {
     const SEGMENT: &'static str = "flag_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        raw.parse().ok().map(Self)
+    }
+}
+
+impl PathId for PluginId {
+    const SEGMENT: &'static str = "plugin_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        raw.parse().ok().map(Self)
+    }
+}
+
+impl PathId for PluginConfigId {
+    const SEGMENT: &'static str = "config_id";
 
     fn parse(raw: &str) -> Option<Self> {
         raw.parse().ok().map(Self)

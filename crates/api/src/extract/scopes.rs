@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, web};
 use domain::scope::{AccessKind, RequiredScope, ScopeObject};
 
 use super::json::JsonObject;
-use super::pagination::Pagination;
+use super::pagination::{PageNumber, Pagination};
 
 /// A kind of object that keys are granted access to, named by a marker type so that the scope a
 /// handler needs is part of its signature, not configuration its route could forget.
@@ -29,6 +29,14 @@ pub enum FeatureFlags {}
 
 impl ScopedResource for FeatureFlags {
     const OBJECT: ScopeObject = ScopeObject::FeatureFlag;
+}
+
+/// `plugin:read` / `plugin:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Plugins {}
+
+impl ScopedResource for Plugins {
+    const OBJECT: ScopeObject = ScopeObject::Plugin;
 }
 
 /// `project:read` / `project:write`.
@@ -147,5 +155,9 @@ impl ExtractorScope for JsonObject {
 }
 
 impl ExtractorScope for Pagination {
+    type Resource = Unscoped;
+}
+
+impl ExtractorScope for PageNumber {
     type Resource = Unscoped;
 }

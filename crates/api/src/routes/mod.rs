@@ -5,6 +5,8 @@
 mod feature_flags;
 mod health;
 mod organizations;
+mod plugin_configs;
+mod plugins;
 mod projects;
 mod surveys;
 mod users;
@@ -86,7 +88,29 @@ fn table() -> Vec<ResourceSpec> {
 /// The organization named by `{organization_id}` under `prefix`, and the resources inside it.
 fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
     let organization = format!("{prefix}/{{organization_id}}");
-    vec![ResourceSpec::at(organization).route(Method::GET, organizations::retrieve)]
+    let plugins = format!("{organization}/plugins");
+    // Plugin ids are digits only, so `activity`, `repository` and `unused` never read as ids.
+    let plugin = format!("{plugins}/{{plugin_id:\\d+}}");
+    vec![
+        ResourceSpec::at(organization.clone()).route(Method::GET, organizations::retrieve),
+        ResourceSpec::at(plugins.clone())
+            .route(Method::GET, plugins::list)
+            .route(Method::POST, plugins::create),
+        ResourceSpec::at(format!("{plugins}/activity")).route(Method::GET, plugins::activity),
+        ResourceSpec::at(format!("{plugins}/repository")).route(Method::GET, plugins::repository),
+        ResourceSpec::at(format!("{plugins}/unused")).route(Method::GET, plugins::unused),
+        ResourceSpec::at(plugin.clone())
+            .route(Method::GET, plugins::retrieve)
+            .route(Method::PATCH, plugins::update)
+            .route(Method::PUT, plugins::update)
+            .route(Method::DELETE, plugins::delete),
+        ResourceSpec::at(format!("{plugin}/check_for_updates"))
+            .route(Method::GET, plugins::check_for_updates),
+        ResourceSpec::at(format!("{plugin}/source")).route(Method::GET, plugins::source),
+        ResourceSpec::at(format!("{plugin}/update_source"))
+            .route(Method::PATCH, plugins::update_source),
+        ResourceSpec::at(format!("{plugin}/upgrade")).route(Method::POST, plugins::upgrade),
+    ]
 }
 
 /// The resources that live inside the project named by `{project_id}` under `prefix`.
@@ -104,6 +128,13 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
         ResourceSpec::at(format!("{project}/feature_flags"))
             .route(Method::GET, feature_flags::list)
             .route(Method::POST, feature_flags::create),
+        ResourceSpec::at(format!("{project}/plugin_configs"))
+            .route(Method::GET, plugin_configs::list)
+            .route(Method::POST, plugin_configs::create),
+        ResourceSpec::at(format!("{project}/plugin_configs/{{config_id}}"))
+            .route(Method::GET, plugin_configs::retrieve)
+            .route(Method::PATCH, plugin_configs::update)
+            .route(Method::DELETE, plugin_configs::delete),
         ResourceSpec::at(format!("{project}/feature_flags/{{flag_id}}"))
             .route(Method::GET, feature_flags::retrieve)
             .route(Method::PATCH, feature_flags::update)
@@ -169,33 +200,56 @@ mod tests {
             listed,
             [
                 "DELETE /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "DELETE /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "DELETE /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "DELETE /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "DELETE /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/projects/{project_id}/surveys/{survey_id} survey:write",
                 "GET /_health",
                 "GET /_readyz",
                 "GET /api/environments/{project_id}/feature_flags feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:read",
+                "GET /api/environments/{project_id}/plugin_configs plugin:read",
+                "GET /api/environments/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/environments/{project_id}/surveys survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id} survey:read",
                 "GET /api/organizations organization:read",
                 "GET /api/organizations/{organization_id} organization:read",
+                "GET /api/organizations/{organization_id}/plugins plugin:read",
+                "GET /api/organizations/{organization_id}/plugins/activity plugin:read",
+                "GET /api/organizations/{organization_id}/plugins/repository plugin:read",
+                "GET /api/organizations/{organization_id}/plugins/unused plugin:read",
+                "GET /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:read",
+                "GET /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/check_for_updates plugin:read",
+                "GET /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/source plugin:read",
                 "GET /api/projects project:read",
                 "GET /api/projects/{project_id} project:read",
                 "GET /api/projects/{project_id}/feature_flags feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:read",
+                "GET /api/projects/{project_id}/plugin_configs plugin:read",
+                "GET /api/projects/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/projects/{project_id}/surveys survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id} survey:read",
                 "GET /api/users/@me user:read",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
+                "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
                 "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "PATCH /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/projects/{project_id}/surveys/{survey_id} survey:write",
                 "POST /api/environments/{project_id}/feature_flags feature_flag:write",
+                "POST /api/environments/{project_id}/plugin_configs plugin:write",
                 "POST /api/environments/{project_id}/surveys survey:write",
+                "POST /api/organizations/{organization_id}/plugins plugin:write",
+                "POST /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/upgrade plugin:write",
                 "POST /api/projects/{project_id}/feature_flags feature_flag:write",
+                "POST /api/projects/{project_id}/plugin_configs plugin:write",
                 "POST /api/projects/{project_id}/surveys survey:write",
                 "PUT /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "PUT /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PUT /api/projects/{project_id}/surveys/{survey_id} survey:write",
             ]
         );

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
 use adapters::{PgApiKeyRepository, PgTenancyRepository};
-use burrow_server::cli::{DatabaseArgs, ServeArgs};
+use burrow_server::cli::{DatabaseArgs, PluginArgs, ServeArgs};
 use burrow_server::startup::Application;
 use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
 use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId};
@@ -44,6 +44,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
         max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
         db_pool_size: 5,
         workers: Some(1),
+        plugins: PluginArgs::default(),
     };
     adjust(&mut args);
     let app = Application::build(&args).expect("building the app");

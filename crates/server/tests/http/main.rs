@@ -5,5 +5,6 @@ mod cli;
 mod errors;
 mod feature_flags;
 mod helpers;
+mod plugins;
 mod surveys;
 mod tenancy;

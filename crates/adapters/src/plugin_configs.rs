@@ -1,0 +1,219 @@
+//! `PluginConfigRepository` over `plugin_configs` (soft-deleted configs are hidden).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use domain::plugin::PluginId;
+use domain::plugin_config::{
+    PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
+};
+use domain::ports::{Page, PageRequest};
+use domain::tenancy::ProjectId;
+use domain::{DomainError, Unexpected};
+use serde_json::Value;
+
+use crate::database::Database;
+use crate::errors::StorageContext;
+use crate::paging::{page, window};
+use crate::schema::plugin_configs;
+
+/// Plugin configs in PostgreSQL.
+pub struct PgPluginConfigRepository {
+    database: Database,
+}
+
+impl PgPluginConfigRepository {
+    /// A repository over the shared pool.
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = plugin_configs, check_for_backend(diesel::pg::Pg))]
+struct ConfigRow {
+    id: i32,
+    project_id: i32,
+    plugin_id: i32,
+    enabled: bool,
+    order: i32,
+    config: Value,
+    name: Option<String>,
+    description: Option<String>,
+    deleted: bool,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl ConfigRow {
+    fn into_config(self) -> Result<PluginConfig, Unexpected> {
+        let Value::Object(config) = self.config else {
+            return Err(Unexpected::new(format!(
+                "plugin config {} has a config that is not an object",
+                self.id
+            )));
+        };
+        Ok(PluginConfig {
+            id: PluginConfigId(self.id),
+            project_id: ProjectId(self.project_id),
+            plugin_id: PluginId(self.plugin_id),
+            state: PluginConfigState {
+                enabled: self.enabled,
+                order: self.order,
+                config,
+                name: self.name,
+                description: self.description,
+            },
+            deleted: self.deleted,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+/// The columns a write sets from a config's state.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = plugin_configs, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
+struct ConfigStateRow<'a> {
+    enabled: bool,
+    order: i32,
+    config: Value,
+    name: Option<&'a str>,
+    description: Option<&'a str>,
+}
+
+impl<'a> From<&'a PluginConfigState> for ConfigStateRow<'a> {
+    fn from(state: &'a PluginConfigState) -> Self {
+        Self {
+            enabled: state.enabled,
+            order: state.order,
+            config: Value::Object(state.config.clone()),
+            name: state.name.as_deref(),
+            description: state.description.as_deref(),
+        }
+    }
+}
+
+/// The live configs of a project.
+fn live(project: ProjectId) -> plugin_configs::BoxedQuery<'static, diesel::pg::Pg> {
+    plugin_configs::table
+        .filter(plugin_configs::project_id.eq(project.0))
+        .filter(plugin_configs::deleted.eq(false))
+        .into_boxed()
+}
+
+#[async_trait]
+impl PluginConfigRepository for PgPluginConfigRepository {
+    async fn list(
+        &self,
+        project: ProjectId,
+        page_request: PageRequest,
+    ) -> Result<Page<PluginConfig>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let count = live(project)
+            .count()
+            .get_result::<i64>(&mut conn)
+            .await
+            .during("counting plugin configs")?;
+        let rows = window(
+            live(project)
+                .order((plugin_configs::order.asc(), plugin_configs::id.asc()))
+                .select(ConfigRow::as_select()),
+            page_request,
+        )
+        .load(&mut conn)
+        .await
+        .during("listing plugin configs")?;
+        let items = rows
+            .into_iter()
+            .map(ConfigRow::into_config)
+            .collect::<Result<_, _>>()?;
+        Ok(page(count, items))
+    }
+
+    async fn get(
+        &self,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<Option<PluginConfig>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        live(project)
+            .filter(plugin_configs::id.eq(id.0))
+            .select(ConfigRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .during("loading a plugin config")?
+            .map(ConfigRow::into_config)
+            .transpose()
+    }
+
+    async fn create(
+        &self,
+        project: ProjectId,
+        plugin: PluginId,
+        state: PluginConfigState,
+    ) -> Result<PluginConfig, DomainError> {
+        let mut conn = self.database.connection().await?;
+        let row = diesel::insert_into(plugin_configs::table)
+            .values((
+                ConfigStateRow::from(&state),
+                plugin_configs::project_id.eq(project.0),
+                plugin_configs::plugin_id.eq(plugin.0),
+            ))
+            .returning(ConfigRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .during("creating a plugin config")?;
+        Ok(row.into_config()?)
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: PluginConfigId,
+        state: PluginConfigState,
+    ) -> Result<PluginConfig, DomainError> {
+        let mut conn = self.database.connection().await?;
+        let row = diesel::update(
+            plugin_configs::table
+                .filter(plugin_configs::id.eq(id.0))
+                .filter(plugin_configs::project_id.eq(project.0))
+                .filter(plugin_configs::deleted.eq(false)),
+        )
+        .set((
+            ConfigStateRow::from(&state),
+            plugin_configs::updated_at.eq(diesel::dsl::now),
+        ))
+        .returning(ConfigRow::as_returning())
+        .get_result(&mut conn)
+        .await
+        .optional()
+        .during("updating a plugin config")?
+        .ok_or(DomainError::NotFound)?;
+        Ok(row.into_config()?)
+    }
+
+    async fn delete(&self, project: ProjectId, id: PluginConfigId) -> Result<(), DomainError> {
+        let mut conn = self.database.connection().await?;
+        let deleted = diesel::update(
+            plugin_configs::table
+                .filter(plugin_configs::id.eq(id.0))
+                .filter(plugin_configs::project_id.eq(project.0))
+                .filter(plugin_configs::deleted.eq(false)),
+        )
+        .set((
+            plugin_configs::deleted.eq(true),
+            plugin_configs::enabled.eq(false),
+            plugin_configs::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(&mut conn)
+        .await
+        .during("deleting a plugin config")?;
+        if deleted == 0 {
+            return Err(DomainError::NotFound);
+        }
+        Ok(())
+    }
+}

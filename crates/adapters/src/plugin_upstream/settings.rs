@@ -1,0 +1,115 @@
+//! `UpstreamSettings`: which hosts plugin code is fetched from, with which tokens, and how much
+//! of it is accepted.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use url::Url;
+
+use super::archive::Limits;
+
+/// Where plugin code comes from and how much of it is accepted. The server maps its
+/// `BURROW_PLUGINS_*`, `GITHUB_TOKEN`, `GITLAB_TOKEN` and `NPM_TOKEN` variables onto it; every
+/// base URL may be a bare origin (`http://127.0.0.1:9000`) or end in a path prefix.
+#[derive(Clone)]
+pub struct UpstreamSettings {
+    /// GitHub's REST API, asked for a branch's newest commit.
+    pub github_api_url: Url,
+    /// GitHub's web host, serving `/{user}/{repo}/archive/{ref}.zip`.
+    pub github_url: Url,
+    /// GitLab's host; its API lives under `/api/v4`.
+    pub gitlab_url: Url,
+    /// An npm registry. Unset: npm URLs are refused, as no public registry is assumed.
+    pub npm_registry_url: Option<Url>,
+    /// A JSON array served as `GET /plugins/repository`. Unset: the listing is `[]`.
+    pub repository_url: Option<Url>,
+    /// Sent to GitHub unless the plugin URL carries its own `private_token`; lifts the anonymous
+    /// limit of 60 requests an hour and opens private repositories.
+    pub github_token: Option<String>,
+    /// Sent to GitLab unless the plugin URL carries its own `private_token`.
+    pub gitlab_token: Option<String>,
+    /// Sent to the npm registry unless the plugin URL carries its own `private_token`.
+    pub npm_token: Option<String>,
+    /// The directory `file:` URLs are resolved in. Unset: `file:` URLs are refused, so a client
+    /// cannot make the server read its own disk.
+    pub local_dir: Option<PathBuf>,
+    /// Connecting and the whole exchange, per request: an upstream that hangs fails the request
+    /// instead of holding it.
+    pub timeout: Duration,
+    /// The largest archive downloaded; bigger bodies are refused as they stream in.
+    pub max_archive_bytes: u64,
+    /// The most entries (files and folders) an archive or local plugin may have.
+    pub max_files: usize,
+    /// The most bytes an archive may unpack to, counted while decompressing (a zip bomb stops
+    /// here).
+    pub max_unpacked_bytes: u64,
+    /// The largest single file kept as text in a plugin's files; larger ones are left out, as
+    /// they are not source anyone edits.
+    pub max_file_bytes: u64,
+    /// How long a fetched repository listing is served before it is fetched again.
+    pub repository_ttl: Duration,
+}
+
+impl Default for UpstreamSettings {
+    fn default() -> Self {
+        let url = |raw: &str| Url::parse(raw).expect("a static URL parses");
+        Self {
+            github_api_url: url("https://api.github.com"),
+            github_url: url("https://github.com"),
+            gitlab_url: url("https://gitlab.com"),
+            npm_registry_url: None,
+            repository_url: None,
+            github_token: None,
+            gitlab_token: None,
+            npm_token: None,
+            local_dir: None,
+            timeout: Duration::from_secs(10),
+            max_archive_bytes: 20 * 1024 * 1024,
+            max_files: 1000,
+            max_unpacked_bytes: 50 * 1024 * 1024,
+            max_file_bytes: 1024 * 1024,
+            repository_ttl: Duration::from_secs(10 * 60),
+        }
+    }
+}
+
+impl UpstreamSettings {
+    pub(super) fn limits(&self) -> Limits {
+        Limits {
+            max_files: self.max_files,
+            max_unpacked_bytes: self.max_unpacked_bytes,
+            max_file_bytes: self.max_file_bytes,
+        }
+    }
+}
+
+/// Tokens are shown only as set or not, so logging the settings never leaks one.
+impl fmt::Debug for UpstreamSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = |token: &Option<String>| token.as_ref().map(|_| "<redacted>");
+        f.debug_struct("UpstreamSettings")
+            .field("github_api_url", &self.github_api_url.as_str())
+            .field("github_url", &self.github_url.as_str())
+            .field("gitlab_url", &self.gitlab_url.as_str())
+            .field(
+                "npm_registry_url",
+                &self.npm_registry_url.as_ref().map(Url::as_str),
+            )
+            .field(
+                "repository_url",
+                &self.repository_url.as_ref().map(Url::as_str),
+            )
+            .field("github_token", &secret(&self.github_token))
+            .field("gitlab_token", &secret(&self.gitlab_token))
+            .field("npm_token", &secret(&self.npm_token))
+            .field("local_dir", &self.local_dir)
+            .field("timeout", &self.timeout)
+            .field("max_archive_bytes", &self.max_archive_bytes)
+            .field("max_files", &self.max_files)
+            .field("max_unpacked_bytes", &self.max_unpacked_bytes)
+            .field("max_file_bytes", &self.max_file_bytes)
+            .field("repository_ttl", &self.repository_ttl)
+            .finish()
+    }
+}

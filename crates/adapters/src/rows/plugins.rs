@@ -1,0 +1,139 @@
+//! Rows of plugins and their activity log.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use domain::Unexpected;
+use domain::plugin::{ActivityEntry, Plugin, PluginId, PluginState, PluginType};
+use domain::tenancy::OrganizationId;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::schema::{plugin_activity, plugins};
+
+/// A plugin's columns, the archive left out (it is never shown, and can be megabytes).
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = plugins, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct PluginRow {
+    pub id: i32,
+    pub organization_id: Uuid,
+    pub plugin_type: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub url: Option<String>,
+    pub icon: Option<String>,
+    pub config_schema: Value,
+    pub tag: Option<String>,
+    pub latest_tag: Option<String>,
+    pub latest_tag_checked_at: Option<DateTime<Utc>>,
+    pub is_global: bool,
+    pub is_stateless: bool,
+    pub capabilities: Value,
+    pub metrics: Value,
+    pub public_jobs: Value,
+}
+
+impl PluginRow {
+    pub fn into_plugin(self, organization_name: String) -> Result<Plugin, Unexpected> {
+        let plugin_type = PluginType::parse(&self.plugin_type).ok_or_else(|| {
+            Unexpected::new(format!(
+                "plugin {} has type {:?}",
+                self.id, self.plugin_type
+            ))
+        })?;
+        let Value::Object(capabilities) = self.capabilities else {
+            return Err(Unexpected::new(format!(
+                "plugin {} has capabilities that are not an object",
+                self.id
+            )));
+        };
+        Ok(Plugin {
+            id: PluginId(self.id),
+            organization_id: OrganizationId(self.organization_id),
+            organization_name,
+            state: PluginState {
+                plugin_type,
+                name: self.name,
+                description: self.description,
+                url: self.url,
+                icon: self.icon,
+                config_schema: self.config_schema,
+                tag: self.tag,
+                latest_tag: self.latest_tag,
+                latest_tag_checked_at: self.latest_tag_checked_at,
+                is_global: self.is_global,
+                is_stateless: self.is_stateless,
+                capabilities,
+                metrics: self.metrics,
+                public_jobs: self.public_jobs,
+            },
+        })
+    }
+}
+
+/// The columns a write sets from a plugin's state.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = plugins, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
+pub(crate) struct PluginStateRow<'a> {
+    pub plugin_type: &'static str,
+    pub name: Option<&'a str>,
+    pub description: Option<&'a str>,
+    pub url: Option<&'a str>,
+    pub url_key: Option<&'a str>,
+    pub icon: Option<&'a str>,
+    pub config_schema: &'a Value,
+    pub tag: Option<&'a str>,
+    pub latest_tag: Option<&'a str>,
+    pub latest_tag_checked_at: Option<DateTime<Utc>>,
+    pub is_global: bool,
+    pub is_stateless: bool,
+    pub capabilities: Value,
+    pub metrics: &'a Value,
+    pub public_jobs: &'a Value,
+}
+
+impl<'a> From<&'a PluginState> for PluginStateRow<'a> {
+    fn from(state: &'a PluginState) -> Self {
+        Self {
+            plugin_type: state.plugin_type.as_str(),
+            name: state.name.as_deref(),
+            description: state.description.as_deref(),
+            url: state.url.as_deref(),
+            url_key: state.display_url(),
+            icon: state.icon.as_deref(),
+            config_schema: &state.config_schema,
+            tag: state.tag.as_deref(),
+            latest_tag: state.latest_tag.as_deref(),
+            latest_tag_checked_at: state.latest_tag_checked_at,
+            is_global: state.is_global,
+            is_stateless: state.is_stateless,
+            capabilities: Value::Object(state.capabilities.clone()),
+            metrics: &state.metrics,
+            public_jobs: &state.public_jobs,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = plugin_activity, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct ActivityRow {
+    pub id: Uuid,
+    pub plugin_id: i32,
+    pub scope: String,
+    pub activity: String,
+    pub detail: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+impl ActivityRow {
+    pub fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
+        ActivityEntry {
+            id: self.id,
+            user,
+            scope: self.scope,
+            activity: self.activity,
+            plugin_id: PluginId(self.plugin_id),
+            detail: self.detail,
+            created_at: self.created_at,
+        }
+    }
+}

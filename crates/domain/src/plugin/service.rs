@@ -1,0 +1,537 @@
+//! The plugin use cases: list, install, change, uninstall, source editing, update checks,
+//! upgrades, the repository listing, unused plugins and the activity log.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use serde_json::{Map, Value, json};
+
+use super::install::{Extracted, MAIN_FILE, MANIFEST_FILE, extract};
+use super::{
+    ActivityPage, Capabilities, Manifest, NewActivity, NewPlugin, Plugin, PluginAccess,
+    PluginArchive, PluginChanges, PluginFiles, PluginId, PluginRepository, PluginState, PluginType,
+    PluginUpstream, PluginUrl, PluginWrite, SourceAnalyzer, SourceChanges, UpstreamError,
+    UrlSource,
+};
+use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::ports::{Page, PageRequest};
+
+/// Longest source file name.
+pub const MAX_FILENAME_CHARS: usize = 200;
+/// Largest source file written through `update_source`.
+pub const MAX_SOURCE_BYTES: usize = 1024 * 1024;
+
+/// What the plugin use cases need to know about this server.
+#[derive(Debug, Clone)]
+pub struct PluginSettings {
+    /// The PostHog version plugins' `posthogVersion` requirements are checked against.
+    pub posthog_version: semver::Version,
+}
+
+impl Default for PluginSettings {
+    fn default() -> Self {
+        Self {
+            posthog_version: semver::Version::new(1, 43, 0),
+        }
+    }
+}
+
+pub struct PluginService {
+    plugins: Arc<dyn PluginRepository>,
+    upstream: Arc<dyn PluginUpstream>,
+    analyzer: Arc<dyn SourceAnalyzer>,
+    settings: PluginSettings,
+}
+
+/// Code fetched for an install or upgrade.
+struct Fetched {
+    tag: Option<String>,
+    archive: Option<Vec<u8>>,
+    files: PluginFiles,
+}
+
+impl PluginService {
+    pub fn new(
+        plugins: Arc<dyn PluginRepository>,
+        upstream: Arc<dyn PluginUpstream>,
+        analyzer: Arc<dyn SourceAnalyzer>,
+        settings: PluginSettings,
+    ) -> Self {
+        Self {
+            plugins,
+            upstream,
+            analyzer,
+            settings,
+        }
+    }
+
+    /// # Errors
+    /// `Forbidden` below the `config` level.
+    pub async fn list(
+        &self,
+        access: &PluginAccess,
+        page: PageRequest,
+    ) -> Result<Page<Plugin>, DomainError> {
+        access.require_read()?;
+        Ok(self.plugins.list(access.organization, page).await?)
+    }
+
+    /// # Errors
+    /// `Forbidden` below `config`; `NotFound` for a plugin the organization cannot see.
+    pub async fn get(&self, access: &PluginAccess, id: PluginId) -> Result<Plugin, DomainError> {
+        access.require_read()?;
+        self.visible(access, id).await
+    }
+
+    /// Installs a plugin: downloads and reads its code (except `source` plugins), then stores
+    /// it, its files and an `installed` entry at once. Nothing is written unless all succeeds.
+    ///
+    /// # Errors
+    /// `Forbidden` below `install` (`root` for a global plugin); `Invalid` for a bad URL, a bad
+    /// archive or manifest, or a URL this organization already installed; `Upstream` when the
+    /// upstream fails.
+    pub async fn install(
+        &self,
+        access: &PluginAccess,
+        plugin: NewPlugin,
+    ) -> Result<Plugin, DomainError> {
+        access.require_write()?;
+        if plugin.fields.is_global == Some(true) {
+            access.require_global()?;
+        }
+        let url = match (&plugin.url, plugin.fields.plugin_type) {
+            (_, Some(PluginType::Source)) => None,
+            (Some(raw), _) => Some(PluginUrl::parse(raw)?),
+            (None, _) => return Err(ValidationError::required("url").into()),
+        };
+        let plugin_type = match (&url, plugin.fields.plugin_type) {
+            (None, _) => PluginType::Source,
+            (Some(url), _) if matches!(url.source, UrlSource::Local { .. }) => PluginType::Local,
+            (Some(_), Some(PluginType::Repository)) => PluginType::Repository,
+            (Some(_), _) => PluginType::Custom,
+        };
+        let mut state = PluginState::empty(plugin_type);
+        plugin.fields.apply(&mut state);
+        state.plugin_type = plugin_type;
+        let mut source = SourceChanges::new();
+        let mut archive = None;
+        if let Some(url) = &url {
+            let fetched = self.fetch(url, None).await?;
+            let extracted = extract(&fetched.files, &self.settings.posthog_version)?;
+            self.take_code(&mut state, &extracted, fetched.tag);
+            state.url = Some(url.raw().to_owned());
+            source = extracted.source;
+            archive = fetched.archive;
+        }
+        let name = state.name.clone();
+        let write = PluginWrite {
+            state,
+            source,
+            archive,
+            activity: Some(NewActivity {
+                user: access.user,
+                activity: "installed",
+                detail: json!({"name": name}),
+            }),
+        };
+        self.plugins
+            .create(access.organization, write)
+            .await
+            .map_err(|error| {
+                error.conflict_as(|| {
+                    let shown = url.as_ref().map_or("", PluginUrl::display);
+                    ValidationError::general(
+                        ValidationCode::Unique,
+                        format!("Plugin from URL \"{shown}\" already installed!"),
+                    )
+                })
+            })
+    }
+
+    /// Changes the writable fields of one of the organization's own plugins.
+    ///
+    /// # Errors
+    /// `Forbidden` below `install` (`root` when `is_global` is sent) or for another
+    /// organization's plugin; `NotFound`.
+    pub async fn update(
+        &self,
+        access: &PluginAccess,
+        id: PluginId,
+        changes: PluginChanges,
+    ) -> Result<Plugin, DomainError> {
+        access.require_write()?;
+        if changes.is_global.is_some() {
+            access.require_global()?;
+        }
+        access.require_owner(&self.visible(access, id).await?)?;
+        let planner = |current: &Plugin| {
+            let mut state = current.state.clone();
+            changes.apply(&mut state);
+            Ok(PluginWrite {
+                activity: Some(NewActivity {
+                    user: access.user,
+                    activity: "updated",
+                    detail: json!({"name": state.name, "changes": changed_fields(&current.state, &state)}),
+                }),
+                state,
+                source: SourceChanges::new(),
+                archive: None,
+            })
+        };
+        self.plugins.update(access.organization, id, &planner).await
+    }
+
+    /// Uninstalls one of the organization's own plugins; its configs and files go with it.
+    ///
+    /// # Errors
+    /// `Forbidden` below `install` or for another organization's plugin; `NotFound`; `Invalid`
+    /// for a global plugin.
+    pub async fn uninstall(&self, access: &PluginAccess, id: PluginId) -> Result<(), DomainError> {
+        access.require_write()?;
+        let plugin = self.visible(access, id).await?;
+        access.require_owner(&plugin)?;
+        if plugin.state.is_global {
+            return Err(ValidationError::general(
+                ValidationCode::Invalid,
+                "This plugin is marked as global! Make it local before uninstallation",
+            )
+            .into());
+        }
+        let activity = NewActivity {
+            user: access.user,
+            activity: "uninstalled",
+            detail: json!({"name": plugin.state.name}),
+        };
+        self.plugins.delete(access.organization, id, activity).await
+    }
+
+    /// The plugin's source files, `{filename: content}`.
+    ///
+    /// # Errors
+    /// `Forbidden`, `NotFound` (also for another organization's plugin).
+    pub async fn source(
+        &self,
+        access: &PluginAccess,
+        id: PluginId,
+    ) -> Result<PluginFiles, DomainError> {
+        access.require_read()?;
+        let plugin = self.visible(access, id).await?;
+        access.require_detail_action(&plugin, "source editing")?;
+        Ok(self.plugins.source(id).await?)
+    }
+
+    /// Writes source files (`None` deletes one). A new `plugin.json` must be valid and renames
+    /// the plugin and replaces its config schema; a new `index.ts` refreshes its capabilities.
+    /// Returns every file afterwards.
+    ///
+    /// # Errors
+    /// `Forbidden`, `NotFound`; `Invalid` for a bad file name, an oversized file or an invalid
+    /// `plugin.json` (`attr: "plugin.json"`), with nothing saved.
+    pub async fn update_source(
+        &self,
+        access: &PluginAccess,
+        id: PluginId,
+        changes: SourceChanges,
+    ) -> Result<PluginFiles, DomainError> {
+        access.require_write()?;
+        let plugin = self.visible(access, id).await?;
+        access.require_detail_action(&plugin, "source editing")?;
+        for (name, content) in &changes {
+            check_source_file(name, content.as_deref())?;
+        }
+        let manifest = match changes.get(MANIFEST_FILE) {
+            Some(Some(text)) => Some(Manifest::parse(text, Some(MANIFEST_FILE))?),
+            _ => None,
+        };
+        let capabilities = match changes.get(MAIN_FILE) {
+            Some(Some(main)) => self.capabilities(MAIN_FILE, main),
+            Some(None) => Some(Capabilities::default()),
+            None => None,
+        };
+        let planner = |current: &Plugin| {
+            let mut state = current.state.clone();
+            if let Some(manifest) = &manifest {
+                state.name = Some(manifest.name.clone());
+                state.config_schema = manifest.config_schema.clone();
+            }
+            if let Some(capabilities) = &capabilities {
+                state.capabilities = capabilities_json(capabilities);
+            }
+            Ok(PluginWrite {
+                activity: Some(NewActivity {
+                    user: access.user,
+                    activity: "source_updated",
+                    detail: json!({"name": state.name, "files": changes.keys().collect::<Vec<_>>()}),
+                }),
+                state,
+                source: changes.clone(),
+                archive: None,
+            })
+        };
+        self.plugins
+            .update(access.organization, id, &planner)
+            .await?;
+        Ok(self.plugins.source(id).await?)
+    }
+
+    /// Resolves the newest tag of the plugin's URL and records it (pinned URLs report their own
+    /// tag).
+    ///
+    /// # Errors
+    /// `Forbidden`, `NotFound`; `Invalid` for a plugin without a remote URL; `Upstream`.
+    pub async fn check_for_updates(
+        &self,
+        access: &PluginAccess,
+        id: PluginId,
+    ) -> Result<Plugin, DomainError> {
+        access.require_read()?;
+        let plugin = self.visible(access, id).await?;
+        access.require_detail_action(&plugin, "installation")?;
+        let url = remote_url(&plugin)?.ok_or_else(|| {
+            ValidationError::general(
+                ValidationCode::Invalid,
+                format!(
+                    "{} plugins have no remote URL to check for updates.",
+                    capitalized(plugin.state.plugin_type.as_str())
+                ),
+            )
+        })?;
+        let latest = self.resolve_tag(&url, None).await?;
+        let planner = |current: &Plugin| {
+            let mut state = current.state.clone();
+            state.latest_tag = Some(latest.clone());
+            state.latest_tag_checked_at = Some(Utc::now());
+            Ok(PluginWrite {
+                state,
+                source: SourceChanges::new(),
+                archive: None,
+                activity: None,
+            })
+        };
+        self.plugins.update(access.organization, id, &planner).await
+    }
+
+    /// Downloads the plugin again — at `tag` when given, else the newest (or pinned) version —
+    /// and replaces its code and manifest fields at once. `source` and `local` plugins are
+    /// returned unchanged, as PostHog does.
+    ///
+    /// # Errors
+    /// `Forbidden`, `NotFound`; `Invalid` for a bad archive or manifest; `Upstream`.
+    pub async fn upgrade(
+        &self,
+        access: &PluginAccess,
+        id: PluginId,
+        tag: Option<String>,
+    ) -> Result<Plugin, DomainError> {
+        access.require_write()?;
+        let plugin = self.visible(access, id).await?;
+        access.require_detail_action(&plugin, "upgrading")?;
+        let Some(url) = remote_url(&plugin)? else {
+            return Ok(plugin);
+        };
+        let fetched = self.fetch(&url, tag).await?;
+        let extracted = extract(&fetched.files, &self.settings.posthog_version)?;
+        let planner = |current: &Plugin| {
+            let mut state = current.state.clone();
+            self.take_code(&mut state, &extracted, fetched.tag.clone());
+            Ok(PluginWrite {
+                activity: Some(NewActivity {
+                    user: access.user,
+                    activity: "upgraded",
+                    detail: json!({"name": state.name, "tag": state.tag}),
+                }),
+                state,
+                source: extracted.source.clone(),
+                archive: fetched.archive.clone(),
+            })
+        };
+        self.plugins.update(access.organization, id, &planner).await
+    }
+
+    /// The repository listing, as the configured upstream serves it.
+    ///
+    /// # Errors
+    /// `Forbidden` below `config`; `Upstream` when it cannot be had.
+    pub async fn repository(&self, access: &PluginAccess) -> Result<Value, DomainError> {
+        access.require_read()?;
+        self.upstream.repository().await.map_err(upstream_error)
+    }
+
+    /// Ids of the organization's plugins no project has enabled, ascending.
+    ///
+    /// # Errors
+    /// `Forbidden` below `config`.
+    pub async fn unused(&self, access: &PluginAccess) -> Result<Vec<PluginId>, DomainError> {
+        access.require_read()?;
+        Ok(self.plugins.unused(access.organization).await?)
+    }
+
+    /// The organization's plugin activity, newest first.
+    ///
+    /// # Errors
+    /// `Forbidden` below `config`.
+    pub async fn activity(
+        &self,
+        access: &PluginAccess,
+        page: PageRequest,
+    ) -> Result<ActivityPage, DomainError> {
+        access.require_read()?;
+        Ok(self.plugins.activity(access.organization, page).await?)
+    }
+
+    async fn visible(&self, access: &PluginAccess, id: PluginId) -> Result<Plugin, DomainError> {
+        self.plugins
+            .get(access.organization, id)
+            .await?
+            .ok_or(DomainError::NotFound)
+    }
+
+    /// The code behind `url`: an archive at `tag` (or the pinned or newest tag), or a local
+    /// directory's files.
+    async fn fetch(&self, url: &PluginUrl, tag: Option<String>) -> Result<Fetched, DomainError> {
+        if let UrlSource::Local { path } = &url.source {
+            let files = self.upstream.local(path).await.map_err(upstream_error)?;
+            return Ok(Fetched {
+                tag: None,
+                archive: None,
+                files,
+            });
+        }
+        let tag = self.resolve_tag(url, tag).await?;
+        let PluginArchive { bytes, files } = self
+            .upstream
+            .download(url, &tag)
+            .await
+            .map_err(upstream_error)?;
+        Ok(Fetched {
+            tag: Some(tag),
+            archive: Some(bytes),
+            files,
+        })
+    }
+
+    async fn resolve_tag(
+        &self,
+        url: &PluginUrl,
+        tag: Option<String>,
+    ) -> Result<String, DomainError> {
+        match tag.or_else(|| url.pinned_tag()) {
+            Some(tag) => Ok(tag),
+            None => self.upstream.latest_tag(url).await.map_err(upstream_error),
+        }
+    }
+
+    /// The manifest's fields, the tag and the main file's capabilities over `state`.
+    fn take_code(&self, state: &mut PluginState, extracted: &Extracted, tag: Option<String>) {
+        let manifest = &extracted.manifest;
+        state.name = Some(manifest.name.clone());
+        state.description = Some(manifest.description.clone());
+        state.icon.clone_from(&manifest.icon);
+        state.config_schema = manifest.config_schema.clone();
+        state.public_jobs = manifest.public_jobs.clone();
+        state.is_stateless = manifest.stateless;
+        state.latest_tag.clone_from(&tag);
+        state.tag = tag;
+        if let Some(capabilities) = extracted
+            .main
+            .as_ref()
+            .and_then(|(name, source)| self.capabilities(name, source))
+        {
+            state.capabilities = capabilities_json(&capabilities);
+        }
+    }
+
+    /// What the main file exports, or `None` (capabilities kept as they were) when it cannot be
+    /// parsed: a plugin that PostHog's server would run is not refused for Burrow's parser.
+    fn capabilities(&self, filename: &str, source: &str) -> Option<Capabilities> {
+        self.analyzer
+            .capabilities(filename, source)
+            .inspect_err(|reason| {
+                tracing::warn!(filename, reason = %reason, "could not read a plugin's capabilities");
+            })
+            .ok()
+    }
+}
+
+/// The plugin's stored URL, parsed, when it is fetched from an upstream.
+fn remote_url(plugin: &Plugin) -> Result<Option<PluginUrl>, DomainError> {
+    match (&plugin.state.url, plugin.state.plugin_type.is_remote()) {
+        (Some(url), true) => Ok(Some(PluginUrl::parse(url)?)),
+        _ => Ok(None),
+    }
+}
+
+fn capabilities_json(capabilities: &Capabilities) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("methods".into(), json!(capabilities.methods));
+    map.insert("jobs".into(), json!(capabilities.jobs));
+    map.insert(
+        "scheduled_tasks".into(),
+        json!(capabilities.scheduled_tasks),
+    );
+    map
+}
+
+/// Source file names are plain names; contents are bounded.
+fn check_source_file(name: &str, content: Option<&str>) -> Result<(), ValidationError> {
+    let bad_name = name.is_empty()
+        || name.contains(['/', '\\', '\0'])
+        || name == "."
+        || name == ".."
+        || name.chars().count() > MAX_FILENAME_CHARS;
+    if bad_name {
+        return Err(ValidationError::invalid(
+            name,
+            format!(
+                "Source file names must be plain file names of at most {MAX_FILENAME_CHARS} characters."
+            ),
+        ));
+    }
+    if content.is_some_and(|text| text.len() > MAX_SOURCE_BYTES) {
+        return Err(ValidationError::invalid(
+            name,
+            format!("Source files must be at most {MAX_SOURCE_BYTES} bytes."),
+        ));
+    }
+    Ok(())
+}
+
+/// The names of the writable fields that differ.
+fn changed_fields(before: &PluginState, after: &PluginState) -> Vec<&'static str> {
+    let mut changed = Vec::new();
+    let mut compare = |field, differs: bool| {
+        if differs {
+            changed.push(field);
+        }
+    };
+    compare("plugin_type", before.plugin_type != after.plugin_type);
+    compare("name", before.name != after.name);
+    compare("description", before.description != after.description);
+    compare("icon", before.icon != after.icon);
+    compare("config_schema", before.config_schema != after.config_schema);
+    compare("tag", before.tag != after.tag);
+    compare("is_global", before.is_global != after.is_global);
+    compare("capabilities", before.capabilities != after.capabilities);
+    compare("metrics", before.metrics != after.metrics);
+    compare("public_jobs", before.public_jobs != after.public_jobs);
+    changed
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+/// An upstream failure in the domain's terms: the upstream's fault is a 502, the plugin's or
+/// the configuration's a 400.
+fn upstream_error(error: UpstreamError) -> DomainError {
+    match error {
+        UpstreamError::Unavailable(reason) => DomainError::Upstream(reason),
+        UpstreamError::InvalidArchive(reason) | UpstreamError::NotConfigured(reason) => {
+            ValidationError::general(ValidationCode::Invalid, reason).into()
+        }
+    }
+}

@@ -1,0 +1,294 @@
+//! The plugin config use cases. A config may only use a plugin its project's organization can
+//! see, and the values of secret fields never leave the server.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{
+    NewPluginConfig, PluginConfig, PluginConfigChanges, PluginConfigId, PluginConfigRepository,
+};
+use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::plugin::{Plugin, PluginAccess, PluginId, PluginRepository};
+use crate::ports::{Page, PageRequest};
+use crate::tenancy::ProjectId;
+
+/// What a secret field's value is shown as (PostHog's placeholder).
+pub const SECRET_PLACEHOLDER: &str = "**************** POSTHOG SECRET FIELD ****************";
+
+pub struct PluginConfigService {
+    configs: Arc<dyn PluginConfigRepository>,
+    plugins: Arc<dyn PluginRepository>,
+}
+
+impl PluginConfigService {
+    pub fn new(
+        configs: Arc<dyn PluginConfigRepository>,
+        plugins: Arc<dyn PluginRepository>,
+    ) -> Self {
+        Self { configs, plugins }
+    }
+
+    /// The project's configs, secrets masked.
+    ///
+    /// # Errors
+    /// `Forbidden` below the `config` level.
+    pub async fn list(
+        &self,
+        access: &PluginAccess,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<PluginConfig>, DomainError> {
+        access.require_read()?;
+        let page = self.configs.list(project, page).await?;
+        // One plugin lookup per distinct plugin on the page, not per config.
+        let mut plugins: HashMap<PluginId, Plugin> = HashMap::new();
+        let mut masked = Vec::with_capacity(page.items.len());
+        for config in page.items {
+            let plugin = match plugins.entry(config.plugin_id) {
+                Entry::Occupied(known) => known.into_mut(),
+                Entry::Vacant(slot) => slot.insert(self.plugin_of(access, &config).await?),
+            };
+            masked.push(mask(plugin, config));
+        }
+        Ok(Page {
+            count: page.count,
+            items: masked,
+        })
+    }
+
+    /// # Errors
+    /// `Forbidden`, `NotFound`.
+    pub async fn get(
+        &self,
+        access: &PluginAccess,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<PluginConfig, DomainError> {
+        access.require_read()?;
+        let config = self.live(project, id).await?;
+        self.masked(access, config).await
+    }
+
+    /// # Errors
+    /// `Forbidden`; `Invalid` for a plugin the organization cannot see.
+    pub async fn create(
+        &self,
+        access: &PluginAccess,
+        project: ProjectId,
+        config: NewPluginConfig,
+    ) -> Result<PluginConfig, DomainError> {
+        access.require_read()?;
+        let plugin = self
+            .plugins
+            .get(access.organization, config.plugin)
+            .await?
+            .ok_or_else(|| missing_plugin(config.plugin))?;
+        let stored = self
+            .configs
+            .create(project, plugin.id, config.state)
+            .await?;
+        Ok(mask(&plugin, stored))
+    }
+
+    /// # Errors
+    /// `Forbidden`, `NotFound`.
+    pub async fn update(
+        &self,
+        access: &PluginAccess,
+        project: ProjectId,
+        id: PluginConfigId,
+        changes: PluginConfigChanges,
+    ) -> Result<PluginConfig, DomainError> {
+        access.require_read()?;
+        let current = self.live(project, id).await?;
+        let plugin = self.plugin_of(access, &current).await?;
+        let mut state = current.state.clone();
+        if let Some(enabled) = changes.enabled {
+            state.enabled = enabled;
+        }
+        if let Some(order) = changes.order {
+            state.order = order;
+        }
+        state.name = changes.name.apply(state.name.take());
+        state.description = changes.description.apply(state.description.take());
+        if let Some(config) = changes.config {
+            state.config = merge_config(&plugin, &current.state.config, config);
+        }
+        let stored = self.configs.update(project, id, state).await?;
+        Ok(mask(&plugin, stored))
+    }
+
+    /// # Errors
+    /// `Forbidden`, `NotFound`.
+    pub async fn delete(
+        &self,
+        access: &PluginAccess,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<(), DomainError> {
+        access.require_read()?;
+        self.configs.delete(project, id).await
+    }
+
+    async fn live(
+        &self,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<PluginConfig, DomainError> {
+        self.configs
+            .get(project, id)
+            .await?
+            .ok_or(DomainError::NotFound)
+    }
+
+    async fn plugin_of(
+        &self,
+        access: &PluginAccess,
+        config: &PluginConfig,
+    ) -> Result<Plugin, DomainError> {
+        self.plugins
+            .get(access.organization, config.plugin_id)
+            .await?
+            .ok_or_else(|| {
+                DomainError::Unexpected(crate::Unexpected::new(format!(
+                    "plugin config {} uses plugin {} its organization cannot see",
+                    config.id.0, config.plugin_id
+                )))
+            })
+    }
+
+    async fn masked(
+        &self,
+        access: &PluginAccess,
+        config: PluginConfig,
+    ) -> Result<PluginConfig, DomainError> {
+        let plugin = self.plugin_of(access, &config).await?;
+        Ok(mask(&plugin, config))
+    }
+}
+
+fn missing_plugin(id: PluginId) -> DomainError {
+    ValidationError::field(
+        "plugin",
+        ValidationCode::Invalid,
+        format!("Invalid pk \"{id}\" - object does not exist."),
+    )
+    .into()
+}
+
+/// The keys of the plugin's secret config fields (list-form schemas only, as in PostHog).
+fn secret_keys(plugin: &Plugin) -> Vec<&str> {
+    plugin
+        .state
+        .config_schema
+        .as_array()
+        .map(|fields| {
+            fields
+                .iter()
+                .filter(|field| field.get("secret").and_then(Value::as_bool) == Some(true))
+                .filter_map(|field| field.get("key").and_then(Value::as_str))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A config as shown: set secret values replaced by the placeholder (`""` stays `""`).
+fn mask(plugin: &Plugin, mut config: PluginConfig) -> PluginConfig {
+    for key in secret_keys(plugin) {
+        if let Some(value) = config.state.config.get_mut(key)
+            && !value.is_null()
+            && value.as_str() != Some("")
+        {
+            *value = Value::String(SECRET_PLACEHOLDER.into());
+        }
+    }
+    config
+}
+
+/// New config values over the stored ones: a secret sent as `null` (or as the placeholder a
+/// client read back) keeps the stored secret.
+fn merge_config(
+    plugin: &Plugin,
+    stored: &Map<String, Value>,
+    sent: Map<String, Value>,
+) -> Map<String, Value> {
+    let secrets = secret_keys(plugin);
+    let mut merged = Map::new();
+    for (key, value) in sent {
+        let keeps_secret = secrets.contains(&key.as_str())
+            && (value.is_null() || value.as_str() == Some(SECRET_PLACEHOLDER));
+        let value = if keeps_secret {
+            stored.get(&key).cloned().unwrap_or(Value::Null)
+        } else {
+            value
+        };
+        merged.insert(key, value);
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::plugin::{PluginState, PluginType};
+    use crate::plugin_config::PluginConfigState;
+    use crate::tenancy::OrganizationId;
+
+    fn plugin() -> Plugin {
+        let mut state = PluginState::empty(PluginType::Source);
+        state.config_schema = json!([{"key": "token", "secret": true}, {"key": "host"}]);
+        Plugin {
+            id: PluginId(1),
+            organization_id: OrganizationId(uuid::Uuid::nil()),
+            organization_name: String::new(),
+            state,
+        }
+    }
+
+    fn map(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn set_secrets_are_masked_and_empty_ones_shown() {
+        let config = PluginConfig {
+            id: PluginConfigId(1),
+            project_id: ProjectId(1),
+            plugin_id: PluginId(1),
+            state: PluginConfigState {
+                enabled: true,
+                order: 0,
+                config: map(json!({"token": "s3cret", "host": "h"})),
+                name: None,
+                description: None,
+            },
+            deleted: false,
+            created_at: chrono::Utc::now(),
+            updated_at: chrono::Utc::now(),
+        };
+        let shown = mask(&plugin(), config.clone());
+        assert_eq!(shown.state.config["token"], SECRET_PLACEHOLDER);
+        assert_eq!(shown.state.config["host"], "h");
+        let mut empty = config;
+        empty.state.config.insert("token".into(), json!(""));
+        assert_eq!(mask(&plugin(), empty).state.config["token"], "");
+    }
+
+    #[test]
+    fn a_null_secret_keeps_the_stored_one() {
+        let stored = map(json!({"token": "s3cret", "host": "old"}));
+        let merged = merge_config(
+            &plugin(),
+            &stored,
+            map(json!({"token": null, "host": "new"})),
+        );
+        assert_eq!(merged, map(json!({"token": "s3cret", "host": "new"})));
+        let replaced = merge_config(&plugin(), &stored, map(json!({"token": "other"})));
+        assert_eq!(replaced["token"], "other");
+    }
+}
