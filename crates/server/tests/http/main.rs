@@ -3,8 +3,10 @@
 mod auth;
 mod cli;
 mod errors;
+mod fake_upstream;
 mod feature_flags;
 mod helpers;
+mod plugin_installs;
 mod plugins;
 mod surveys;
 mod tenancy;
