@@ -1,4 +1,4 @@
-//! Contract tests of the flag and survey repositories, written once and run against both
+//! Contract tests of the flag, survey, plugin and plugin config repositories, written once and run against both
 //! stores: the in-memory fake (`domain::testing::InMemoryStore`) and PostgreSQL. A test that
 //! passes on one store and fails on the other means the fake has drifted from the real store.
 //!
@@ -23,6 +23,7 @@ macro_rules! contract {
 }
 
 mod feature_flags;
+mod plugins;
 mod postgres;
 mod stores;
 mod surveys;

@@ -5,7 +5,10 @@
 use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
-use adapters::{PgFeatureFlagRepository, PgSurveyRepository, PgTenancyRepository};
+use adapters::{
+    PgFeatureFlagRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
+    PgTenancyRepository,
+};
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
@@ -15,20 +18,49 @@ use domain::api_key::NewApiKey;
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
 };
+use domain::plugin::PluginRepository;
+use domain::plugin_config::PluginConfigRepository;
 use domain::ports::PageRequest;
 use domain::scope::ScopeGrants;
 use domain::survey::SurveyRepository;
 use domain::tenancy::{
-    BootstrapPlan, Email, PluginsAccessLevel, ProjectId, TenancyRepository, UserBasic,
-    generate_project_api_token,
+    BootstrapPlan, BootstrapRecord, Email, OrganizationId, PluginsAccessLevel, ProjectId,
+    TenancyRepository, UserBasic, generate_project_api_token,
 };
 use domain::testing::InMemoryStore;
 use serde_json::json;
+
+/// A user owning a new organization with one project.
+async fn bootstrap(
+    tenancy: &dyn TenancyRepository,
+    email: &str,
+    organization: &str,
+) -> BootstrapRecord {
+    let (_, key) = NewApiKey::mint("test", ScopeGrants::parse(&["*"]).unwrap(), None, None);
+    tenancy
+        .bootstrap(BootstrapPlan {
+            email: Email::parse(email).unwrap(),
+            first_name: "Ada".into(),
+            organization_name: organization.into(),
+            plugins_access_level: PluginsAccessLevel::Install,
+            project_name: "Project".into(),
+            project_api_token: generate_project_api_token(),
+            key,
+        })
+        .await
+        .expect("bootstrapping a tenant")
+}
 
 /// One store's repositories and the tenant every contract test writes as.
 pub struct Stores {
     pub surveys: Arc<dyn SurveyRepository>,
     pub flags: Arc<dyn FeatureFlagRepository>,
+    pub plugins: Arc<dyn PluginRepository>,
+    pub plugin_configs: Arc<dyn PluginConfigRepository>,
+    pub organization: OrganizationId,
+    /// Another user's organization and its project, for what must not cross organizations.
+    pub other_organization: OrganizationId,
+    pub other_organization_project: ProjectId,
     pub project: ProjectId,
     /// A second project of the same organization, to check that nothing leaks across.
     pub other_project: ProjectId,
@@ -142,6 +174,7 @@ impl Stores {
             &store.clone(),
             Arc::new(store.clone()),
             Arc::new(store.clone()),
+            (Arc::new(store.clone()), Arc::new(store.clone())),
             Box::new(store),
         )
         .await
@@ -159,6 +192,10 @@ impl Stores {
             &PgTenancyRepository::new(database.clone()),
             Arc::new(PgSurveyRepository::new(database.clone())),
             Arc::new(PgFeatureFlagRepository::new(database.clone())),
+            (
+                Arc::new(PgPluginRepository::new(database.clone())),
+                Arc::new(PgPluginConfigRepository::new(database.clone())),
+            ),
             Box::new(TestDatabase {
                 url: db.url.clone(),
                 database: database.clone(),
@@ -173,21 +210,11 @@ impl Stores {
         tenancy: &dyn TenancyRepository,
         surveys: Arc<dyn SurveyRepository>,
         flags: Arc<dyn FeatureFlagRepository>,
+        (plugins, plugin_configs): (Arc<dyn PluginRepository>, Arc<dyn PluginConfigRepository>),
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
-        let (_, key) = NewApiKey::mint("test", ScopeGrants::parse(&["*"]).unwrap(), None, None);
-        let record = tenancy
-            .bootstrap(BootstrapPlan {
-                email: Email::parse("ada@example.com").unwrap(),
-                first_name: "Ada".into(),
-                organization_name: "Org".into(),
-                plugins_access_level: PluginsAccessLevel::Install,
-                project_name: "Project".into(),
-                project_api_token: generate_project_api_token(),
-                key,
-            })
-            .await
-            .expect("bootstrapping the tenant");
+        let record = bootstrap(tenancy, "ada@example.com", "Org").await;
+        let other_organization = bootstrap(tenancy, "bob@example.com", "Other org").await;
         let other = tenancy
             .create_project(
                 record.organization.id,
@@ -199,6 +226,11 @@ impl Stores {
         Self {
             surveys,
             flags,
+            plugins,
+            plugin_configs,
+            organization: record.organization.id,
+            other_organization: other_organization.organization.id,
+            other_organization_project: other_organization.project.id,
             project: record.project.id,
             other_project: other.id,
             user: UserBasic::from(&record.user),

@@ -4,8 +4,12 @@
 //! services, as the adapters share one database.
 
 mod feature_flags;
+mod plugins;
 mod surveys;
 mod tenancy;
+mod upstream;
+
+pub use upstream::{CannedUpstream, WordAnalyzer};
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -28,6 +32,9 @@ struct State {
     keys: Vec<(String, ApiKey)>,
     flags: Vec<StoredFlag>,
     surveys: Vec<StoredSurvey>,
+    plugins: Vec<plugins::StoredPlugin>,
+    plugin_configs: Vec<crate::plugin_config::PluginConfig>,
+    plugin_activity: Vec<plugins::StoredActivity>,
 }
 
 #[derive(Debug, Clone)]

@@ -1,0 +1,422 @@
+//! Contract tests of the plugin and plugin config repositories: who sees which plugin, one
+//! install of a URL per organization, whole-or-nothing writes, cascades, unused plugins and the
+//! activity log.
+
+use domain::DomainError;
+use domain::plugin::{
+    NewActivity, Plugin, PluginId, PluginState, PluginType, PluginWrite, SourceChanges,
+};
+use domain::plugin_config::PluginConfigState;
+use domain::tenancy::{OrganizationId, UserId};
+use serde_json::{Map, json};
+
+use crate::stores::{Stores, all};
+
+contract! {
+    an_organization_sees_its_own_global_and_configured_plugins_only,
+    a_url_is_installed_once_per_organization_whatever_its_query,
+    a_failed_update_writes_nothing_and_only_the_owner_may_update,
+    source_files_are_set_and_deleted_as_the_write_says,
+    uninstalling_takes_the_configs_and_files_along_and_is_logged,
+    unused_lists_the_owners_plugins_without_an_enabled_live_config,
+    activity_is_per_organization_newest_first_and_paged,
+    configs_are_listed_by_order_and_deleted_ones_hidden,
+}
+
+fn user(stores: &Stores) -> UserId {
+    stores.user.id
+}
+
+fn write(stores: &Stores, name: &str, url: Option<&str>) -> PluginWrite {
+    let mut state = PluginState::empty(if url.is_some() {
+        PluginType::Custom
+    } else {
+        PluginType::Source
+    });
+    state.name = Some(name.into());
+    state.url = url.map(str::to_owned);
+    PluginWrite {
+        state,
+        source: SourceChanges::from([(
+            "plugin.json".to_owned(),
+            Some(format!("{{\"name\": \"{name}\"}}")),
+        )]),
+        archive: url.map(|_| b"PK archive".to_vec()),
+        activity: Some(NewActivity {
+            user: user(stores),
+            activity: "installed",
+            detail: json!({"name": name}),
+        }),
+    }
+}
+
+async fn install(stores: &Stores, organization: OrganizationId, name: &str) -> Plugin {
+    stores
+        .plugins
+        .create(organization, write(stores, name, None))
+        .await
+        .expect("installing")
+}
+
+fn config(enabled: bool, order: i32) -> PluginConfigState {
+    PluginConfigState {
+        enabled,
+        order,
+        config: Map::new(),
+        name: None,
+        description: None,
+    }
+}
+
+fn ids(plugins: &[Plugin]) -> Vec<PluginId> {
+    plugins.iter().map(|p| p.id).collect()
+}
+
+async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores: Stores) {
+    let own = install(&stores, stores.organization, "Own").await;
+    let foreign = install(&stores, stores.other_organization, "Foreign").await;
+    let global = install(&stores, stores.other_organization, "Global").await;
+    let configured = install(&stores, stores.other_organization, "Configured").await;
+    stores
+        .plugins
+        .update(stores.other_organization, global.id, &|current| {
+            let mut global = write(&stores, "Global", None);
+            global.state = current.state.clone();
+            global.state.is_global = true;
+            global.activity = None;
+            Ok(global)
+        })
+        .await
+        .unwrap();
+    let used = stores
+        .plugin_configs
+        .create(stores.project, configured.id, config(false, 0))
+        .await
+        .unwrap();
+
+    let page = stores
+        .plugins
+        .list(stores.organization, all())
+        .await
+        .unwrap();
+    assert_eq!(page.count, 3);
+    assert_eq!(ids(&page.items), [own.id, global.id, configured.id]);
+    assert_eq!(page.items[1].organization_name, "Other org");
+    assert!(
+        stores
+            .plugins
+            .get(stores.organization, foreign.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        stores
+            .plugins
+            .get(stores.organization, configured.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    assert!(
+        stores
+            .plugins
+            .get(stores.other_organization, own.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    stores
+        .plugin_configs
+        .create(stores.other_organization_project, own.id, config(true, 0))
+        .await
+        .unwrap();
+    assert!(
+        stores
+            .plugins
+            .get(stores.other_organization, own.id)
+            .await
+            .unwrap()
+            .is_some(),
+        "a config in one of its projects makes a plugin visible to that organization"
+    );
+
+    stores
+        .plugin_configs
+        .delete(stores.project, used.id)
+        .await
+        .unwrap();
+    assert!(
+        stores
+            .plugins
+            .get(stores.organization, configured.id)
+            .await
+            .unwrap()
+            .is_none(),
+        "a deleted config no longer makes a plugin visible"
+    );
+}
+
+async fn a_url_is_installed_once_per_organization_whatever_its_query(stores: Stores) {
+    let url = "https://github.com/posthog/hello";
+    stores
+        .plugins
+        .create(
+            stores.organization,
+            write(&stores, "A", Some(&format!("{url}?private_token=a"))),
+        )
+        .await
+        .unwrap();
+    let again = stores
+        .plugins
+        .create(stores.organization, write(&stores, "B", Some(url)))
+        .await;
+    assert!(matches!(again, Err(DomainError::Conflict)), "{again:?}");
+    assert!(
+        stores
+            .plugins
+            .create(stores.other_organization, write(&stores, "C", Some(url)))
+            .await
+            .is_ok()
+    );
+    assert!(
+        stores
+            .plugins
+            .create(
+                stores.organization,
+                write(&stores, "D", Some(&format!("{url}-other")))
+            )
+            .await
+            .is_ok()
+    );
+    assert_eq!(
+        stores
+            .plugins
+            .list(stores.organization, all())
+            .await
+            .unwrap()
+            .count,
+        2
+    );
+}
+
+async fn a_failed_update_writes_nothing_and_only_the_owner_may_update(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Kept").await;
+    let refused = stores
+        .plugins
+        .update(stores.organization, plugin.id, &|_| {
+            Err(DomainError::Forbidden("no".into()))
+        })
+        .await;
+    assert!(matches!(refused, Err(DomainError::Forbidden(_))));
+    let foreign = stores
+        .plugins
+        .update(stores.other_organization, plugin.id, &|current| {
+            let mut renamed = write(&stores, "Stolen", None);
+            renamed.state = current.state.clone();
+            Ok(renamed)
+        })
+        .await;
+    assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
+    let stored = stores
+        .plugins
+        .get(stores.organization, plugin.id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.state.name.as_deref(), Some("Kept"));
+    assert_eq!(
+        stores
+            .plugins
+            .activity(stores.organization, all())
+            .await
+            .unwrap()
+            .total,
+        1
+    );
+}
+
+async fn source_files_are_set_and_deleted_as_the_write_says(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Files").await;
+    let updated = stores
+        .plugins
+        .update(stores.organization, plugin.id, &|current| {
+            Ok(PluginWrite {
+                state: current.state.clone(),
+                source: SourceChanges::from([
+                    ("index.ts".to_owned(), Some("export {}".to_owned())),
+                    ("plugin.json".to_owned(), None),
+                    ("never-there.ts".to_owned(), None),
+                ]),
+                archive: None,
+                activity: None,
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(updated.id, plugin.id);
+    let files = stores.plugins.source(plugin.id).await.unwrap();
+    assert_eq!(
+        files.into_iter().collect::<Vec<_>>(),
+        [("index.ts".to_owned(), "export {}".to_owned())]
+    );
+}
+
+async fn uninstalling_takes_the_configs_and_files_along_and_is_logged(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Gone").await;
+    let config = stores
+        .plugin_configs
+        .create(stores.project, plugin.id, config(true, 0))
+        .await
+        .unwrap();
+    let uninstalled = NewActivity {
+        user: user(&stores),
+        activity: "uninstalled",
+        detail: json!({"name": "Gone"}),
+    };
+    assert!(matches!(
+        stores
+            .plugins
+            .delete(stores.other_organization, plugin.id, uninstalled.clone())
+            .await,
+        Err(DomainError::NotFound)
+    ));
+    stores
+        .plugins
+        .delete(stores.organization, plugin.id, uninstalled)
+        .await
+        .unwrap();
+    assert!(
+        stores
+            .plugins
+            .get(stores.organization, plugin.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        stores
+            .plugin_configs
+            .get(stores.project, config.id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(stores.plugins.source(plugin.id).await.unwrap().is_empty());
+    let activity = stores
+        .plugins
+        .activity(stores.organization, all())
+        .await
+        .unwrap();
+    assert_eq!(activity.entries[0].activity, "uninstalled");
+    assert_eq!(activity.entries[0].plugin_id, plugin.id);
+}
+
+async fn unused_lists_the_owners_plugins_without_an_enabled_live_config(stores: Stores) {
+    let enabled = install(&stores, stores.organization, "Enabled").await;
+    let disabled = install(&stores, stores.organization, "Disabled").await;
+    let deleted = install(&stores, stores.organization, "Deleted").await;
+    let bare = install(&stores, stores.organization, "Bare").await;
+    install(&stores, stores.other_organization, "Foreign").await;
+    let configs = &stores.plugin_configs;
+    configs
+        .create(stores.project, enabled.id, config(true, 0))
+        .await
+        .unwrap();
+    configs
+        .create(stores.project, disabled.id, config(false, 0))
+        .await
+        .unwrap();
+    let gone = configs
+        .create(stores.project, deleted.id, config(true, 0))
+        .await
+        .unwrap();
+    configs.delete(stores.project, gone.id).await.unwrap();
+    assert_eq!(
+        stores.plugins.unused(stores.organization).await.unwrap(),
+        [disabled.id, deleted.id, bare.id]
+    );
+}
+
+async fn activity_is_per_organization_newest_first_and_paged(stores: Stores) {
+    for name in ["one", "two", "three"] {
+        install(&stores, stores.organization, name).await;
+    }
+    install(&stores, stores.other_organization, "elsewhere").await;
+    let page = stores
+        .plugins
+        .activity(
+            stores.organization,
+            domain::ports::PageRequest {
+                limit: 2,
+                offset: 0,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.total, 3);
+    let names: Vec<_> = page
+        .entries
+        .iter()
+        .map(|e| e.detail["name"].clone())
+        .collect();
+    assert_eq!(names, [json!("three"), json!("two")]);
+    assert_eq!(
+        page.entries[0].user,
+        Some(("Ada".to_owned(), "ada@example.com".to_owned()))
+    );
+    assert_eq!(
+        (
+            page.entries[0].scope.as_str(),
+            page.entries[0].activity.as_str()
+        ),
+        ("Plugin", "installed")
+    );
+}
+
+async fn configs_are_listed_by_order_and_deleted_ones_hidden(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Configured").await;
+    let configs = &stores.plugin_configs;
+    let second = configs
+        .create(stores.project, plugin.id, config(true, 2))
+        .await
+        .unwrap();
+    let first = configs
+        .create(stores.project, plugin.id, config(false, 1))
+        .await
+        .unwrap();
+    let gone = configs
+        .create(stores.project, plugin.id, config(true, 0))
+        .await
+        .unwrap();
+    configs
+        .create(stores.other_project, plugin.id, config(true, 0))
+        .await
+        .unwrap();
+    configs.delete(stores.project, gone.id).await.unwrap();
+    assert!(matches!(
+        configs.delete(stores.project, gone.id).await,
+        Err(DomainError::NotFound)
+    ));
+    let page = configs.list(stores.project, all()).await.unwrap();
+    assert_eq!(page.count, 2);
+    assert_eq!(
+        page.items.iter().map(|c| c.id).collect::<Vec<_>>(),
+        [first.id, second.id]
+    );
+    let mut changed = first.state.clone();
+    changed.enabled = true;
+    changed.config.insert("host".into(), json!("eu"));
+    let updated = configs
+        .update(stores.project, first.id, changed.clone())
+        .await
+        .unwrap();
+    assert_eq!(updated.state, changed);
+    assert!(matches!(
+        configs
+            .update(stores.other_project, first.id, changed)
+            .await,
+        Err(DomainError::NotFound)
+    ));
+}

@@ -1,0 +1,390 @@
+//! The plugin and plugin config ports, faked: visibility across organizations, one install of a
+//! URL per organization, writes that apply whole or not at all, cascades on uninstall.
+
+use async_trait::async_trait;
+use chrono::Utc;
+use uuid::Uuid;
+
+use crate::error::{DomainError, Unexpected};
+use crate::plugin::{
+    ActivityEntry, ActivityPage, NewActivity, Plugin, PluginFiles, PluginId, PluginPlanner,
+    PluginRepository, PluginState, PluginWrite, SourceChanges,
+};
+use crate::plugin_config::{
+    PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
+};
+use crate::ports::{Page, PageRequest};
+use crate::tenancy::{OrganizationId, ProjectId};
+
+use super::{InMemoryStore, State};
+
+#[derive(Debug, Clone)]
+pub(super) struct StoredPlugin {
+    id: PluginId,
+    organization: OrganizationId,
+    state: PluginState,
+    source: PluginFiles,
+    archive: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct StoredActivity {
+    organization: OrganizationId,
+    user: crate::tenancy::UserId,
+    entry: ActivityEntry,
+}
+
+/// `items` narrowed to `page`.
+fn window<T>(items: Vec<T>, page: PageRequest) -> Vec<T> {
+    items
+        .into_iter()
+        .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+        .take(page.limit as usize)
+        .collect()
+}
+
+impl State {
+    fn plugin_view(&self, stored: &StoredPlugin) -> Plugin {
+        Plugin {
+            id: stored.id,
+            organization_id: stored.organization,
+            organization_name: self
+                .organizations
+                .iter()
+                .find(|o| o.id == stored.organization)
+                .map(|o| o.name.clone())
+                .unwrap_or_default(),
+            state: stored.state.clone(),
+        }
+    }
+
+    fn organization_of(&self, project: ProjectId) -> Option<OrganizationId> {
+        self.projects
+            .iter()
+            .find(|p| p.id == project)
+            .map(|p| p.organization_id)
+    }
+
+    fn visible_to(&self, organization: OrganizationId, plugin: &StoredPlugin) -> bool {
+        plugin.organization == organization
+            || plugin.state.is_global
+            || self.plugin_configs.iter().any(|config| {
+                config.plugin_id == plugin.id
+                    && !config.deleted
+                    && self.organization_of(config.project_id) == Some(organization)
+            })
+    }
+
+    fn url_taken(
+        &self,
+        organization: OrganizationId,
+        state: &PluginState,
+        except: PluginId,
+    ) -> bool {
+        state.display_url().is_some_and(|url| {
+            self.plugins.iter().any(|p| {
+                p.id != except
+                    && p.organization == organization
+                    && p.state.display_url() == Some(url)
+            })
+        })
+    }
+
+    fn log(&mut self, organization: OrganizationId, plugin: PluginId, activity: &NewActivity) {
+        self.plugin_activity.push(StoredActivity {
+            organization,
+            user: activity.user,
+            entry: ActivityEntry {
+                id: Uuid::now_v7(),
+                // Filled in when read, as the adapter joins the user then.
+                user: None,
+                scope: "Plugin".into(),
+                activity: activity.activity.into(),
+                plugin_id: plugin,
+                detail: activity.detail.clone(),
+                created_at: Utc::now(),
+            },
+        });
+    }
+
+    /// Stores a write over the plugin at `index`, as the adapter does.
+    fn store_plugin(&mut self, index: usize, write: PluginWrite) {
+        let (id, organization) = (self.plugins[index].id, self.plugins[index].organization);
+        let plugin = &mut self.plugins[index];
+        plugin.state = write.state;
+        apply_source(&mut plugin.source, &write.source);
+        if let Some(archive) = write.archive {
+            plugin.archive = Some(archive);
+        }
+        if let Some(activity) = &write.activity {
+            self.log(organization, id, activity);
+        }
+    }
+}
+
+fn apply_source(files: &mut PluginFiles, changes: &SourceChanges) {
+    for (name, content) in changes {
+        match content {
+            Some(text) => {
+                files.insert(name.clone(), text.clone());
+            }
+            None => {
+                files.remove(name);
+            }
+        }
+    }
+}
+
+impl InMemoryStore {
+    /// The archive stored with a plugin, for tests of installs and upgrades.
+    pub fn plugin_archive(&self, id: PluginId) -> Option<Vec<u8>> {
+        self.lock()
+            .plugins
+            .iter()
+            .find(|p| p.id == id)
+            .and_then(|p| p.archive.clone())
+    }
+}
+
+#[async_trait]
+impl PluginRepository for InMemoryStore {
+    async fn list(
+        &self,
+        organization: OrganizationId,
+        page: PageRequest,
+    ) -> Result<Page<Plugin>, Unexpected> {
+        let state = self.lock();
+        let mut visible: Vec<_> = state
+            .plugins
+            .iter()
+            .filter(|p| state.visible_to(organization, p))
+            .collect();
+        visible.sort_by_key(|p| p.id);
+        let count = visible.len() as u64;
+        let items = window(visible, page)
+            .into_iter()
+            .map(|p| state.plugin_view(p))
+            .collect();
+        Ok(Page { count, items })
+    }
+
+    async fn get(
+        &self,
+        organization: OrganizationId,
+        id: PluginId,
+    ) -> Result<Option<Plugin>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .plugins
+            .iter()
+            .find(|p| p.id == id && state.visible_to(organization, p))
+            .map(|p| state.plugin_view(p)))
+    }
+
+    async fn create(
+        &self,
+        organization: OrganizationId,
+        write: PluginWrite,
+    ) -> Result<Plugin, DomainError> {
+        let mut state = self.lock();
+        let id = PluginId(state.plugins.len() as i32 + 1);
+        if state.url_taken(organization, &write.state, id) {
+            return Err(DomainError::Conflict);
+        }
+        state.plugins.push(StoredPlugin {
+            id,
+            organization,
+            state: write.state.clone(),
+            source: PluginFiles::new(),
+            archive: None,
+        });
+        let index = state.plugins.len() - 1;
+        state.store_plugin(index, write);
+        Ok(state.plugin_view(&state.plugins[index]))
+    }
+
+    async fn update(
+        &self,
+        organization: OrganizationId,
+        id: PluginId,
+        planner: &PluginPlanner<'_>,
+    ) -> Result<Plugin, DomainError> {
+        let mut state = self.lock();
+        let index = state
+            .plugins
+            .iter()
+            .position(|p| p.id == id && p.organization == organization)
+            .ok_or(DomainError::NotFound)?;
+        let write = planner(&state.plugin_view(&state.plugins[index]))?;
+        if state.url_taken(organization, &write.state, id) {
+            return Err(DomainError::Conflict);
+        }
+        state.store_plugin(index, write);
+        Ok(state.plugin_view(&state.plugins[index]))
+    }
+
+    async fn delete(
+        &self,
+        organization: OrganizationId,
+        id: PluginId,
+        activity: NewActivity,
+    ) -> Result<(), DomainError> {
+        let mut state = self.lock();
+        let index = state
+            .plugins
+            .iter()
+            .position(|p| p.id == id && p.organization == organization)
+            .ok_or(DomainError::NotFound)?;
+        state.plugins.remove(index);
+        state.plugin_configs.retain(|config| config.plugin_id != id);
+        state.log(organization, id, &activity);
+        Ok(())
+    }
+
+    async fn source(&self, id: PluginId) -> Result<PluginFiles, Unexpected> {
+        Ok(self
+            .lock()
+            .plugins
+            .iter()
+            .find(|p| p.id == id)
+            .map(|p| p.source.clone())
+            .unwrap_or_default())
+    }
+
+    async fn unused(&self, organization: OrganizationId) -> Result<Vec<PluginId>, Unexpected> {
+        let state = self.lock();
+        let mut ids: Vec<_> = state
+            .plugins
+            .iter()
+            .filter(|p| p.organization == organization)
+            .filter(|p| {
+                !state
+                    .plugin_configs
+                    .iter()
+                    .any(|c| c.plugin_id == p.id && c.state.enabled && !c.deleted)
+            })
+            .map(|p| p.id)
+            .collect();
+        ids.sort();
+        Ok(ids)
+    }
+
+    async fn activity(
+        &self,
+        organization: OrganizationId,
+        page: PageRequest,
+    ) -> Result<ActivityPage, Unexpected> {
+        let state = self.lock();
+        let mut entries: Vec<_> = state
+            .plugin_activity
+            .iter()
+            .filter(|a| a.organization == organization)
+            .map(|a| {
+                let mut entry = a.entry.clone();
+                entry.user = state
+                    .users
+                    .iter()
+                    .find(|u| u.id == a.user)
+                    .map(|u| (u.first_name.clone(), u.email.clone()));
+                entry
+            })
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
+        let total = entries.len() as u64;
+        Ok(ActivityPage {
+            entries: window(entries, page),
+            total,
+        })
+    }
+}
+
+#[async_trait]
+impl PluginConfigRepository for InMemoryStore {
+    async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<PluginConfig>, Unexpected> {
+        let state = self.lock();
+        let mut live: Vec<_> = state
+            .plugin_configs
+            .iter()
+            .filter(|c| c.project_id == project && !c.deleted)
+            .cloned()
+            .collect();
+        live.sort_by_key(|c| (c.state.order, c.id));
+        let count = live.len() as u64;
+        Ok(Page {
+            count,
+            items: window(live, page),
+        })
+    }
+
+    async fn get(
+        &self,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<Option<PluginConfig>, Unexpected> {
+        Ok(self
+            .lock()
+            .plugin_configs
+            .iter()
+            .find(|c| c.id == id && c.project_id == project && !c.deleted)
+            .cloned())
+    }
+
+    async fn create(
+        &self,
+        project: ProjectId,
+        plugin: PluginId,
+        state: PluginConfigState,
+    ) -> Result<PluginConfig, DomainError> {
+        let mut store = self.lock();
+        let now = Utc::now();
+        let config = PluginConfig {
+            id: PluginConfigId(store.plugin_configs.len() as i32 + 1),
+            project_id: project,
+            plugin_id: plugin,
+            state,
+            deleted: false,
+            created_at: now,
+            updated_at: now,
+        };
+        store.plugin_configs.push(config.clone());
+        Ok(config)
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: PluginConfigId,
+        state: PluginConfigState,
+    ) -> Result<PluginConfig, DomainError> {
+        let mut store = self.lock();
+        let config = live_config(&mut store, project, id)?;
+        config.state = state;
+        config.updated_at = Utc::now();
+        Ok(config.clone())
+    }
+
+    async fn delete(&self, project: ProjectId, id: PluginConfigId) -> Result<(), DomainError> {
+        let mut store = self.lock();
+        let config = live_config(&mut store, project, id)?;
+        config.deleted = true;
+        config.state.enabled = false;
+        config.updated_at = Utc::now();
+        Ok(())
+    }
+}
+
+fn live_config(
+    state: &mut State,
+    project: ProjectId,
+    id: PluginConfigId,
+) -> Result<&mut PluginConfig, DomainError> {
+    state
+        .plugin_configs
+        .iter_mut()
+        .find(|c| c.id == id && c.project_id == project && !c.deleted)
+        .ok_or(DomainError::NotFound)
+}
