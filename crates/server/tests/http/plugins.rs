@@ -611,3 +611,141 @@ async fn members_of_other_organizations_cannot_reach_plugins_at_all() {
         .unwrap();
     assert_eq!(get(&app, &plugins_path(&ada), &bob).await.0, 200);
 }
+
+/// What each plugin operation answers at each organization level: reads from `config`, writes
+/// from `install`, global changes at `root` only.
+#[tokio::test]
+async fn every_operation_answers_as_the_organizations_level_allows() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let plugin = source_plugin(&app, &ada, "Subject").await;
+    let id = &plugin["id"];
+    let configs = format!("/api/projects/{}/plugin_configs/", ada.project_id);
+    // (method, path, body, status at none, config, install, root)
+    let operations: Vec<(Method, String, Value, [u16; 4])> = vec![
+        (
+            Method::GET,
+            plugins_path(&ada),
+            json!({}),
+            [403, 200, 200, 200],
+        ),
+        (
+            Method::GET,
+            plugin_path(&ada, id, ""),
+            json!({}),
+            [403, 200, 200, 200],
+        ),
+        (
+            Method::GET,
+            plugin_path(&ada, id, "source/"),
+            json!({}),
+            [403, 403, 200, 200],
+        ),
+        (
+            Method::GET,
+            plugin_path(&ada, id, "check_for_updates/"),
+            json!({}),
+            [403, 403, 400, 400],
+        ),
+        (
+            Method::GET,
+            format!("{}unused/", plugins_path(&ada)),
+            json!({}),
+            [403, 200, 200, 200],
+        ),
+        (
+            Method::GET,
+            format!("{}activity/", plugins_path(&ada)),
+            json!({}),
+            [403, 200, 200, 200],
+        ),
+        (
+            Method::GET,
+            format!("{}repository/", plugins_path(&ada)),
+            json!({}),
+            [403, 200, 200, 200],
+        ),
+        (
+            Method::POST,
+            plugins_path(&ada),
+            json!({"plugin_type": "source", "name": "n"}),
+            [403, 403, 201, 201],
+        ),
+        (
+            Method::POST,
+            plugins_path(&ada),
+            json!({"plugin_type": "source", "is_global": true}),
+            [403, 403, 403, 201],
+        ),
+        (
+            Method::PATCH,
+            plugin_path(&ada, id, ""),
+            json!({"description": "d"}),
+            [403, 403, 200, 200],
+        ),
+        (
+            Method::PUT,
+            plugin_path(&ada, id, ""),
+            json!({"description": "d"}),
+            [403, 403, 200, 200],
+        ),
+        (
+            Method::PATCH,
+            plugin_path(&ada, id, ""),
+            json!({"is_global": false}),
+            [403, 403, 403, 200],
+        ),
+        (
+            Method::PATCH,
+            plugin_path(&ada, id, "update_source/"),
+            json!({"index.ts": "x"}),
+            [403, 403, 200, 200],
+        ),
+        (
+            Method::POST,
+            plugin_path(&ada, id, "upgrade/"),
+            json!({}),
+            [403, 403, 200, 200],
+        ),
+        (
+            Method::GET,
+            configs.clone(),
+            json!({}),
+            [403, 200, 200, 200],
+        ),
+        (
+            Method::POST,
+            configs,
+            json!({"plugin": id, "order": 1}),
+            [403, 201, 201, 201],
+        ),
+    ];
+    let levels = [
+        PluginsAccessLevel::None,
+        PluginsAccessLevel::Config,
+        PluginsAccessLevel::Install,
+        PluginsAccessLevel::Root,
+    ];
+    for (index, level) in levels.into_iter().enumerate() {
+        set_level(&app, &ada, level).await;
+        for (method, path, body, expected) in &operations {
+            let (status, answer) = send(&app, method.clone(), path, &ada, body.clone()).await;
+            assert_eq!(
+                status, expected[index],
+                "{method} {path} at {level:?}: {answer}"
+            );
+        }
+    }
+    set_level(&app, &ada, PluginsAccessLevel::Install).await;
+    let target = source_plugin(&app, &ada, "Uninstalled").await;
+    set_level(&app, &ada, PluginsAccessLevel::Config).await;
+    assert_eq!(
+        delete(&app, &plugin_path(&ada, &target["id"], ""), &ada).await,
+        403
+    );
+    set_level(&app, &ada, PluginsAccessLevel::Install).await;
+    assert_eq!(
+        delete(&app, &plugin_path(&ada, &target["id"], ""), &ada).await,
+        204
+    );
+}
