@@ -9,6 +9,7 @@ use url::Url;
 
 use crate::fake_upstream::{FakeUpstream, GEOIP_TGZ, zip_archive, zip_slip_archive};
 use crate::helpers::{Tenant, TestApp, parts, spawn_app_with};
+use crate::plugins::{plugins_path, send};
 
 const SHA_1: &str = "1111111111111111111111111111111111111111";
 const SHA_2: &str = "2222222222222222222222222222222222222222";
@@ -28,20 +29,6 @@ async fn app_with(fake: &FakeUpstream) -> TestApp {
         plugins.max_archive_bytes = 256 * 1024;
     })
     .await
-}
-
-fn plugins_path(tenant: &Tenant) -> String {
-    format!("/api/organizations/{}/plugins/", tenant.organization_id)
-}
-
-async fn send(
-    app: &TestApp,
-    method: Method,
-    path: &str,
-    tenant: &Tenant,
-    body: Value,
-) -> (u16, Value) {
-    parts(app.send_json(method, path, &tenant.key, &body).await).await
 }
 
 async fn install(app: &TestApp, tenant: &Tenant, body: Value) -> (u16, Value) {

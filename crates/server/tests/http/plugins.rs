@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
 
-fn plugins_path(tenant: &Tenant) -> String {
+/// The tenant's organization's plugins, as clients address them.
+pub fn plugins_path(tenant: &Tenant) -> String {
     format!("/api/organizations/{}/plugins/", tenant.organization_id)
 }
 
@@ -15,7 +16,8 @@ fn plugin_path(tenant: &Tenant, id: &Value, action: &str) -> String {
     format!("{}{id}/{action}", plugins_path(tenant))
 }
 
-async fn send(
+/// A JSON request with the tenant's key: status and body.
+pub async fn send(
     app: &TestApp,
     method: Method,
     path: &str,
