@@ -291,6 +291,24 @@ impl TenancyRepository for PgTenancyRepository {
         Ok(())
     }
 
+    async fn set_current(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+        project: Option<ProjectId>,
+    ) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        diesel::update(users::table.find(user.0))
+            .set((
+                users::current_organization_id.eq(Some(organization.0)),
+                users::current_project_id.eq(project.map(|p| p.0)),
+            ))
+            .execute(&mut conn)
+            .await
+            .during("switching a user's current organization and project")?;
+        Ok(())
+    }
+
     async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected> {
         let mut conn = self.database.connection().await?;
         diesel::update(users::table.find(user.0))

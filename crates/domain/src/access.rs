@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{SubsecRound as _, Utc};
 
 use crate::api_key::ApiKeyRepository;
 use crate::api_key::{ApiKey, PlainApiKey};
@@ -115,7 +115,8 @@ impl AccessService {
             .find_active(&presented.key.secure_value())
             .await?
             .ok_or(AccessError::InvalidKey(presented.location))?;
-        let now = Utc::now();
+        // Microseconds, as PostgreSQL stores them, so the value shown now is the one read later.
+        let now = Utc::now().trunc_subsecs(6);
         if key.needs_last_used_refresh(now) {
             self.keys.touch(key.id, now).await?;
             key.last_used_at = Some(now);
@@ -252,11 +253,104 @@ impl AccessService {
         Ok(memberships)
     }
 
-    /// The user's current project: the stored one if this key reaches it, else the first the
-    /// key can see.
+    /// The user's current project and organization as this key sees them (`None` when it
+    /// reaches none), for `/users/@me`.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn current(
+        &self,
+        principal: &Principal,
+    ) -> Result<(Option<ProjectAccess>, Option<OrganizationAccess>), AccessError> {
+        let project = match self.project(principal.clone(), TenantRef::Current).await {
+            Ok(project) => Some(project),
+            Err(AccessError::Unexpected(cause)) => return Err(cause.into()),
+            Err(_) => None,
+        };
+        let organization = match self
+            .organization(principal.clone(), TenantRef::Current)
+            .await
+        {
+            Ok(organization) => Some(organization),
+            Err(AccessError::Unexpected(cause)) => return Err(cause.into()),
+            Err(_) => None,
+        };
+        Ok((project, organization))
+    }
+
+    /// Makes `project` (and its organization), or `organization` (and its first project this key
+    /// sees), the user's current ones.
+    ///
+    /// # Errors
+    /// What resolving them would answer: 404 for what does not exist, 403 for what the user or
+    /// key may not reach.
+    pub async fn switch_current(
+        &self,
+        principal: &Principal,
+        organization: Option<OrganizationId>,
+        project: Option<ProjectId>,
+    ) -> Result<User, AccessError> {
+        let (organization, project) = match (project, organization) {
+            (Some(project), _) => {
+                let access = self
+                    .project(principal.clone(), TenantRef::Id(project))
+                    .await?;
+                (access.project.organization_id, Some(access.project.id))
+            }
+            (None, Some(organization)) => {
+                self.organization(principal.clone(), TenantRef::Id(organization))
+                    .await?;
+                let mut filter = visible_to(principal);
+                filter.organization_ids = Some(vec![organization]);
+                let first = self
+                    .tenancy
+                    .visible_projects(
+                        &filter,
+                        PageRequest {
+                            limit: 1,
+                            offset: 0,
+                        },
+                    )
+                    .await?;
+                (organization, first.items.first().map(|p| p.id))
+            }
+            (None, None) => return Ok(principal.user.clone()),
+        };
+        self.tenancy
+            .set_current(principal.user.id, organization, project)
+            .await?;
+        let mut user = principal.user.clone();
+        user.current_organization_id = Some(organization);
+        user.current_project_id = project;
+        Ok(user)
+    }
+
+    /// The projects of one organization the caller was cleared for, as this key sees them,
+    /// ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn organization_projects(
+        &self,
+        access: &OrganizationAccess,
+        page: PageRequest,
+    ) -> Result<Page<Project>, AccessError> {
+        let mut filter = visible_to(&access.principal);
+        filter.organization_ids = Some(vec![access.organization.id]);
+        Ok(self.tenancy.visible_projects(&filter, page).await?)
+    }
+
+    /// The user's current project: the stored one if this key reaches it and the user is still
+    /// in its organization, else the first the key can see.
     async fn current_project(&self, principal: &Principal) -> Result<ProjectId, AccessError> {
         if let Some(current) = principal.user.current_project_id
             && principal.key.reaches_project(current)
+            && let Some(project) = self.tenancy.project(current).await?
+            && self
+                .tenancy
+                .membership_level(principal.user.id, project.organization_id)
+                .await?
+                .is_some()
         {
             return Ok(current);
         }
@@ -280,13 +374,13 @@ impl AccessService {
         &self,
         principal: &Principal,
     ) -> Result<OrganizationId, AccessError> {
+        let memberships = self.visible_organizations(principal).await?;
         if let Some(current) = principal.user.current_organization_id
-            && principal.key.reaches_organization(current)
+            && memberships.iter().any(|m| m.organization.id == current)
         {
             return Ok(current);
         }
-        self.visible_organizations(principal)
-            .await?
+        memberships
             .first()
             .map(|m| m.organization.id)
             .ok_or(AccessError::OrganizationNotFound)

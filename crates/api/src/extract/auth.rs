@@ -44,14 +44,37 @@ pub struct ProjectCaller<R: ScopedResource>(pub ProjectAccess, pub PhantomData<R
 #[derive(Debug, Clone)]
 pub struct OrganizationCaller<R: ScopedResource>(pub OrganizationAccess, pub PhantomData<R>);
 
+/// The holder of any valid personal key, whatever its scopes: for what a key may always read
+/// about itself.
+#[derive(Debug, Clone)]
+pub struct KeyHolder(pub Principal);
+
+impl FromRequest for KeyHolder {
+    type Error = ApiError;
+    type Future = Extraction<Self>;
+
+    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        authorized(request, payload, None, |_, principal, _| async move {
+            Ok(KeyHolder(principal))
+        })
+    }
+}
+
+impl ExtractorScope for KeyHolder {
+    type Resource = super::scopes::Unscoped;
+}
+
 impl<R: ScopedResource> FromRequest for Caller<R> {
     type Error = ApiError;
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        authorized(request, payload, R::OBJECT, |_, principal, _| async move {
-            Ok(Caller(principal, PhantomData))
-        })
+        authorized(
+            request,
+            payload,
+            Some(R::OBJECT),
+            |_, principal, _| async move { Ok(Caller(principal, PhantomData)) },
+        )
     }
 }
 
@@ -63,7 +86,7 @@ impl<R: ScopedResource> FromRequest for ProjectCaller<R> {
         authorized(
             request,
             payload,
-            R::OBJECT,
+            Some(R::OBJECT),
             |access, principal, request| async move {
                 let project = tenant_ref(&request, "project_id", |raw| {
                     raw.parse().ok().map(ProjectId)
@@ -86,7 +109,7 @@ impl<R: ScopedResource> FromRequest for OrganizationCaller<R> {
         authorized(
             request,
             payload,
-            R::OBJECT,
+            Some(R::OBJECT),
             |access, principal, request| async move {
                 let organization = tenant_ref(&request, "organization_id", |raw| {
                     Uuid::parse_str(raw).ok().map(OrganizationId)
@@ -130,7 +153,7 @@ fn tenant_ref<Id>(
 fn authorized<T, F, Fut>(
     request: &HttpRequest,
     payload: &mut Payload,
-    object: ScopeObject,
+    object: Option<ScopeObject>,
     resolve: F,
 ) -> Extraction<T>
 where
@@ -150,7 +173,7 @@ where
 async fn authorize(
     request: &HttpRequest,
     body: &SharedBody,
-    object: ScopeObject,
+    object: Option<ScopeObject>,
 ) -> Result<(web::Data<AccessService>, Principal), ApiError> {
     let access = request
         .app_data::<web::Data<AccessService>>()
@@ -158,7 +181,9 @@ async fn authorize(
         .ok_or_else(ApiError::internal_without_cause)?;
     let presented = presented_key(request, body).await?;
     let principal = access.authenticate(presented).await?;
-    AccessService::require_scope(&principal, required_scope(object, request.method()))?;
+    if let Some(object) = object {
+        AccessService::require_scope(&principal, required_scope(object, request.method()))?;
+    }
     Ok((access, principal))
 }
 

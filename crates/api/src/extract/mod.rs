@@ -7,7 +7,7 @@ mod pagination;
 mod path;
 mod scopes;
 
-pub use auth::{Caller, OrganizationCaller, ProjectCaller};
+pub use auth::{Caller, KeyHolder, OrganizationCaller, ProjectCaller};
 pub use json::JsonObject;
 pub use pagination::{NumberedPage, PageNumber, Paginated, Pagination};
 pub(crate) use path::path_id;

@@ -5,6 +5,7 @@
 mod feature_flags;
 mod health;
 mod organizations;
+mod personal_api_keys;
 mod plugin_configs;
 mod plugins;
 mod projects;
@@ -73,7 +74,17 @@ fn table() -> Vec<ResourceSpec> {
     let mut table = vec![
         ResourceSpec::at("/_health").route(Method::GET, health::health),
         ResourceSpec::at("/_readyz").route(Method::GET, health::ready),
-        ResourceSpec::at("/api/users/@me").route(Method::GET, users::me),
+        ResourceSpec::at("/api/users/@me")
+            .route(Method::GET, users::me)
+            .route(Method::PATCH, users::switch_current),
+        ResourceSpec::at("/api/personal_api_keys")
+            .route(Method::GET, personal_api_keys::refused)
+            .route(Method::POST, personal_api_keys::refused),
+        ResourceSpec::at("/api/personal_api_keys/{key_id}")
+            .route(Method::GET, personal_api_keys::retrieve)
+            .route(Method::PATCH, personal_api_keys::refused)
+            .route(Method::PUT, personal_api_keys::refused)
+            .route(Method::DELETE, personal_api_keys::refused),
         ResourceSpec::at("/api/organizations").route(Method::GET, organizations::list),
         ResourceSpec::at("/api/projects").route(Method::GET, projects::list),
         ResourceSpec::at("/api/projects/{project_id}").route(Method::GET, projects::retrieve),
@@ -93,6 +104,10 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
     let plugin = format!("{plugins}/{{plugin_id:\\d+}}");
     vec![
         ResourceSpec::at(organization.clone()).route(Method::GET, organizations::retrieve),
+        ResourceSpec::at(format!("{organization}/projects"))
+            .route(Method::GET, projects::list_in_organization),
+        ResourceSpec::at(format!("{organization}/projects/{{project_id}}"))
+            .route(Method::GET, projects::retrieve_in_organization),
         ResourceSpec::at(plugins.clone())
             .route(Method::GET, plugins::list)
             .route(Method::POST, plugins::create),
@@ -203,6 +218,7 @@ mod tests {
                 "DELETE /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/environments/{project_id}/surveys/{survey_id} survey:write",
                 "DELETE /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
+                "DELETE /api/personal_api_keys/{key_id}",
                 "DELETE /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "DELETE /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/projects/{project_id}/surveys/{survey_id} survey:write",
@@ -223,6 +239,10 @@ mod tests {
                 "GET /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:read",
                 "GET /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/check_for_updates plugin:read",
                 "GET /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/source plugin:read",
+                "GET /api/organizations/{organization_id}/projects project:read",
+                "GET /api/organizations/{organization_id}/projects/{project_id} project:read",
+                "GET /api/personal_api_keys",
+                "GET /api/personal_api_keys/{key_id}",
                 "GET /api/projects project:read",
                 "GET /api/projects/{project_id} project:read",
                 "GET /api/projects/{project_id}/feature_flags feature_flag:read",
@@ -237,19 +257,23 @@ mod tests {
                 "PATCH /api/environments/{project_id}/surveys/{survey_id} survey:write",
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
+                "PATCH /api/personal_api_keys/{key_id}",
                 "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/projects/{project_id}/surveys/{survey_id} survey:write",
+                "PATCH /api/users/@me user:write",
                 "POST /api/environments/{project_id}/feature_flags feature_flag:write",
                 "POST /api/environments/{project_id}/plugin_configs plugin:write",
                 "POST /api/environments/{project_id}/surveys survey:write",
                 "POST /api/organizations/{organization_id}/plugins plugin:write",
                 "POST /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/upgrade plugin:write",
+                "POST /api/personal_api_keys",
                 "POST /api/projects/{project_id}/feature_flags feature_flag:write",
                 "POST /api/projects/{project_id}/plugin_configs plugin:write",
                 "POST /api/projects/{project_id}/surveys survey:write",
                 "PUT /api/environments/{project_id}/surveys/{survey_id} survey:write",
                 "PUT /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
+                "PUT /api/personal_api_keys/{key_id}",
                 "PUT /api/projects/{project_id}/surveys/{survey_id} survey:write",
             ]
         );

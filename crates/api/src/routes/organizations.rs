@@ -22,7 +22,7 @@ pub(crate) struct OrganizationResponse {
 }
 
 impl OrganizationResponse {
-    fn new(organization: Organization, level: MembershipLevel) -> Self {
+    pub(crate) fn new(organization: Organization, level: MembershipLevel) -> Self {
         Self {
             id: organization.id.0,
             name: organization.name,

@@ -4,12 +4,12 @@ use actix_web::HttpRequest;
 use actix_web::web::{self, Json};
 use chrono::{DateTime, Utc};
 use domain::access::AccessService;
-use domain::tenancy::Project;
+use domain::tenancy::{OrganizationId, Project, TenantRef};
 use serde::Serialize;
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::extract::{Caller, Paginated, Pagination, ProjectCaller, Projects};
+use crate::extract::{Caller, OrganizationCaller, Paginated, Pagination, ProjectCaller, Projects};
 
 #[derive(Serialize)]
 pub(crate) struct ProjectResponse {
@@ -53,4 +53,43 @@ pub(crate) async fn retrieve(
     ProjectCaller(access, _): ProjectCaller<Projects>,
 ) -> Json<ProjectResponse> {
     Json(access.project.into())
+}
+
+/// `/api/organizations/{id}/projects/`: the organization's projects this key can see.
+pub(crate) async fn list_in_organization(
+    request: HttpRequest,
+    access: web::Data<AccessService>,
+    OrganizationCaller(organization, _): OrganizationCaller<Projects>,
+    pagination: Pagination,
+) -> Result<Json<Paginated<ProjectResponse>>, ApiError> {
+    let page = access
+        .organization_projects(&organization, pagination.page_request())
+        .await?;
+    Ok(Json(Paginated::new(
+        &request,
+        pagination,
+        page.map(ProjectResponse::from),
+    )))
+}
+
+/// `/api/organizations/{id}/projects/{project_id}/`: a project of that organization.
+pub(crate) async fn retrieve_in_organization(
+    request: HttpRequest,
+    tenancy: web::Data<AccessService>,
+    ProjectCaller(access, _): ProjectCaller<Projects>,
+) -> Result<Json<ProjectResponse>, ApiError> {
+    let organization = match request.match_info().get("organization_id") {
+        Some("@current") => TenantRef::Current,
+        raw => TenantRef::Id(OrganizationId(
+            raw.and_then(|raw| Uuid::parse_str(raw).ok())
+                .ok_or_else(|| ApiError::not_found_with("Organization not found."))?,
+        )),
+    };
+    let organization = tenancy
+        .organization(access.principal.clone(), organization)
+        .await?;
+    if organization.organization.id != access.project.organization_id {
+        return Err(ApiError::not_found_with("Project not found."));
+    }
+    Ok(Json(access.project.into()))
 }

@@ -2,14 +2,17 @@
 
 use actix_web::web::{self, Json};
 use chrono::{DateTime, Utc};
-use domain::access::AccessService;
-use domain::tenancy::{OrganizationMembership, User, UserBasic};
+use domain::ValidationError;
+use domain::access::{AccessService, OrganizationAccess, Principal, ProjectAccess};
+use domain::tenancy::{OrganizationId, OrganizationMembership, ProjectId, User, UserBasic};
 use serde::Serialize;
 use uuid::Uuid;
 
 use crate::dto::UserBasicResponse;
 use crate::error::ApiError;
-use crate::extract::{Caller, Users};
+use crate::extract::{Caller, JsonObject, Users};
+use crate::fields::{Fields, non_null};
+use crate::routes::organizations::OrganizationResponse;
 
 #[derive(Serialize)]
 pub(crate) struct MeResponse {
@@ -17,6 +20,19 @@ pub(crate) struct MeResponse {
     user: UserBasicResponse,
     date_joined: DateTime<Utc>,
     organizations: Vec<OrganizationSummary>,
+    /// The current project, as PostHog's user serializer shows it.
+    team: Option<TeamSummary>,
+    /// The current organization, shaped as `/api/organizations/{id}/`.
+    organization: Option<OrganizationResponse>,
+}
+
+#[derive(Serialize)]
+struct TeamSummary {
+    id: i32,
+    organization: Uuid,
+    project_id: i32,
+    name: String,
+    api_token: String,
 }
 
 #[derive(Serialize)]
@@ -27,8 +43,21 @@ struct OrganizationSummary {
 }
 
 impl MeResponse {
-    fn new(user: User, memberships: Vec<OrganizationMembership>) -> Self {
+    fn new(
+        user: User,
+        memberships: Vec<OrganizationMembership>,
+        (project, organization): (Option<ProjectAccess>, Option<OrganizationAccess>),
+    ) -> Self {
         Self {
+            team: project.map(|access| TeamSummary {
+                id: access.project.id.0,
+                organization: access.project.organization_id.0,
+                project_id: access.project.id.0,
+                name: access.project.name,
+                api_token: access.project.api_token,
+            }),
+            organization: organization
+                .map(|access| OrganizationResponse::new(access.organization, access.level)),
             user: UserBasic::from(&user).into(),
             date_joined: user.created_at,
             organizations: memberships
@@ -47,6 +76,43 @@ pub(crate) async fn me(
     access: web::Data<AccessService>,
     Caller(principal, _): Caller<Users>,
 ) -> Result<Json<MeResponse>, ApiError> {
+    respond(&access, principal).await
+}
+
+/// `set_current_organization` (UUID) or `set_current_team` (project id) switch the user's
+/// current organization and project.
+pub(crate) async fn switch_current(
+    access: web::Data<AccessService>,
+    Caller(mut principal, _): Caller<Users>,
+    JsonObject(body): JsonObject,
+) -> Result<Json<MeResponse>, ApiError> {
+    let fields = Fields(&body);
+    let organization = non_null(
+        fields.string("set_current_organization")?,
+        "set_current_organization",
+    )?
+    .map(|raw| {
+        Uuid::parse_str(&raw).map(OrganizationId).map_err(|_| {
+            ValidationError::invalid("set_current_organization", "Must be a valid UUID.")
+        })
+    })
+    .transpose()?;
+    let project = non_null(
+        fields.bounded_integer("set_current_team", 1, i64::from(i32::MAX))?,
+        "set_current_team",
+    )?
+    .map(ProjectId);
+    principal.user = access
+        .switch_current(&principal, organization, project)
+        .await?;
+    respond(&access, principal).await
+}
+
+async fn respond(
+    access: &AccessService,
+    principal: Principal,
+) -> Result<Json<MeResponse>, ApiError> {
     let memberships = access.visible_organizations(&principal).await?;
-    Ok(Json(MeResponse::new(principal.user, memberships)))
+    let current = access.current(&principal).await?;
+    Ok(Json(MeResponse::new(principal.user, memberships, current)))
 }

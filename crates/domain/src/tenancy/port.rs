@@ -119,6 +119,17 @@ pub trait TenancyRepository: Send + Sync {
         level: PluginsAccessLevel,
     ) -> Result<(), Unexpected>;
 
+    /// Sets the user's current organization and project.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn set_current(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+        project: Option<ProjectId>,
+    ) -> Result<(), Unexpected>;
+
     /// Marks the user inactive; their keys stop working at once.
     ///
     /// # Errors

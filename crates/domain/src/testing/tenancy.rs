@@ -274,6 +274,19 @@ impl TenancyRepository for InMemoryStore {
         Ok(())
     }
 
+    async fn set_current(
+        &self,
+        user: UserId,
+        organization: OrganizationId,
+        project: Option<ProjectId>,
+    ) -> Result<(), Unexpected> {
+        if let Some(found) = self.lock().users.iter_mut().find(|u| u.id == user) {
+            found.current_organization_id = Some(organization);
+            found.current_project_id = project;
+        }
+        Ok(())
+    }
+
     async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected> {
         if let Some(found) = self.lock().users.iter_mut().find(|u| u.id == user) {
             found.is_active = false;
