@@ -2,7 +2,8 @@
 //!
 //! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
 //! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
-//! - `test`: ensure a PostgreSQL, then fmt check, clippy `-D warnings`, and every test.
+//! - `test`: ensure a PostgreSQL and PostHog's agent toolkit (npm), then fmt check, clippy
+//!   `-D warnings`, and every test.
 //! - `bench`: a release build under load; prints throughput and latency.
 
 mod bench;
@@ -179,6 +180,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    let toolkit = agent_toolkit()?;
     let mut tests = cargo();
     if nextest_available() {
         tests.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
@@ -187,8 +189,39 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     }
     tests
         .args(extra)
-        .env("BURROW_TEST_DATABASE_URL", server.database_url("postgres"));
+        .env("BURROW_TEST_DATABASE_URL", server.database_url("postgres"))
+        .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit);
     run(&mut tests)
+}
+
+/// PostHog's agent toolkit, as published on the npm registry, which the HTTP tests drive.
+const AGENT_TOOLKIT: &str = "@posthog/agent-toolkit@0.2.4";
+
+/// Installs the agent toolkit into `target/agent-toolkit` unless that version is there already;
+/// returns the directory.
+fn agent_toolkit() -> anyhow::Result<PathBuf> {
+    let dir = target_dir().join("agent-toolkit");
+    let manifest = dir.join("node_modules/@posthog/agent-toolkit/package.json");
+    let version = AGENT_TOOLKIT.rsplit('@').next().unwrap_or_default();
+    let installed = std::fs::read_to_string(&manifest).is_ok_and(|text| {
+        json_string_field(&text.replace(": ", ":"), "version").as_deref() == Some(version)
+    });
+    if !installed {
+        std::fs::create_dir_all(&dir)?;
+        run(Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--legacy-peer-deps",
+                "--loglevel=error",
+                "--prefix",
+            ])
+            .arg(&dir)
+            .arg(AGENT_TOOLKIT))
+        .context("installing PostHog's agent toolkit (needs node and npm)")?;
+    }
+    Ok(dir)
 }
 
 fn nextest_available() -> bool {

@@ -1,5 +1,6 @@
 //! HTTP tests: each starts the real app on a free port with its own database.
 
+mod agent_toolkit;
 mod agents;
 mod auth;
 mod cli;
