@@ -49,7 +49,7 @@ pub enum UrlSource {
     /// `https://gitlab.com/{project}[/-/{kind}/{ref}/…]`, where `project` is the full path
     /// (`group/subgroup/name`) and `kind` is anything (`tree`, `commit`, `archive`, `blob`…).
     GitLab {
-        /// Not encoded; `PluginUrl::gitlab_project_id` gives the form GitLab's API takes.
+        /// Not encoded: the adapter encodes it as GitLab's API wants.
         project: String,
         /// The ref the URL names, used as is (a branch is not resolved to a commit, as in
         /// PostHog); `None` for a project root (its newest commit).
@@ -78,18 +78,6 @@ pub enum GitHubRef {
     ReleaseTag(String),
     /// `archive/{ref}.zip` or `.tar.gz`: pinned to that ref.
     Archive(String),
-}
-
-impl GitHubRef {
-    /// The ref as written in the URL, whatever its kind.
-    pub fn name(&self) -> &str {
-        match self {
-            Self::Commit(name)
-            | Self::Tree(name)
-            | Self::ReleaseTag(name)
-            | Self::Archive(name) => name,
-        }
-    }
 }
 
 fn regex(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {
@@ -176,45 +164,6 @@ impl PluginUrl {
             UrlSource::GitLab { reference, .. } => reference.clone(),
             UrlSource::Npm { version, .. } => version.clone(),
             UrlSource::Local { .. } => None,
-        }
-    }
-
-    /// For an unpinned GitHub URL, the `sha=` to ask
-    /// `{api}/repos/{user}/{repo}/commits?sha={branch}&path={path}` with: the branch of a
-    /// `tree/{branch}` URL, or `""` (the default branch) for a repository root. `None` when the
-    /// URL pins its tag or is not GitHub.
-    pub fn github_branch(&self) -> Option<&str> {
-        match &self.source {
-            UrlSource::GitHub {
-                reference: None, ..
-            } => Some(""),
-            UrlSource::GitHub {
-                reference: Some(GitHubRef::Tree(branch)),
-                ..
-            } if !is_commit_sha(branch) => Some(branch),
-            _ => None,
-        }
-    }
-
-    /// For a GitLab URL, the project as GitLab's API addresses it
-    /// (`{gitlab}/api/v4/projects/{id}/repository/…`): its path with `/` written `%2F`, which
-    /// is all PostHog's `quote(project, safe="")` changes in the characters the grammar allows.
-    pub fn gitlab_project_id(&self) -> Option<String> {
-        match &self.source {
-            UrlSource::GitLab { project, .. } => Some(project.replace('/', "%2F")),
-            _ => None,
-        }
-    }
-
-    /// For an npm URL, the tarball of `version` relative to the registry:
-    /// `{package}/-/{name}-{version}.tgz`, `name` being the package without its scope.
-    pub fn npm_tarball_path(&self, version: &str) -> Option<String> {
-        match &self.source {
-            UrlSource::Npm { package, .. } => {
-                let name = package.rsplit('/').next().unwrap_or(package);
-                Some(format!("{package}/-/{name}-{version}.tgz"))
-            }
-            _ => None,
         }
     }
 }
@@ -422,7 +371,6 @@ mod tests {
         }
         let url = parsed("https://github.com/PostHog/helloworldplugin/");
         assert_eq!(url.pinned_tag(), None);
-        assert_eq!(url.github_branch(), Some(""));
         assert_eq!(
             url.display(),
             "https://github.com/PostHog/helloworldplugin/"
@@ -444,7 +392,6 @@ mod tests {
             )
         );
         assert_eq!(url.pinned_tag().as_deref(), Some(SHA));
-        assert_eq!(url.github_branch(), None);
     }
 
     #[test]
@@ -460,7 +407,6 @@ mod tests {
             )
         );
         assert_eq!(url.pinned_tag(), None);
-        assert_eq!(url.github_branch(), Some("main"));
     }
 
     #[test]
@@ -471,11 +417,9 @@ mod tests {
             github("a", "b", Some(GitHubRef::Tree(SHA.into())), None)
         );
         assert_eq!(url.pinned_tag().as_deref(), Some(SHA));
-        assert_eq!(url.github_branch(), None);
         let upper = SHA.to_uppercase();
         let url = parsed(&format!("https://github.com/a/b/tree/{upper}"));
         assert_eq!(url.pinned_tag(), None);
-        assert_eq!(url.github_branch(), Some(upper.as_str()));
     }
 
     #[test]
@@ -486,7 +430,6 @@ mod tests {
             github("a", "b", Some(GitHubRef::ReleaseTag("v1.2.0".into())), None)
         );
         assert_eq!(url.pinned_tag().as_deref(), Some("refs/tags/v1.2.0"));
-        assert_eq!(url.github_branch(), None);
     }
 
     #[test]
@@ -519,7 +462,6 @@ mod tests {
                 Some("plugins/geo")
             )
         );
-        assert_eq!(url.github_branch(), Some("main"));
         let url = parsed(&format!("https://github.com/a/b/commit/{SHA}/sub"));
         assert_eq!(
             url.source,
@@ -578,16 +520,8 @@ mod tests {
         let url = parsed("https://www.npmjs.com/package/posthog-plugin-geoip");
         assert_eq!(url.source, npm("posthog-plugin-geoip", None));
         assert_eq!(url.pinned_tag(), None);
-        assert_eq!(
-            url.npm_tarball_path("1.0.0").as_deref(),
-            Some("posthog-plugin-geoip/-/posthog-plugin-geoip-1.0.0.tgz")
-        );
         let scoped = parsed("https://npmjs.com/package/@posthog/plugin-x/");
         assert_eq!(scoped.source, npm("@posthog/plugin-x", None));
-        assert_eq!(
-            scoped.npm_tarball_path("0.0.7").as_deref(),
-            Some("@posthog/plugin-x/-/plugin-x-0.0.7.tgz")
-        );
     }
 
     #[test]
@@ -598,8 +532,6 @@ mod tests {
         let scoped = parsed("https://www.npmjs.com/package/@posthog/plugin-x/v/0.0.7/");
         assert_eq!(scoped.source, npm("@posthog/plugin-x", Some("0.0.7")));
         assert_eq!(scoped.pinned_tag().as_deref(), Some("0.0.7"));
-        assert_eq!(scoped.github_branch(), None);
-        assert_eq!(scoped.gitlab_project_id(), None);
     }
 
     #[test]
@@ -607,17 +539,8 @@ mod tests {
         let url = parsed("https://gitlab.com/mariusandra/helloworldplugin");
         assert_eq!(url.source, gitlab("mariusandra/helloworldplugin", None));
         assert_eq!(url.pinned_tag(), None);
-        assert_eq!(
-            url.gitlab_project_id().as_deref(),
-            Some("mariusandra%2Fhelloworldplugin")
-        );
         let nested = parsed("https://www.gitlab.com/group/sub.group/my-project/");
         assert_eq!(nested.source, gitlab("group/sub.group/my-project", None));
-        assert_eq!(
-            nested.gitlab_project_id().as_deref(),
-            Some("group%2Fsub.group%2Fmy-project")
-        );
-        assert_eq!(nested.npm_tarball_path("1.0.0"), None);
     }
 
     #[test]
@@ -652,7 +575,6 @@ mod tests {
             }
         );
         assert_eq!(url.pinned_tag(), None);
-        assert_eq!(url.github_branch(), None);
     }
 
     #[test]
@@ -724,11 +646,5 @@ mod tests {
             "v".repeat(MAX_TAG_CHARS - 9)
         );
         assert!(PluginUrl::parse(&release).is_err(), "refs/tags/ counts");
-    }
-
-    #[test]
-    fn github_ref_names_are_the_ref_as_written() {
-        assert_eq!(GitHubRef::ReleaseTag("v1".into()).name(), "v1");
-        assert_eq!(GitHubRef::Archive("main".into()).name(), "main");
     }
 }
