@@ -2,8 +2,8 @@
 //!
 //! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
 //! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
-//! - `test`: ensure a PostgreSQL and PostHog's agent toolkit (npm), then fmt check, clippy
-//!   `-D warnings`, and every test.
+//! - `test`: ensure a PostgreSQL, PostHog's agent toolkit (npm) and posthog-python (PyPI), then
+//!   fmt check, clippy `-D warnings`, and every test.
 //! - `bench`: a release build under load; prints throughput and latency.
 
 mod bench;
@@ -181,6 +181,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         "warnings",
     ]))?;
     let toolkit = agent_toolkit()?;
+    let posthog_python = posthog_python()?;
     let mut tests = cargo();
     if nextest_available() {
         tests.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
@@ -190,7 +191,8 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     tests
         .args(extra)
         .env("BURROW_TEST_DATABASE_URL", server.database_url("postgres"))
-        .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit);
+        .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
+        .env("BURROW_POSTHOG_PYTHON", &posthog_python);
     run(&mut tests)
 }
 
@@ -222,6 +224,40 @@ fn agent_toolkit() -> anyhow::Result<PathBuf> {
         .context("installing PostHog's agent toolkit (needs node and npm)")?;
     }
     Ok(dir)
+}
+
+/// PostHog's Python SDK, as published on PyPI, which the HTTP tests drive against `/batch/`.
+const POSTHOG_PYTHON: &str = "posthog==7.91.1";
+
+/// Installs the Python SDK into its own venv (leaving the system's python alone) in
+/// `target/posthog-python` unless that version is there already; returns the venv's python.
+fn posthog_python() -> anyhow::Result<PathBuf> {
+    let venv = target_dir().join("posthog-python");
+    let python = venv.join("bin").join("python");
+    let version = POSTHOG_PYTHON.rsplit("==").next().unwrap_or_default();
+    let installed = Command::new(&python)
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('posthog'))",
+        ])
+        .output()
+        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == version);
+    if !installed {
+        if !python.is_file() {
+            run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
+                .context("creating a venv for posthog-python (needs python3 with venv)")?;
+        }
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            POSTHOG_PYTHON,
+        ]))
+        .context("installing posthog-python (needs pip)")?;
+    }
+    Ok(python)
 }
 
 fn nextest_available() -> bool {

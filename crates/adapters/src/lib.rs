@@ -13,6 +13,7 @@ mod plugin_upstream;
 mod plugins;
 mod rows;
 mod schema;
+mod survey_responses;
 mod surveys;
 mod tenancy;
 #[cfg(feature = "testing")]
@@ -26,5 +27,6 @@ pub use migrations::{ensure_database_exists, run_migrations};
 pub use plugin_configs::PgPluginConfigRepository;
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use plugins::PgPluginRepository;
+pub use survey_responses::PgSurveyResponseRepository;
 pub use surveys::PgSurveyRepository;
 pub use tenancy::PgTenancyRepository;

@@ -4,9 +4,9 @@
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::activity::{ActivityPage, NewActivity};
 use domain::plugin::{
-    ActivityPage, NewActivity, Plugin, PluginFiles, PluginId, PluginPlanner, PluginRepository,
-    PluginWrite, SourceChanges,
+    Plugin, PluginFiles, PluginId, PluginPlanner, PluginRepository, PluginWrite, SourceChanges,
 };
 use domain::ports::{Page, PageRequest};
 use domain::tenancy::OrganizationId;

@@ -105,6 +105,21 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    survey_activity (id) {
+        id -> Uuid,
+        project_id -> Int4,
+        survey_id -> Uuid,
+        user_id -> Nullable<Int4>,
+        activity -> Varchar,
+        detail -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(survey_activity -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(survey_activity, users);
+
 diesel::joinable!(projects -> organizations (organization_id));
 diesel::joinable!(organization_memberships -> organizations (organization_id));
 diesel::joinable!(organization_memberships -> users (user_id));
@@ -198,3 +213,41 @@ diesel::joinable!(plugin_source_files -> plugins (plugin_id));
 diesel::joinable!(plugin_configs -> plugins (plugin_id));
 diesel::joinable!(plugin_configs -> projects (project_id));
 diesel::joinable!(plugin_activity -> users (user_id));
+
+diesel::table! {
+    survey_events (project_id, uuid) {
+        project_id -> Int4,
+        uuid -> Uuid,
+        event -> Varchar,
+        survey_id -> Varchar,
+        distinct_id -> Varchar,
+        timestamp -> Timestamptz,
+        submission_id -> Nullable<Varchar>,
+        properties -> Jsonb,
+        received_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    survey_responses (project_id, survey_id, submission_key) {
+        project_id -> Int4,
+        survey_id -> Varchar,
+        submission_key -> Varchar,
+        submission_id -> Nullable<Varchar>,
+        event_uuid -> Uuid,
+        distinct_id -> Varchar,
+        timestamp -> Timestamptz,
+        answers -> Jsonb,
+        completed -> Nullable<Bool>,
+        archived -> Bool,
+    }
+}
+
+diesel::table! {
+    survey_response_counts (project_id, survey_id) {
+        project_id -> Int4,
+        survey_id -> Varchar,
+        responses -> Int8,
+        archived -> Int8,
+    }
+}

@@ -1,26 +1,29 @@
-//! `SurveyRepository` over the `surveys` table; each write, with its targeting flag changes, is
-//! one transaction that locks the survey and every flag it touches before planning.
+//! `SurveyRepository` over the `surveys` and `survey_activity` tables; each write, with its
+//! targeting flag changes and its activity entry, is one transaction that locks the survey and
+//! every flag it touches before planning.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
-    CreatePlanner, FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId,
-    SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
+    CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags, Survey,
+    SurveyFilter, SurveyId, SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
+use uuid::Uuid;
 
 use crate::database::Database;
 use crate::errors::{StorageContext, TransactionError, write_error};
 use crate::feature_flags::{change_flag, insert_flag, load_creators, load_flags};
 use crate::paging::{page, window};
-use crate::rows::{SurveyRow, SurveyStateRow};
-use crate::schema::surveys;
+use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow};
+use crate::schema::{survey_activity, surveys, users};
 
 type Pg = diesel::pg::Pg;
 
@@ -51,6 +54,13 @@ fn like_pattern(term: &str) -> String {
         pattern.push(c);
     }
     pattern.push('%');
+    pattern
+}
+
+/// A `LIKE` pattern matching what starts with `prefix`, wildcards in it matched literally.
+fn prefix_pattern(prefix: &str) -> String {
+    let mut pattern = like_pattern(prefix);
+    pattern.remove(0);
     pattern
 }
 
@@ -160,6 +170,56 @@ async fn store_targeting(
     Ok((Some(id), flag.owned()))
 }
 
+/// Logs a write's activity entry for the survey.
+async fn log_activity(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    survey: SurveyId,
+    activity: &NewActivity,
+) -> Result<(), Unexpected> {
+    diesel::insert_into(survey_activity::table)
+        .values((
+            survey_activity::id.eq(Uuid::now_v7()),
+            survey_activity::project_id.eq(project.0),
+            survey_activity::survey_id.eq(survey.0),
+            survey_activity::user_id.eq(activity.user.0),
+            survey_activity::activity.eq(activity.activity),
+            survey_activity::detail.eq(&activity.detail),
+        ))
+        .execute(conn)
+        .await
+        .during("logging a survey's activity")?;
+    Ok(())
+}
+
+/// Inserts a new survey as planned, with its targeting flag and activity entry, and reads it
+/// back.
+async fn insert_survey(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    id: SurveyId,
+    creator: UserId,
+    write: &SurveyWrite,
+) -> Result<Survey, DomainError> {
+    let (targeting_flag, owned) = store_targeting(conn, project, write).await?;
+    diesel::insert_into(surveys::table)
+        .values((
+            SurveyStateRow::from(&write.state),
+            surveys::id.eq(id.0),
+            surveys::project_id.eq(project.0),
+            surveys::targeting_flag_id.eq(targeting_flag),
+            surveys::owns_targeting_flag.eq(owned),
+            surveys::created_by_id.eq(creator.0),
+        ))
+        .execute(conn)
+        .await
+        .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))?;
+    if let Some(activity) = &write.activity {
+        log_activity(conn, project, id, activity).await?;
+    }
+    Ok(reload_survey(conn, project, id).await?)
+}
+
 /// A survey that was just written, read back inside its transaction.
 async fn reload_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
@@ -231,20 +291,7 @@ impl SurveyRepository for PgSurveyRepository {
             let locked =
                 load_flags(conn, project, reference_ids(references).collect(), true).await?;
             let write = planner(&referenced(&locked, references))?;
-            let (targeting_flag, owned) = store_targeting(conn, project, &write).await?;
-            diesel::insert_into(surveys::table)
-                .values((
-                    SurveyStateRow::from(&write.state),
-                    surveys::id.eq(id.0),
-                    surveys::project_id.eq(project.0),
-                    surveys::targeting_flag_id.eq(targeting_flag),
-                    surveys::owns_targeting_flag.eq(owned),
-                    surveys::created_by_id.eq(creator.0),
-                ))
-                .execute(conn)
-                .await
-                .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))?;
-            Ok(reload_survey(conn, project, id).await?)
+            Ok(insert_survey(conn, project, id, creator, &write).await?)
         })
         .await
         .map_err(|TransactionError(error)| error)
@@ -292,13 +339,21 @@ impl SurveyRepository for PgSurveyRepository {
                 .execute(conn)
                 .await
                 .map_err(|error| write_error(error, NAME_CONSTRAINT, "updating a survey"))?;
+            if let Some(activity) = &write.activity {
+                log_activity(conn, project, id, activity).await?;
+            }
             Ok(reload_survey(conn, project, id).await?)
         })
         .await
         .map_err(|TransactionError(error)| error)
     }
 
-    async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<bool, DomainError> {
+    async fn delete(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        note: &DeletionNote<'_>,
+    ) -> Result<bool, DomainError> {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
             let deleted = diesel::delete(
@@ -306,21 +361,105 @@ impl SurveyRepository for PgSurveyRepository {
                     .filter(surveys::id.eq(id.0))
                     .filter(surveys::project_id.eq(project.0)),
             )
-            .returning((surveys::targeting_flag_id, surveys::owns_targeting_flag))
-            .get_result::<(Option<i32>, bool)>(conn)
+            .returning((
+                surveys::targeting_flag_id,
+                surveys::owns_targeting_flag,
+                surveys::name,
+            ))
+            .get_result::<(Option<i32>, bool, String)>(conn)
             .await
             .optional()
             .during("deleting a survey")?;
-            let Some((targeting, owned)) = deleted else {
+            let Some((targeting, owned, name)) = deleted else {
                 return Ok(false);
             };
             if let (Some(flag), true) = (targeting, owned) {
                 // A flag deleted through the flags API meanwhile is already gone.
                 change_flag(conn, project, FlagId(flag), FlagChanges::deletion()).await?;
             }
+            log_activity(conn, project, id, &note(&name)).await?;
             Ok(true)
         })
         .await
         .map_err(|TransactionError(error)| error)
+    }
+
+    async fn create_copies(
+        &self,
+        targets: &[CopyTarget],
+        creator: UserId,
+        name_prefix: &str,
+        planner: &CopyPlanner<'_>,
+    ) -> Result<Vec<Survey>, DomainError> {
+        let mut conn = self.database.connection().await?;
+        conn.transaction::<_, TransactionError, _>(async |conn| {
+            let mut copies = Vec::with_capacity(targets.len());
+            for target in targets {
+                let taken: BTreeSet<String> = surveys::table
+                    .filter(surveys::project_id.eq(target.project.0))
+                    .filter(surveys::name.like(prefix_pattern(name_prefix)))
+                    .select(surveys::name)
+                    .load::<String>(conn)
+                    .await
+                    .during("reading the names a copy could take")?
+                    .into_iter()
+                    .collect();
+                let write = planner(target.project, &taken)?;
+                copies.push(insert_survey(conn, target.project, target.id, creator, &write).await?);
+            }
+            Ok(copies)
+        })
+        .await
+        .map_err(|TransactionError(error)| error)
+    }
+
+    async fn activity(
+        &self,
+        project: ProjectId,
+        survey: Option<SurveyId>,
+        page_request: PageRequest,
+    ) -> Result<ActivityPage, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let logged = || {
+            let mut query = survey_activity::table
+                .filter(survey_activity::project_id.eq(project.0))
+                .into_boxed();
+            if let Some(survey) = survey {
+                query = query.filter(survey_activity::survey_id.eq(survey.0));
+            }
+            query
+        };
+        let total = logged()
+            .count()
+            .get_result::<i64>(&mut conn)
+            .await
+            .during("counting survey activity")?;
+        let rows = window(
+            logged()
+                .left_join(users::table)
+                .order((
+                    survey_activity::created_at.desc(),
+                    survey_activity::id.desc(),
+                ))
+                .select((
+                    SurveyActivityRow::as_select(),
+                    users::first_name.nullable(),
+                    users::email.nullable(),
+                )),
+            page_request,
+        )
+        .load::<(SurveyActivityRow, Option<String>, Option<String>)>(&mut conn)
+        .await
+        .during("listing survey activity")?;
+        let page = page(
+            total,
+            rows.into_iter()
+                .map(|(row, first_name, email)| row.into_entry(first_name.zip(email)))
+                .collect(),
+        );
+        Ok(ActivityPage {
+            entries: page.items,
+            total: page.count,
+        })
     }
 }

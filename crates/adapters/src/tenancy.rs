@@ -76,6 +76,18 @@ impl TenancyRepository for PgTenancyRepository {
         Ok(row.map(Into::into))
     }
 
+    async fn project_by_token(&self, token: &str) -> Result<Option<Project>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = projects::table
+            .filter(projects::api_token.eq(token))
+            .select(ProjectRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .during("loading a project by its token")?;
+        Ok(row.map(Into::into))
+    }
+
     async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let row = organizations::table

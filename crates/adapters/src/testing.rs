@@ -27,8 +27,11 @@ const TABLES: &[&str] = &[
     "personal_api_keys",
     "feature_flags",
     "surveys",
+    "survey_activity",
     "plugins",
     "plugin_configs",
+    "survey_events",
+    "survey_responses",
 ];
 
 /// One test's private, migrated database.

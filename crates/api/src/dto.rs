@@ -1,11 +1,17 @@
-//! Wire shapes shared by several resources: the creator of an object and a flag summary.
+//! Wire shapes shared by several resources: the creator of an object, a flag summary, and a
+//! page of an activity log.
 
+use actix_web::HttpRequest;
+use actix_web::web::Json;
 use chrono::{DateTime, Utc};
+use domain::activity::{ActivityEntry, ActivityPage};
 use domain::feature_flag::FeatureFlag;
 use domain::tenancy::UserBasic;
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 use uuid::Uuid;
+
+use crate::extract::{NumberedPage, PageNumber};
 
 /// PostHog's `UserBasicSerializer` fields.
 #[derive(Debug, Serialize)]
@@ -78,6 +84,58 @@ impl From<FeatureFlag> for FlagResponse {
             summary: flag.into(),
             created_at,
             created_by,
+        }
+    }
+}
+
+/// One activity entry as PostHog's activity log shows it, whatever the resource.
+#[derive(Debug, Serialize)]
+pub(crate) struct ActivityResponse {
+    id: Uuid,
+    user: Value,
+    activity: String,
+    scope: String,
+    item_id: String,
+    detail: Value,
+    created_at: DateTime<Utc>,
+}
+
+impl ActivityResponse {
+    /// A page of a log as every `/activity/` endpoint answers it: newest first, paged with
+    /// `page` and `limit`, `{"results","next","previous","total_count"}`.
+    pub(crate) fn page(
+        request: &HttpRequest,
+        numbered: PageNumber,
+        page: ActivityPage,
+    ) -> Json<NumberedPage<Self>> {
+        Json(NumberedPage::new(
+            request,
+            numbered,
+            page.entries.into_iter().map(Into::into).collect(),
+            page.total,
+        ))
+    }
+}
+
+impl From<ActivityEntry> for ActivityResponse {
+    fn from(entry: ActivityEntry) -> Self {
+        // PostHog's `Detail` always has these keys; what a resource does not record is null.
+        let mut detail =
+            json!({"name": null, "changes": null, "trigger": null, "type": null, "short_id": null});
+        if let (Value::Object(shown), Value::Object(stored)) = (&mut detail, entry.detail) {
+            shown.extend(stored);
+        }
+        Self {
+            id: entry.id,
+            user: entry.user.map_or(
+                Value::Null,
+                |(first_name, email)| json!({"first_name": first_name, "email": email}),
+            ),
+            activity: entry.activity,
+            scope: entry.scope,
+            item_id: entry.item_id,
+            detail,
+            created_at: entry.created_at,
         }
     }
 }

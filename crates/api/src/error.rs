@@ -103,6 +103,16 @@ impl ApiError {
         )
     }
 
+    /// A capture batch with more events than the operator allows.
+    pub fn too_many_events(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            "request_too_large",
+            format!("A capture request may carry at most {limit} events."),
+        )
+    }
+
     pub fn permission_denied(detail: impl Into<String>) -> Self {
         Self::new(
             StatusCode::FORBIDDEN,
@@ -210,6 +220,18 @@ impl From<AccessError> for ApiError {
             | AccessError::NotOrganizationMember
             | AccessError::KeyNotScopedToProject(_)
             | AccessError::KeyNotScopedToOrganization(_) => Self::permission_denied(detail),
+            AccessError::MissingProjectToken => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "missing_api_key",
+                detail,
+            ),
+            AccessError::InvalidProjectToken => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "invalid_api_key",
+                detail,
+            ),
             AccessError::ProjectNotFound | AccessError::OrganizationNotFound => {
                 Self::not_found_with(detail)
             }

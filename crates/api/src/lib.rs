@@ -23,6 +23,7 @@ use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
 use domain::survey::SurveyService;
+use domain::survey_response::SurveyResponseService;
 
 pub use error::{ApiError, ErrorBody};
 pub use routes::{RouteInfo, route_table};
@@ -36,6 +37,7 @@ pub struct Services {
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
+    pub survey_responses: Arc<SurveyResponseService>,
     pub readiness: Arc<dyn Readiness>,
 }
 
@@ -58,6 +60,7 @@ pub fn app(
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))
+        .app_data(web::Data::from(services.survey_responses))
         .app_data(web::Data::from(services.readiness))
         .app_data(settings)
         .configure(routes::configure)

@@ -9,10 +9,17 @@ pub struct ApiSettings {
     pub site_url: Option<Url>,
     /// Largest accepted request body (`BURROW_MAX_BODY_BYTES`).
     pub max_body_bytes: usize,
+    /// Largest capture body, and largest it may inflate to (`BURROW_CAPTURE_MAX_BODY_BYTES`):
+    /// SDKs batch many events per request.
+    pub capture_max_body_bytes: usize,
+    /// Most events in one capture request (`BURROW_CAPTURE_MAX_EVENTS`).
+    pub capture_max_events: usize,
 }
 
 impl ApiSettings {
     pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+    pub const DEFAULT_CAPTURE_MAX_BODY_BYTES: usize = 20 * 1024 * 1024;
+    pub const DEFAULT_CAPTURE_MAX_EVENTS: usize = 10_000;
 }
 
 impl Default for ApiSettings {
@@ -20,6 +27,8 @@ impl Default for ApiSettings {
         Self {
             site_url: None,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            capture_max_body_bytes: Self::DEFAULT_CAPTURE_MAX_BODY_BYTES,
+            capture_max_events: Self::DEFAULT_CAPTURE_MAX_EVENTS,
         }
     }
 }

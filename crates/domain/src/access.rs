@@ -62,6 +62,15 @@ pub enum AccessError {
     KeyNotScopedToProject(ProjectId),
     #[error("API key does not have access to the requested organization: ID {0}.")]
     KeyNotScopedToOrganization(OrganizationId),
+    /// An SDK request without its project's public token.
+    #[error(
+        "API key not provided. You can find your project API key in your PostHog project settings."
+    )]
+    MissingProjectToken,
+    #[error(
+        "Project API key invalid. You can find your project API key in your PostHog project settings."
+    )]
+    InvalidProjectToken,
     #[error(transparent)]
     Unexpected(#[from] Unexpected),
 }
@@ -137,6 +146,21 @@ impl AccessService {
         }
     }
 
+    /// The project an SDK request names by its public token (PostHog's `api_key`/`token`).
+    ///
+    /// # Errors
+    /// `MissingProjectToken` for no or an empty token, `InvalidProjectToken` for an unknown one.
+    pub async fn project_by_token(&self, token: Option<&str>) -> Result<Project, AccessError> {
+        let token = token
+            .map(str::trim)
+            .filter(|token| !token.is_empty())
+            .ok_or(AccessError::MissingProjectToken)?;
+        self.tenancy
+            .project_by_token(token)
+            .await?
+            .ok_or(AccessError::InvalidProjectToken)
+    }
+
     /// Resolves the project a path names (`42` or `@current`) and checks the caller may use it.
     ///
     /// # Errors
@@ -174,6 +198,24 @@ impl AccessService {
             project,
             level,
         })
+    }
+
+    /// Resolves projects a request names in its body, each with the checks [`Self::project`]
+    /// makes for the project in the path, so acting on them is allowed exactly as it would be
+    /// through their own URLs.
+    ///
+    /// # Errors
+    /// The first refused project's error, in the order given.
+    pub async fn projects(
+        &self,
+        principal: &Principal,
+        ids: &[ProjectId],
+    ) -> Result<Vec<ProjectAccess>, AccessError> {
+        let mut cleared = Vec::with_capacity(ids.len());
+        for id in ids {
+            cleared.push(self.project(principal.clone(), TenantRef::Id(*id)).await?);
+        }
+        Ok(cleared)
     }
 
     /// Resolves the organization a path names (UUID or `@current`) and checks the caller may

@@ -4,6 +4,7 @@
 //! in-memory fakes of every repository port so the rules can be tested without a database.
 
 pub mod access;
+pub mod activity;
 pub mod admin;
 pub mod api_key;
 pub mod error;
@@ -14,6 +15,7 @@ pub mod plugin_config;
 pub mod ports;
 pub mod scope;
 pub mod survey;
+pub mod survey_response;
 pub mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;

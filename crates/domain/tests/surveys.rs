@@ -359,7 +359,7 @@ async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_a
     let linked = world.flag(PROJECT, "linked", None).await;
     let adopted = world.flag(PROJECT, "adopted", None).await;
     let owned = world.targeted("Owner").await;
-    world.surveys.delete(PROJECT, owned.id).await.unwrap();
+    world.surveys.delete(PROJECT, owned.id, USER).await.unwrap();
     let owned_flag = owned.targeting_flag.unwrap().id;
     assert!(
         FeatureFlagRepository::get(&world.store, PROJECT, owned_flag)
@@ -373,7 +373,11 @@ async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_a
         .await
         .unwrap();
     assert!(!adopter.owns_targeting_flag);
-    world.surveys.delete(PROJECT, adopter.id).await.unwrap();
+    world
+        .surveys
+        .delete(PROJECT, adopter.id, USER)
+        .await
+        .unwrap();
     assert!(
         FeatureFlagRepository::get(&world.store, PROJECT, linked)
             .await
@@ -386,7 +390,11 @@ async fn deleting_a_survey_deletes_its_own_targeting_flag_but_keeps_linked_and_a
             .unwrap()
             .is_some()
     );
-    let again = world.surveys.delete(PROJECT, adopter.id).await.unwrap_err();
+    let again = world
+        .surveys
+        .delete(PROJECT, adopter.id, USER)
+        .await
+        .unwrap_err();
     assert!(matches!(again, DomainError::NotFound));
 }
 

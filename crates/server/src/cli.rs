@@ -48,6 +48,12 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "BURROW_MAX_BODY_BYTES", default_value_t = api::ApiSettings::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Largest capture request body (and what it may inflate to), in bytes.
+    #[arg(long, env = "BURROW_CAPTURE_MAX_BODY_BYTES", default_value_t = api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES)]
+    pub capture_max_body_bytes: usize,
+    /// Most events in one capture request.
+    #[arg(long, env = "BURROW_CAPTURE_MAX_EVENTS", default_value_t = api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS)]
+    pub capture_max_events: usize,
     /// Most PostgreSQL connections this node opens.
     #[arg(long, env = "BURROW_DB_POOL_SIZE", default_value_t = 16)]
     pub db_pool_size: usize,

@@ -8,8 +8,8 @@ use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
     Database, HttpPluginUpstream, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
-    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgTenancyRepository,
-    PoolSettings, UpstreamSettings,
+    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
+    PgTenancyRepository, PoolSettings, UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -17,6 +17,7 @@ use domain::feature_flag::FeatureFlagService;
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
 use domain::survey::SurveyService;
+use domain::survey_response::SurveyResponseService;
 
 use crate::cli::{PluginArgs, ServeArgs};
 
@@ -43,6 +44,8 @@ impl Application {
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
+            capture_max_body_bytes: args.capture_max_body_bytes,
+            capture_max_events: args.capture_max_events,
         };
         let listener =
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
@@ -77,7 +80,9 @@ fn services(database: Database, plugins: &PluginArgs) -> anyhow::Result<api::Ser
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
-    let surveys = Arc::new(PgSurveyRepository::new(database.clone()));
+    let surveys = Arc::new(SurveyService::new(Arc::new(PgSurveyRepository::new(
+        database.clone(),
+    ))));
     let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
     let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
     Ok(api::Services {
@@ -95,7 +100,11 @@ fn services(database: Database, plugins: &PluginArgs) -> anyhow::Result<api::Ser
             Arc::new(PgPluginConfigRepository::new(database.clone())),
             plugin_store,
         )),
-        surveys: Arc::new(SurveyService::new(surveys)),
+        survey_responses: Arc::new(SurveyResponseService::new(
+            Arc::new(PgSurveyResponseRepository::new(database.clone())),
+            surveys.clone(),
+        )),
+        surveys,
         readiness: Arc::new(database),
     })
 }

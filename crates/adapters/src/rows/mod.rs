@@ -8,7 +8,7 @@ mod tenancy;
 
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
 pub(crate) use plugins::{ActivityRow, PluginRow, PluginStateRow};
-pub(crate) use surveys::{SurveyRow, SurveyStateRow};
+pub(crate) use surveys::{SurveyActivityRow, SurveyRow, SurveyStateRow};
 pub(crate) use tenancy::{
     ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,
 };

@@ -3,7 +3,8 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
-use domain::plugin::{ActivityEntry, Plugin, PluginId, PluginState, PluginType};
+use domain::activity::ActivityEntry;
+use domain::plugin::{Plugin, PluginId, PluginState, PluginType};
 use domain::tenancy::OrganizationId;
 use serde_json::Value;
 use uuid::Uuid;
@@ -131,7 +132,7 @@ impl ActivityRow {
             user,
             scope: self.scope,
             activity: self.activity,
-            plugin_id: PluginId(self.plugin_id),
+            item_id: self.plugin_id.to_string(),
             detail: self.detail,
             created_at: self.created_at,
         }

@@ -1,17 +1,19 @@
-//! Rows of surveys: the read shape and the state written on insert and update.
+//! Rows of surveys: the read shape, the state written on insert and update, and the activity
+//! log.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
+use domain::activity::ActivityEntry;
 use domain::feature_flag::{FeatureFlag, FlagId};
-use domain::survey::{Iterations, Schedule, Survey, SurveyId, SurveyState, SurveyType};
+use domain::survey::{Iterations, Schedule, Survey, SurveyId, SurveyState, SurveyType, activity};
 use domain::tenancy::{ProjectId, UserBasic};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::schema::surveys;
+use crate::schema::{survey_activity, surveys};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = surveys, check_for_backend(diesel::pg::Pg))]
@@ -155,6 +157,31 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             current_iteration: state.iterations.current,
             current_iteration_start_date: state.iterations.current_start_date,
             enable_partial_responses: state.enable_partial_responses,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = survey_activity, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct SurveyActivityRow {
+    pub id: Uuid,
+    pub survey_id: Uuid,
+    pub activity: String,
+    pub detail: Value,
+    pub created_at: DateTime<Utc>,
+}
+
+impl SurveyActivityRow {
+    /// The entry, with its user's `(first_name, email)` when the user still exists.
+    pub fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
+        ActivityEntry {
+            id: self.id,
+            user,
+            scope: activity::SCOPE.into(),
+            activity: self.activity,
+            item_id: self.survey_id.to_string(),
+            detail: self.detail,
+            created_at: self.created_at,
         }
     }
 }

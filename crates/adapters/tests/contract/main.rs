@@ -1,6 +1,7 @@
-//! Contract tests of the flag, survey, plugin and plugin config repositories, written once and run against both
-//! stores: the in-memory fake (`domain::testing::InMemoryStore`) and PostgreSQL. A test that
-//! passes on one store and fails on the other means the fake has drifted from the real store.
+//! Contract tests of the flag, survey (with its activity log), plugin and plugin config
+//! repositories, written once and run against both stores: the in-memory fake
+//! (`domain::testing::InMemoryStore`) and PostgreSQL. A test that passes on one store and fails
+//! on the other means the fake has drifted from the real store.
 //!
 //! `contract!` turns each `async fn name(stores: Stores)` into `name::in_memory` and
 //! `name::postgres`; `postgres` holds what only a real database can show (locks, corrupt rows).
@@ -25,5 +26,8 @@ macro_rules! contract {
 mod feature_flags;
 mod plugins;
 mod postgres;
+mod response_counts;
 mod stores;
+mod survey_activity;
+mod survey_responses;
 mod surveys;

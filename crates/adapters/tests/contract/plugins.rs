@@ -3,9 +3,8 @@
 //! activity log.
 
 use domain::DomainError;
-use domain::plugin::{
-    NewActivity, Plugin, PluginId, PluginState, PluginType, PluginWrite, SourceChanges,
-};
+use domain::activity::NewActivity;
+use domain::plugin::{Plugin, PluginId, PluginState, PluginType, PluginWrite, SourceChanges};
 use domain::plugin_config::PluginConfigState;
 use domain::tenancy::{OrganizationId, UserId};
 use serde_json::{Map, json};
@@ -310,7 +309,7 @@ async fn uninstalling_takes_the_configs_and_files_along_and_is_logged(stores: St
         .await
         .unwrap();
     assert_eq!(activity.entries[0].activity, "uninstalled");
-    assert_eq!(activity.entries[0].plugin_id, plugin.id);
+    assert_eq!(activity.entries[0].item_id, plugin.id.to_string());
 }
 
 async fn unused_lists_the_owners_plugins_without_an_enabled_live_config(stores: Stores) {

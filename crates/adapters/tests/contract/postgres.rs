@@ -34,6 +34,7 @@ async fn survey(stores: &Stores, state: SurveyState) -> Survey {
         Ok(SurveyWrite {
             state: state.clone(),
             targeting: TargetingPlan::default(),
+            activity: None,
         })
     };
     stores
@@ -80,6 +81,7 @@ async fn concurrent_updates_of_one_survey_apply_one_after_the_other() {
                 Ok(SurveyWrite {
                     state,
                     targeting: TargetingPlan::default(),
+                    activity: None,
                 })
             };
             surveys
@@ -155,6 +157,7 @@ async fn a_flag_deleted_while_a_survey_adopts_it_waits_and_ends_deleted_and_inac
                             },
                         }),
                     },
+                    activity: None,
                 })
             };
             let references = FlagReferences {
@@ -218,6 +221,7 @@ async fn two_concurrent_creates_with_one_name_yield_one_survey_and_one_conflict(
             Ok(SurveyWrite {
                 state: SurveyState::draft("Race".into(), SurveyType::Api),
                 targeting: plan.clone(),
+                activity: None,
             })
         };
         let surveys = stores.surveys.clone();

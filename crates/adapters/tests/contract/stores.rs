@@ -7,13 +7,14 @@ use std::sync::Arc;
 use adapters::testing::TestDatabase;
 use adapters::{
     PgFeatureFlagRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
-    PgTenancyRepository,
+    PgSurveyResponseRepository, PgTenancyRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Integer, Text, Timestamptz};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use domain::activity::NewActivity;
 use domain::api_key::NewApiKey;
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
@@ -23,6 +24,7 @@ use domain::plugin_config::PluginConfigRepository;
 use domain::ports::PageRequest;
 use domain::scope::ScopeGrants;
 use domain::survey::SurveyRepository;
+use domain::survey_response::SurveyResponseRepository;
 use domain::tenancy::{
     BootstrapPlan, BootstrapRecord, Email, OrganizationId, PluginsAccessLevel, ProjectId,
     TenancyRepository, UserBasic, generate_project_api_token,
@@ -57,6 +59,7 @@ pub struct Stores {
     pub flags: Arc<dyn FeatureFlagRepository>,
     pub plugins: Arc<dyn PluginRepository>,
     pub plugin_configs: Arc<dyn PluginConfigRepository>,
+    pub survey_responses: Arc<dyn SurveyResponseRepository>,
     pub organization: OrganizationId,
     /// Another user's organization and its project, for what must not cross organizations.
     pub other_organization: OrganizationId,
@@ -175,6 +178,7 @@ impl Stores {
             Arc::new(store.clone()),
             Arc::new(store.clone()),
             (Arc::new(store.clone()), Arc::new(store.clone())),
+            Arc::new(store.clone()),
             Box::new(store),
         )
         .await
@@ -196,6 +200,7 @@ impl Stores {
                 Arc::new(PgPluginRepository::new(database.clone())),
                 Arc::new(PgPluginConfigRepository::new(database.clone())),
             ),
+            Arc::new(PgSurveyResponseRepository::new(database.clone())),
             Box::new(TestDatabase {
                 url: db.url.clone(),
                 database: database.clone(),
@@ -211,6 +216,7 @@ impl Stores {
         surveys: Arc<dyn SurveyRepository>,
         flags: Arc<dyn FeatureFlagRepository>,
         (plugins, plugin_configs): (Arc<dyn PluginRepository>, Arc<dyn PluginConfigRepository>),
+        survey_responses: Arc<dyn SurveyResponseRepository>,
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
         let record = bootstrap(tenancy, "ada@example.com", "Org").await;
@@ -228,6 +234,7 @@ impl Stores {
             flags,
             plugins,
             plugin_configs,
+            survey_responses,
             organization: record.organization.id,
             other_organization: other_organization.organization.id,
             other_organization_project: other_organization.project.id,
@@ -254,6 +261,16 @@ impl Stores {
 
     pub async fn set_every_created_at(&self, at: DateTime<Utc>) {
         self.backdoor.set_every_created_at(at).await;
+    }
+
+    /// The activity entry of a deletion by the user, naming the deleted survey.
+    pub fn deletion_note(&self) -> impl Fn(&str) -> NewActivity + Send + Sync + use<> {
+        let user = self.user.id;
+        move |name: &str| NewActivity {
+            user,
+            activity: "deleted",
+            detail: json!({"name": name}),
+        }
     }
 
     /// An active flag to create, with a rollout so its filters are not the default ones.

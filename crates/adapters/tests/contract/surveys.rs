@@ -70,6 +70,7 @@ fn planned(
         Ok(SurveyWrite {
             state: state.clone(),
             targeting: targeting.clone(),
+            activity: None,
         })
     }
 }
@@ -82,6 +83,7 @@ fn retargeted(
         Ok(SurveyWrite {
             state: current.state.clone(),
             targeting: targeting.clone(),
+            activity: None,
         })
     }
 }
@@ -404,6 +406,7 @@ async fn a_survey_name_is_unique_within_a_project_on_create_and_on_update(stores
                     ..current.state.clone()
                 },
                 targeting: TargetingPlan::default(),
+                activity: None,
             })
         }
     };
@@ -502,7 +505,7 @@ async fn a_survey_owns_its_targeting_flag_exactly_when_the_plan_says_so(stores: 
     assert!(
         stores
             .surveys
-            .delete(stores.project, survey.id)
+            .delete(stores.project, survey.id, &stores.deletion_note())
             .await
             .unwrap()
     );
@@ -534,6 +537,7 @@ async fn an_update_applies_the_planned_changes_to_the_kept_targeting_flag(stores
         Ok(SurveyWrite {
             state: next.clone(),
             targeting: ending_with(existing(flag.id, true, changes.clone())),
+            activity: None,
         })
     };
 
@@ -759,6 +763,7 @@ async fn a_name_conflict_rolls_back_the_targeting_changes_made_before_it(stores:
                 delete: Some(old.id),
                 flag: Some(stores.new_targeting("replacement", true)),
             },
+            activity: None,
         })
     };
     let renamed = stores
@@ -790,6 +795,7 @@ async fn the_planner_is_shown_only_live_flags_of_the_project(stores: Stores) {
     let write = |state: SurveyState| SurveyWrite {
         state,
         targeting: TargetingPlan::default(),
+        activity: None,
     };
 
     for (index, (linked, targeting)) in [(live.id, gone.id), (foreign.id, missing)]
@@ -870,6 +876,7 @@ async fn the_planner_of_an_update_is_shown_the_survey_as_stored(stores: Stores) 
         Ok(SurveyWrite {
             state: current.state.clone(),
             targeting: TargetingPlan::default(),
+            activity: None,
         })
     };
     stores
@@ -893,6 +900,7 @@ async fn updating_a_missing_or_foreign_survey_is_not_found_without_planning(stor
         Ok(SurveyWrite {
             state: current.state.clone(),
             targeting: TargetingPlan::default(),
+            activity: None,
         })
     };
     let none = FlagReferences::default();
@@ -931,14 +939,14 @@ async fn deleting_a_survey_soft_deletes_only_the_targeting_flag_it_owns(stores: 
     assert!(
         stores
             .surveys
-            .delete(stores.project, owner.id)
+            .delete(stores.project, owner.id, &stores.deletion_note())
             .await
             .unwrap()
     );
     assert!(
         stores
             .surveys
-            .delete(stores.project, adopter.id)
+            .delete(stores.project, adopter.id, &stores.deletion_note())
             .await
             .unwrap()
     );
@@ -962,19 +970,28 @@ async fn deleting_a_missing_or_foreign_survey_returns_false(stores: Stores) {
             ending_with(stores.new_targeting("owned", true)),
         )
         .await;
-    let foreign = stores.surveys.delete(stores.other_project, owner.id).await;
+    let foreign = stores
+        .surveys
+        .delete(stores.other_project, owner.id, &stores.deletion_note())
+        .await;
     assert!(!foreign.unwrap());
-    let missing = stores.surveys.delete(stores.project, SurveyId::generate());
+    let note = stores.deletion_note();
+    let missing = stores
+        .surveys
+        .delete(stores.project, SurveyId::generate(), &note);
     assert!(!missing.await.unwrap());
     assert_eq!(stores.survey(owner.id).await, Some(owner.clone()));
     assert!(
         stores
             .surveys
-            .delete(stores.project, owner.id)
+            .delete(stores.project, owner.id, &stores.deletion_note())
             .await
             .unwrap()
     );
-    let again = stores.surveys.delete(stores.project, owner.id).await;
+    let again = stores
+        .surveys
+        .delete(stores.project, owner.id, &stores.deletion_note())
+        .await;
     assert!(!again.unwrap(), "a survey is deleted once");
 }
 
@@ -991,7 +1008,7 @@ async fn deleting_a_survey_whose_owned_flag_is_already_deleted_succeeds(stores: 
     assert!(
         stores
             .surveys
-            .delete(stores.project, owner.id)
+            .delete(stores.project, owner.id, &stores.deletion_note())
             .await
             .unwrap()
     );

@@ -56,7 +56,11 @@ impl SharedBody {
     }
 }
 
-async fn read_limited(
+/// The whole body of `payload`, refused with a 413 past `limit` bytes.
+///
+/// # Errors
+/// 413 past the limit; 400 when the connection breaks mid-body.
+pub(crate) async fn read_limited(
     request: &HttpRequest,
     payload: Option<Payload>,
     limit: usize,

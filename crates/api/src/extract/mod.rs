@@ -2,6 +2,7 @@
 
 mod auth;
 mod body;
+pub(crate) use body::read_limited;
 pub(crate) mod json;
 mod pagination;
 mod path;
@@ -10,8 +11,8 @@ mod scopes;
 pub use auth::{Caller, KeyHolder, OrganizationCaller, ProjectCaller};
 pub use json::JsonObject;
 pub use pagination::{NumberedPage, PageNumber, Paginated, Pagination};
-pub(crate) use path::path_id;
+pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{
-    ExtractorScope, FeatureFlags, Organizations, Plugins, Projects, ScopeRequirement, Surveys,
-    Users, required_scope,
+    ActivityLogs, ExtractorScope, FeatureFlags, Organizations, Plugins, Projects, ScopeRequirement,
+    Surveys, Users, required_scope,
 };

@@ -62,3 +62,15 @@ pub(crate) fn path_id<T: PathId>(request: &HttpRequest) -> Result<T, ApiError> {
         .and_then(T::parse)
         .ok_or_else(ApiError::not_found)
 }
+
+/// A survey response, named by the uuid of one of its `survey sent` events.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ResponseUuid(pub Uuid);
+
+impl PathId for ResponseUuid {
+    const SEGMENT: &'static str = "response_uuid";
+
+    fn parse(raw: &str) -> Option<Self> {
+        Uuid::parse_str(raw).ok().map(Self)
+    }
+}

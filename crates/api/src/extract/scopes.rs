@@ -63,6 +63,15 @@ impl ScopedResource for Users {
     const OBJECT: ScopeObject = ScopeObject::User;
 }
 
+/// `activity_log:read` / `activity_log:write`: a resource's activity log is its own scope in
+/// PostHog, so a key may read surveys without reading who changed them, and the reverse.
+#[derive(Debug, Clone, Copy)]
+pub enum ActivityLogs {}
+
+impl ScopedResource for ActivityLogs {
+    const OBJECT: ScopeObject = ScopeObject::ActivityLog;
+}
+
 /// The scope a request on `object` with `method` needs: GET, HEAD and OPTIONS read, every other
 /// method writes (PostHog's action mapping). The extractors and the route table both ask here.
 pub fn required_scope(object: ScopeObject, method: &Method) -> RequiredScope {
@@ -141,6 +150,10 @@ macro_rules! extractor_scope_for_tuples {
 }
 
 extractor_scope_for_tuples!(A, B, C, D, E, F);
+
+impl ExtractorScope for web::Payload {
+    type Resource = Unscoped;
+}
 
 impl ExtractorScope for HttpRequest {
     type Resource = Unscoped;

@@ -2,6 +2,7 @@
 //! handler's extractor types enforce. The table is data, so [`route_table`] and its test read back
 //! exactly what is registered.
 
+mod capture;
 mod feature_flags;
 mod health;
 mod organizations;
@@ -9,6 +10,8 @@ mod personal_api_keys;
 mod plugin_configs;
 mod plugins;
 mod projects;
+mod public_surveys;
+mod survey_responses;
 mod surveys;
 mod users;
 
@@ -64,8 +67,24 @@ pub(crate) fn configure(config: &mut web::ServiceConfig) {
             .fold(web::resource(resource.path), |registered, route| {
                 registered.route(route.handler)
             });
-        config.service(registered);
+        if resource.cross_origin {
+            config.service(registered.wrap(sdk_cors()));
+        } else {
+            config.service(registered);
+        }
     }
+}
+
+/// What browsers need to let a site on any origin call the SDK endpoints: every answer (errors
+/// included) carries `Access-Control-Allow-Origin: *`, and preflights are answered. No
+/// credentials are involved: the SDKs name their project by its public token.
+fn sdk_cors() -> actix_cors::Cors {
+    actix_cors::Cors::default()
+        .allow_any_origin()
+        .send_wildcard()
+        .allowed_methods(["GET", "POST", "OPTIONS"])
+        .allow_any_header()
+        .max_age(86_400)
 }
 
 /// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
@@ -89,11 +108,26 @@ fn table() -> Vec<ResourceSpec> {
         ResourceSpec::at("/api/projects").route(Method::GET, projects::list),
         ResourceSpec::at("/api/projects/{project_id}").route(Method::GET, projects::retrieve),
     ];
+    table.extend(sdk_resources());
     table.extend(organization_resources("/api/organizations"));
     // PostHog also serves project resources under `/api/environments/{id}/`, and clients use both.
     table.extend(project_resources("/api/projects"));
     table.extend(project_resources("/api/environments"));
     table
+}
+
+/// What PostHog's SDKs call from browsers and servers, named by a project's public token
+/// instead of a personal key, answered to any origin.
+fn sdk_resources() -> Vec<ResourceSpec> {
+    let mut resources: Vec<ResourceSpec> = ["/batch", "/capture", "/e", "/i/v0/e"]
+        .into_iter()
+        .map(|path| ResourceSpec::at(path).route(Method::POST, capture::capture))
+        .collect();
+    resources.push(ResourceSpec::at("/api/surveys").route(Method::GET, public_surveys::feed));
+    resources
+        .into_iter()
+        .map(ResourceSpec::cross_origin)
+        .collect()
 }
 
 /// The organization named by `{organization_id}` under `prefix`, and the resources inside it.
@@ -131,11 +165,32 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
 /// The resources that live inside the project named by `{project_id}` under `prefix`.
 fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let project = format!("{prefix}/{{project_id}}");
+    let all_surveys = format!("{project}/surveys");
+    // Survey ids are UUIDs, so `responses_count`, `stats` and `activity` never read as ids.
+    let survey = format!("{all_surveys}/{{survey_id:[0-9a-fA-F-]{{32,36}}}}");
     vec![
-        ResourceSpec::at(format!("{project}/surveys"))
+        ResourceSpec::at(all_surveys.clone())
             .route(Method::GET, surveys::list)
             .route(Method::POST, surveys::create),
-        ResourceSpec::at(format!("{project}/surveys/{{survey_id}}"))
+        ResourceSpec::at(format!("{all_surveys}/responses_count"))
+            .route(Method::GET, survey_responses::responses_count),
+        ResourceSpec::at(format!("{all_surveys}/stats"))
+            .route(Method::GET, survey_responses::project_stats),
+        ResourceSpec::at(format!("{survey}/stats"))
+            .route(Method::GET, survey_responses::survey_stats),
+        ResourceSpec::at(format!("{survey}/responses")).route(Method::GET, survey_responses::list),
+        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive"))
+            .route(Method::POST, survey_responses::archive),
+        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/unarchive"))
+            .route(Method::POST, survey_responses::unarchive),
+        ResourceSpec::at(format!("{survey}/archived-response-uuids"))
+            .route(Method::GET, survey_responses::archived_uuids),
+        ResourceSpec::at(format!("{all_surveys}/activity"))
+            .route(Method::GET, surveys::project_activity),
+        ResourceSpec::at(format!("{survey}/activity")).route(Method::GET, surveys::survey_activity),
+        ResourceSpec::at(format!("{survey}/duplicate_to_projects"))
+            .route(Method::POST, surveys::duplicate_to_projects),
+        ResourceSpec::at(survey)
             .route(Method::GET, surveys::retrieve)
             .route(Method::PATCH, surveys::partial_update)
             .route(Method::PUT, surveys::full_update)
@@ -162,6 +217,8 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
 struct ResourceSpec {
     path: String,
     routes: Vec<RouteSpec>,
+    /// Answered to browsers on any origin (the SDK endpoints).
+    cross_origin: bool,
 }
 
 /// One method of a resource: its handler, and the scope the handler's extractors enforce.
@@ -176,6 +233,14 @@ impl ResourceSpec {
         Self {
             path: path.into(),
             routes: Vec::new(),
+            cross_origin: false,
+        }
+    }
+
+    fn cross_origin(self) -> Self {
+        Self {
+            cross_origin: true,
+            ..self
         }
     }
 
@@ -216,12 +281,12 @@ mod tests {
             [
                 "DELETE /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "DELETE /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
-                "DELETE /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "DELETE /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "DELETE /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "DELETE /api/personal_api_keys/{key_id}",
                 "DELETE /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "DELETE /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
-                "DELETE /api/projects/{project_id}/surveys/{survey_id} survey:write",
+                "DELETE /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "GET /_health",
                 "GET /_readyz",
                 "GET /api/environments/{project_id}/feature_flags feature_flag:read",
@@ -229,7 +294,14 @@ mod tests {
                 "GET /api/environments/{project_id}/plugin_configs plugin:read",
                 "GET /api/environments/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/environments/{project_id}/surveys survey:read",
-                "GET /api/environments/{project_id}/surveys/{survey_id} survey:read",
+                "GET /api/environments/{project_id}/surveys/activity activity_log:read",
+                "GET /api/environments/{project_id}/surveys/responses_count survey:read",
+                "GET /api/environments/{project_id}/surveys/stats survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/activity activity_log:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
                 "GET /api/organizations organization:read",
                 "GET /api/organizations/{organization_id} organization:read",
                 "GET /api/organizations/{organization_id}/plugins plugin:read",
@@ -250,31 +322,49 @@ mod tests {
                 "GET /api/projects/{project_id}/plugin_configs plugin:read",
                 "GET /api/projects/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/projects/{project_id}/surveys survey:read",
-                "GET /api/projects/{project_id}/surveys/{survey_id} survey:read",
+                "GET /api/projects/{project_id}/surveys/activity activity_log:read",
+                "GET /api/projects/{project_id}/surveys/responses_count survey:read",
+                "GET /api/projects/{project_id}/surveys/stats survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/activity activity_log:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
+                "GET /api/surveys",
                 "GET /api/users/@me user:read",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
-                "PATCH /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "PATCH /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
                 "PATCH /api/personal_api_keys/{key_id}",
                 "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
-                "PATCH /api/projects/{project_id}/surveys/{survey_id} survey:write",
+                "PATCH /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PATCH /api/users/@me user:write",
                 "POST /api/environments/{project_id}/feature_flags feature_flag:write",
                 "POST /api/environments/{project_id}/plugin_configs plugin:write",
                 "POST /api/environments/{project_id}/surveys survey:write",
+                "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/duplicate_to_projects survey:write",
+                "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/archive survey:write",
+                "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/unarchive survey:write",
                 "POST /api/organizations/{organization_id}/plugins plugin:write",
                 "POST /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/upgrade plugin:write",
                 "POST /api/personal_api_keys",
                 "POST /api/projects/{project_id}/feature_flags feature_flag:write",
                 "POST /api/projects/{project_id}/plugin_configs plugin:write",
                 "POST /api/projects/{project_id}/surveys survey:write",
-                "PUT /api/environments/{project_id}/surveys/{survey_id} survey:write",
+                "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/duplicate_to_projects survey:write",
+                "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/archive survey:write",
+                "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/unarchive survey:write",
+                "POST /batch",
+                "POST /capture",
+                "POST /e",
+                "POST /i/v0/e",
+                "PUT /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PUT /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PUT /api/personal_api_keys/{key_id}",
-                "PUT /api/projects/{project_id}/surveys/{survey_id} survey:write",
+                "PUT /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
             ]
         );
     }

@@ -5,13 +5,13 @@ mod request;
 
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
-use chrono::{DateTime, Utc};
 use domain::access::OrganizationAccess;
-use domain::plugin::{ActivityEntry, Plugin, PluginAccess, PluginFiles, PluginId, PluginService};
+use domain::plugin::{Plugin, PluginAccess, PluginFiles, PluginId, PluginService};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
+use crate::dto::ActivityResponse;
 use crate::error::ApiError;
 use crate::extract::{
     JsonObject, NumberedPage, OrganizationCaller, PageNumber, Paginated, Pagination, Plugins,
@@ -204,40 +204,6 @@ pub(crate) async fn unused(
     Ok(Json(ids.into_iter().map(|id| id.0).collect()))
 }
 
-/// One activity entry as PostHog's activity log shows it.
-#[derive(Debug, Serialize)]
-pub(crate) struct ActivityResponse {
-    id: Uuid,
-    user: Value,
-    activity: String,
-    scope: String,
-    item_id: String,
-    detail: Value,
-    created_at: DateTime<Utc>,
-}
-
-impl From<ActivityEntry> for ActivityResponse {
-    fn from(entry: ActivityEntry) -> Self {
-        let mut detail =
-            json!({"name": null, "changes": null, "trigger": null, "type": null, "short_id": null});
-        if let (Value::Object(shown), Value::Object(stored)) = (&mut detail, entry.detail) {
-            shown.extend(stored);
-        }
-        Self {
-            id: entry.id,
-            user: entry.user.map_or(
-                Value::Null,
-                |(first_name, email)| json!({"first_name": first_name, "email": email}),
-            ),
-            activity: entry.activity,
-            scope: entry.scope,
-            item_id: entry.plugin_id.to_string(),
-            detail,
-            created_at: entry.created_at,
-        }
-    }
-}
-
 /// Newest first, paged with `page` and `limit`.
 pub(crate) async fn activity(
     request: HttpRequest,
@@ -248,10 +214,5 @@ pub(crate) async fn activity(
     let page = plugins
         .activity(&plugin_access(&access), numbered.page_request())
         .await?;
-    Ok(Json(NumberedPage::new(
-        &request,
-        numbered,
-        page.entries.into_iter().map(Into::into).collect(),
-        page.total,
-    )))
+    Ok(ActivityResponse::page(&request, numbered, page))
 }

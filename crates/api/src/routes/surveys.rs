@@ -1,18 +1,28 @@
-//! `/api/projects/{project_id}/surveys/`: the survey resource.
+//! `/api/projects/{project_id}/surveys/`: the survey resource, its activity log, and copies
+//! into other projects.
 
 mod request;
 
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
+use domain::access::{AccessError, AccessService, ProjectAccess};
 use domain::survey::{NewSurvey, Survey, SurveyFilter, SurveyId, SurveyService};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::dto::{FlagSummary, UserBasicResponse};
+use crate::dto::{ActivityResponse, FlagSummary, UserBasicResponse};
 use crate::error::ApiError;
-use crate::extract::{JsonObject, Paginated, Pagination, ProjectCaller, Surveys, path_id};
+use crate::extract::{
+    ActivityLogs, JsonObject, NumberedPage, PageNumber, Paginated, Pagination, ProjectCaller,
+    Surveys, path_id,
+};
+
+/// PostHog's refusal when a copy's target is missing or out of the key's reach; one message for
+/// both, so a key cannot probe which projects exist.
+const TARGETS_UNREACHABLE: &str =
+    "One or more target teams not found or you don't have access to them";
 
 /// Every survey field PostHog clients round-trip.
 #[derive(Debug, Serialize)]
@@ -204,7 +214,98 @@ pub(crate) async fn delete(
     ProjectCaller(access, _): ProjectCaller<Surveys>,
 ) -> Result<HttpResponse, ApiError> {
     surveys
-        .delete(access.project.id, path_id::<SurveyId>(&request)?)
+        .delete(
+            access.project.id,
+            path_id::<SurveyId>(&request)?,
+            access.principal.user.id,
+        )
         .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// The activity of every survey of the project, deleted ones included.
+pub(crate) async fn project_activity(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    ProjectCaller(access, _): ProjectCaller<ActivityLogs>,
+    numbered: PageNumber,
+) -> Result<Json<NumberedPage<ActivityResponse>>, ApiError> {
+    activity(&request, &surveys, &access, None, numbered).await
+}
+
+/// One survey's activity; 404 for a survey the project does not have (any more).
+pub(crate) async fn survey_activity(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    ProjectCaller(access, _): ProjectCaller<ActivityLogs>,
+    numbered: PageNumber,
+) -> Result<Json<NumberedPage<ActivityResponse>>, ApiError> {
+    let id = path_id::<SurveyId>(&request)?;
+    activity(&request, &surveys, &access, Some(id), numbered).await
+}
+
+async fn activity(
+    request: &HttpRequest,
+    surveys: &SurveyService,
+    access: &ProjectAccess,
+    survey: Option<SurveyId>,
+    numbered: PageNumber,
+) -> Result<Json<NumberedPage<ActivityResponse>>, ApiError> {
+    let page = surveys
+        .activity(access.project.id, survey, numbered.page_request())
+        .await?;
+    Ok(ActivityResponse::page(request, numbered, page))
+}
+
+/// One copy in a `duplicate_to_projects` answer.
+#[derive(Debug, Serialize)]
+pub(crate) struct CreatedSurvey {
+    team_id: i32,
+    survey_id: Uuid,
+    name: String,
+}
+
+/// `{"created_surveys": [...], "count": n}`.
+#[derive(Debug, Serialize)]
+pub(crate) struct DuplicatedResponse {
+    created_surveys: Vec<CreatedSurvey>,
+    count: usize,
+}
+
+/// Copies the survey, as a draft, into every project of `target_team_ids` the key could reach
+/// through that project's own URL: all of them in one transaction, or none. Checked in
+/// PostHog's order: the survey (404), the body (400), the targets (403).
+pub(crate) async fn duplicate_to_projects(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    access_service: web::Data<AccessService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+    JsonObject(body): JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let source = surveys
+        .get(access.project.id, path_id::<SurveyId>(&request)?)
+        .await?;
+    let ids = request::target_team_ids(&body)?;
+    let targets = access_service
+        .projects(&access.principal, &ids)
+        .await
+        .map_err(|error| match error {
+            AccessError::Unexpected(cause) => ApiError::from(cause),
+            _ => ApiError::permission_denied(TARGETS_UNREACHABLE),
+        })?;
+    let copies = surveys
+        .duplicate_to_projects(&source, access.principal.user.id, &targets)
+        .await?;
+    let created_surveys: Vec<CreatedSurvey> = copies
+        .into_iter()
+        .map(|copy| CreatedSurvey {
+            team_id: copy.project_id.0,
+            survey_id: copy.id.0,
+            name: copy.state.name,
+        })
+        .collect();
+    Ok(HttpResponse::Created().json(DuplicatedResponse {
+        count: created_surveys.len(),
+        created_surveys,
+    }))
 }

@@ -20,10 +20,7 @@ use crate::tenancy::OrganizationId;
 pub use access::PluginAccess;
 pub use command::{NewPlugin, PluginChanges, PluginFields};
 pub use manifest::Manifest;
-pub use port::{
-    ActivityEntry, ActivityPage, NewActivity, PluginPlanner, PluginRepository, PluginWrite,
-    SourceChanges,
-};
+pub use port::{PluginPlanner, PluginRepository, PluginWrite, SourceChanges};
 pub use service::{MAX_FILENAME_CHARS, MAX_SOURCE_BYTES, PluginService, PluginSettings};
 pub use upstream::{
     Capabilities, PluginArchive, PluginFiles, PluginUpstream, SourceAnalyzer, UpstreamError,

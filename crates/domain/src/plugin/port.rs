@@ -4,26 +4,15 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-use serde_json::Value;
-use uuid::Uuid;
 
 use super::{Plugin, PluginFiles, PluginId, PluginState};
+use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{OrganizationId, UserId};
+use crate::tenancy::OrganizationId;
 
 /// Source files to write: `Some` sets a file, `None` deletes it; files not named stay.
 pub type SourceChanges = BTreeMap<String, Option<String>>;
-
-/// One activity log entry to write with a change.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewActivity {
-    pub user: UserId,
-    /// `installed`, `updated`, `source_updated`, `upgraded`, `uninstalled`.
-    pub activity: &'static str,
-    pub detail: Value,
-}
 
 /// What one write stores.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,26 +23,6 @@ pub struct PluginWrite {
     pub archive: Option<Vec<u8>>,
     /// `None` for bookkeeping no one needs to read about (an update check).
     pub activity: Option<NewActivity>,
-}
-
-/// A stored activity entry, with who made it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ActivityEntry {
-    pub id: Uuid,
-    /// `(first_name, email)` of the user, `None` once the user is gone.
-    pub user: Option<(String, String)>,
-    pub scope: String,
-    pub activity: String,
-    pub plugin_id: PluginId,
-    pub detail: Value,
-    pub created_at: DateTime<Utc>,
-}
-
-/// One page of the activity log, newest first, and the log's size.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ActivityPage {
-    pub entries: Vec<ActivityEntry>,
-    pub total: u64,
 }
 
 /// Plans an update from the plugin as stored (and locked).

@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 
 use super::install::{Extracted, MAIN_FILE, MANIFEST_FILE, extract};
 use super::{
-    ActivityPage, Capabilities, Manifest, NewActivity, NewPlugin, Plugin, PluginAccess,
-    PluginArchive, PluginChanges, PluginFiles, PluginId, PluginRepository, PluginState, PluginType,
-    PluginUpstream, PluginUrl, PluginWrite, SourceAnalyzer, SourceChanges, UpstreamError,
-    UrlSource,
+    Capabilities, Manifest, NewPlugin, Plugin, PluginAccess, PluginArchive, PluginChanges,
+    PluginFiles, PluginId, PluginRepository, PluginState, PluginType, PluginUpstream, PluginUrl,
+    PluginWrite, SourceAnalyzer, SourceChanges, UpstreamError, UrlSource,
 };
+use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 

@@ -3,9 +3,11 @@
 //! The HTTP layer reads a body into a command (`NewSurvey`, `SurveyChanges`), checking each
 //! field on its way in. Inside the repository's transaction, with the survey and the flags it
 //! names locked, `plan` turns the command into what to write (cross-field rules, targeting flag
-//! changes, computed iterations), and the repository writes exactly that.
+//! changes, computed iterations, the activity entry), and the repository writes exactly that.
 
+pub mod activity;
 mod command;
+mod copy;
 mod html;
 mod iterations;
 mod plan;
@@ -26,7 +28,8 @@ use crate::tenancy::{ProjectId, UserBasic, UserId};
 pub use command::{MAX_NAME_CHARS, NewSurvey, SurveyChanges};
 pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
 pub use port::{
-    CreatePlanner, FlagReferences, ReferencedFlags, SurveyRepository, SurveyWrite, UpdatePlanner,
+    CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags,
+    SurveyRepository, SurveyWrite, UpdatePlanner,
 };
 pub use questions::Questions;
 pub use service::SurveyService;

@@ -6,6 +6,7 @@
 use rand::Rng as _;
 use serde_json::{Map, Value};
 
+use super::activity;
 use super::command::{NewSurvey, SurveyChanges};
 use super::questions::Questions;
 use super::settings::{Appearance, Conditions};
@@ -57,7 +58,12 @@ pub(crate) fn plan_create(
         (None, None) => None,
     };
     let targeting = serving_while_running(TargetingPlan { delete: None, flag }, &state);
-    Ok(SurveyWrite { state, targeting })
+    let activity = Some(activity::created(&state.name, creator));
+    Ok(SurveyWrite {
+        state,
+        targeting,
+        activity,
+    })
 }
 
 /// What to store for an existing survey: its next state and the change to its targeting flag.
@@ -124,7 +130,41 @@ pub(crate) fn plan_update(
         kept.map(|flag| existing(flag.id, current.owns_targeting_flag))
     };
     let targeting = serving_while_running(TargetingPlan { delete, flag }, &state);
-    Ok(SurveyWrite { state, targeting })
+    let live_filters = current
+        .targeting_flag
+        .as_ref()
+        .filter(|flag| !flag.deleted)
+        .map(|flag| &flag.filters);
+    let activity = activity::updated(
+        (&current.state, live_filters),
+        (&state, planned_filters(&targeting, current, flags).as_ref()),
+        editor,
+    );
+    Ok(SurveyWrite {
+        state,
+        targeting,
+        activity,
+    })
+}
+
+/// The filters of the targeting flag a plan leaves the survey with, as they will be stored.
+fn planned_filters(
+    plan: &TargetingPlan,
+    current: &Survey,
+    flags: &ReferencedFlags,
+) -> Option<Map<String, Value>> {
+    match plan.flag.as_ref()? {
+        TargetingFlag::New { flag, .. } => Some(flag.filters.as_map().clone()),
+        TargetingFlag::Existing { id, changes, .. } => match &changes.filters {
+            Some(filters) => Some(filters.as_map().clone()),
+            // Kept or adopted as it is: one of the flags the plan was made against.
+            None => [current.targeting_flag.as_ref(), flags.targeting.as_ref()]
+                .into_iter()
+                .flatten()
+                .find(|flag| flag.id == *id)
+                .map(|flag| flag.filters.clone()),
+        },
+    }
 }
 
 /// An existing flag the survey points at, unchanged so far.
@@ -138,7 +178,7 @@ fn existing(id: FlagId, owned: bool) -> TargetingFlag {
 
 /// The last step of every plan: the targeting flag the survey ends up with serves exactly while
 /// the survey runs.
-fn serving_while_running(mut plan: TargetingPlan, state: &SurveyState) -> TargetingPlan {
+pub(super) fn serving_while_running(mut plan: TargetingPlan, state: &SurveyState) -> TargetingPlan {
     let running = state.is_running();
     match &mut plan.flag {
         Some(TargetingFlag::New { flag, .. }) => flag.active = running,
@@ -379,7 +419,7 @@ fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), Va
 }
 
 /// A new targeting flag: `survey-targeting-<10 hex>`, named after the survey.
-fn targeting_flag(
+pub(super) fn targeting_flag(
     survey_name: &str,
     filters: &Map<String, Value>,
 ) -> Result<NewFlag, ValidationError> {
@@ -648,6 +688,129 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn an_update_records_the_fields_it_changed_and_an_unchanged_one_records_nothing() {
+        let current = stored(None, false, false);
+        let renamed = plan_update(
+            &current,
+            &SurveyChanges {
+                name: Patch::Value("Renamed".into()),
+                description: Patch::Value(String::new()),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap()
+        .activity
+        .unwrap();
+        assert_eq!((renamed.user, renamed.activity), (EDITOR, "updated"));
+        assert_eq!(renamed.detail["name"], "Renamed");
+        assert_eq!(
+            renamed.detail["changes"],
+            json!([{"type": "Survey", "action": "changed", "field": "name", "before": "Onboarding", "after": "Renamed"}])
+        );
+        let same = plan_update(
+            &current,
+            &SurveyChanges {
+                name: Patch::Value("Onboarding".into()),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap();
+        assert_eq!(same.activity, None);
+    }
+
+    #[test]
+    fn an_update_records_the_targeting_filters_the_plan_leaves_the_survey_with() {
+        let field = |write: SurveyWrite| {
+            let changes = write.activity.unwrap().detail["changes"].clone();
+            assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
+            changes[0].clone()
+        };
+        let merged = json!({"groups": [{"properties": [], "rollout_percentage": 10}]});
+        let current = stored(Some(flag(1, false)), true, false);
+        let changed = field(
+            plan_update(
+                &current,
+                &SurveyChanges {
+                    targeting_flag_filters: merged.as_object().cloned(),
+                    ..SurveyChanges::default()
+                },
+                &ReferencedFlags::default(),
+                EDITOR,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            changed,
+            json!({"type": "Survey", "action": "changed", "field": "targeting_flag_filters", "before": filters(), "after": merged})
+        );
+        let removed = field(
+            plan_update(
+                &current,
+                &SurveyChanges {
+                    remove_targeting_flag: true,
+                    ..SurveyChanges::default()
+                },
+                &ReferencedFlags::default(),
+                EDITOR,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            (removed["action"].clone(), removed["after"].clone()),
+            (json!("deleted"), Value::Null)
+        );
+        let mut other = flag(2, false);
+        other.filters = merged.as_object().cloned().unwrap();
+        let adopted = field(
+            plan_update(
+                &stored(None, false, false),
+                &SurveyChanges {
+                    targeting_flag_id: Patch::Value(FlagId(2)),
+                    ..SurveyChanges::default()
+                },
+                &ReferencedFlags {
+                    linked: None,
+                    targeting: Some(other),
+                },
+                EDITOR,
+            )
+            .unwrap(),
+        );
+        assert_eq!(
+            (adopted["action"].clone(), adopted["after"].clone()),
+            (json!("created"), merged)
+        );
+        let kept = plan_update(
+            &current,
+            &SurveyChanges::default(),
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap();
+        assert_eq!(kept.activity, None, "keeping the flag changes nothing");
+    }
+
+    #[test]
+    fn a_create_records_its_creator_and_name_without_changes() {
+        let write = plan_create(
+            &new_survey(SurveyChanges::default()),
+            &ReferencedFlags::default(),
+            EDITOR,
+        )
+        .unwrap();
+        let activity = write.activity.unwrap();
+        assert_eq!((activity.user, activity.activity), (EDITOR, "created"));
+        assert_eq!(
+            activity.detail,
+            json!({"name": "Onboarding", "changes": null})
+        );
     }
 
     #[test]

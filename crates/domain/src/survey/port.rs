@@ -1,9 +1,13 @@
-//! The port of stored surveys. Every write is one transaction: the store locks the survey and
-//! the flags the write touches, lets the domain plan against them, and writes the plan as it is.
+//! The port of stored surveys and their activity log. Every write is one transaction: the store
+//! locks the survey and the flags the write touches, lets the domain plan against them, and
+//! writes the plan as it is, its activity entry included.
+
+use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 
 use super::{Survey, SurveyFilter, SurveyId, SurveyState, TargetingPlan};
+use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::ports::{Page, PageRequest};
@@ -24,11 +28,22 @@ pub struct ReferencedFlags {
     pub targeting: Option<FeatureFlag>,
 }
 
-/// What one write stores: the survey's next state and its targeting flag change.
+/// What one write stores: the survey's next state, its targeting flag change, and what the
+/// activity log records about it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurveyWrite {
     pub state: SurveyState,
     pub targeting: TargetingPlan,
+    /// Logged for the survey in the same transaction; `None` logs nothing (an update that
+    /// changed nothing, as PostHog skips those).
+    pub activity: Option<NewActivity>,
+}
+
+/// Where one copy of a survey goes, and the id it gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyTarget {
+    pub project: ProjectId,
+    pub id: SurveyId,
 }
 
 /// Plans a create from the referenced flags.
@@ -38,6 +53,15 @@ pub type CreatePlanner<'a> =
 /// Plans an update from the survey as stored (and locked) and the referenced flags.
 pub type UpdatePlanner<'a> =
     dyn Fn(&Survey, &ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
+
+/// Plans the copy into one project from the names of that project's surveys that start with the
+/// prefix the call names (copies already made by the same call included), so it can pick a free
+/// name.
+pub type CopyPlanner<'a> =
+    dyn Fn(ProjectId, &BTreeSet<String>) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
+
+/// The activity entry of a deletion, from the name the deleted survey had.
+pub type DeletionNote<'a> = dyn Fn(&str) -> NewActivity + Send + Sync + 'a;
 
 #[async_trait]
 pub trait SurveyRepository: Send + Sync {
@@ -58,7 +82,7 @@ pub trait SurveyRepository: Send + Sync {
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
 
     /// Locks the referenced flags, asks `planner` what to write, and inserts the survey with its
-    /// targeting plan, atomically. A planner error is returned as is and nothing is written.
+    /// targeting plan and activity entry, atomically. A planner error is returned as is and nothing is written.
     ///
     /// # Errors
     /// `Conflict` when the project has a survey of that name; the planner's errors;
@@ -86,10 +110,41 @@ pub trait SurveyRepository: Send + Sync {
         planner: &UpdatePlanner<'_>,
     ) -> Result<Survey, DomainError>;
 
-    /// Deletes the survey and soft-deletes the targeting flag it owns, atomically; returns
-    /// whether the survey existed.
+    /// Deletes the survey, soft-deletes the targeting flag it owns and logs `note`'s entry,
+    /// atomically; returns whether the survey existed (nothing is logged when it did not).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<bool, DomainError>;
+    async fn delete(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        note: &DeletionNote<'_>,
+    ) -> Result<bool, DomainError>;
+
+    /// Inserts one survey per target, in order, each planned by `planner` against the names its
+    /// project already has that start with `name_prefix`, with its targeting plan and activity
+    /// entry, created by `creator`: all of them or, on any error, none.
+    ///
+    /// # Errors
+    /// `Conflict` when a name is taken after all; the planner's errors; `Unexpected`.
+    async fn create_copies(
+        &self,
+        targets: &[CopyTarget],
+        creator: UserId,
+        name_prefix: &str,
+        planner: &CopyPlanner<'_>,
+    ) -> Result<Vec<Survey>, DomainError>;
+
+    /// The project's survey activity, or one survey's (`survey`), newest first (ties by id,
+    /// descending). Entries outlive their survey.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn activity(
+        &self,
+        project: ProjectId,
+        survey: Option<SurveyId>,
+        page: PageRequest,
+    ) -> Result<ActivityPage, Unexpected>;
 }

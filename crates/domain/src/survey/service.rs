@@ -1,12 +1,19 @@
-//! Survey use cases: list, get, create, update and delete.
+//! Survey use cases: list, get, create, update, delete, copies into other projects, and the
+//! activity log.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use chrono::Utc;
+
+use super::copy::{copy_name, name_prefix, plan_copy};
 use super::plan::{plan_create, plan_update};
 use super::{
-    FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyFilter, SurveyId,
-    SurveyRepository,
+    CopyTarget, FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyFilter,
+    SurveyId, SurveyRepository, activity,
 };
+use crate::access::ProjectAccess;
+use crate::activity::ActivityPage;
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserId};
@@ -29,6 +36,23 @@ impl SurveyService {
         page: PageRequest,
     ) -> Result<Page<Survey>, DomainError> {
         Ok(self.surveys.list(project, filter, page).await?)
+    }
+
+    /// Every unarchived survey of the project, newest first: what the SDKs' public feed and
+    /// project-wide stats are about.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn unarchived(&self, project: ProjectId) -> Result<Vec<Survey>, DomainError> {
+        let filter = SurveyFilter {
+            archived: Some(false),
+            ..SurveyFilter::default()
+        };
+        let everything = PageRequest {
+            limit: u32::MAX,
+            offset: 0,
+        };
+        Ok(self.surveys.list(project, &filter, everything).await?.items)
     }
 
     /// # Errors
@@ -84,16 +108,79 @@ impl SurveyService {
             })
     }
 
-    /// Deletes a survey and the targeting flag it created; its linked flag stays.
+    /// Deletes a survey and the targeting flag it created; its linked flag stays, and so does
+    /// its activity log, which records who deleted it.
     ///
     /// # Errors
     /// `NotFound`.
-    pub async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<(), DomainError> {
-        if self.surveys.delete(project, id).await? {
+    pub async fn delete(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        deleter: UserId,
+    ) -> Result<(), DomainError> {
+        let note = |name: &str| activity::deleted(name, deleter);
+        if self.surveys.delete(project, id, &note).await? {
             Ok(())
         } else {
             Err(DomainError::NotFound)
         }
+    }
+
+    /// Copies `source` into each target project (each once, in the order given) as a draft
+    /// created by `creator`, all in one transaction: every copy is made or none is. The caller
+    /// has cleared every target for the key, as it clears the project in the path.
+    ///
+    /// # Errors
+    /// `Invalid` when a copy's name was taken meanwhile; `Unexpected`.
+    pub async fn duplicate_to_projects(
+        &self,
+        source: &Survey,
+        creator: UserId,
+        targets: &[ProjectAccess],
+    ) -> Result<Vec<Survey>, DomainError> {
+        let mut seen = BTreeSet::new();
+        let targets: Vec<CopyTarget> = targets
+            .iter()
+            .filter(|target| seen.insert(target.project.id))
+            .map(|target| CopyTarget {
+                project: target.project.id,
+                id: SurveyId::generate(),
+            })
+            .collect();
+        let now = Utc::now();
+        let planner = |_, taken: &BTreeSet<String>| {
+            let name = copy_name(&source.state.name, now, taken);
+            Ok(plan_copy(source, name, creator)?)
+        };
+        self.surveys
+            .create_copies(
+                &targets,
+                creator,
+                &name_prefix(&source.state.name),
+                &planner,
+            )
+            .await
+            .map_err(|error| {
+                error.conflict_as(|| name_taken("There is already a survey with this name."))
+            })
+    }
+
+    /// The project's survey activity, or one survey's, newest first. Entries of deleted surveys
+    /// stay in the project's log, but a deleted survey's own log is not found, as in PostHog.
+    ///
+    /// # Errors
+    /// `NotFound` for a survey the project does not have.
+    pub async fn activity(
+        &self,
+        project: ProjectId,
+        survey: Option<SurveyId>,
+        page: PageRequest,
+    ) -> Result<ActivityPage, DomainError> {
+        if let Some(id) = survey {
+            self.get(project, id).await?;
+        }
+        Ok(self.surveys.activity(project, survey, page).await?)
     }
 }
 

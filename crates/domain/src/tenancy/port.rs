@@ -47,6 +47,12 @@ pub trait TenancyRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn project(&self, id: ProjectId) -> Result<Option<Project>, Unexpected>;
 
+    /// The project whose public token (`phc_…`, what the SDKs send) this is.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn project_by_token(&self, token: &str) -> Result<Option<Project>, Unexpected>;
+
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected>;

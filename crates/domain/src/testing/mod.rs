@@ -5,6 +5,7 @@
 
 mod feature_flags;
 mod plugins;
+mod survey_responses;
 mod surveys;
 mod tenancy;
 mod upstream;
@@ -32,9 +33,12 @@ struct State {
     keys: Vec<(String, ApiKey)>,
     flags: Vec<StoredFlag>,
     surveys: Vec<StoredSurvey>,
+    survey_activity: Vec<surveys::StoredActivity>,
     plugins: Vec<plugins::StoredPlugin>,
     plugin_configs: Vec<crate::plugin_config::PluginConfig>,
     plugin_activity: Vec<plugins::StoredActivity>,
+    survey_events: Vec<(ProjectId, crate::survey_response::SurveyEvent)>,
+    survey_responses: Vec<survey_responses::StoredResponse>,
 }
 
 #[derive(Debug, Clone)]

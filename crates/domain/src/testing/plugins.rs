@@ -5,10 +5,11 @@ use async_trait::async_trait;
 use chrono::Utc;
 use uuid::Uuid;
 
+use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::plugin::{
-    ActivityEntry, ActivityPage, NewActivity, Plugin, PluginFiles, PluginId, PluginPlanner,
-    PluginRepository, PluginState, PluginWrite, SourceChanges,
+    Plugin, PluginFiles, PluginId, PluginPlanner, PluginRepository, PluginState, PluginWrite,
+    SourceChanges,
 };
 use crate::plugin_config::{
     PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
@@ -100,7 +101,7 @@ impl State {
                 user: None,
                 scope: "Plugin".into(),
                 activity: activity.activity.into(),
-                plugin_id: plugin,
+                item_id: plugin.to_string(),
                 detail: activity.detail.clone(),
                 created_at: Utc::now(),
             },

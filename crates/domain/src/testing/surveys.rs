@@ -1,19 +1,33 @@
 //! The survey port, faked: writes apply to a copy of the state that replaces it only on success,
-//! as a transaction would.
+//! as a transaction would, activity entries included.
+
+use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use chrono::Utc;
+use uuid::Uuid;
 
+use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::feature_flag::FlagId;
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    CreatePlanner, FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId,
-    SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
+    CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags, Survey,
+    SurveyFilter, SurveyId, SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
+    activity::SCOPE,
 };
 use crate::tenancy::{ProjectId, UserId};
 
 use super::{InMemoryStore, State, StoredSurvey};
+
+/// A survey activity entry with what the adapter's table keeps beside it.
+#[derive(Debug, Clone)]
+pub(super) struct StoredActivity {
+    project: ProjectId,
+    survey: SurveyId,
+    user: UserId,
+    entry: ActivityEntry,
+}
 
 impl State {
     fn survey_view(&self, stored: &StoredSurvey) -> Survey {
@@ -52,12 +66,55 @@ impl State {
         }
     }
 
+    fn log_survey(&mut self, project: ProjectId, survey: SurveyId, activity: &NewActivity) {
+        self.survey_activity.push(StoredActivity {
+            project,
+            survey,
+            user: activity.user,
+            entry: ActivityEntry {
+                id: Uuid::now_v7(),
+                // Filled in when read, as the adapter joins the user then.
+                user: None,
+                scope: SCOPE.into(),
+                activity: activity.activity.into(),
+                item_id: survey.0.to_string(),
+                detail: activity.detail.clone(),
+                created_at: Utc::now(),
+            },
+        });
+    }
+
+    /// Inserts a new survey and stores `write` over it; returns its index.
+    fn insert_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        write: SurveyWrite,
+    ) -> Result<usize, DomainError> {
+        self.surveys.push(StoredSurvey {
+            id,
+            project_id: project,
+            state: write.state.clone(),
+            targeting_flag_id: None,
+            owns_targeting_flag: false,
+            created_at: Utc::now(),
+            created_by: Some(creator),
+        });
+        let index = self.surveys.len() - 1;
+        self.store(index, write)?;
+        Ok(index)
+    }
+
     /// Stores a planned write of the survey at `index`, executing its targeting plan as the
-    /// adapter does: delete, then point at the resulting flag.
+    /// adapter does: delete, then point at the resulting flag; then logs its activity.
     fn store(&mut self, index: usize, write: SurveyWrite) -> Result<(), DomainError> {
-        let project = self.surveys[index].project_id;
-        if self.name_taken(project, &write.state.name, self.surveys[index].id) {
+        let (project, id) = (self.surveys[index].project_id, self.surveys[index].id);
+        if self.name_taken(project, &write.state.name, id) {
             return Err(DomainError::Conflict);
+        }
+        if let Some(activity) = &write.activity {
+            self.log_survey(project, id, activity);
         }
         self.surveys[index].state = write.state;
         if let Some(deleted) = write.targeting.delete {
@@ -143,17 +200,7 @@ impl SurveyRepository for InMemoryStore {
         let mut guard = self.lock();
         let mut draft = guard.clone();
         let write = planner(&draft.referenced(project, references))?;
-        draft.surveys.push(StoredSurvey {
-            id,
-            project_id: project,
-            state: write.state.clone(),
-            targeting_flag_id: None,
-            owns_targeting_flag: false,
-            created_at: Utc::now(),
-            created_by: Some(creator),
-        });
-        let index = draft.surveys.len() - 1;
-        draft.store(index, write)?;
+        let index = draft.insert_survey(project, id, creator, write)?;
         let view = draft.survey_view(&draft.surveys[index]);
         *guard = draft;
         Ok(view)
@@ -181,8 +228,14 @@ impl SurveyRepository for InMemoryStore {
         Ok(view)
     }
 
-    async fn delete(&self, project: ProjectId, id: SurveyId) -> Result<bool, DomainError> {
-        let mut state = self.lock();
+    async fn delete(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        note: &DeletionNote<'_>,
+    ) -> Result<bool, DomainError> {
+        let mut guard = self.lock();
+        let mut state = guard.clone();
         let Some(index) = state
             .surveys
             .iter()
@@ -195,6 +248,65 @@ impl SurveyRepository for InMemoryStore {
             // A flag deleted through the flags API meanwhile is already gone.
             state.delete_flag_if_live(project, flag)?;
         }
+        state.log_survey(project, id, &note(&survey.state.name));
+        *guard = state;
         Ok(true)
+    }
+
+    async fn create_copies(
+        &self,
+        targets: &[CopyTarget],
+        creator: UserId,
+        name_prefix: &str,
+        planner: &CopyPlanner<'_>,
+    ) -> Result<Vec<Survey>, DomainError> {
+        let mut guard = self.lock();
+        let mut draft = guard.clone();
+        let mut copies = Vec::with_capacity(targets.len());
+        for target in targets {
+            let taken: BTreeSet<String> = draft
+                .surveys
+                .iter()
+                .filter(|s| s.project_id == target.project && s.state.name.starts_with(name_prefix))
+                .map(|s| s.state.name.clone())
+                .collect();
+            let write = planner(target.project, &taken)?;
+            let index = draft.insert_survey(target.project, target.id, creator, write)?;
+            copies.push(draft.survey_view(&draft.surveys[index]));
+        }
+        *guard = draft;
+        Ok(copies)
+    }
+
+    async fn activity(
+        &self,
+        project: ProjectId,
+        survey: Option<SurveyId>,
+        page: PageRequest,
+    ) -> Result<ActivityPage, Unexpected> {
+        let state = self.lock();
+        let mut entries: Vec<ActivityEntry> = state
+            .survey_activity
+            .iter()
+            .filter(|a| a.project == project && survey.is_none_or(|id| a.survey == id))
+            .map(|a| ActivityEntry {
+                user: state
+                    .users
+                    .iter()
+                    .find(|u| u.id == a.user)
+                    .map(|u| (u.first_name.clone(), u.email.clone())),
+                ..a.entry.clone()
+            })
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
+        let total = entries.len() as u64;
+        Ok(ActivityPage {
+            entries: entries
+                .into_iter()
+                .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+                .take(page.limit as usize)
+                .collect(),
+            total,
+        })
     }
 }

@@ -100,6 +100,15 @@ impl TenancyRepository for InMemoryStore {
         Ok(self.lock().projects.iter().find(|p| p.id == id).cloned())
     }
 
+    async fn project_by_token(&self, token: &str) -> Result<Option<Project>, Unexpected> {
+        Ok(self
+            .lock()
+            .projects
+            .iter()
+            .find(|p| p.api_token == token)
+            .cloned())
+    }
+
     async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected> {
         Ok(self
             .lock()

@@ -42,6 +42,8 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
         bind: "127.0.0.1:0".parse().expect("static address"),
         site_url: None,
         max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
+        capture_max_body_bytes: api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
+        capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
         db_pool_size: 5,
         workers: Some(1),
         plugins: PluginArgs::default(),

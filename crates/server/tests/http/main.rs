@@ -3,6 +3,7 @@
 mod agent_toolkit;
 mod agents;
 mod auth;
+mod capture;
 mod cli;
 mod errors;
 mod fake_upstream;
@@ -10,5 +11,7 @@ mod feature_flags;
 mod helpers;
 mod plugin_installs;
 mod plugins;
+mod posthog_python;
+mod survey_activity;
 mod surveys;
 mod tenancy;

@@ -9,6 +9,7 @@ use domain::survey::{
     Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_NAME_CHARS, Questions,
     Schedule, SurveyChanges, SurveyType,
 };
+use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
 
 use crate::fields::{Fields, non_null, not_null};
@@ -143,6 +144,32 @@ fn parse_targeting_filters(
     }
 }
 
+/// PostHog's message for every malformed `target_team_ids`.
+const TARGETS_INVALID: &str = "target_team_ids must be a non-empty list of team IDs";
+
+/// The projects a `duplicate_to_projects` body names, in its order.
+///
+/// # Errors
+/// `target_team_ids` absent, not a list, empty, or holding anything but integers.
+pub(super) fn target_team_ids(
+    body: &Map<String, Value>,
+) -> Result<Vec<ProjectId>, ValidationError> {
+    let invalid = || ValidationError::invalid("target_team_ids", TARGETS_INVALID);
+    let ids = body
+        .get("target_team_ids")
+        .and_then(Value::as_array)
+        .filter(|ids| !ids.is_empty())
+        .ok_or_else(invalid)?;
+    ids.iter()
+        .map(|id| {
+            // Ids outside i32 cannot exist; -1 names no project and is refused as unreachable.
+            id.as_i64()
+                .map(|id| ProjectId(i32::try_from(id).unwrap_or(-1)))
+                .ok_or_else(invalid)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -151,6 +178,36 @@ mod tests {
 
     fn parse(value: Value) -> Result<SurveyChanges, ValidationError> {
         survey_request(value.as_object().unwrap()).map(|request| request.changes)
+    }
+
+    #[test]
+    fn target_team_ids_must_be_a_non_empty_list_of_integers() {
+        let ids = |body: Value| target_team_ids(body.as_object().unwrap());
+        assert_eq!(
+            ids(json!({"target_team_ids": [3, 1, 99999999999_i64]})).unwrap(),
+            [ProjectId(3), ProjectId(1), ProjectId(-1)]
+        );
+        for body in [
+            json!({}),
+            json!({"target_team_ids": null}),
+            json!({"target_team_ids": []}),
+            json!({"target_team_ids": 3}),
+            json!({"target_team_ids": "3"}),
+            json!({"target_team_ids": [1, "2"]}),
+            json!({"target_team_ids": [1.5]}),
+            json!({"target_team_ids": [true]}),
+        ] {
+            let error = ids(body.clone()).unwrap_err();
+            assert_eq!(
+                (error.attr.as_deref(), error.detail.as_str(), error.code),
+                (
+                    Some("target_team_ids"),
+                    "target_team_ids must be a non-empty list of team IDs",
+                    ValidationCode::Invalid
+                ),
+                "{body}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,490 @@
+//! The survey response port: events stored once per uuid, one response per submission (the
+//! latest send wins), counts since the project's first launch, archiving, and stats.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use domain::patch::Patch;
+use domain::ports::PageRequest;
+use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey_response::{
+    CountFilter, DateWindow, EventAggregate, StatsAggregates, SurveyEvent, SurveyEventKind,
+};
+use domain::tenancy::ProjectId;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+use crate::stores::{Stores, all, at};
+
+contract!(
+    a_retried_event_is_stored_once,
+    each_submission_is_one_response_and_the_latest_send_wins,
+    nothing_is_counted_until_a_survey_is_launched,
+    responses_older_than_the_first_launch_are_not_counted,
+    counts_can_be_narrowed_to_survey_ids_and_leave_out_archived_responses,
+    archiving_names_any_send_of_the_response_and_is_undone_by_unarchiving,
+    responses_are_listed_newest_first_within_the_window,
+    aggregates_add_up_each_kind_of_event,
+    projects_never_see_each_others_events,
+);
+
+const LAUNCH: &str = "2026-06-01T00:00:00Z";
+
+/// A survey of the main project launched at `start`.
+async fn launched(stores: &Stores, name: &str, start: &str) -> Survey {
+    launched_in(stores, stores.project, name, start).await
+}
+
+async fn launched_in(stores: &Stores, project: ProjectId, name: &str, start: &str) -> Survey {
+    SurveyService::new(Arc::clone(&stores.surveys))
+        .create(
+            project,
+            stores.user.id,
+            NewSurvey::new(SurveyChanges {
+                name: Patch::Value(name.into()),
+                survey_type: Patch::Value(SurveyType::Popover),
+                start_date: Patch::Value(at(start)),
+                ..SurveyChanges::default()
+            })
+            .unwrap(),
+        )
+        .await
+        .unwrap()
+}
+
+fn survey_id(survey: &Survey) -> String {
+    survey.id.0.to_string()
+}
+
+fn event(
+    kind: SurveyEventKind,
+    survey: &str,
+    person: &str,
+    submission: Option<&str>,
+    when: DateTime<Utc>,
+    properties: Value,
+) -> SurveyEvent {
+    let mut properties: Map<String, Value> = properties.as_object().cloned().unwrap_or_default();
+    properties.insert("$survey_id".into(), survey.into());
+    SurveyEvent {
+        uuid: Uuid::now_v7(),
+        kind,
+        survey_id: survey.into(),
+        distinct_id: person.into(),
+        timestamp: when,
+        submission_id: submission.map(str::to_owned),
+        properties,
+    }
+}
+
+fn sent(survey: &str, person: &str, submission: Option<&str>, when: DateTime<Utc>) -> SurveyEvent {
+    event(
+        SurveyEventKind::Sent,
+        survey,
+        person,
+        submission,
+        when,
+        json!({"$survey_response_q": person}),
+    )
+}
+
+fn after_launch(minutes: i64) -> DateTime<Utc> {
+    at(LAUNCH) + Duration::minutes(minutes)
+}
+
+async fn counts(stores: &Stores, filter: CountFilter) -> Vec<(String, u64)> {
+    stores
+        .survey_responses
+        .counts(stores.project, &filter)
+        .await
+        .unwrap()
+        .into_iter()
+        .collect()
+}
+
+async fn a_retried_event_is_stored_once(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let batch = [
+        sent(&id, "ada", None, after_launch(1)),
+        event(
+            SurveyEventKind::Shown,
+            &id,
+            "ada",
+            None,
+            after_launch(0),
+            json!({}),
+        ),
+    ];
+    let repository = &stores.survey_responses;
+    assert_eq!(repository.record(stores.project, &batch).await.unwrap(), 2);
+    assert_eq!(repository.record(stores.project, &batch).await.unwrap(), 0);
+    // The same uuid twice inside one batch is one event too.
+    let twice = [batch[0].clone(), batch[0].clone()];
+    assert_eq!(repository.record(stores.project, &twice).await.unwrap(), 0);
+    assert_eq!(counts(&stores, CountFilter::default()).await, [(id, 1)]);
+}
+
+async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let mut first = sent(&id, "ada", Some("sub-1"), after_launch(1));
+    first
+        .properties
+        .insert("$survey_response_q".into(), json!("first"));
+    let mut second = sent(&id, "ada", Some("sub-1"), after_launch(2));
+    second
+        .properties
+        .insert("$survey_response_q".into(), json!("second"));
+    second
+        .properties
+        .insert("$survey_completed".into(), json!(true));
+    let loose = [
+        sent(&id, "bob", None, after_launch(3)),
+        sent(&id, "bob", None, after_launch(4)),
+    ];
+    let repository = &stores.survey_responses;
+    // The later send arrives first; the earlier one, arriving later, must not win.
+    repository
+        .record(stores.project, &[second.clone()])
+        .await
+        .unwrap();
+    repository.record(stores.project, &[first]).await.unwrap();
+    repository.record(stores.project, &loose).await.unwrap();
+
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), 3)]
+    );
+    let page = repository
+        .responses(stores.project, &id, DateWindow::default(), all())
+        .await
+        .unwrap();
+    let ada = page.items.iter().find(|r| r.distinct_id == "ada").unwrap();
+    assert_eq!(ada.uuid, second.uuid);
+    assert_eq!(ada.submission_id.as_deref(), Some("sub-1"));
+    assert_eq!(Value::Object(ada.answers.clone()), json!({"q": "second"}));
+    assert_eq!(ada.completed, Some(true));
+}
+
+async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
+    let draft = SurveyService::new(Arc::clone(&stores.surveys))
+        .create(
+            stores.project,
+            stores.user.id,
+            NewSurvey::new(SurveyChanges {
+                name: Patch::Value("Draft".into()),
+                survey_type: Patch::Value(SurveyType::Popover),
+                ..SurveyChanges::default()
+            })
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let id = survey_id(&draft);
+    stores
+        .survey_responses
+        .record(stores.project, &[sent(&id, "ada", None, after_launch(1))])
+        .await
+        .unwrap();
+    assert_eq!(counts(&stores, CountFilter::default()).await, []);
+}
+
+async fn responses_older_than_the_first_launch_are_not_counted(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    // Unknown survey ids are counted too, as PostHog does.
+    let unknown = Uuid::now_v7().to_string();
+    let events = [
+        sent(&id, "early", None, after_launch(-60)),
+        sent(&id, "late", None, after_launch(60)),
+        sent(&unknown, "ada", None, after_launch(1)),
+        sent(&unknown, "early", None, after_launch(-1)),
+        // A submission counts from its latest send.
+        sent(&id, "both", Some("s"), after_launch(-5)),
+        sent(&id, "both", Some("s"), after_launch(5)),
+    ];
+    stores
+        .survey_responses
+        .record(stores.project, &events)
+        .await
+        .unwrap();
+    let mut expected = vec![(id, 2), (unknown, 1)];
+    expected.sort();
+    assert_eq!(counts(&stores, CountFilter::default()).await, expected);
+}
+
+async fn counts_can_be_narrowed_to_survey_ids_and_leave_out_archived_responses(stores: Stores) {
+    let one = survey_id(&launched(&stores, "One", LAUNCH).await);
+    let two = survey_id(&launched(&stores, "Two", LAUNCH).await);
+    let archived = sent(&one, "ada", None, after_launch(1));
+    let early_archived = sent(&one, "early", None, after_launch(-1));
+    let events = [
+        archived.clone(),
+        early_archived.clone(),
+        sent(&one, "bob", None, after_launch(2)),
+        sent(&two, "ada", None, after_launch(3)),
+    ];
+    let repository = &stores.survey_responses;
+    repository.record(stores.project, &events).await.unwrap();
+    for event in [&archived, &early_archived] {
+        assert!(
+            repository
+                .set_archived(stores.project, &one, event.uuid, true)
+                .await
+                .unwrap()
+        );
+    }
+
+    let only_one = CountFilter {
+        survey_ids: Some(vec![one.clone()]),
+        exclude_archived: false,
+    };
+    assert_eq!(counts(&stores, only_one).await, [(one.clone(), 2)]);
+    let without_archived = CountFilter {
+        survey_ids: None,
+        exclude_archived: true,
+    };
+    let mut expected = vec![(one.clone(), 1), (two.clone(), 1)];
+    expected.sort();
+    assert_eq!(counts(&stores, without_archived.clone()).await, expected);
+    // With every response of a survey archived, the survey is absent, not 0.
+    let bob = events[2].uuid;
+    repository
+        .set_archived(stores.project, &one, bob, true)
+        .await
+        .unwrap();
+    assert_eq!(counts(&stores, without_archived).await, [(two, 1)]);
+}
+
+async fn archiving_names_any_send_of_the_response_and_is_undone_by_unarchiving(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let partial = sent(&id, "ada", Some("sub"), after_launch(1));
+    let last = sent(&id, "ada", Some("sub"), after_launch(2));
+    let shown = event(
+        SurveyEventKind::Shown,
+        &id,
+        "ada",
+        None,
+        after_launch(0),
+        json!({}),
+    );
+    let repository = &stores.survey_responses;
+    repository
+        .record(
+            stores.project,
+            &[partial.clone(), last.clone(), shown.clone()],
+        )
+        .await
+        .unwrap();
+
+    assert!(
+        repository
+            .set_archived(stores.project, &id, partial.uuid, true)
+            .await
+            .unwrap()
+    );
+    // Archiving twice is no second change.
+    assert!(
+        repository
+            .set_archived(stores.project, &id, last.uuid, true)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        repository
+            .archived_uuids(stores.project, &id)
+            .await
+            .unwrap(),
+        [last.uuid]
+    );
+    let excluded = CountFilter {
+        survey_ids: None,
+        exclude_archived: true,
+    };
+    assert_eq!(counts(&stores, excluded.clone()).await, []);
+    assert!(
+        repository
+            .set_archived(stores.project, &id, last.uuid, false)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        repository
+            .archived_uuids(stores.project, &id)
+            .await
+            .unwrap(),
+        Vec::<Uuid>::new()
+    );
+    assert_eq!(counts(&stores, excluded).await, [(id.clone(), 1)]);
+
+    // Only a survey's own `survey sent` events name its responses.
+    for (survey, event) in [
+        (id.as_str(), shown.uuid),
+        (id.as_str(), Uuid::now_v7()),
+        ("other", last.uuid),
+    ] {
+        assert!(
+            !repository
+                .set_archived(stores.project, survey, event, true)
+                .await
+                .unwrap()
+        );
+    }
+    assert!(
+        !repository
+            .set_archived(stores.other_project, &id, last.uuid, true)
+            .await
+            .unwrap()
+    );
+}
+
+async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let events: Vec<SurveyEvent> = (0..5)
+        .map(|minute| sent(&id, &format!("p{minute}"), None, after_launch(minute)))
+        .collect();
+    let repository = &stores.survey_responses;
+    repository.record(stores.project, &events).await.unwrap();
+
+    let page = repository
+        .responses(
+            stores.project,
+            &id,
+            DateWindow::default(),
+            PageRequest {
+                limit: 2,
+                offset: 1,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.count, 5);
+    let people: Vec<&str> = page.items.iter().map(|r| r.distinct_id.as_str()).collect();
+    assert_eq!(people, ["p3", "p2"]);
+
+    let window = DateWindow::new(Some(after_launch(1)), Some(after_launch(3))).unwrap();
+    let page = repository
+        .responses(stores.project, &id, window, all())
+        .await
+        .unwrap();
+    let people: Vec<&str> = page.items.iter().map(|r| r.distinct_id.as_str()).collect();
+    assert_eq!((page.count, people), (3, vec!["p3", "p2", "p1"]));
+}
+
+async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let shown = |person: &str, minute| {
+        event(
+            SurveyEventKind::Shown,
+            &id,
+            person,
+            None,
+            after_launch(minute),
+            json!({}),
+        )
+    };
+    let dismissed = |person: &str, minute, partial: Value| {
+        event(
+            SurveyEventKind::Dismissed,
+            &id,
+            person,
+            None,
+            after_launch(minute),
+            json!({"$survey_partially_completed": partial}),
+        )
+    };
+    let archived = sent(&id, "dan", None, after_launch(9));
+    let events = [
+        shown("ada", 1),
+        shown("ada", 2),
+        shown("bob", 3),
+        shown("cy", 4),
+        dismissed("bob", 5, json!(false)),
+        // A partially completed submission's dismissal is not a dismissal.
+        dismissed("cy", 6, json!(true)),
+        dismissed("cy", 6, json!("true")),
+        sent(&id, "ada", Some("s"), after_launch(7)),
+        sent(&id, "ada", Some("s"), after_launch(8)),
+        sent(&id, "bob", None, after_launch(8)),
+        archived.clone(),
+        // Outside the window.
+        shown("eve", 100),
+    ];
+    let repository = &stores.survey_responses;
+    repository.record(stores.project, &events).await.unwrap();
+    repository
+        .set_archived(stores.project, &id, archived.uuid, true)
+        .await
+        .unwrap();
+
+    let window = DateWindow::new(None, Some(after_launch(50))).unwrap();
+    let aggregates = repository
+        .aggregates(stores.project, &[id.clone(), "unrelated".into()], window)
+        .await
+        .unwrap();
+    assert_eq!(
+        aggregates,
+        StatsAggregates {
+            shown: EventAggregate {
+                total_count: 4,
+                unique_persons: 3,
+                first_seen: Some(after_launch(1)),
+                last_seen: Some(after_launch(4)),
+            },
+            dismissed: EventAggregate {
+                total_count: 1,
+                unique_persons: 1,
+                first_seen: Some(after_launch(5)),
+                last_seen: Some(after_launch(5)),
+            },
+            sent: EventAggregate {
+                total_count: 2,
+                unique_persons: 2,
+                first_seen: Some(after_launch(8)),
+                last_seen: Some(after_launch(8)),
+            },
+            dismissed_and_sent_persons: 1,
+        }
+    );
+    let nothing = repository
+        .aggregates(stores.project, &["unrelated".into()], DateWindow::default())
+        .await
+        .unwrap();
+    assert_eq!(nothing, StatsAggregates::default());
+}
+
+async fn projects_never_see_each_others_events(stores: Stores) {
+    let mine = launched(&stores, "NPS", LAUNCH).await;
+    let theirs = launched_in(&stores, stores.other_project, "NPS", LAUNCH).await;
+    let id = survey_id(&mine);
+    let event = sent(&id, "ada", None, after_launch(1));
+    let repository = &stores.survey_responses;
+    repository
+        .record(stores.other_project, std::slice::from_ref(&event))
+        .await
+        .unwrap();
+    assert_eq!(counts(&stores, CountFilter::default()).await, []);
+    // The same uuid is a different event in another project.
+    assert_eq!(
+        repository.record(stores.project, &[event]).await.unwrap(),
+        1
+    );
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), 1)]
+    );
+    let page = repository
+        .responses(
+            stores.other_project,
+            &survey_id(&theirs),
+            DateWindow::default(),
+            all(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.count, 0);
+}

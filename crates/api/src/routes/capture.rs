@@ -1,0 +1,48 @@
+//! The SDKs' capture endpoints (`/batch/`, `/capture/`, `/e/`, `/i/v0/e/`): PostHog's ingestion
+//! wire format in, survey events stored, exactly `200 {"status":1}` out (the web SDK re-sends
+//! on any other 2xx).
+
+mod decode;
+
+use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
+use actix_web::{HttpRequest, HttpResponse, web};
+use domain::access::AccessService;
+use domain::survey_response::SurveyResponseService;
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::extract::read_limited;
+use crate::settings::ApiSettings;
+use decode::{Transport, decode};
+
+/// Accepts one event or a batch; stores its survey events, drops the rest.
+pub(crate) async fn capture(
+    request: HttpRequest,
+    payload: web::Payload,
+    access: web::Data<AccessService>,
+    responses: web::Data<SurveyResponseService>,
+) -> Result<HttpResponse, ApiError> {
+    let settings = request
+        .app_data::<ApiSettings>()
+        .cloned()
+        .unwrap_or_default();
+    let body = read_limited(
+        &request,
+        Some(payload.into_inner()),
+        settings.capture_max_body_bytes,
+    )
+    .await?;
+    let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+    let transport = Transport {
+        query: request.query_string(),
+        content_type: header(CONTENT_TYPE),
+        content_encoding: header(CONTENT_ENCODING),
+    };
+    let captured = decode(&body, transport, settings.capture_max_body_bytes)?;
+    let project = access.project_by_token(captured.token.as_deref()).await?;
+    if captured.batch.events.len() > settings.capture_max_events {
+        return Err(ApiError::too_many_events(settings.capture_max_events));
+    }
+    responses.capture(project.id, &captured.batch).await?;
+    Ok(HttpResponse::Ok().json(json!({"status": 1})))
+}

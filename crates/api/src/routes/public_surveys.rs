@@ -1,0 +1,82 @@
+//! `GET /api/surveys/?token=`: the SDKs' public survey feed, named by the project's public
+//! token (no personal key): every unarchived survey with what the SDKs read to show it.
+
+use actix_web::HttpRequest;
+use actix_web::web::{self, Json};
+use chrono::{DateTime, Utc};
+use domain::access::AccessService;
+use domain::survey::{Survey, SurveyService};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::error::ApiError;
+
+/// The feed: PostHog also sends the team's survey config, which Burrow does not have.
+#[derive(Debug, Serialize)]
+pub(crate) struct SurveyFeed {
+    surveys: Vec<PublicSurvey>,
+    survey_config: Option<Value>,
+}
+
+/// PostHog's public survey fields; `description` is deliberately left out, and flag keys are
+/// left out when there is no flag.
+#[derive(Debug, Serialize)]
+struct PublicSurvey {
+    id: Uuid,
+    name: String,
+    #[serde(rename = "type")]
+    survey_type: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    linked_flag_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    targeting_flag_key: Option<String>,
+    questions: Option<Value>,
+    conditions: Option<Map<String, Value>>,
+    appearance: Option<Map<String, Value>>,
+    start_date: Option<DateTime<Utc>>,
+    end_date: Option<DateTime<Utc>>,
+    current_iteration: Option<i32>,
+    current_iteration_start_date: Option<DateTime<Utc>>,
+    schedule: &'static str,
+    enable_partial_responses: bool,
+}
+
+impl From<Survey> for PublicSurvey {
+    fn from(survey: Survey) -> Self {
+        let state = survey.state;
+        Self {
+            id: survey.id.0,
+            name: state.name,
+            survey_type: state.survey_type.as_str(),
+            linked_flag_key: survey.linked_flag.map(|flag| flag.key),
+            targeting_flag_key: survey.targeting_flag.map(|flag| flag.key),
+            questions: state.questions,
+            conditions: state.conditions,
+            appearance: state.appearance,
+            start_date: state.start_date,
+            end_date: state.end_date,
+            current_iteration: state.iterations.current,
+            current_iteration_start_date: state.iterations.current_start_date,
+            schedule: state.schedule.as_str(),
+            enable_partial_responses: state.enable_partial_responses,
+        }
+    }
+}
+
+/// The token is `?token=` (the web SDK) or `?api_key=`.
+pub(crate) async fn feed(
+    request: HttpRequest,
+    access: web::Data<AccessService>,
+    surveys: web::Data<SurveyService>,
+) -> Result<Json<SurveyFeed>, ApiError> {
+    let token = url::form_urlencoded::parse(request.query_string().as_bytes())
+        .find(|(key, _)| key == "token" || key == "api_key")
+        .map(|(_, value)| value.into_owned());
+    let project = access.project_by_token(token.as_deref()).await?;
+    let surveys = surveys.unarchived(project.id).await?;
+    Ok(Json(SurveyFeed {
+        surveys: surveys.into_iter().map(Into::into).collect(),
+        survey_config: None,
+    }))
+}

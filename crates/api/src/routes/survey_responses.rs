@@ -1,0 +1,291 @@
+//! What a project's surveys were answered: `responses_count`, each survey's responses and
+//! their archive, and stats, all read from the events the capture endpoints stored.
+
+use actix_web::HttpRequest;
+use actix_web::web::{self, Json};
+use chrono::{DateTime, Utc};
+use domain::ValidationError;
+use domain::error::ValidationCode;
+use domain::survey::SurveyId;
+use domain::survey_response::{
+    CountFilter, DateWindow, EventStats, ResponseCounts, SurveyRates, SurveyResponse,
+    SurveyResponseService, SurveyStats, SurveyStatsReport,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use crate::error::ApiError;
+use crate::extract::{Paginated, Pagination, ProjectCaller, ResponseUuid, Surveys, path_id};
+use crate::fields::parse_datetime;
+
+/// `{"<survey id>": <responses>}`; `?survey_ids=a,b` and `?exclude_archived=true` narrow it.
+pub(crate) async fn responses_count(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+) -> Result<Json<ResponseCounts>, ApiError> {
+    let mut filter = CountFilter::default();
+    for (key, value) in query_pairs(&request) {
+        match key.as_str() {
+            "survey_ids" => {
+                let ids: Vec<String> = value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                filter.survey_ids = (!ids.is_empty()).then_some(ids);
+            }
+            "exclude_archived" => filter.exclude_archived = is_true(&value),
+            _ => {}
+        }
+    }
+    Ok(Json(responses.counts(access.project.id, &filter).await?))
+}
+
+/// One response as listed.
+#[derive(Debug, Serialize)]
+pub(crate) struct ResponseBody {
+    uuid: Uuid,
+    distinct_id: String,
+    submission_id: Option<String>,
+    timestamp: DateTime<Utc>,
+    answers: Map<String, Value>,
+    completed: Option<bool>,
+    archived: bool,
+}
+
+impl From<SurveyResponse> for ResponseBody {
+    fn from(response: SurveyResponse) -> Self {
+        Self {
+            uuid: response.uuid,
+            distinct_id: response.distinct_id,
+            submission_id: response.submission_id,
+            timestamp: response.timestamp,
+            answers: response.answers,
+            completed: response.completed,
+            archived: response.archived,
+        }
+    }
+}
+
+/// A survey's responses, newest first, within `date_from`/`date_to`.
+pub(crate) async fn list(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+    pagination: Pagination,
+) -> Result<Json<Paginated<ResponseBody>>, ApiError> {
+    let survey = path_id::<SurveyId>(&request)?;
+    let window = date_window(&request)?;
+    let page = responses
+        .responses(access.project.id, survey, window, pagination.page_request())
+        .await?;
+    Ok(Json(Paginated::new(
+        &request,
+        pagination,
+        page.map(Into::into),
+    )))
+}
+
+pub(crate) async fn archive(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    caller: ProjectCaller<Surveys>,
+) -> Result<Json<Value>, ApiError> {
+    set_archived(&request, &responses, caller, true).await
+}
+
+pub(crate) async fn unarchive(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    caller: ProjectCaller<Surveys>,
+) -> Result<Json<Value>, ApiError> {
+    set_archived(&request, &responses, caller, false).await
+}
+
+async fn set_archived(
+    request: &HttpRequest,
+    responses: &SurveyResponseService,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+    archived: bool,
+) -> Result<Json<Value>, ApiError> {
+    let survey = path_id::<SurveyId>(request)?;
+    let ResponseUuid(response) = path_id(request)?;
+    responses
+        .set_archived(access.project.id, survey, response, archived)
+        .await?;
+    Ok(Json(serde_json::json!({"success": true})))
+}
+
+/// The uuids of the survey's archived responses, newest first.
+pub(crate) async fn archived_uuids(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+) -> Result<Json<Vec<Uuid>>, ApiError> {
+    let survey = path_id::<SurveyId>(&request)?;
+    Ok(Json(
+        responses.archived_uuids(access.project.id, survey).await?,
+    ))
+}
+
+/// PostHog's stats body; `survey_id`, `start_date` and `end_date` only for one survey.
+#[derive(Debug, Serialize)]
+pub(crate) struct StatsBody {
+    #[serde(flatten)]
+    survey: Option<SurveyDates>,
+    stats: StatsByEvent,
+    rates: RatesBody,
+}
+
+#[derive(Debug, Serialize)]
+struct SurveyDates {
+    survey_id: Uuid,
+    start_date: Option<DateTime<Utc>>,
+    end_date: Option<DateTime<Utc>>,
+}
+
+/// Keyed by event name, as PostHog's clients read it; `{}` without surveys.
+#[derive(Debug, Serialize)]
+struct StatsByEvent {
+    #[serde(rename = "survey shown", skip_serializing_if = "Option::is_none")]
+    shown: Option<EventStatsBody>,
+    #[serde(rename = "survey dismissed", skip_serializing_if = "Option::is_none")]
+    dismissed: Option<EventStatsBody>,
+    #[serde(rename = "survey sent", skip_serializing_if = "Option::is_none")]
+    sent: Option<EventStatsBody>,
+}
+
+#[derive(Debug, Serialize)]
+struct EventStatsBody {
+    total_count: u64,
+    total_count_only_seen: u64,
+    unique_persons: u64,
+    unique_persons_only_seen: u64,
+    first_seen: Option<DateTime<Utc>>,
+    last_seen: Option<DateTime<Utc>>,
+}
+
+impl From<EventStats> for EventStatsBody {
+    fn from(stats: EventStats) -> Self {
+        Self {
+            total_count: stats.total_count,
+            total_count_only_seen: stats.total_count_only_seen,
+            unique_persons: stats.unique_persons,
+            unique_persons_only_seen: stats.unique_persons_only_seen,
+            first_seen: stats.first_seen,
+            last_seen: stats.last_seen,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct RatesBody {
+    response_rate: f64,
+    dismissal_rate: f64,
+    unique_users_response_rate: f64,
+    unique_users_dismissal_rate: f64,
+}
+
+impl From<SurveyRates> for RatesBody {
+    fn from(rates: SurveyRates) -> Self {
+        Self {
+            response_rate: rates.response_rate,
+            dismissal_rate: rates.dismissal_rate,
+            unique_users_response_rate: rates.unique_users_response_rate,
+            unique_users_dismissal_rate: rates.unique_users_dismissal_rate,
+        }
+    }
+}
+
+impl From<SurveyStatsReport> for StatsBody {
+    fn from(report: SurveyStatsReport) -> Self {
+        let rates = report
+            .stats
+            .as_ref()
+            .map(SurveyStats::rates)
+            .unwrap_or_default();
+        let by_event = |stats: SurveyStats| StatsByEvent {
+            shown: Some(stats.shown.into()),
+            dismissed: Some(stats.dismissed.into()),
+            sent: Some(stats.sent.into()),
+        };
+        Self {
+            survey: report.survey.map(|survey| SurveyDates {
+                survey_id: survey.id.0,
+                start_date: survey.state.start_date,
+                end_date: survey.state.end_date,
+            }),
+            stats: report.stats.map_or(
+                StatsByEvent {
+                    shown: None,
+                    dismissed: None,
+                    sent: None,
+                },
+                by_event,
+            ),
+            rates: rates.into(),
+        }
+    }
+}
+
+/// One survey's stats within `date_from`/`date_to` and its run.
+pub(crate) async fn survey_stats(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+) -> Result<Json<StatsBody>, ApiError> {
+    let survey = path_id::<SurveyId>(&request)?;
+    let window = date_window(&request)?;
+    let report = responses
+        .survey_stats(access.project.id, survey, window)
+        .await?;
+    Ok(Json(report.into()))
+}
+
+/// Stats over the project's unarchived surveys.
+pub(crate) async fn project_stats(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+) -> Result<Json<StatsBody>, ApiError> {
+    let window = date_window(&request)?;
+    let report = responses.project_stats(access.project.id, window).await?;
+    Ok(Json(report.into()))
+}
+
+fn query_pairs(request: &HttpRequest) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(request.query_string().as_bytes())
+        .into_owned()
+        .collect()
+}
+
+fn is_true(value: &str) -> bool {
+    matches!(value.to_ascii_lowercase().as_str(), "true" | "1")
+}
+
+/// `date_from`/`date_to` (ISO 8601), with PostHog's messages.
+fn date_window(request: &HttpRequest) -> Result<DateWindow, ApiError> {
+    let mut from = None;
+    let mut to = None;
+    for (key, value) in query_pairs(request) {
+        let slot = match key.as_str() {
+            "date_from" => &mut from,
+            "date_to" => &mut to,
+            _ => continue,
+        };
+        if value.is_empty() {
+            continue;
+        }
+        *slot = Some(parse_datetime(&value).ok_or_else(|| {
+            ValidationError::general(
+                ValidationCode::Invalid,
+                "Invalid date format. Please use ISO 8601 format with timezone info \
+                 (e.g. 2024-01-01T00:00:00Z or 2024-01-01T00:00:00+00:00)",
+            )
+        })?);
+    }
+    Ok(DateWindow::new(from, to)?)
+}

@@ -1,0 +1,328 @@
+//! From events as the SDKs send them to the survey events Burrow stores: which events are kept,
+//! where `distinct_id` and the answers sit, and what time an event happened.
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::{SurveyEvent, SurveyEventKind};
+use crate::error::{ValidationCode, ValidationError};
+
+/// Longest `distinct_id`, `$survey_id` or `$survey_submission_id` kept; PostHog truncates
+/// distinct ids at 200 characters too.
+pub const MAX_ID_CHARS: usize = 200;
+
+/// How far in the future an SDK's clock may put an event before it is taken as "now" (PostHog
+/// allows 23 hours).
+const MAX_FUTURE: Duration = Duration::hours(23);
+
+/// One event as an SDK sent it, after the transport's encodings are undone.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CapturedEvent {
+    pub event: String,
+    pub uuid: Option<Uuid>,
+    /// The top-level `distinct_id`; the web SDK sends it only in `properties`.
+    pub distinct_id: Option<String>,
+    /// The SDK's clock when the event happened.
+    pub timestamp: Option<DateTime<Utc>>,
+    /// Milliseconds before sending that the event happened (older SDKs, instead of `timestamp`).
+    pub offset_ms: Option<i64>,
+    pub properties: Map<String, Value>,
+}
+
+/// One capture request's events, with the SDK's clock at sending time.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaptureBatch {
+    pub events: Vec<CapturedEvent>,
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl CaptureBatch {
+    /// The batch's survey events, timed by the server's clock `now`; other events are dropped.
+    ///
+    /// # Errors
+    /// `Invalid` when any event lacks a name or a `distinct_id`, or names ids longer than
+    /// [`MAX_ID_CHARS`]: a rejected batch stores nothing, so the SDK's retry cannot half-apply.
+    pub fn survey_events(&self, now: DateTime<Utc>) -> Result<Vec<SurveyEvent>, ValidationError> {
+        let mut kept = Vec::new();
+        for (index, event) in self.events.iter().enumerate() {
+            if event.event.is_empty() {
+                return Err(ValidationError::field(
+                    "event",
+                    ValidationCode::Required,
+                    format!("Event {index} has no event name."),
+                ));
+            }
+            let distinct_id = distinct_id(event).ok_or_else(|| {
+                ValidationError::field(
+                    "distinct_id",
+                    ValidationCode::Required,
+                    format!("Event {index} has no distinct_id."),
+                )
+            })?;
+            let Some(kind) = SurveyEventKind::parse(&event.event) else {
+                continue;
+            };
+            let survey_id = property_string(&event.properties, "$survey_id").unwrap_or_default();
+            let submission_id = property_string(&event.properties, "$survey_submission_id")
+                .filter(|id| !id.is_empty());
+            for (attr, value) in [
+                ("$survey_id", Some(&survey_id)),
+                ("$survey_submission_id", submission_id.as_ref()),
+            ] {
+                if value.is_some_and(|v| v.chars().count() > MAX_ID_CHARS) {
+                    return Err(ValidationError::field(
+                        attr,
+                        ValidationCode::MaxLength,
+                        format!("Event {index}: {attr} is longer than {MAX_ID_CHARS} characters."),
+                    ));
+                }
+            }
+            kept.push(SurveyEvent {
+                uuid: event.uuid.unwrap_or_else(Uuid::now_v7),
+                kind,
+                survey_id,
+                distinct_id,
+                timestamp: self.happened_at(event, now),
+                submission_id,
+                properties: survey_properties(&event.properties),
+            });
+        }
+        Ok(kept)
+    }
+
+    /// When the event happened by the server's clock: the SDK's timestamp corrected by how far
+    /// its clock was off when sending (`sent_at` vs `now`), as PostHog's ingestion does.
+    fn happened_at(&self, event: &CapturedEvent, now: DateTime<Utc>) -> DateTime<Utc> {
+        let at = match (event.timestamp, self.sent_at, event.offset_ms) {
+            (Some(timestamp), Some(sent_at), _) => {
+                now.checked_add_signed(timestamp.signed_duration_since(sent_at))
+            }
+            (Some(timestamp), None, _) => Some(timestamp),
+            (None, _, Some(offset)) => {
+                Duration::try_milliseconds(offset).and_then(|offset| now.checked_sub_signed(offset))
+            }
+            (None, _, None) => Some(now),
+        };
+        match at {
+            Some(at) if at <= now + MAX_FUTURE => at,
+            _ => now,
+        }
+    }
+}
+
+/// The top-level `distinct_id`, else `properties.distinct_id`; truncated to [`MAX_ID_CHARS`].
+fn distinct_id(event: &CapturedEvent) -> Option<String> {
+    event
+        .distinct_id
+        .as_deref()
+        .map(without_nul)
+        .or_else(|| property_string(&event.properties, "distinct_id"))
+        .filter(|id| !id.is_empty())
+        .map(|id| id.chars().take(MAX_ID_CHARS).collect())
+}
+
+/// A property as text: strings as they are, numbers as written (SDKs send ids of both kinds).
+fn property_string(properties: &Map<String, Value>, key: &str) -> Option<String> {
+    match properties.get(key)? {
+        Value::String(text) => Some(without_nul(text)),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+/// The properties a survey event is kept with: `$survey_*` (answers, questions, completion).
+fn survey_properties(properties: &Map<String, Value>) -> Map<String, Value> {
+    properties
+        .iter()
+        .filter(|(key, _)| key.starts_with("$survey_"))
+        .map(|(key, value)| (without_nul(key), value_without_nul(value)))
+        .collect()
+}
+
+/// Text as stored: PostgreSQL's text and jsonb cannot hold U+0000, so it becomes U+FFFD.
+fn without_nul(text: &str) -> String {
+    text.replace('\0', "\u{FFFD}")
+}
+
+fn value_without_nul(value: &Value) -> Value {
+    match value {
+        Value::String(text) => Value::String(without_nul(text)),
+        Value::Array(items) => Value::Array(items.iter().map(value_without_nul).collect()),
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| (without_nul(key), value_without_nul(value)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    use super::*;
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_800_000_000 + seconds, 0).unwrap()
+    }
+
+    fn event(name: &str, properties: Value) -> CapturedEvent {
+        CapturedEvent {
+            event: name.into(),
+            properties: properties.as_object().unwrap().clone(),
+            ..CapturedEvent::default()
+        }
+    }
+
+    fn batch(events: Vec<CapturedEvent>) -> CaptureBatch {
+        CaptureBatch {
+            events,
+            sent_at: None,
+        }
+    }
+
+    #[test]
+    fn keeps_survey_events_and_drops_the_rest() {
+        let batch = batch(vec![
+            event("$pageview", json!({"distinct_id": "p"})),
+            event(
+                "survey sent",
+                json!({"distinct_id": "p", "$survey_id": "s", "$survey_response_q1": 5, "$current_url": "x"}),
+            ),
+            event(
+                "survey shown",
+                json!({"distinct_id": "p", "$survey_id": "s"}),
+            ),
+        ]);
+        let kept = batch.survey_events(at(0)).unwrap();
+        assert_eq!(
+            kept.iter().map(|e| e.kind).collect::<Vec<_>>(),
+            [SurveyEventKind::Sent, SurveyEventKind::Shown]
+        );
+        assert_eq!(kept[0].survey_id, "s");
+        assert_eq!(
+            Value::Object(kept[0].properties.clone()),
+            json!({"$survey_id": "s", "$survey_response_q1": 5})
+        );
+    }
+
+    #[test]
+    fn distinct_id_is_read_at_the_top_level_first_then_in_properties() {
+        let mut top = event("survey sent", json!({"distinct_id": "inner"}));
+        top.distinct_id = Some("outer".into());
+        let inner = event("survey sent", json!({"distinct_id": 42}));
+        let kept = batch(vec![top, inner]).survey_events(at(0)).unwrap();
+        assert_eq!(kept[0].distinct_id, "outer");
+        assert_eq!(kept[1].distinct_id, "42");
+    }
+
+    #[test]
+    fn an_event_without_distinct_id_rejects_the_whole_batch() {
+        let error = batch(vec![
+            event("survey sent", json!({"distinct_id": "p"})),
+            event("$pageview", json!({})),
+        ])
+        .survey_events(at(0))
+        .unwrap_err();
+        assert_eq!(error.attr.as_deref(), Some("distinct_id"));
+        assert!(error.detail.contains("Event 1"), "{}", error.detail);
+    }
+
+    #[test]
+    fn an_event_without_a_name_is_rejected() {
+        let error = batch(vec![event("", json!({"distinct_id": "p"}))])
+            .survey_events(at(0))
+            .unwrap_err();
+        assert_eq!(error.attr.as_deref(), Some("event"));
+    }
+
+    #[test]
+    fn overlong_ids_are_rejected_and_overlong_distinct_ids_truncated() {
+        let long = "x".repeat(MAX_ID_CHARS + 1);
+        let error = batch(vec![event(
+            "survey sent",
+            json!({"distinct_id": "p", "$survey_id": long}),
+        )])
+        .survey_events(at(0))
+        .unwrap_err();
+        assert_eq!(error.attr.as_deref(), Some("$survey_id"));
+        let kept = batch(vec![event("survey sent", json!({"distinct_id": long}))])
+            .survey_events(at(0))
+            .unwrap();
+        assert_eq!(kept[0].distinct_id.chars().count(), MAX_ID_CHARS);
+    }
+
+    #[test]
+    fn nul_characters_which_postgresql_cannot_store_are_replaced() {
+        let mut nul = event(
+            "survey sent",
+            json!({"$survey_id": "s\0", "$survey_response_q": {"a\0": ["b\0"]}}),
+        );
+        nul.distinct_id = Some("p\u{0}".into());
+        let kept = batch(vec![nul]).survey_events(at(0)).unwrap();
+        assert_eq!(kept[0].survey_id, "s\u{FFFD}");
+        assert_eq!(kept[0].distinct_id, "p\u{FFFD}");
+        assert_eq!(
+            kept[0].properties["$survey_response_q"],
+            json!({"a\u{FFFD}": ["b\u{FFFD}"]})
+        );
+    }
+
+    #[test]
+    fn an_empty_submission_id_is_no_submission_id() {
+        let kept = batch(vec![event(
+            "survey sent",
+            json!({"distinct_id": "p", "$survey_submission_id": ""}),
+        )])
+        .survey_events(at(0))
+        .unwrap();
+        assert_eq!(kept[0].submission_id, None);
+        assert_eq!(kept[0].submission_key(), kept[0].uuid.to_string());
+    }
+
+    #[test]
+    fn timestamps_are_corrected_by_the_sdks_clock_skew() {
+        let mut skewed = event("survey sent", json!({"distinct_id": "p"}));
+        // The SDK's clock runs an hour ahead: it sent at +3600 what happened at +3590.
+        skewed.timestamp = Some(at(3590));
+        let batch = CaptureBatch {
+            events: vec![skewed],
+            sent_at: Some(at(3600)),
+        };
+        assert_eq!(batch.survey_events(at(0)).unwrap()[0].timestamp, at(-10));
+    }
+
+    #[test]
+    fn offsets_count_back_from_now_and_far_futures_become_now() {
+        let mut offset = event("survey sent", json!({"distinct_id": "p"}));
+        offset.offset_ms = Some(5_000);
+        let mut future = event("survey sent", json!({"distinct_id": "p"}));
+        future.timestamp = Some(at(24 * 3600));
+        let mut overflowing = event("survey sent", json!({"distinct_id": "p"}));
+        overflowing.offset_ms = Some(i64::MIN);
+        let kept = batch(vec![offset, future, overflowing])
+            .survey_events(at(0))
+            .unwrap();
+        assert_eq!(kept[0].timestamp, at(-5));
+        assert_eq!(kept[1].timestamp, at(0));
+        assert_eq!(kept[2].timestamp, at(0));
+    }
+
+    #[test]
+    fn answers_are_keyed_by_suffix_and_the_legacy_key_is_question_zero() {
+        let kept = batch(vec![event(
+            "survey sent",
+            json!({"distinct_id": "p", "$survey_response": "legacy", "$survey_response_abc": [1, 2]}),
+        )])
+        .survey_events(at(0))
+        .unwrap();
+        assert_eq!(
+            Value::Object(kept[0].answers()),
+            json!({"0": "legacy", "abc": [1, 2]})
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! Survey responses: the `survey shown` / `survey dismissed` / `survey sent` events the SDKs
+//! capture, the responses they add up to (one per submission), and what is read back from them
+//! (counts, the responses themselves, stats).
+
+mod capture;
+mod port;
+mod service;
+mod stats;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
+pub use port::SurveyResponseRepository;
+pub use service::{SurveyResponseService, SurveyStatsReport};
+pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
+
+/// The survey events Burrow keeps; every other event is accepted and dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SurveyEventKind {
+    Shown,
+    Dismissed,
+    Sent,
+}
+
+impl SurveyEventKind {
+    pub const ALL: [Self; 3] = [Self::Shown, Self::Dismissed, Self::Sent];
+
+    /// The event name the SDKs send.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shown => "survey shown",
+            Self::Dismissed => "survey dismissed",
+            Self::Sent => "survey sent",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
+    }
+}
+
+impl fmt::Display for SurveyEventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One stored survey event, as the capture endpoints accepted it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurveyEvent {
+    pub uuid: Uuid,
+    pub kind: SurveyEventKind,
+    /// `$survey_id` as sent; not checked against the project's surveys, as PostHog does not.
+    pub survey_id: String,
+    pub distinct_id: String,
+    pub timestamp: DateTime<Utc>,
+    /// `$survey_submission_id`; partial sends of one submission repeat it.
+    pub submission_id: Option<String>,
+    /// The event's `$survey_*` properties.
+    pub properties: Map<String, Value>,
+}
+
+impl SurveyEvent {
+    /// What makes sends one response: the submission id, or the event itself without one.
+    pub fn submission_key(&self) -> String {
+        self.submission_id
+            .clone()
+            .unwrap_or_else(|| self.uuid.to_string())
+    }
+
+    /// `$survey_response_<suffix>` values by suffix; the bare legacy `$survey_response` is
+    /// question 0's answer, so it is kept under `"0"` unless a suffixed `0` exists.
+    pub fn answers(&self) -> Map<String, Value> {
+        let mut answers = Map::new();
+        for (key, value) in &self.properties {
+            if let Some(suffix) = key.strip_prefix("$survey_response_") {
+                answers.insert(suffix.to_owned(), value.clone());
+            }
+        }
+        if let Some(value) = self.properties.get("$survey_response") {
+            answers
+                .entry("0".to_owned())
+                .or_insert_with(|| value.clone());
+        }
+        answers
+    }
+
+    /// `$survey_completed`, when the SDK said.
+    pub fn completed(&self) -> Option<bool> {
+        self.properties
+            .get("$survey_completed")
+            .and_then(Value::as_bool)
+    }
+}
+
+/// One response: the latest `survey sent` event of a submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurveyResponse {
+    /// The uuid of the event that carried the latest answers; archive calls name it.
+    pub uuid: Uuid,
+    pub distinct_id: String,
+    pub submission_id: Option<String>,
+    pub timestamp: DateTime<Utc>,
+    /// Answers by question id (legacy index keys mapped to ids by the service).
+    pub answers: Map<String, Value>,
+    pub completed: Option<bool>,
+    pub archived: bool,
+}
+
+/// Which responses `responses_count` counts besides PostHog's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CountFilter {
+    /// Only these `$survey_id`s (`None`: all).
+    pub survey_ids: Option<Vec<String>>,
+    /// Leave archived responses out.
+    pub exclude_archived: bool,
+}
+
+/// Response counts by `$survey_id`; surveys without responses are absent.
+pub type ResponseCounts = BTreeMap<String, u64>;
+
+/// A closed time window; either end may be open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DateWindow {
+    pub from: Option<DateTime<Utc>>,
+    pub to: Option<DateTime<Utc>>,
+}
+
+impl DateWindow {
+    pub fn contains(&self, at: DateTime<Utc>) -> bool {
+        self.from.is_none_or(|from| at >= from) && self.to.is_none_or(|to| at <= to)
+    }
+
+    /// This window narrowed to `[from, to]` where those are given.
+    pub fn within(self, from: Option<DateTime<Utc>>, to: Option<DateTime<Utc>>) -> Self {
+        Self {
+            from: later(self.from, from),
+            to: earlier(self.to, to),
+        }
+    }
+}
+
+fn later(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn earlier(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

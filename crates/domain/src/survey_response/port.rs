@@ -1,0 +1,82 @@
+//! The port of stored survey events and the responses they add up to.
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use super::{
+    CountFilter, DateWindow, ResponseCounts, StatsAggregates, SurveyEvent, SurveyResponse,
+};
+use crate::error::Unexpected;
+use crate::ports::{Page, PageRequest};
+use crate::tenancy::ProjectId;
+
+#[async_trait]
+pub trait SurveyResponseRepository: Send + Sync {
+    /// Stores the events, and for each `survey sent` the response of its submission (the latest
+    /// event of a submission wins), in one transaction. An event whose uuid the project already
+    /// has is skipped, so a retried batch changes nothing. Returns how many events were new.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails; then nothing is stored.
+    async fn record(&self, project: ProjectId, events: &[SurveyEvent])
+    -> Result<usize, Unexpected>;
+
+    /// Responses by `$survey_id` whose latest send is at or after the earliest `start_date` of
+    /// the project's surveys (PostHog's bound), empty when no survey was ever launched. The work
+    /// is proportional to the number of survey ids, not of events.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn counts(
+        &self,
+        project: ProjectId,
+        filter: &CountFilter,
+    ) -> Result<ResponseCounts, Unexpected>;
+
+    /// A survey's responses within `window`, newest first (ties by uuid, descending).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn responses(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        window: DateWindow,
+        page: PageRequest,
+    ) -> Result<Page<SurveyResponse>, Unexpected>;
+
+    /// Archives (or restores) the response that the `survey sent` event `event` belongs to, with
+    /// the counts, in one transaction. `false` when the survey has no such response.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn set_archived(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        event: Uuid,
+        archived: bool,
+    ) -> Result<bool, Unexpected>;
+
+    /// The uuids of a survey's archived responses, newest first.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn archived_uuids(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+    ) -> Result<Vec<Uuid>, Unexpected>;
+
+    /// Totals of the surveys' events within `window`: shown and dismissed events (dismissals
+    /// of partially completed submissions left out), and non-archived responses for sent.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn aggregates(
+        &self,
+        project: ProjectId,
+        survey_ids: &[String],
+        window: DateWindow,
+    ) -> Result<StatsAggregates, Unexpected>;
+}

@@ -1,0 +1,264 @@
+//! Survey response use cases: capture, counts, the responses themselves, archiving, stats.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::{
+    CaptureBatch, CountFilter, DateWindow, ResponseCounts, SurveyResponse,
+    SurveyResponseRepository, SurveyStats,
+};
+use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::ports::{Page, PageRequest};
+use crate::survey::{Survey, SurveyId, SurveyService};
+use crate::tenancy::ProjectId;
+
+pub struct SurveyResponseService {
+    responses: Arc<dyn SurveyResponseRepository>,
+    surveys: Arc<SurveyService>,
+}
+
+/// Stats of one survey (`survey` set) or of the project's unarchived surveys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SurveyStatsReport {
+    pub survey: Option<Survey>,
+    /// `None` for a project without unarchived surveys (PostHog answers `"stats": {}`).
+    pub stats: Option<SurveyStats>,
+}
+
+impl SurveyResponseService {
+    pub fn new(responses: Arc<dyn SurveyResponseRepository>, surveys: Arc<SurveyService>) -> Self {
+        Self { responses, surveys }
+    }
+
+    /// Stores the batch's survey events; other events are dropped. Returns how many were new.
+    ///
+    /// # Errors
+    /// `Invalid` for a malformed event (nothing of the batch is stored); `Unexpected`.
+    pub async fn capture(
+        &self,
+        project: ProjectId,
+        batch: &CaptureBatch,
+    ) -> Result<usize, DomainError> {
+        let events = batch.survey_events(Utc::now())?;
+        if events.is_empty() {
+            return Ok(0);
+        }
+        Ok(self.responses.record(project, &events).await?)
+    }
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn counts(
+        &self,
+        project: ProjectId,
+        filter: &CountFilter,
+    ) -> Result<ResponseCounts, DomainError> {
+        Ok(self.responses.counts(project, filter).await?)
+    }
+
+    /// A survey's responses, newest first, answers keyed by question id.
+    ///
+    /// # Errors
+    /// `NotFound` for a survey of another project; `Unexpected`.
+    pub async fn responses(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        window: DateWindow,
+        page: PageRequest,
+    ) -> Result<Page<SurveyResponse>, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        let page = self
+            .responses
+            .responses(project, &survey.id.0.to_string(), window, page)
+            .await?;
+        let questions = survey.state.questions.as_ref();
+        Ok(page.map(|mut response| {
+            response.answers = keyed_by_question(response.answers, questions);
+            response
+        }))
+    }
+
+    /// Archives or restores one response, named by the uuid of one of its `survey sent` events.
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown survey or response; `Unexpected`.
+    pub async fn set_archived(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        response: Uuid,
+        archived: bool,
+    ) -> Result<(), DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        if self
+            .responses
+            .set_archived(project, &survey.id.0.to_string(), response, archived)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(DomainError::NotFound)
+        }
+    }
+
+    /// # Errors
+    /// `NotFound` for an unknown survey; `Unexpected`.
+    pub async fn archived_uuids(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+    ) -> Result<Vec<Uuid>, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        Ok(self
+            .responses
+            .archived_uuids(project, &survey.id.0.to_string())
+            .await?)
+    }
+
+    /// One survey's stats within `window`, narrowed to the survey's run (from its start, or
+    /// creation when never launched, to its end), as PostHog does.
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown survey; `Unexpected`.
+    pub async fn survey_stats(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        window: DateWindow,
+    ) -> Result<SurveyStatsReport, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        let run_start = survey.state.start_date.unwrap_or(survey.created_at);
+        let window = window.within(Some(run_start), survey.state.end_date);
+        let aggregates = self
+            .responses
+            .aggregates(project, &[survey.id.0.to_string()], window)
+            .await?;
+        Ok(SurveyStatsReport {
+            survey: Some(survey),
+            stats: Some(SurveyStats::from_aggregates(&aggregates)),
+        })
+    }
+
+    /// Stats over the project's unarchived surveys within `window`.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn project_stats(
+        &self,
+        project: ProjectId,
+        window: DateWindow,
+    ) -> Result<SurveyStatsReport, DomainError> {
+        let ids: Vec<String> = self
+            .surveys
+            .unarchived(project)
+            .await?
+            .iter()
+            .map(|survey| survey.id.0.to_string())
+            .collect();
+        if ids.is_empty() {
+            return Ok(SurveyStatsReport {
+                survey: None,
+                stats: None,
+            });
+        }
+        let aggregates = self.responses.aggregates(project, &ids, window).await?;
+        Ok(SurveyStatsReport {
+            survey: None,
+            stats: Some(SurveyStats::from_aggregates(&aggregates)),
+        })
+    }
+}
+
+impl DateWindow {
+    /// A window from `date_from`/`date_to` as clients send them.
+    ///
+    /// # Errors
+    /// `Invalid` (PostHog's message) when `from` is after `to`.
+    pub fn new(
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+    ) -> Result<Self, ValidationError> {
+        if let (Some(from), Some(to)) = (from, to)
+            && from > to
+        {
+            return Err(ValidationError::general(
+                ValidationCode::Invalid,
+                "date_from must be before date_to",
+            ));
+        }
+        Ok(Self { from, to })
+    }
+}
+
+/// Answers keyed by question id: legacy keys (`$survey_response` is question 0,
+/// `$survey_response_<n>` question n) become the id of the question at that index, unless the
+/// key is itself a question id.
+fn keyed_by_question(answers: Map<String, Value>, questions: Option<&Value>) -> Map<String, Value> {
+    let ids: Vec<&str> = questions
+        .and_then(Value::as_array)
+        .map(|questions| {
+            questions
+                .iter()
+                .map(|q| q.get("id").and_then(Value::as_str).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut keyed = Map::new();
+    for (key, value) in answers {
+        let by_index = key
+            .parse::<usize>()
+            .ok()
+            .filter(|_| !ids.contains(&key.as_str()))
+            .and_then(|index| ids.get(index))
+            .filter(|id| !id.is_empty());
+        match by_index {
+            // A question's own key wins over a legacy key naming the same question.
+            Some(id) => {
+                keyed.entry((*id).to_owned()).or_insert(value);
+            }
+            None => {
+                keyed.insert(key, value);
+            }
+        }
+    }
+    keyed
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn legacy_index_keys_become_question_ids() {
+        let questions = json!([{"id": "first"}, {"id": "second"}]);
+        let answers = json!({"0": "a", "1": "b", "first": "kept", "7": "no such question"});
+        let keyed = keyed_by_question(answers.as_object().unwrap().clone(), Some(&questions));
+        assert_eq!(
+            Value::Object(keyed),
+            json!({"first": "kept", "second": "b", "7": "no such question"})
+        );
+    }
+
+    #[test]
+    fn a_key_that_is_a_question_id_stays() {
+        let questions = json!([{"id": "1"}, {"id": "0"}]);
+        let answers = json!({"0": "zero"});
+        let keyed = keyed_by_question(answers.as_object().unwrap().clone(), Some(&questions));
+        assert_eq!(Value::Object(keyed), json!({"0": "zero"}));
+    }
+
+    #[test]
+    fn an_inverted_window_is_refused() {
+        let later = Utc::now();
+        let earlier = later - chrono::Duration::days(1);
+        assert!(DateWindow::new(Some(earlier), Some(later)).is_ok());
+        let error = DateWindow::new(Some(later), Some(earlier)).unwrap_err();
+        assert_eq!(error.detail, "date_from must be before date_to");
+    }
+}

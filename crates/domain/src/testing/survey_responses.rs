@@ -1,0 +1,248 @@
+//! The survey response port, faked: events deduplicated by uuid, one response per submission,
+//! counts and stats computed from them directly.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::error::Unexpected;
+use crate::ports::{Page, PageRequest};
+use crate::survey_response::{
+    CountFilter, DateWindow, EventAggregate, ResponseCounts, StatsAggregates, SurveyEvent,
+    SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+};
+use crate::tenancy::ProjectId;
+
+use super::{InMemoryStore, State};
+
+/// A stored response and what it belongs to.
+#[derive(Debug, Clone)]
+pub(super) struct StoredResponse {
+    project: ProjectId,
+    survey_id: String,
+    submission_key: String,
+    response: SurveyResponse,
+}
+
+impl State {
+    fn response_of(&self, project: ProjectId, survey_id: &str, key: &str) -> Option<usize> {
+        self.survey_responses.iter().position(|stored| {
+            stored.project == project
+                && stored.survey_id == survey_id
+                && stored.submission_key == key
+        })
+    }
+}
+
+fn aggregate<'a>(
+    items: impl Iterator<Item = (&'a str, chrono::DateTime<chrono::Utc>)>,
+) -> EventAggregate {
+    let mut persons = BTreeSet::new();
+    let mut aggregate = EventAggregate::default();
+    for (person, at) in items {
+        persons.insert(person);
+        aggregate.total_count += 1;
+        aggregate.first_seen = Some(aggregate.first_seen.map_or(at, |first| first.min(at)));
+        aggregate.last_seen = Some(aggregate.last_seen.map_or(at, |last| last.max(at)));
+    }
+    aggregate.unique_persons = persons.len() as u64;
+    aggregate
+}
+
+#[async_trait]
+impl SurveyResponseRepository for InMemoryStore {
+    async fn record(
+        &self,
+        project: ProjectId,
+        events: &[SurveyEvent],
+    ) -> Result<usize, Unexpected> {
+        let mut state = self.lock();
+        let mut stored = 0;
+        for event in events {
+            if state
+                .survey_events
+                .iter()
+                .any(|(p, e)| *p == project && e.uuid == event.uuid)
+            {
+                continue;
+            }
+            state.survey_events.push((project, event.clone()));
+            stored += 1;
+            if event.kind != SurveyEventKind::Sent {
+                continue;
+            }
+            let key = event.submission_key();
+            let response = SurveyResponse {
+                uuid: event.uuid,
+                distinct_id: event.distinct_id.clone(),
+                submission_id: event.submission_id.clone(),
+                timestamp: event.timestamp,
+                answers: event.answers(),
+                completed: event.completed(),
+                archived: false,
+            };
+            match state.response_of(project, &event.survey_id, &key) {
+                Some(index) => {
+                    let current = &mut state.survey_responses[index].response;
+                    if (current.timestamp, current.uuid) < (response.timestamp, response.uuid) {
+                        *current = SurveyResponse {
+                            archived: current.archived,
+                            ..response
+                        };
+                    }
+                }
+                None => state.survey_responses.push(StoredResponse {
+                    project,
+                    survey_id: event.survey_id.clone(),
+                    submission_key: key,
+                    response,
+                }),
+            }
+        }
+        Ok(stored)
+    }
+
+    async fn counts(
+        &self,
+        project: ProjectId,
+        filter: &CountFilter,
+    ) -> Result<ResponseCounts, Unexpected> {
+        let state = self.lock();
+        let Some(since) = state
+            .surveys
+            .iter()
+            .filter(|s| s.project_id == project)
+            .filter_map(|s| s.state.start_date)
+            .min()
+        else {
+            return Ok(ResponseCounts::new());
+        };
+        let mut counts = BTreeMap::new();
+        for stored in &state.survey_responses {
+            let wanted = stored.project == project
+                && stored.response.timestamp >= since
+                && !(filter.exclude_archived && stored.response.archived)
+                && filter
+                    .survey_ids
+                    .as_ref()
+                    .is_none_or(|ids| ids.contains(&stored.survey_id));
+            if wanted {
+                *counts.entry(stored.survey_id.clone()).or_insert(0) += 1;
+            }
+        }
+        Ok(counts)
+    }
+
+    async fn responses(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        window: DateWindow,
+        page: PageRequest,
+    ) -> Result<Page<SurveyResponse>, Unexpected> {
+        let state = self.lock();
+        let mut responses: Vec<&SurveyResponse> = state
+            .survey_responses
+            .iter()
+            .filter(|s| s.project == project && s.survey_id == survey_id)
+            .map(|s| &s.response)
+            .filter(|r| window.contains(r.timestamp))
+            .collect();
+        responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
+        Ok(Page {
+            count: responses.len() as u64,
+            items: responses
+                .into_iter()
+                .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+                .take(page.limit as usize)
+                .cloned()
+                .collect(),
+        })
+    }
+
+    async fn set_archived(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        event: Uuid,
+        archived: bool,
+    ) -> Result<bool, Unexpected> {
+        let mut state = self.lock();
+        let key = state.survey_events.iter().find_map(|(p, e)| {
+            (*p == project
+                && e.uuid == event
+                && e.kind == SurveyEventKind::Sent
+                && e.survey_id == survey_id)
+                .then(|| e.submission_key())
+        });
+        let Some(index) = key.and_then(|key| state.response_of(project, survey_id, &key)) else {
+            return Ok(false);
+        };
+        state.survey_responses[index].response.archived = archived;
+        Ok(true)
+    }
+
+    async fn archived_uuids(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+    ) -> Result<Vec<Uuid>, Unexpected> {
+        let state = self.lock();
+        let mut archived: Vec<&SurveyResponse> = state
+            .survey_responses
+            .iter()
+            .filter(|s| s.project == project && s.survey_id == survey_id && s.response.archived)
+            .map(|s| &s.response)
+            .collect();
+        archived.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
+        Ok(archived.into_iter().map(|r| r.uuid).collect())
+    }
+
+    async fn aggregates(
+        &self,
+        project: ProjectId,
+        survey_ids: &[String],
+        window: DateWindow,
+    ) -> Result<StatsAggregates, Unexpected> {
+        let state = self.lock();
+        let events = |kind: SurveyEventKind| {
+            state.survey_events.iter().filter(move |(p, e)| {
+                *p == project
+                    && e.kind == kind
+                    && survey_ids.contains(&e.survey_id)
+                    && window.contains(e.timestamp)
+            })
+        };
+        let dismissals = events(SurveyEventKind::Dismissed).filter(|(_, e)| {
+            !matches!(
+                e.properties.get("$survey_partially_completed"),
+                Some(serde_json::Value::Bool(true))
+            ) && e.properties.get("$survey_partially_completed") != Some(&"true".into())
+        });
+        let sent: Vec<&SurveyResponse> = state
+            .survey_responses
+            .iter()
+            .filter(|s| {
+                s.project == project
+                    && survey_ids.contains(&s.survey_id)
+                    && !s.response.archived
+                    && window.contains(s.response.timestamp)
+            })
+            .map(|s| &s.response)
+            .collect();
+        let dismissers: BTreeSet<&str> = dismissals
+            .clone()
+            .map(|(_, e)| e.distinct_id.as_str())
+            .collect();
+        let senders: BTreeSet<&str> = sent.iter().map(|r| r.distinct_id.as_str()).collect();
+        Ok(StatsAggregates {
+            shown: aggregate(
+                events(SurveyEventKind::Shown).map(|(_, e)| (e.distinct_id.as_str(), e.timestamp)),
+            ),
+            dismissed: aggregate(dismissals.map(|(_, e)| (e.distinct_id.as_str(), e.timestamp))),
+            sent: aggregate(sent.iter().map(|r| (r.distinct_id.as_str(), r.timestamp))),
+            dismissed_and_sent_persons: dismissers.intersection(&senders).count() as u64,
+        })
+    }
+}

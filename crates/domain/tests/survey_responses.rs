@@ -1,0 +1,225 @@
+//! Survey response use cases over the in-memory fakes: capture, counts, responses keyed by
+//! question, archiving, stats narrowed to a survey's run.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Duration, Utc};
+use domain::DomainError;
+use domain::patch::Patch;
+use domain::ports::PageRequest;
+use domain::survey::{NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey_response::{
+    CaptureBatch, CapturedEvent, CountFilter, DateWindow, SurveyResponseService,
+};
+use domain::tenancy::{ProjectId, UserId};
+use domain::testing::InMemoryStore;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+const PROJECT: ProjectId = ProjectId(1);
+const OTHER_PROJECT: ProjectId = ProjectId(2);
+const USER: UserId = UserId(1);
+
+struct World {
+    surveys: Arc<SurveyService>,
+    responses: SurveyResponseService,
+}
+
+fn world() -> World {
+    let store = InMemoryStore::new();
+    let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
+    World {
+        responses: SurveyResponseService::new(Arc::new(store), surveys.clone()),
+        surveys,
+    }
+}
+
+fn all() -> PageRequest {
+    PageRequest {
+        limit: 100,
+        offset: 0,
+    }
+}
+
+/// A survey with two questions (`first`, `second`), launched `days_ago` days ago.
+async fn launched(world: &World, project: ProjectId, days_ago: i64) -> Survey {
+    let questions = Questions::parse(&json!([
+        {"id": "first", "type": "open", "question": "Why?"},
+        {"id": "second", "type": "open", "question": "What else?"},
+    ]))
+    .unwrap();
+    world
+        .surveys
+        .create(
+            project,
+            USER,
+            NewSurvey::new(SurveyChanges {
+                name: Patch::Value("NPS".into()),
+                survey_type: Patch::Value(SurveyType::Popover),
+                questions: Patch::Value(questions),
+                start_date: Patch::Value(Utc::now() - Duration::days(days_ago)),
+                ..SurveyChanges::default()
+            })
+            .unwrap(),
+        )
+        .await
+        .unwrap()
+}
+
+fn captured(name: &str, properties: Value, at: DateTime<Utc>) -> CapturedEvent {
+    CapturedEvent {
+        event: name.into(),
+        uuid: Some(Uuid::now_v7()),
+        distinct_id: None,
+        timestamp: Some(at),
+        offset_ms: None,
+        properties: properties.as_object().cloned().unwrap_or_else(Map::new),
+    }
+}
+
+fn batch(events: Vec<CapturedEvent>) -> CaptureBatch {
+    CaptureBatch {
+        events,
+        sent_at: None,
+    }
+}
+
+#[tokio::test]
+async fn captured_answers_are_counted_and_listed_by_question() {
+    let world = world();
+    let survey = launched(&world, PROJECT, 1).await;
+    let id = survey.id.0.to_string();
+    let now = Utc::now();
+    let stored = world
+        .responses
+        .capture(
+            PROJECT,
+            &batch(vec![
+                captured("$pageview", json!({"distinct_id": "ada"}), now),
+                captured(
+                    "survey sent",
+                    json!({"distinct_id": "ada", "$survey_id": id, "$survey_response": "legacy",
+                           "$survey_response_second": "modern"}),
+                    now,
+                ),
+            ]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stored, 1, "the pageview is dropped");
+
+    let counts = world
+        .responses
+        .counts(PROJECT, &CountFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(counts.into_iter().collect::<Vec<_>>(), [(id, 1)]);
+    let page = world
+        .responses
+        .responses(PROJECT, survey.id, DateWindow::default(), all())
+        .await
+        .unwrap();
+    assert_eq!(
+        Value::Object(page.items[0].answers.clone()),
+        json!({"first": "legacy", "second": "modern"})
+    );
+}
+
+#[tokio::test]
+async fn a_batch_with_one_bad_event_stores_nothing() {
+    let world = world();
+    let survey = launched(&world, PROJECT, 1).await;
+    let id = survey.id.0.to_string();
+    let now = Utc::now();
+    let refused = world
+        .responses
+        .capture(
+            PROJECT,
+            &batch(vec![
+                captured(
+                    "survey sent",
+                    json!({"distinct_id": "ada", "$survey_id": id}),
+                    now,
+                ),
+                captured("survey sent", json!({"$survey_id": id}), now),
+            ]),
+        )
+        .await;
+    assert!(
+        matches!(refused, Err(DomainError::Invalid(_))),
+        "{refused:?}"
+    );
+    let counts = world
+        .responses
+        .counts(PROJECT, &CountFilter::default())
+        .await
+        .unwrap();
+    assert!(counts.is_empty());
+}
+
+#[tokio::test]
+async fn another_projects_survey_is_not_found() {
+    let world = world();
+    let theirs = launched(&world, OTHER_PROJECT, 1).await;
+    let missing = |result: Result<(), DomainError>| {
+        assert!(matches!(result, Err(DomainError::NotFound)), "{result:?}");
+    };
+    missing(
+        world
+            .responses
+            .responses(PROJECT, theirs.id, DateWindow::default(), all())
+            .await
+            .map(|_| ()),
+    );
+    missing(
+        world
+            .responses
+            .set_archived(PROJECT, theirs.id, Uuid::now_v7(), true)
+            .await,
+    );
+    missing(
+        world
+            .responses
+            .survey_stats(PROJECT, theirs.id, DateWindow::default())
+            .await
+            .map(|_| ()),
+    );
+}
+
+#[tokio::test]
+async fn survey_stats_only_count_events_of_the_surveys_run() {
+    let world = world();
+    let survey = launched(&world, PROJECT, 2).await;
+    let id = survey.id.0.to_string();
+    let shown = |days_ago: i64| {
+        captured(
+            "survey shown",
+            json!({"distinct_id": format!("p{days_ago}"), "$survey_id": id}),
+            Utc::now() - Duration::days(days_ago),
+        )
+    };
+    world
+        .responses
+        .capture(PROJECT, &batch(vec![shown(5), shown(1), shown(0)]))
+        .await
+        .unwrap();
+    let report = world
+        .responses
+        .survey_stats(PROJECT, survey.id, DateWindow::default())
+        .await
+        .unwrap();
+    assert_eq!(report.stats.unwrap().shown.total_count, 2);
+
+    let project = world
+        .responses
+        .project_stats(PROJECT, DateWindow::default())
+        .await
+        .unwrap();
+    assert_eq!(project.stats.unwrap().shown.total_count, 3);
+    let empty = world
+        .responses
+        .project_stats(OTHER_PROJECT, DateWindow::default())
+        .await
+        .unwrap();
+    assert_eq!(empty.stats, None);
+}

@@ -1,0 +1,152 @@
+//! PostHog's Python SDK (`posthog` 7.91.1, the real PyPI package) against `burrow serve`: a
+//! backend answering `api` surveys captures `survey sent` events through the SDK, which posts them
+//! to `/batch/` (plainly, and gzipped from a second client), and the project's `responses_count`
+//! counts each submission once. `cargo xtask test` installs the SDK into `target/posthog-python`.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+
+/// The python of the venv `cargo xtask test` installed the SDK into.
+fn python() -> PathBuf {
+    std::env::var_os("BURROW_POSTHOG_PYTHON").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/posthog-python/bin/python"),
+        PathBuf::from,
+    )
+}
+
+/// A launched `api` survey with an open and a rating question.
+struct Survey {
+    id: String,
+    open_id: String,
+    rating_id: String,
+}
+
+async fn launched_survey(app: &TestApp, tenant: &Tenant, name: &str) -> Survey {
+    let surveys = format!("/api/projects/{}/surveys/", tenant.project_id);
+    let body = json!({
+        "name": name,
+        "type": "api",
+        "questions": [
+            {"type": "open", "question": "What could we do better?"},
+            {"type": "rating", "question": "How likely are you to recommend us?", "scale": 10, "display": "number"},
+        ],
+    });
+    let (status, created) = parts(
+        app.send_json(Method::POST, &surveys, &tenant.key, &body)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    let id = created["id"].as_str().expect("survey id").to_owned();
+    let question_id = |index: usize| {
+        created["questions"][index]["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("question {index} has no id: {created}"))
+            .to_owned()
+    };
+    let (open_id, rating_id) = (question_id(0), question_id(1));
+    // Launching is setting the start date, as PostHog's UI does.
+    let start = (chrono::Utc::now() - chrono::TimeDelta::minutes(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (status, launched) = parts(
+        app.send_json(
+            Method::PATCH,
+            &format!("{surveys}{id}/"),
+            &tenant.key,
+            &json!({"start_date": start}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{launched}");
+    Survey {
+        id,
+        open_id,
+        rating_id,
+    }
+}
+
+/// Runs the driver script: the SDK with its defaults answers `survey`, a `gzip=True` client
+/// `gzip_survey`, both with the project's token.
+async fn send_responses(app: &TestApp, token: &str, survey: &Survey, gzip_survey: &Survey) {
+    let python = python();
+    assert!(
+        python.is_file(),
+        "posthog-python is not installed in {}: run `cargo xtask test`, which installs it",
+        python.display()
+    );
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/posthog_python/send_responses.py");
+    let output = tokio::process::Command::new(&python)
+        .arg(script)
+        .env("BURROW_URL", &app.address)
+        .env("BURROW_TOKEN", token)
+        .env("SURVEY_ID", &survey.id)
+        .env("OPEN_QUESTION_ID", &survey.open_id)
+        .env("RATING_QUESTION_ID", &survey.rating_id)
+        .env("GZIP_SURVEY_ID", &gzip_survey.id)
+        .env("GZIP_OPEN_QUESTION_ID", &gzip_survey.open_id)
+        .env("GZIP_RATING_QUESTION_ID", &gzip_survey.rating_id)
+        // The SDK's default wire protocol (`/batch/`), whatever the environment says.
+        .env_remove("POSTHOG_CAPTURE_MODE")
+        .env_remove("POSTHOG_CAPTURE_COMPRESSION")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("running the venv's python");
+    assert!(
+        output.status.success(),
+        "the SDK failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test]
+async fn survey_responses_sent_through_posthog_python_are_counted_once_per_submission() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let (status, project) = parts(
+        app.get(&format!("/api/projects/{}/", ada.project_id), &ada.key)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{project}");
+    let token = project["api_token"].as_str().expect("project api_token");
+    let checkout = launched_survey(&app, &ada, "Checkout feedback").await;
+    let onboarding = launched_survey(&app, &ada, "Onboarding feedback").await;
+
+    send_responses(&app, token, &checkout, &onboarding).await;
+
+    // Each survey got a complete submission, a submission sent in two parts and a send without
+    // a submission id: three responses; `survey shown` and `$pageview` are none.
+    let expected = json!({checkout.id.as_str(): 3, onboarding.id.as_str(): 3});
+    let path = format!("/api/projects/{}/surveys/responses_count/", ada.project_id);
+    let mut counted = (0, Value::Null);
+    // The SDK returns once Burrow answered; give ingestion a moment should it not be synchronous.
+    for _ in 0..50 {
+        counted = parts(app.get(&path, &ada.key).await).await;
+        if counted == (200, expected.clone()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (status, counts) = counted;
+    assert_eq!(status, 200, "{counts}");
+    assert_eq!(
+        counts[&checkout.id], 3,
+        "the default client's survey: {counts}"
+    );
+    assert_eq!(
+        counts[&onboarding.id], 3,
+        "the gzip client's survey: {counts}"
+    );
+    assert_eq!(counts, expected);
+}
