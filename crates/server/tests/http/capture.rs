@@ -643,26 +643,20 @@ async fn the_public_feed_shows_unarchived_surveys_to_any_origin() {
         assert!(shown.get(absent).is_none(), "{absent} in {shown}");
     }
 
-    let (status, body) = parts(
-        app.request(Method::GET, "/api/surveys/")
+    for (query, code) in [
+        ("", "missing_api_key"),
+        ("?token=phc_nope", "invalid_api_key"),
+    ] {
+        let response = app
+            .request(Method::GET, &format!("/api/surveys/{query}"))
             .send()
             .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(
-        (status, body["code"].as_str()),
-        (401, Some("missing_api_key"))
-    );
-    let (status, body) = parts(
-        app.request(Method::GET, "/api/surveys/?token=phc_nope")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(
-        (status, body["code"].as_str()),
-        (401, Some("invalid_api_key"))
-    );
+            .unwrap();
+        let (status, body) = parts(response).await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (401, Some(code)),
+            "{query}"
+        );
+    }
 }
