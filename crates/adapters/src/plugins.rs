@@ -16,7 +16,7 @@ use uuid::Uuid;
 use crate::database::Database;
 use crate::errors::{StorageContext, TransactionError, write_error};
 use crate::paging::{page, window};
-use crate::rows::{ActivityRow, PluginRow, PluginStateRow};
+use crate::rows::{ActivityRow, PluginRow, PluginStateRow, activity_page};
 use crate::schema::{
     organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects, users,
 };
@@ -371,15 +371,6 @@ impl PluginRepository for PgPluginRepository {
         .load::<(ActivityRow, Option<String>, Option<String>)>(&mut conn)
         .await
         .during("listing plugin activity")?;
-        let page = page(
-            total,
-            rows.into_iter()
-                .map(|(row, first_name, email)| row.into_entry(first_name.zip(email)))
-                .collect(),
-        );
-        Ok(ActivityPage {
-            entries: page.items,
-            total: page.count,
-        })
+        Ok(activity_page(total, rows))
     }
 }

@@ -331,19 +331,21 @@ fn aggregate(row: &AggregateRow) -> EventAggregate {
     }
 }
 
+/// One line of `EXPLAIN`'s output.
+#[cfg(feature = "testing")]
 #[derive(QueryableByName)]
 struct PlanLine {
     #[diesel(sql_type = diesel::sql_types::Text, column_name = "QUERY PLAN")]
     line: String,
 }
 
+#[cfg(feature = "testing")]
 impl PgSurveyResponseRepository {
     /// PostgreSQL's plan for `counts`, so tests can show it reads no events and scans no table
     /// whole, however many events there are.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    #[cfg(feature = "testing")]
     pub async fn counts_plan(&self, project: ProjectId) -> Result<String, Unexpected> {
         let mut conn = self.database.connection().await?;
         let lines: Vec<PlanLine> = diesel::sql_query(format!("EXPLAIN {COUNT_RESPONSES}"))

@@ -22,7 +22,7 @@ use crate::database::Database;
 use crate::errors::{StorageContext, TransactionError, write_error};
 use crate::feature_flags::{change_flag, insert_flag, load_creators, load_flags};
 use crate::paging::{page, window};
-use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow};
+use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow, activity_page};
 use crate::schema::{survey_activity, surveys, users};
 
 type Pg = diesel::pg::Pg;
@@ -451,15 +451,6 @@ impl SurveyRepository for PgSurveyRepository {
         .load::<(SurveyActivityRow, Option<String>, Option<String>)>(&mut conn)
         .await
         .during("listing survey activity")?;
-        let page = page(
-            total,
-            rows.into_iter()
-                .map(|(row, first_name, email)| row.into_entry(first_name.zip(email)))
-                .collect(),
-        );
-        Ok(ActivityPage {
-            entries: page.items,
-            total: page.count,
-        })
+        Ok(activity_page(total, rows))
     }
 }

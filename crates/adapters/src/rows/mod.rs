@@ -1,11 +1,13 @@
 //! Diesel row types: the column shapes of each table, converted to domain entities here and
 //! nowhere else.
 
+mod activity;
 mod feature_flags;
 mod plugins;
 mod surveys;
 mod tenancy;
 
+pub(crate) use activity::{ActivityRecord, activity_page};
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
 pub(crate) use plugins::{ActivityRow, PluginRow, PluginStateRow};
 pub(crate) use surveys::{SurveyActivityRow, SurveyRow, SurveyStateRow};

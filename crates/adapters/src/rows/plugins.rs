@@ -125,8 +125,8 @@ pub(crate) struct ActivityRow {
     pub created_at: DateTime<Utc>,
 }
 
-impl ActivityRow {
-    pub fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
+impl super::ActivityRecord for ActivityRow {
+    fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
         ActivityEntry {
             id: self.id,
             user,

@@ -171,9 +171,8 @@ pub(crate) struct SurveyActivityRow {
     pub created_at: DateTime<Utc>,
 }
 
-impl SurveyActivityRow {
-    /// The entry, with its user's `(first_name, email)` when the user still exists.
-    pub fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
+impl super::ActivityRecord for SurveyActivityRow {
+    fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
         ActivityEntry {
             id: self.id,
             user,

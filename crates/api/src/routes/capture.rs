@@ -22,27 +22,25 @@ pub(crate) async fn capture(
     access: web::Data<AccessService>,
     responses: web::Data<SurveyResponseService>,
 ) -> Result<HttpResponse, ApiError> {
-    let settings = request
-        .app_data::<ApiSettings>()
-        .cloned()
-        .unwrap_or_default();
-    let body = read_limited(
-        &request,
-        Some(payload.into_inner()),
-        settings.capture_max_body_bytes,
-    )
-    .await?;
+    let (max_bytes, max_events) = request.app_data::<ApiSettings>().map_or(
+        (
+            ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
+            ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
+        ),
+        |settings| (settings.capture_max_body_bytes, settings.capture_max_events),
+    );
+    let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
     let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
     let transport = Transport {
         query: request.query_string(),
         content_type: header(CONTENT_TYPE),
         content_encoding: header(CONTENT_ENCODING),
     };
-    let captured = decode(&body, transport, settings.capture_max_body_bytes)?;
-    let project = access.project_by_token(captured.token.as_deref()).await?;
-    if captured.batch.events.len() > settings.capture_max_events {
-        return Err(ApiError::too_many_events(settings.capture_max_events));
+    let captured = decode(&body, transport, max_bytes)?;
+    if captured.batch.events.len() > max_events {
+        return Err(ApiError::too_many_events(max_events));
     }
+    let project = access.project_by_token(captured.token.as_deref()).await?;
     responses.capture(project.id, &captured.batch).await?;
     Ok(HttpResponse::Ok().json(json!({"status": 1})))
 }

@@ -14,6 +14,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use crate::error::{ValidationCode, ValidationError};
+
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
 pub use port::SurveyResponseRepository;
 pub use service::{SurveyResponseService, SurveyStatsReport};
@@ -90,6 +92,16 @@ impl SurveyEvent {
         answers
     }
 
+    /// `$survey_partially_completed` (`true`, or `"true"` as text): the dismissal of a
+    /// half-answered survey, which stats do not count as a dismissal, as PostHog does not.
+    pub fn partially_completed(&self) -> bool {
+        match self.properties.get("$survey_partially_completed") {
+            Some(Value::Bool(partial)) => *partial,
+            Some(Value::String(partial)) => partial == "true",
+            _ => false,
+        }
+    }
+
     /// `$survey_completed`, when the SDK said.
     pub fn completed(&self) -> Option<bool> {
         self.properties
@@ -132,6 +144,25 @@ pub struct DateWindow {
 }
 
 impl DateWindow {
+    /// A window from `date_from`/`date_to` as clients send them.
+    ///
+    /// # Errors
+    /// `Invalid` (PostHog's message) when `from` is after `to`.
+    pub fn new(
+        from: Option<DateTime<Utc>>,
+        to: Option<DateTime<Utc>>,
+    ) -> Result<Self, ValidationError> {
+        if let (Some(from), Some(to)) = (from, to)
+            && from > to
+        {
+            return Err(ValidationError::general(
+                ValidationCode::Invalid,
+                "date_from must be before date_to",
+            ));
+        }
+        Ok(Self { from, to })
+    }
+
     pub fn contains(&self, at: DateTime<Utc>) -> bool {
         self.from.is_none_or(|from| at >= from) && self.to.is_none_or(|to| at <= to)
     }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -10,7 +10,7 @@ use super::{
     CaptureBatch, CountFilter, DateWindow, ResponseCounts, SurveyResponse,
     SurveyResponseRepository, SurveyStats,
 };
-use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::error::DomainError;
 use crate::ports::{Page, PageRequest};
 use crate::survey::{Survey, SurveyId, SurveyService};
 use crate::tenancy::ProjectId;
@@ -170,27 +170,6 @@ impl SurveyResponseService {
             survey: None,
             stats: Some(SurveyStats::from_aggregates(&aggregates)),
         })
-    }
-}
-
-impl DateWindow {
-    /// A window from `date_from`/`date_to` as clients send them.
-    ///
-    /// # Errors
-    /// `Invalid` (PostHog's message) when `from` is after `to`.
-    pub fn new(
-        from: Option<DateTime<Utc>>,
-        to: Option<DateTime<Utc>>,
-    ) -> Result<Self, ValidationError> {
-        if let (Some(from), Some(to)) = (from, to)
-            && from > to
-        {
-            return Err(ValidationError::general(
-                ValidationCode::Invalid,
-                "date_from must be before date_to",
-            ));
-        }
-        Ok(Self { from, to })
     }
 }
 

@@ -214,12 +214,8 @@ impl SurveyResponseRepository for InMemoryStore {
                     && window.contains(e.timestamp)
             })
         };
-        let dismissals = events(SurveyEventKind::Dismissed).filter(|(_, e)| {
-            !matches!(
-                e.properties.get("$survey_partially_completed"),
-                Some(serde_json::Value::Bool(true))
-            ) && e.properties.get("$survey_partially_completed") != Some(&"true".into())
-        });
+        let dismissals =
+            events(SurveyEventKind::Dismissed).filter(|(_, e)| !e.partially_completed());
         let sent: Vec<&SurveyResponse> = state
             .survey_responses
             .iter()

@@ -3,6 +3,7 @@
 //! the three body shapes (one event, `{"batch":[…]}`, a bare array) with the project token in
 //! any of the places the SDKs put it.
 
+use std::borrow::Cow;
 use std::io::Read as _;
 
 use base64::Engine as _;
@@ -49,7 +50,8 @@ pub(crate) fn decode(
         .content_type
         .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"))
         || body.starts_with(b"data=");
-    let mut bytes = body.to_vec();
+    // Copied only when an encoding is undone: a plain body is parsed where it lies.
+    let mut bytes = Cow::Borrowed(body);
     if is_form {
         let mut data = None;
         for (key, value) in url::form_urlencoded::parse(body) {
@@ -61,13 +63,15 @@ pub(crate) fn decode(
         }
         let data = data.ok_or_else(|| ApiError::parse_error("The form has no data field."))?;
         let looks_like_json = data.trim_start().starts_with(['{', '[']);
-        bytes = if compression.as_deref() == Some("base64") || !looks_like_json {
-            base64_decode(&data)?
-        } else {
-            data.into_bytes()
-        };
+        bytes = Cow::Owned(
+            if compression.as_deref() == Some("base64") || !looks_like_json {
+                base64_decode(&data)?
+            } else {
+                data.into_bytes()
+            },
+        );
     } else if compression.as_deref() == Some("base64") {
-        bytes = base64_decode(&String::from_utf8_lossy(body))?;
+        bytes = Cow::Owned(base64_decode(&String::from_utf8_lossy(body))?);
     }
     if compression.as_deref() == Some("lz64") {
         return Err(ApiError::parse_error(
@@ -79,7 +83,7 @@ pub(crate) fn decode(
             .content_encoding
             .is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
     if gzip_announced || bytes.starts_with(&GZIP_MAGIC) {
-        bytes = gunzip(&bytes, max_bytes)?;
+        bytes = Cow::Owned(gunzip(&bytes, max_bytes)?);
     }
     let json: Value = serde_json::from_slice(&bytes)
         .map_err(|error| ApiError::parse_error(format!("Malformed capture payload: {error}")))?;
