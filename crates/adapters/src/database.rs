@@ -7,8 +7,10 @@ use async_trait::async_trait;
 use deadpool::Runtime;
 use diesel_async::AsyncPgConnection;
 use diesel_async::RunQueryDsl;
-use diesel_async::pooled_connection::AsyncDieselConnectionManager;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
 use domain::Unexpected;
 use domain::ports::Readiness;
 
@@ -46,7 +48,13 @@ impl Database {
     /// # Errors
     /// When the settings are rejected by the pool builder.
     pub fn connect(url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new(url);
+        // Checking out a connection must not cost a round trip (`SELECT 1`) on every request:
+        // a connection whose socket closed is known to be broken and is dropped anyway, and
+        // one that fails mid-query is dropped then.
+        let mut config = ManagerConfig::default();
+        config.recycling_method = RecyclingMethod::Fast;
+        let manager =
+            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
         let pool = Pool::builder(manager)
             .max_size(settings.max_size)
             .wait_timeout(Some(settings.wait_timeout))

@@ -18,6 +18,7 @@ mod surveys;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod whole_surveys;
 
 pub use api_keys::PgApiKeyRepository;
 pub use capabilities::OxcSourceAnalyzer;

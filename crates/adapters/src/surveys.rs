@@ -24,6 +24,7 @@ use crate::feature_flags::{change_flag, insert_flag, load_creators, load_flags};
 use crate::paging::{page, window};
 use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow, activity_page};
 use crate::schema::{survey_activity, surveys, users};
+use crate::whole_surveys::load_whole;
 
 type Pg = diesel::pg::Pg;
 
@@ -90,33 +91,17 @@ fn flag_ids(rows: &[SurveyRow]) -> Vec<i32> {
         .collect()
 }
 
-/// Survey rows with their flags and creators, in a fixed number of queries.
-async fn load_surveys(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    rows: Vec<SurveyRow>,
-) -> Result<Vec<Survey>, Unexpected> {
-    let flags = load_flags(conn, project, flag_ids(&rows), false).await?;
-    assemble(conn, rows, &flags).await
-}
-
-/// One survey of the project, with its flags and creator.
+/// One survey of the project, whole.
 async fn load_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
 ) -> Result<Option<Survey>, Unexpected> {
-    let row = surveys::table
+    let ids = surveys::table
         .filter(surveys::id.eq(id.0))
-        .filter(surveys::project_id.eq(project.0))
-        .select(SurveyRow::as_select())
-        .first(conn)
-        .await
-        .optional()
-        .during("loading a survey")?;
-    Ok(load_surveys(conn, project, row.into_iter().collect())
-        .await?
-        .pop())
+        .select(surveys::id)
+        .into_boxed();
+    Ok(load_whole(conn, project, ids).await?.pop())
 }
 
 /// The referenced flags, among the locked ones, that are live.
@@ -262,15 +247,15 @@ impl SurveyRepository for PgSurveyRepository {
             .get_result::<i64>(&mut conn)
             .await
             .during("counting surveys")?;
-        let rows = window(
-            matching().order((surveys::created_at.desc(), surveys::id.desc())),
+        // The page's ids first, from the index alone, then only those rows whole: a deep
+        // offset skips index entries, not joined rows.
+        let ids = window(
+            matching()
+                .order((surveys::created_at.desc(), surveys::id.desc()))
+                .select(surveys::id),
             page_request,
-        )
-        .select(SurveyRow::as_select())
-        .load(&mut conn)
-        .await
-        .during("listing surveys")?;
-        Ok(page(count, load_surveys(&mut conn, project, rows).await?))
+        );
+        Ok(page(count, load_whole(&mut conn, project, ids).await?))
     }
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {

@@ -5,7 +5,9 @@ use diesel::prelude::*;
 use diesel_async::{AsyncConnection as _, RunQueryDsl};
 use domain::Unexpected;
 use domain::ports::{Page, PageRequest};
-use domain::tenancy::{BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
+use domain::tenancy::{
+    AsSeenBy, BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects,
+};
 use domain::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,
@@ -100,20 +102,64 @@ impl TenancyRepository for PgTenancyRepository {
         row.map(TryInto::try_into).transpose()
     }
 
-    async fn membership_level(
+    async fn project_for(
         &self,
         user: UserId,
-        organization: OrganizationId,
-    ) -> Result<Option<MembershipLevel>, Unexpected> {
+        id: ProjectId,
+    ) -> Result<Option<AsSeenBy<Project>>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let level = organization_memberships::table
-            .find((organization.0, user.0))
-            .select(organization_memberships::level)
-            .first::<i16>(&mut conn)
+        let row = projects::table
+            .left_join(
+                organization_memberships::table.on(organization_memberships::organization_id
+                    .eq(projects::organization_id)
+                    .and(organization_memberships::user_id.eq(user.0))),
+            )
+            .filter(projects::id.eq(id.0))
+            .select((
+                ProjectRow::as_select(),
+                organization_memberships::level.nullable(),
+            ))
+            .first::<(ProjectRow, Option<i16>)>(&mut conn)
             .await
             .optional()
-            .during("loading a membership")?;
-        level.map(membership_level).transpose()
+            .during("loading a project with the caller's membership")?;
+        row.map(|(project, level)| {
+            Ok(AsSeenBy {
+                tenant: project.into(),
+                level: level.map(membership_level).transpose()?,
+            })
+        })
+        .transpose()
+    }
+
+    async fn organization_for(
+        &self,
+        user: UserId,
+        id: OrganizationId,
+    ) -> Result<Option<AsSeenBy<Organization>>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = organizations::table
+            .left_join(
+                organization_memberships::table.on(organization_memberships::organization_id
+                    .eq(organizations::id)
+                    .and(organization_memberships::user_id.eq(user.0))),
+            )
+            .filter(organizations::id.eq(id.0))
+            .select((
+                OrganizationRow::as_select(),
+                organization_memberships::level.nullable(),
+            ))
+            .first::<(OrganizationRow, Option<i16>)>(&mut conn)
+            .await
+            .optional()
+            .during("loading an organization with the caller's membership")?;
+        row.map(|(organization, level)| {
+            Ok(AsSeenBy {
+                tenant: organization.try_into()?,
+                level: level.map(membership_level).transpose()?,
+            })
+        })
+        .transpose()
     }
 
     async fn memberships(&self, user: UserId) -> Result<Vec<OrganizationMembership>, Unexpected> {
@@ -177,6 +223,18 @@ impl TenancyRepository for PgTenancyRepository {
             .await
             .during("listing visible projects")?;
         Ok(page(count, rows.into_iter().map(Into::into).collect()))
+    }
+
+    async fn user(&self, id: UserId) -> Result<Option<User>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = users::table
+            .find(id.0)
+            .select(UserRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .during("loading a user")?;
+        Ok(row.map(Into::into))
     }
 
     async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected> {

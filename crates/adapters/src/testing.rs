@@ -116,6 +116,23 @@ impl TestDatabase {
         .expect("counting rows")
         .count
     }
+
+    /// Runs one statement as an operator at a `psql` prompt would, for tests of changes no API
+    /// makes (a key's scopes edited in place).
+    ///
+    /// # Panics
+    /// When PostgreSQL fails.
+    pub async fn execute(&self, sql: &str) {
+        let mut conn = self
+            .database
+            .connection()
+            .await
+            .expect("taking a connection to run a statement");
+        diesel::sql_query(sql)
+            .execute(&mut conn)
+            .await
+            .unwrap_or_else(|error| panic!("running {sql}: {error}"));
+    }
 }
 
 async fn ensure_template(

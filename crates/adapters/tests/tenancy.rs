@@ -8,7 +8,9 @@ use domain::api_key::NewApiKey;
 use domain::ports::PageRequest;
 use domain::scope::ScopeGrants;
 use domain::tenancy::{BootstrapPlan, TenancyRepository, VisibleProjects};
-use domain::tenancy::{Email, MembershipLevel, PluginsAccessLevel, generate_project_api_token};
+use domain::tenancy::{
+    Email, MembershipLevel, PluginsAccessLevel, ProjectId, generate_project_api_token,
+};
 
 struct Repos {
     keys: PgApiKeyRepository,
@@ -60,9 +62,10 @@ async fn bootstrap_stores_a_tenant_whose_key_finds_its_active_owner() {
     assert_eq!(
         repos
             .tenancy
-            .membership_level(user.id, record.organization.id)
+            .organization_for(user.id, record.organization.id)
             .await
-            .unwrap(),
+            .unwrap()
+            .and_then(|seen| seen.level),
         Some(MembershipLevel::Owner)
     );
 
@@ -175,6 +178,49 @@ async fn visible_projects_respect_membership_and_key_restrictions() {
 }
 
 #[tokio::test]
+async fn a_tenant_is_read_with_the_callers_membership_or_none() {
+    let repos = repos().await;
+    let (_, ada_plan) = plan("ada@example.com", &generate_project_api_token());
+    let ada = repos.tenancy.bootstrap(ada_plan).await.unwrap();
+    let (_, bob_plan) = plan("bob@example.com", &generate_project_api_token());
+    let bob = repos.tenancy.bootstrap(bob_plan).await.unwrap();
+    let project = ada.project.id;
+
+    let owned = repos
+        .tenancy
+        .project_for(ada.user.id, project)
+        .await
+        .unwrap();
+    let owned = owned.expect("the project exists");
+    assert_eq!(owned.tenant.id, project);
+    assert_eq!(owned.level, Some(MembershipLevel::Owner));
+    let stranger = repos
+        .tenancy
+        .project_for(bob.user.id, project)
+        .await
+        .unwrap();
+    assert_eq!(stranger.map(|seen| seen.level), Some(None));
+    let organization = repos
+        .tenancy
+        .organization_for(bob.user.id, ada.organization.id)
+        .await
+        .unwrap()
+        .expect("the organization exists");
+    assert_eq!(organization.tenant.id, ada.organization.id);
+    assert_eq!(organization.level, None);
+
+    let missing = ProjectId(project.0 + 1000);
+    assert!(
+        repos
+            .tenancy
+            .project_for(ada.user.id, missing)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
 async fn emails_are_unique_and_matched_case_insensitively() {
     let repos = repos().await;
     let (_, first) = plan("Ada@Example.com", &generate_project_api_token());
@@ -204,9 +250,10 @@ async fn memberships_can_be_added_and_changed() {
     assert_eq!(
         repos
             .tenancy
-            .membership_level(bob.user.id, org)
+            .organization_for(bob.user.id, org)
             .await
-            .unwrap(),
+            .unwrap()
+            .and_then(|seen| seen.level),
         Some(MembershipLevel::Member)
     );
     repos
@@ -217,9 +264,10 @@ async fn memberships_can_be_added_and_changed() {
     assert_eq!(
         repos
             .tenancy
-            .membership_level(bob.user.id, org)
+            .organization_for(bob.user.id, org)
             .await
-            .unwrap(),
+            .unwrap()
+            .and_then(|seen| seen.level),
         Some(MembershipLevel::Admin)
     );
     repos

@@ -1,6 +1,7 @@
 //! Authentication and tenant resolution rules, over the in-memory fakes.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
 use domain::access::{AccessError, AccessService, KeyLocation, PresentedKey, Principal};
@@ -16,10 +17,15 @@ struct World {
     admin: AdminService,
 }
 
+/// A world whose access service reads storage on every request.
 fn world() -> World {
+    remembering_world(Duration::ZERO)
+}
+
+fn remembering_world(freshness: Duration) -> World {
     let store = InMemoryStore::new();
     World {
-        access: AccessService::new(Arc::new(store.clone()), Arc::new(store.clone())),
+        access: AccessService::new(Arc::new(store.clone()), Arc::new(store.clone()), freshness),
         admin: AdminService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         store,
     }
@@ -89,6 +95,34 @@ async fn a_deactivated_users_key_stops_working_immediately() {
         .deactivate_user("ADA@example.com")
         .await
         .unwrap();
+    let error = world
+        .access
+        .authenticate(header(&boot.key))
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        error,
+        AccessError::InvalidKey(KeyLocation::Header)
+    ));
+}
+
+#[tokio::test]
+async fn a_remembered_owner_is_refused_once_the_memory_expires() {
+    let freshness = Duration::from_secs(1);
+    let world = remembering_world(freshness);
+    let boot = bootstrap(&world, "ada@example.com", &["*"]).await;
+    let project = TenantRef::Id(boot.record.project.id);
+    let first = principal(&world, &boot.key).await;
+    world.access.project(first, project).await.unwrap();
+    world
+        .admin
+        .deactivate_user("ada@example.com")
+        .await
+        .unwrap();
+
+    let remembered = principal(&world, &boot.key).await;
+    assert!(remembered.user.is_active, "still the remembered owner");
+    tokio::time::sleep(freshness + Duration::from_millis(500)).await;
     let error = world
         .access
         .authenticate(header(&boot.key))

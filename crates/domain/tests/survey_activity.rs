@@ -3,6 +3,7 @@
 //! is made everywhere or nowhere.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{TimeDelta, Utc};
 use domain::DomainError;
@@ -32,7 +33,11 @@ struct World {
 
 async fn world() -> World {
     let store = InMemoryStore::new();
-    let access = AccessService::new(Arc::new(store.clone()), Arc::new(store.clone()));
+    let access = AccessService::new(
+        Arc::new(store.clone()),
+        Arc::new(store.clone()),
+        Duration::ZERO,
+    );
     let admin = AdminService::new(Arc::new(store.clone()), Arc::new(store.clone()));
     let ada = admin
         .bootstrap(BootstrapRequest {

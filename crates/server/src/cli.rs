@@ -7,6 +7,11 @@ use domain::tenancy::{MembershipLevel, PluginsAccessLevel};
 use url::Url;
 use uuid::Uuid;
 
+/// How long a node remembers keys and tenants by default: short enough that admin changes are
+/// felt at once by people, long enough that a busy key is read from storage a few times a
+/// minute rather than on every request.
+pub const DEFAULT_ACCESS_CACHE_MS: u64 = 2000;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "burrow",
@@ -60,6 +65,11 @@ pub struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "BURROW_WORKERS")]
     pub workers: Option<usize>,
+    /// How long, in milliseconds, a node remembers a key's owner and the caller's tenants
+    /// before reading them again: admin changes reach running nodes within this (at most 5 s;
+    /// 0 reads them on every request).
+    #[arg(long, env = "BURROW_ACCESS_CACHE_MS", default_value_t = DEFAULT_ACCESS_CACHE_MS, value_parser = clap::value_parser!(u64).range(0..=5000))]
+    pub access_cache_ms: u64,
     #[command(flatten)]
     pub plugins: PluginArgs,
 }

@@ -40,7 +40,11 @@ impl Application {
                 ..PoolSettings::default()
             },
         )?;
-        let services = services(database, &args.plugins)?;
+        let services = services(
+            database,
+            &args.plugins,
+            Duration::from_millis(args.access_cache_ms),
+        )?;
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
@@ -76,7 +80,11 @@ impl Application {
     }
 }
 
-fn services(database: Database, plugins: &PluginArgs) -> anyhow::Result<api::Services> {
+fn services(
+    database: Database,
+    plugins: &PluginArgs,
+    access_freshness: Duration,
+) -> anyhow::Result<api::Services> {
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
@@ -86,7 +94,7 @@ fn services(database: Database, plugins: &PluginArgs) -> anyhow::Result<api::Ser
     let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
     let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
     Ok(api::Services {
-        access: Arc::new(AccessService::new(keys, tenancy)),
+        access: Arc::new(AccessService::new(keys, tenancy, access_freshness)),
         flags: Arc::new(FeatureFlagService::new(flags)),
         plugins: Arc::new(PluginService::new(
             plugin_store.clone(),

@@ -52,6 +52,21 @@ impl SurveyRow {
         flags: &HashMap<i32, FeatureFlag>,
         users: &HashMap<i32, UserBasic>,
     ) -> Result<Survey, Unexpected> {
+        let flag = |flag_id: Option<i32>| flag_id.and_then(|flag_id| flags.get(&flag_id).cloned());
+        let (linked, targeting) = (flag(self.linked_flag_id), flag(self.targeting_flag_id));
+        let created_by = self
+            .created_by_id
+            .and_then(|user| users.get(&user).cloned());
+        self.into_whole_survey(created_by, linked, targeting)
+    }
+
+    /// The survey, given what it points at.
+    pub fn into_whole_survey(
+        self,
+        created_by: Option<UserBasic>,
+        linked_flag: Option<FeatureFlag>,
+        targeting_flag: Option<FeatureFlag>,
+    ) -> Result<Survey, Unexpected> {
         let survey_type = SurveyType::parse(&self.survey_type).ok_or_else(|| {
             Unexpected::new(format!(
                 "survey {} has type {:?}",
@@ -72,17 +87,14 @@ impl SurveyRow {
                 "survey {id} has {column} that are not an object"
             ))),
         };
-        let flag = |flag_id: Option<i32>| flag_id.and_then(|flag_id| flags.get(&flag_id).cloned());
         Ok(Survey {
             id: SurveyId(id),
             project_id: ProjectId(self.project_id),
-            linked_flag: flag(self.linked_flag_id),
-            targeting_flag: flag(self.targeting_flag_id),
+            linked_flag,
+            targeting_flag,
             owns_targeting_flag: self.owns_targeting_flag,
             created_at: self.created_at,
-            created_by: self
-                .created_by_id
-                .and_then(|user| users.get(&user).cloned()),
+            created_by,
             state: SurveyState {
                 name: self.name,
                 description: self.description,

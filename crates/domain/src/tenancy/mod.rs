@@ -2,7 +2,7 @@
 
 mod port;
 
-pub use port::{BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
+pub use port::{AsSeenBy, BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
 
 use std::fmt;
 use std::str::FromStr;

@@ -10,6 +10,13 @@ use crate::api_key::NewApiKey;
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest};
 
+/// A project or organization with one user's level in its organization (`None`: not a member).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AsSeenBy<T> {
+    pub tenant: T,
+    pub level: Option<MembershipLevel>,
+}
+
 /// Which projects a user can see through one key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VisibleProjects {
@@ -57,15 +64,26 @@ pub trait TenancyRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected>;
 
-    /// The user's level in the organization, or `None` when not a member.
+    /// The project with the user's level in its organization, read together because every
+    /// request on a project needs both.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn membership_level(
+    async fn project_for(
         &self,
         user: UserId,
-        organization: OrganizationId,
-    ) -> Result<Option<MembershipLevel>, Unexpected>;
+        id: ProjectId,
+    ) -> Result<Option<AsSeenBy<Project>>, Unexpected>;
+
+    /// The organization with the user's level in it, read together.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn organization_for(
+        &self,
+        user: UserId,
+        id: OrganizationId,
+    ) -> Result<Option<AsSeenBy<Organization>>, Unexpected>;
 
     /// Every organization the user belongs to, oldest first (ties by id).
     ///
@@ -82,6 +100,10 @@ pub trait TenancyRepository: Send + Sync {
         filter: &VisibleProjects,
         page: PageRequest,
     ) -> Result<Page<Project>, Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn user(&self, id: UserId) -> Result<Option<User>, Unexpected>;
 
     /// The user with this email, compared case-insensitively.
     ///

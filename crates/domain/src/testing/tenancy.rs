@@ -8,7 +8,9 @@ use crate::api_key::ApiKeyRepository;
 use crate::api_key::{ApiKey, NewApiKey};
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
+use crate::tenancy::{
+    AsSeenBy, BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects,
+};
 use crate::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,
@@ -118,17 +120,36 @@ impl TenancyRepository for InMemoryStore {
             .cloned())
     }
 
-    async fn membership_level(
+    async fn project_for(
         &self,
         user: UserId,
-        organization: OrganizationId,
-    ) -> Result<Option<MembershipLevel>, Unexpected> {
-        Ok(self
-            .lock()
-            .memberships
+        id: ProjectId,
+    ) -> Result<Option<AsSeenBy<Project>>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .projects
             .iter()
-            .find(|(u, o, _)| *u == user && *o == organization)
-            .map(|(_, _, level)| *level))
+            .find(|p| p.id == id)
+            .map(|project| AsSeenBy {
+                level: level_in(&state, user, project.organization_id),
+                tenant: project.clone(),
+            }))
+    }
+
+    async fn organization_for(
+        &self,
+        user: UserId,
+        id: OrganizationId,
+    ) -> Result<Option<AsSeenBy<Organization>>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .organizations
+            .iter()
+            .find(|o| o.id == id)
+            .map(|organization| AsSeenBy {
+                level: level_in(&state, user, id),
+                tenant: organization.clone(),
+            }))
     }
 
     async fn memberships(&self, user: UserId) -> Result<Vec<OrganizationMembership>, Unexpected> {
@@ -186,6 +207,10 @@ impl TenancyRepository for InMemoryStore {
             .take(page.limit as usize)
             .collect();
         Ok(Page { count, items })
+    }
+
+    async fn user(&self, id: UserId) -> Result<Option<User>, Unexpected> {
+        Ok(self.lock().users.iter().find(|u| u.id == id).cloned())
     }
 
     async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected> {
@@ -302,4 +327,13 @@ impl TenancyRepository for InMemoryStore {
         }
         Ok(())
     }
+}
+
+/// The user's level in the organization, or `None` when not a member.
+fn level_in(state: &State, user: UserId, organization: OrganizationId) -> Option<MembershipLevel> {
+    state
+        .memberships
+        .iter()
+        .find(|(u, o, _)| *u == user && *o == organization)
+        .map(|(_, _, level)| *level)
 }

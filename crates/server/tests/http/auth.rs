@@ -4,7 +4,7 @@ use domain::admin::KeyRequest;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::helpers::{assert_error, parts, spawn_app};
+use crate::helpers::{assert_error, eventually, parts, spawn_app};
 
 #[tokio::test]
 async fn a_request_without_credentials_is_401_not_authenticated() {
@@ -103,9 +103,26 @@ async fn a_deactivated_users_key_is_401() {
     let ada = app.tenant("ada@example.com", &["*"]).await;
     assert_eq!(app.get("/api/projects/", &ada.key).await.status(), 200);
     app.admin.deactivate_user(&ada.email).await.unwrap();
-    let (status, body) = parts(app.get("/api/projects/", &ada.key).await).await;
-    assert_eq!(status, 401);
+    eventually("deactivating the user", || async {
+        app.get("/api/projects/", &ada.key).await.status() == 401
+    })
+    .await;
+    let (_, body) = parts(app.get("/api/projects/", &ada.key).await).await;
     assert_eq!(body["code"], "authentication_failed");
+}
+
+#[tokio::test]
+async fn a_narrowed_scope_is_enforced_within_seconds() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    assert_eq!(app.get("/api/projects/", &ada.key).await.status(), 200);
+    app.database
+        .execute("UPDATE personal_api_keys SET scopes = '{survey:read}'")
+        .await;
+    eventually("narrowing the key's scopes", || async {
+        app.get("/api/projects/", &ada.key).await.status() == 403
+    })
+    .await;
 }
 
 #[tokio::test]

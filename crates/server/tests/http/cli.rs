@@ -4,7 +4,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::helpers::{parts, spawn_app};
+use crate::helpers::{eventually, parts, spawn_app};
 
 fn burrow(database_url: &str, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_burrow"))
@@ -235,12 +235,11 @@ async fn create_project_add_member_and_plugin_levels_take_effect() {
             "install",
         ],
     ));
-    let (_, shared) = parts(
-        app.get(&format!("/api/organizations/{org}/"), guest_key)
-            .await,
-    )
+    let organization = format!("/api/organizations/{org}/");
+    eventually("admin set-plugins-access-level", || async {
+        parts(app.get(&organization, guest_key).await).await.1["plugins_access_level"] == 6
+    })
     .await;
-    assert_eq!(shared["plugins_access_level"], 6);
 }
 
 #[tokio::test]
@@ -266,7 +265,10 @@ async fn deactivate_user_locks_out_their_keys() {
         url,
         &["admin", "deactivate-user", "--email", "gone@example.com"],
     ));
-    assert_eq!(app.get("/api/projects/", key).await.status(), 401);
+    eventually("admin deactivate-user", || async {
+        app.get("/api/projects/", key).await.status() == 401
+    })
+    .await;
 }
 
 #[tokio::test]

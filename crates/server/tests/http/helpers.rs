@@ -1,11 +1,13 @@
 //! Spawning the app and making tenants for HTTP tests.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use adapters::testing::TestDatabase;
 use adapters::{PgApiKeyRepository, PgTenancyRepository};
-use burrow_server::cli::{DatabaseArgs, PluginArgs, ServeArgs};
+use burrow_server::cli::{DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, ServeArgs};
 use burrow_server::startup::Application;
+use domain::access::MAX_FRESHNESS;
 use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
 use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId};
 use reqwest::{Method, RequestBuilder, Response};
@@ -46,6 +48,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
         capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
         db_pool_size: 5,
         workers: Some(1),
+        access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
         plugins: PluginArgs::default(),
     };
     adjust(&mut args);
@@ -128,6 +131,24 @@ impl TestApp {
 }
 
 /// Status and JSON body of a response.
+/// Polls `check` until it holds. Running nodes remember keys and tenants for at most
+/// `MAX_FRESHNESS`, so an admin change must be felt within that (plus a request's time);
+/// panics naming `what` otherwise.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + MAX_FRESHNESS + Duration::from_millis(500);
+    while !check().await {
+        assert!(
+            Instant::now() < deadline,
+            "{what} was not felt within {MAX_FRESHNESS:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 pub async fn parts(response: Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.expect("body read");

@@ -5,7 +5,7 @@ use domain::tenancy::{MembershipLevel, PluginsAccessLevel};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
+use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app, spawn_app_with};
 
 /// The tenant's organization's plugins, as clients address them.
 pub fn plugins_path(tenant: &Tenant) -> String {
@@ -219,7 +219,9 @@ async fn a_source_plugin_is_installed_edited_and_uninstalled_with_its_activity_l
 
 #[tokio::test]
 async fn the_organizations_plugin_level_gates_reads_writes_and_global_plugins() {
-    let app = spawn_app().await;
+    // Level changes are felt at once with nothing remembered; that they are felt within
+    // seconds with the default memory is `cli::create_project_add_member_and_plugin_levels_take_effect`.
+    let app = spawn_app_with(|args| args.access_cache_ms = 0).await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
     let plugin = source_plugin(&app, &ada, "Mine").await;
     let id = plugin["id"].clone();
@@ -618,7 +620,9 @@ async fn members_of_other_organizations_cannot_reach_plugins_at_all() {
 /// from `install`, global changes at `root` only.
 #[tokio::test]
 async fn every_operation_answers_as_the_organizations_level_allows() {
-    let app = spawn_app().await;
+    // Level changes are felt at once with nothing remembered; that they are felt within
+    // seconds with the default memory is `cli::create_project_add_member_and_plugin_levels_take_effect`.
+    let app = spawn_app_with(|args| args.access_cache_ms = 0).await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
     let plugin = source_plugin(&app, &ada, "Subject").await;
     let id = &plugin["id"];

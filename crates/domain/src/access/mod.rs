@@ -1,7 +1,10 @@
 //! Who is calling and what they may reach: authentication by personal API key, scope checks,
 //! and resolution of the project or organization a path names.
 
+mod memory;
+
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::{SubsecRound as _, Utc};
 
@@ -10,11 +13,14 @@ use crate::api_key::{ApiKey, PlainApiKey};
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest};
 use crate::scope::RequiredScope;
+use crate::tenancy::{AsSeenBy, TenancyRepository, VisibleProjects};
 use crate::tenancy::{
     MembershipLevel, Organization, OrganizationId, OrganizationMembership, Project, ProjectId,
-    TenantRef, User,
+    TenantRef, User, UserId,
 };
-use crate::tenancy::{TenancyRepository, VisibleProjects};
+use memory::Remembered;
+
+pub use memory::MAX_FRESHNESS;
 
 /// Where in the request the key was found; error messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,15 +108,31 @@ pub struct OrganizationAccess {
 pub struct AccessService {
     keys: Arc<dyn ApiKeyRepository>,
     tenancy: Arc<dyn TenancyRepository>,
+    /// Keys (by their stored hash) with their active owners.
+    principals: Remembered<String, Principal>,
+    projects: Remembered<(UserId, ProjectId), AsSeenBy<Project>>,
+    organizations: Remembered<(UserId, OrganizationId), AsSeenBy<Organization>>,
 }
 
 impl AccessService {
-    pub fn new(keys: Arc<dyn ApiKeyRepository>, tenancy: Arc<dyn TenancyRepository>) -> Self {
-        Self { keys, tenancy }
+    /// A service that remembers keys and tenants for `freshness` (at most [`MAX_FRESHNESS`];
+    /// zero reads storage on every request).
+    pub fn new(
+        keys: Arc<dyn ApiKeyRepository>,
+        tenancy: Arc<dyn TenancyRepository>,
+        freshness: Duration,
+    ) -> Self {
+        Self {
+            keys,
+            tenancy,
+            principals: Remembered::new(freshness),
+            projects: Remembered::new(freshness),
+            organizations: Remembered::new(freshness),
+        }
     }
 
-    /// Finds the key's active owner. Nothing is cached, so a deactivated user or a new key
-    /// takes effect on the next request.
+    /// Finds the key's active owner. A new key works at once; a deactivated owner is refused
+    /// once the remembered answer expires.
     ///
     /// # Errors
     /// `NotAuthenticated` without a key, `InvalidKey` for an unknown key or an inactive owner.
@@ -119,18 +141,27 @@ impl AccessService {
         presented: Option<PresentedKey>,
     ) -> Result<Principal, AccessError> {
         let presented = presented.ok_or(AccessError::NotAuthenticated)?;
-        let (mut key, user) = self
-            .keys
-            .find_active(&presented.key.secure_value())
+        let secure_value = presented.key.secure_value();
+        let mut principal = self
+            .principals
+            .get_or_load(
+                secure_value.clone(),
+                || async {
+                    let found = self.keys.find_active(&secure_value).await?;
+                    Ok(found.map(|(key, user)| Principal { user, key }))
+                },
+                |_| true,
+            )
             .await?
             .ok_or(AccessError::InvalidKey(presented.location))?;
         // Microseconds, as PostgreSQL stores them, so the value shown now is the one read later.
         let now = Utc::now().trunc_subsecs(6);
-        if key.needs_last_used_refresh(now) {
-            self.keys.touch(key.id, now).await?;
-            key.last_used_at = Some(now);
+        if principal.key.needs_last_used_refresh(now) {
+            self.keys.touch(principal.key.id, now).await?;
+            principal.key.last_used_at = Some(now);
+            self.principals.replace(secure_value, principal.clone());
         }
-        Ok(Principal { user, key })
+        Ok(principal)
     }
 
     /// # Errors
@@ -175,9 +206,11 @@ impl AccessService {
             TenantRef::Id(id) => id,
             TenantRef::Current => self.current_project(&principal).await?,
         };
-        let project = self
-            .tenancy
-            .project(id)
+        let AsSeenBy {
+            tenant: project,
+            level,
+        } = self
+            .project_for(principal.user.id, id)
             .await?
             .ok_or(AccessError::ProjectNotFound)?;
         if !principal.key.reaches_project(project.id) {
@@ -188,11 +221,7 @@ impl AccessService {
                 project.organization_id,
             ));
         }
-        let level = self
-            .tenancy
-            .membership_level(principal.user.id, project.organization_id)
-            .await?
-            .ok_or(AccessError::NotProjectMember)?;
+        let level = level.ok_or(AccessError::NotProjectMember)?;
         Ok(ProjectAccess {
             principal,
             project,
@@ -232,19 +261,17 @@ impl AccessService {
             TenantRef::Current => self.current_organization(&principal).await?,
             TenantRef::Id(id) => id,
         };
-        let organization = self
-            .tenancy
-            .organization(id)
+        let AsSeenBy {
+            tenant: organization,
+            level,
+        } = self
+            .organization_for(principal.user.id, id)
             .await?
             .ok_or(AccessError::OrganizationNotFound)?;
         if !principal.key.reaches_organization(id) {
             return Err(AccessError::KeyNotScopedToOrganization(id));
         }
-        let level = self
-            .tenancy
-            .membership_level(principal.user.id, id)
-            .await?
-            .ok_or(AccessError::NotOrganizationMember)?;
+        let level = level.ok_or(AccessError::NotOrganizationMember)?;
         Ok(OrganizationAccess {
             principal,
             organization,
@@ -261,9 +288,9 @@ impl AccessService {
         &self,
         access: &ProjectAccess,
     ) -> Result<Organization, AccessError> {
-        self.tenancy
-            .organization(access.project.organization_id)
+        self.organization_for(access.principal.user.id, access.project.organization_id)
             .await?
+            .map(|seen| seen.tenant)
             .ok_or(AccessError::OrganizationNotFound)
     }
 
@@ -385,14 +412,10 @@ impl AccessService {
     /// The user's current project: the stored one if this key reaches it and the user is still
     /// in its organization, else the first the key can see.
     async fn current_project(&self, principal: &Principal) -> Result<ProjectId, AccessError> {
-        if let Some(current) = principal.user.current_project_id
+        if let Some(current) = self.stored_user(principal).await?.current_project_id
             && principal.key.reaches_project(current)
-            && let Some(project) = self.tenancy.project(current).await?
-            && self
-                .tenancy
-                .membership_level(principal.user.id, project.organization_id)
-                .await?
-                .is_some()
+            && let Some(seen) = self.project_for(principal.user.id, current).await?
+            && seen.level.is_some()
         {
             return Ok(current);
         }
@@ -417,7 +440,7 @@ impl AccessService {
         principal: &Principal,
     ) -> Result<OrganizationId, AccessError> {
         let memberships = self.visible_organizations(principal).await?;
-        if let Some(current) = principal.user.current_organization_id
+        if let Some(current) = self.stored_user(principal).await?.current_organization_id
             && memberships.iter().any(|m| m.organization.id == current)
         {
             return Ok(current);
@@ -426,6 +449,44 @@ impl AccessService {
             .first()
             .map(|m| m.organization.id)
             .ok_or(AccessError::OrganizationNotFound)
+    }
+
+    /// The caller as stored now rather than as remembered: a user's own switch of current
+    /// project or organization must show on their next request, whichever node answers it.
+    async fn stored_user(&self, principal: &Principal) -> Result<User, AccessError> {
+        Ok(self
+            .tenancy
+            .user(principal.user.id)
+            .await?
+            .unwrap_or_else(|| principal.user.clone()))
+    }
+
+    async fn project_for(
+        &self,
+        user: UserId,
+        id: ProjectId,
+    ) -> Result<Option<AsSeenBy<Project>>, Unexpected> {
+        self.projects
+            .get_or_load(
+                (user, id),
+                || self.tenancy.project_for(user, id),
+                |seen| seen.level.is_some(),
+            )
+            .await
+    }
+
+    async fn organization_for(
+        &self,
+        user: UserId,
+        id: OrganizationId,
+    ) -> Result<Option<AsSeenBy<Organization>>, Unexpected> {
+        self.organizations
+            .get_or_load(
+                (user, id),
+                || self.tenancy.organization_for(user, id),
+                |seen| seen.level.is_some(),
+            )
+            .await
     }
 }
 
