@@ -85,44 +85,33 @@ pub(crate) async fn change_flag(
         .map_err(|error| write_error(error, LIVE_KEY_INDEX, "updating a feature flag"))
 }
 
-/// The project's flags with these ids, deleted ones included, with their creators, in two
-/// queries. `lock` takes their row locks until the transaction ends, so no other write can
-/// change or delete them meanwhile.
-pub(crate) async fn load_flags(
+/// Locks the project's flags with these ids, deleted ones included, until the transaction ends,
+/// so no other write can change or delete them meanwhile, and returns them without their
+/// creators: a write plans against flags, never against who made them, and its answer is read
+/// whole afterwards.
+pub(crate) async fn lock_flags(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     mut ids: Vec<i32>,
-    lock: bool,
 ) -> Result<HashMap<i32, FeatureFlag>, Unexpected> {
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let query = feature_flags::table
+    let rows = feature_flags::table
         .filter(feature_flags::id.eq_any(ids))
         .filter(feature_flags::project_id.eq(project.0))
         // Rows are locked in the order they are read: one order for every writer, so two
         // writes locking the same flags cannot deadlock.
         .order(feature_flags::id)
-        .select(FlagRow::as_select());
-    let rows = if lock {
-        query.for_update().load(conn).await
-    } else {
-        query.load(conn).await
-    }
-    .during("loading feature flags")?;
-    let users = load_creators(
-        conn,
-        rows.iter().filter_map(|row| row.created_by_id).collect(),
-    )
-    .await
-    .during("loading feature flags' creators")?;
+        .select(FlagRow::as_select())
+        .for_update()
+        .load(conn)
+        .await
+        .during("locking feature flags")?;
     rows.into_iter()
-        .map(|row| {
-            let creator = row.created_by_id.and_then(|id| users.get(&id).cloned());
-            Ok((row.id, row.into_flag(creator)?))
-        })
+        .map(|row| Ok((row.id, row.into_flag(None)?)))
         .collect()
 }
 

@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use crate::database::Database;
 use crate::errors::{StorageContext, TransactionError, write_error};
-use crate::feature_flags::{change_flag, insert_flag, load_creators, load_flags};
+use crate::feature_flags::{change_flag, insert_flag, lock_flags};
 use crate::paging::{page, window};
 use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow, activity_page};
 use crate::schema::{survey_activity, surveys, users};
@@ -65,24 +65,6 @@ fn prefix_pattern(prefix: &str) -> String {
     pattern
 }
 
-/// Turns survey rows into surveys, given their flags (deleted ones included), with one more
-/// query for every creator, however many rows.
-async fn assemble(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    rows: Vec<SurveyRow>,
-    flags: &HashMap<i32, FeatureFlag>,
-) -> Result<Vec<Survey>, Unexpected> {
-    let users = load_creators(
-        conn,
-        rows.iter().filter_map(|row| row.created_by_id).collect(),
-    )
-    .await
-    .during("loading surveys' creators")?;
-    rows.into_iter()
-        .map(|row| row.into_survey(flags, &users))
-        .collect()
-}
-
 /// The flags survey rows point at.
 fn flag_ids(rows: &[SurveyRow]) -> Vec<i32> {
     rows.iter()
@@ -125,11 +107,13 @@ fn reference_ids(references: FlagReferences) -> impl Iterator<Item = i32> {
 }
 
 /// Executes a plan's targeting steps: soft-delete the flag let go of, then create or change the
-/// flag the survey ends up with. Returns that flag and whether the survey owns it.
+/// flag the survey ends up with. `locked` holds the flags the write locked. Returns that flag
+/// and whether the survey owns it.
 async fn store_targeting(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     write: &SurveyWrite,
+    locked: &HashMap<i32, FeatureFlag>,
 ) -> Result<(Option<i32>, bool), DomainError> {
     if let Some(deleted) = write.targeting.delete {
         change_flag(conn, project, deleted, FlagChanges::deletion()).await?;
@@ -142,6 +126,12 @@ async fn store_targeting(
             insert_flag(conn, project, Some(*created_by), flag)
                 .await?
                 .id
+        }
+        // Nothing to write or read when nothing changes about a live flag this write locked.
+        TargetingFlag::Existing { id, changes, .. }
+            if changes.is_empty() && locked.get(&id.0).is_some_and(|flag| !flag.deleted) =>
+        {
+            id.0
         }
         TargetingFlag::Existing { id, changes, .. } => {
             change_flag(conn, project, *id, changes.clone())
@@ -185,8 +175,9 @@ async fn insert_survey(
     id: SurveyId,
     creator: UserId,
     write: &SurveyWrite,
+    locked: &HashMap<i32, FeatureFlag>,
 ) -> Result<Survey, DomainError> {
-    let (targeting_flag, owned) = store_targeting(conn, project, write).await?;
+    let (targeting_flag, owned) = store_targeting(conn, project, write, locked).await?;
     diesel::insert_into(surveys::table)
         .values((
             SurveyStateRow::from(&write.state),
@@ -273,10 +264,9 @@ impl SurveyRepository for PgSurveyRepository {
     ) -> Result<Survey, DomainError> {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
-            let locked =
-                load_flags(conn, project, reference_ids(references).collect(), true).await?;
+            let locked = lock_flags(conn, project, reference_ids(references).collect()).await?;
             let write = planner(&referenced(&locked, references))?;
-            Ok(insert_survey(conn, project, id, creator, &write).await?)
+            Ok(insert_survey(conn, project, id, creator, &write, &locked).await?)
         })
         .await
         .map_err(|TransactionError(error)| error)
@@ -305,15 +295,10 @@ impl SurveyRepository for PgSurveyRepository {
                 .into_iter()
                 .chain(reference_ids(references))
                 .collect();
-            let locked = load_flags(conn, project, ids, true).await?;
-            let current = assemble(conn, vec![row], &locked)
-                .await?
-                .pop()
-                .ok_or_else(|| {
-                    Unexpected::new(format!("survey {} was loaded but not built", id.0))
-                })?;
+            let locked = lock_flags(conn, project, ids).await?;
+            let current = row.into_survey(&locked, &HashMap::new())?;
             let write = planner(&current, &referenced(&locked, references))?;
-            let (targeting_flag, owned) = store_targeting(conn, project, &write).await?;
+            let (targeting_flag, owned) = store_targeting(conn, project, &write, &locked).await?;
             diesel::update(surveys::table.find(id.0))
                 .set((
                     SurveyStateRow::from(&write.state),
@@ -379,6 +364,8 @@ impl SurveyRepository for PgSurveyRepository {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
             let mut copies = Vec::with_capacity(targets.len());
+            // A copy makes its own flags; it keeps none it would have had to lock.
+            let none = HashMap::new();
             for target in targets {
                 let taken: BTreeSet<String> = surveys::table
                     .filter(surveys::project_id.eq(target.project.0))
@@ -390,7 +377,8 @@ impl SurveyRepository for PgSurveyRepository {
                     .into_iter()
                     .collect();
                 let write = planner(target.project, &taken)?;
-                copies.push(insert_survey(conn, target.project, target.id, creator, &write).await?);
+                let copy = insert_survey(conn, target.project, target.id, creator, &write, &none);
+                copies.push(copy.await?);
             }
             Ok(copies)
         })

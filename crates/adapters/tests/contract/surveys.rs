@@ -49,6 +49,23 @@ contract! {
     a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it,
 }
 
+/// A flag as a planner may be shown it: who made what is not part of planning.
+fn without_creator(flag: FeatureFlag) -> FeatureFlag {
+    FeatureFlag {
+        created_by: None,
+        ..flag
+    }
+}
+
+fn without_creators(survey: Survey) -> Survey {
+    Survey {
+        created_by: None,
+        linked_flag: survey.linked_flag.map(without_creator),
+        targeting_flag: survey.targeting_flag.map(without_creator),
+        ..survey
+    }
+}
+
 fn object(value: Value) -> Map<String, Value> {
     value.as_object().cloned().expect("an object")
 }
@@ -791,7 +808,13 @@ async fn the_planner_is_shown_only_live_flags_of_the_project(stores: Stores) {
     let foreign = stores.flag_in(stores.other_project, "foreign").await;
     let missing = FlagId(live.id.0 + 1000);
     let shown = Mutex::new(Vec::new());
-    let record = |flags: &ReferencedFlags| shown.lock().unwrap().push(flags.clone());
+    let record = |flags: &ReferencedFlags| {
+        let flags = ReferencedFlags {
+            linked: flags.linked.clone().map(without_creator),
+            targeting: flags.targeting.clone().map(without_creator),
+        };
+        shown.lock().unwrap().push(flags);
+    };
     let write = |state: SurveyState| SurveyWrite {
         state,
         targeting: TargetingPlan::default(),
@@ -838,7 +861,12 @@ async fn the_planner_is_shown_only_live_flags_of_the_project(stores: Stores) {
             .unwrap();
     }
 
-    let live = stores.flags.get(stores.project, live.id).await.unwrap();
+    let live = stores
+        .flags
+        .get(stores.project, live.id)
+        .await
+        .unwrap()
+        .map(without_creator);
     let nothing = ReferencedFlags::default();
     assert_eq!(
         *shown.lock().unwrap(),
@@ -872,7 +900,7 @@ async fn the_planner_of_an_update_is_shown_the_survey_as_stored(stores: Stores) 
 
     let shown = Mutex::new(None);
     let planner = |current: &Survey, _: &ReferencedFlags| {
-        *shown.lock().unwrap() = Some(current.clone());
+        *shown.lock().unwrap() = Some(without_creators(current.clone()));
         Ok(SurveyWrite {
             state: current.state.clone(),
             targeting: TargetingPlan::default(),
@@ -889,7 +917,7 @@ async fn the_planner_of_an_update_is_shown_the_survey_as_stored(stores: Stores) 
         )
         .await
         .unwrap();
-    assert_eq!(shown.into_inner().unwrap(), Some(stored));
+    assert_eq!(shown.into_inner().unwrap(), Some(without_creators(stored)));
 }
 
 async fn updating_a_missing_or_foreign_survey_is_not_found_without_planning(stores: Stores) {

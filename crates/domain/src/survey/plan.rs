@@ -129,7 +129,10 @@ pub(crate) fn plan_update(
     } else {
         kept.map(|flag| existing(flag.id, current.owns_targeting_flag))
     };
-    let targeting = serving_while_running(TargetingPlan { delete, flag }, &state);
+    let targeting = without_no_ops(
+        serving_while_running(TargetingPlan { delete, flag }, &state),
+        [current.targeting_flag.as_ref(), flags.targeting.as_ref()],
+    );
     let live_filters = current
         .targeting_flag
         .as_ref()
@@ -184,6 +187,26 @@ pub(super) fn serving_while_running(mut plan: TargetingPlan, state: &SurveyState
         Some(TargetingFlag::New { flag, .. }) => flag.active = running,
         Some(TargetingFlag::Existing { changes, .. }) => changes.active = Some(running),
         None => {}
+    }
+    plan
+}
+
+/// Leaves out of an existing flag's changes what the flag already is, so a write that changes
+/// nothing about its targeting flag does not write the flag.
+fn without_no_ops(mut plan: TargetingPlan, known: [Option<&FeatureFlag>; 2]) -> TargetingPlan {
+    if let Some(TargetingFlag::Existing { id, changes, .. }) = &mut plan.flag
+        && let Some(flag) = known.into_iter().flatten().find(|flag| flag.id == *id)
+    {
+        if changes.active == Some(flag.active) {
+            changes.active = None;
+        }
+        if changes
+            .filters
+            .as_ref()
+            .is_some_and(|filters| filters.as_map() == &flag.filters)
+        {
+            changes.filters = None;
+        }
     }
     plan
 }
@@ -587,6 +610,28 @@ mod tests {
                     }
                 })
             }
+        );
+    }
+
+    #[test]
+    fn what_a_kept_flag_already_is_is_not_written_again() {
+        let current = stored(Some(flag(1, false)), true, true);
+        let renamed = update(
+            &current,
+            SurveyChanges {
+                name: Patch::Value("Renamed".into()),
+                targeting_flag_filters: Some(filters()),
+                ..SurveyChanges::default()
+            },
+            &ReferencedFlags::default(),
+        );
+        let Some(TargetingFlag::Existing { id, changes, .. }) = renamed.flag else {
+            panic!("the flag is kept: {renamed:?}");
+        };
+        assert_eq!(id, FlagId(1));
+        assert!(
+            changes.is_empty(),
+            "already serving, same filters: {changes:?}"
         );
     }
 

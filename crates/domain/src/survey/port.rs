@@ -50,7 +50,8 @@ pub struct CopyTarget {
 pub type CreatePlanner<'a> =
     dyn Fn(&ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
 
-/// Plans an update from the survey as stored (and locked) and the referenced flags.
+/// Plans an update from the survey as stored (and locked) and the referenced flags. Creators
+/// (the survey's, its flags') may be left out: a plan never depends on who made what.
 pub type UpdatePlanner<'a> =
     dyn Fn(&Survey, &ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
 
