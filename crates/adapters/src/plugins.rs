@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
+use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::plugin::{
@@ -55,28 +56,30 @@ fn visible_to(organization: OrganizationId) -> plugins::BoxedQuery<'static, Pg> 
         .into_boxed()
 }
 
-/// Plugin rows with their organization's name, one query for however many rows.
-async fn with_organization_names(
+/// The plugins among `ids`, by id, each with its organization's name, in one statement.
+async fn load_named(
     conn: &mut impl AsyncConnection<Backend = Pg>,
-    rows: Vec<PluginRow>,
+    ids: plugins::BoxedQuery<'_, Pg, sql_types::Integer>,
 ) -> Result<Vec<Plugin>, Unexpected> {
-    let mut ids: Vec<Uuid> = rows.iter().map(|row| row.organization_id).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let names: std::collections::HashMap<Uuid, String> = organizations::table
-        .filter(organizations::id.eq_any(ids))
-        .select((organizations::id, organizations::name))
-        .load::<(Uuid, String)>(conn)
+    plugins::table
+        .inner_join(organizations::table)
+        .filter(plugins::id.eq_any(ids))
+        .order(plugins::id.asc())
+        .select((PluginRow::as_select(), organizations::name))
+        .load::<(PluginRow, String)>(conn)
         .await
-        .during("loading plugins' organizations")?
+        .during("loading plugins with their organizations' names")?
         .into_iter()
-        .collect();
-    rows.into_iter()
-        .map(|row| {
-            let name = names.get(&row.organization_id).cloned().unwrap_or_default();
-            row.into_plugin(name)
-        })
+        .map(|(row, name)| row.into_plugin(name))
         .collect()
+}
+
+/// One plugin by id, whoever owns it.
+fn by_id(id: i32) -> plugins::BoxedQuery<'static, Pg, sql_types::Integer> {
+    plugins::table
+        .filter(plugins::id.eq(id))
+        .select(plugins::id)
+        .into_boxed()
 }
 
 /// Writes source file changes: sets and deletes.
@@ -162,18 +165,12 @@ async fn write_rest(
     Ok(())
 }
 
-/// One plugin row, read inside a transaction.
+/// One plugin by id with its organization's name, read inside a write's transaction.
 async fn reload(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     id: i32,
 ) -> Result<Plugin, Unexpected> {
-    let row = plugins::table
-        .find(id)
-        .select(PluginRow::as_select())
-        .first(conn)
-        .await
-        .during("reading a plugin back")?;
-    with_organization_names(conn, vec![row])
+    load_named(conn, by_id(id))
         .await?
         .pop()
         .ok_or_else(|| Unexpected::new(format!("plugin {id} vanished while being written")))
@@ -192,16 +189,13 @@ impl PluginRepository for PgPluginRepository {
             .get_result::<i64>(&mut conn)
             .await
             .during("counting plugins")?;
-        let rows = window(
+        let ids = window(
             visible_to(organization)
                 .order(plugins::id.asc())
-                .select(PluginRow::as_select()),
+                .select(plugins::id),
             page_request,
-        )
-        .load(&mut conn)
-        .await
-        .during("listing plugins")?;
-        Ok(page(count, with_organization_names(&mut conn, rows).await?))
+        );
+        Ok(page(count, load_named(&mut conn, ids).await?))
     }
 
     async fn get(
@@ -210,18 +204,10 @@ impl PluginRepository for PgPluginRepository {
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let row = visible_to(organization)
+        let ids = visible_to(organization)
             .filter(plugins::id.eq(id.0))
-            .select(PluginRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .during("loading a plugin")?;
-        Ok(
-            with_organization_names(&mut conn, row.into_iter().collect())
-                .await?
-                .pop(),
-        )
+            .select(plugins::id);
+        Ok(load_named(&mut conn, ids).await?.pop())
     }
 
     async fn create(
@@ -255,20 +241,17 @@ impl PluginRepository for PgPluginRepository {
     ) -> Result<Plugin, DomainError> {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
-            let row = plugins::table
+            plugins::table
                 .filter(plugins::id.eq(id.0))
                 .filter(plugins::organization_id.eq(organization.0))
-                .select(PluginRow::as_select())
+                .select(plugins::id)
                 .for_update()
-                .first(conn)
+                .first::<i32>(conn)
                 .await
                 .optional()
                 .during("locking a plugin")?
                 .ok_or(DomainError::NotFound)?;
-            let current = with_organization_names(conn, vec![row])
-                .await?
-                .pop()
-                .ok_or_else(|| Unexpected::new(format!("plugin {id} was loaded but not built")))?;
+            let current = reload(conn, id.0).await?;
             let write = planner(&current)?;
             diesel::update(plugins::table.find(id.0))
                 .set((

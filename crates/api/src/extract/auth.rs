@@ -24,7 +24,7 @@ use regex::Regex;
 use uuid::Uuid;
 
 use super::body::SharedBody;
-use super::json::{content_type, is_json, parse_object};
+use super::json::{content_type, is_json};
 use super::scopes::{ExtractorScope, ScopedResource, required_scope};
 use crate::error::ApiError;
 
@@ -200,15 +200,18 @@ async fn presented_key(
         }));
     }
     if is_json(content_type(request)) {
-        let bytes = body.bytes(request).await?;
-        let object = parse_object(content_type(request), &bytes)?;
-        if let Some(key) = object
-            .get("personal_api_key")
-            .and_then(|v| v.as_str())
-            .filter(|k| !k.is_empty())
-        {
+        let key = body
+            .inspect(request, |object| {
+                object
+                    .get("personal_api_key")
+                    .and_then(|v| v.as_str())
+                    .filter(|k| !k.is_empty())
+                    .map(PlainApiKey::presented)
+            })
+            .await?;
+        if let Some(key) = key {
             return Ok(Some(PresentedKey {
-                key: PlainApiKey::presented(key),
+                key,
                 location: KeyLocation::Body,
             }));
         }

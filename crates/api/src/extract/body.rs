@@ -1,5 +1,6 @@
-//! The request body, read once and shared: authentication may look for `personal_api_key` in
-//! it and the handler then parses it, without either consuming it from the other.
+//! The request body, read once and parsed at most once, and shared: authentication may look for
+//! `personal_api_key` in it and the handler then takes the parsed object, without either
+//! consuming it from the other.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,12 +12,17 @@ use actix_web::{HttpMessage as _, HttpRequest};
 use futures_util::StreamExt as _;
 use tokio::sync::OnceCell;
 
+use serde_json::{Map, Value};
+
+use super::json::{content_type, parse_object};
 use crate::error::ApiError;
 use crate::settings::ApiSettings;
 
 struct BodyCell {
     payload: RefCell<Option<Payload>>,
     bytes: OnceCell<Result<Bytes, ApiError>>,
+    /// The body as a JSON object, once authentication parsed it, until the handler takes it.
+    object: RefCell<Option<Result<Map<String, Value>, ApiError>>>,
 }
 
 /// A handle on the request's body; every extractor of one request gets the same one.
@@ -32,6 +38,7 @@ impl SharedBody {
         let shared = Self(Rc::new(BodyCell {
             payload: RefCell::new(Some(payload.take())),
             bytes: OnceCell::new(),
+            object: RefCell::new(None),
         }));
         request.extensions_mut().insert(shared.clone());
         shared
@@ -53,6 +60,36 @@ impl SharedBody {
             })
             .await
             .clone()
+    }
+
+    /// Looks into the body parsed as a JSON object, keeping the object for [`Self::object`].
+    ///
+    /// # Errors
+    /// What [`parse_object`] refuses, and what reading the body fails with.
+    pub(crate) async fn inspect<T>(
+        &self,
+        request: &HttpRequest,
+        look: impl FnOnce(&Map<String, Value>) -> T,
+    ) -> Result<T, ApiError> {
+        let bytes = self.bytes(request).await?;
+        let mut kept = self.0.object.borrow_mut();
+        let parsed = kept.get_or_insert_with(|| parse_object(content_type(request), &bytes));
+        parsed.as_ref().map(look).map_err(Clone::clone)
+    }
+
+    /// The body as a JSON object: the one [`Self::inspect`] parsed, else parsed now.
+    ///
+    /// # Errors
+    /// What [`parse_object`] refuses, and what reading the body fails with.
+    pub(crate) async fn object(
+        &self,
+        request: &HttpRequest,
+    ) -> Result<Map<String, Value>, ApiError> {
+        if let Some(parsed) = self.0.object.borrow_mut().take() {
+            return parsed;
+        }
+        let bytes = self.bytes(request).await?;
+        parse_object(content_type(request), &bytes)
     }
 }
 

@@ -25,10 +25,7 @@ impl FromRequest for JsonObject {
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let request = request.clone();
         let body = SharedBody::of(&request, payload);
-        Box::pin(async move {
-            let bytes = body.bytes(&request).await?;
-            parse_object(content_type(&request), &bytes).map(JsonObject)
-        })
+        Box::pin(async move { body.object(&request).await.map(JsonObject) })
     }
 }
 
