@@ -4,7 +4,9 @@
 //! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
 //! - `test`: ensure a PostgreSQL, PostHog's agent toolkit (npm) and posthog-python (PyPI), then
 //!   fmt check, clippy `-D warnings`, and every test.
-//! - `bench`: a release build under load; prints throughput and latency.
+//! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
+//!   wrk beside pgbench running the same scenario's SQL; prints a table and writes it as JSON to
+//!   `target/bench/` (see `bench/mod.rs`).
 
 mod bench;
 mod postgres;
@@ -156,16 +158,13 @@ fn demo_key(burrow: &Path, database_url: &str) -> anyhow::Result<String> {
         }
         made.stdout
     };
-    let text = String::from_utf8(output)?;
-    json_string_field(&text, "personal_api_key").context("burrow printed no personal_api_key")
+    json_string(&output, "personal_api_key").context("burrow printed no personal_api_key")
 }
 
-/// Pulls `"field":"value"` out of a flat JSON line without a JSON dependency.
-pub(crate) fn json_string_field(json: &str, field: &str) -> Option<String> {
-    let needle = format!("\"{field}\":\"");
-    let start = json.find(&needle)? + needle.len();
-    let end = json[start..].find('"')? + start;
-    Some(json[start..end].to_owned())
+/// A string field of a JSON object.
+fn json_string(json: &[u8], field: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(json).ok()?;
+    Some(value.get(field)?.as_str()?.to_owned())
 }
 
 fn test(extra: &[String]) -> anyhow::Result<()> {
@@ -205,9 +204,8 @@ fn agent_toolkit() -> anyhow::Result<PathBuf> {
     let dir = target_dir().join("agent-toolkit");
     let manifest = dir.join("node_modules/@posthog/agent-toolkit/package.json");
     let version = AGENT_TOOLKIT.rsplit('@').next().unwrap_or_default();
-    let installed = std::fs::read_to_string(&manifest).is_ok_and(|text| {
-        json_string_field(&text.replace(": ", ":"), "version").as_deref() == Some(version)
-    });
+    let installed = std::fs::read(&manifest)
+        .is_ok_and(|text| json_string(&text, "version").as_deref() == Some(version));
     if !installed {
         std::fs::create_dir_all(&dir)?;
         run(Command::new("npm")

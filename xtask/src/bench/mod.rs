@@ -1,0 +1,227 @@
+//! `cargo xtask bench`: measures a release `burrow` under load, beside what PostgreSQL itself
+//! does with the same queries.
+//!
+//! 1. Builds the release binary, drops and recreates the `burrow_bench` database, and makes the
+//!    tenants with `burrow admin`.
+//! 2. Starts `burrow serve` and times it until `/_health` answers.
+//! 3. Seeds realistic data through the API (`seed`): 10 flags, 1,000 rich surveys, 100 source
+//!    plugins, 20,000 simple surveys in a second project, 100 launched surveys and 10,000 of
+//!    their answers through the capture endpoint.
+//! 4. Runs each scenario (`scenarios`) on a freshly vacuumed database: wrk for a warm-up and a
+//!    measured run, then pgbench with the SQL the scenario minimally needs. Reads first, then
+//!    answers up to 1,000,000 and counting them again, writes last.
+//! 5. Prints the table and writes it as JSON (`report`), then stops the server with SIGTERM.
+//!
+//! Any error answer, socket error or timeout during a run fails the bench: a figure measured over
+//! errors would mislead. Scripts and logs stay in `target/bench/` to be rerun or read.
+
+mod api;
+mod database;
+mod pgbench;
+mod report;
+mod scenarios;
+mod seed;
+mod server;
+mod tools;
+mod wrk;
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context as _, bail};
+use chrono::Utc;
+
+use self::api::Api;
+use self::report::{Phases, Report, Row};
+use self::scenarios::{Scenario, Seeded, Stage};
+use self::server::Server;
+use crate::{build_burrow, postgres, target_dir};
+
+/// wrk's threads and pgbench's jobs.
+const LOAD_THREADS: u32 = 2;
+/// Connections (wrk) and clients (pgbench) in every scenario.
+const CONCURRENCY: u32 = 32;
+const WARM_UP_SECONDS: u32 = 2;
+const RUN_SECONDS: u32 = 10;
+
+const FLAGS: usize = 10;
+const SURVEYS: usize = 1_000;
+const PLUGINS: usize = 100;
+const DEEP_SURVEYS: usize = 20_000;
+/// Surveys (of the first `SURVEYS`) that are launched and get answers.
+const LAUNCHED: usize = 100;
+const FIRST_EVENTS: usize = 10_000;
+const ALL_EVENTS: usize = 1_000_000;
+
+pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
+    if let Some(argument) = args.first() {
+        bail!("cargo xtask bench takes no arguments (got {argument:?})");
+    }
+    let dir = target_dir().join("bench");
+    for sub in ["sql", "wrk"] {
+        fs::create_dir_all(dir.join(sub))?;
+    }
+    tools::ensure("wrk", "wrk")?;
+    tools::ensure("pgbench", "postgresql-client")?;
+    tools::ensure("psql", "postgresql-client")?;
+
+    let mut phases = Phases::default();
+    let burrow = phases.time("release build", || build_burrow(true))?;
+    let postgres = postgres::ensure()?;
+    let tenants = phases.time("fresh database and tenants", || {
+        database::fresh(&postgres, &burrow)
+    })?;
+    let server = Server::start(&burrow, &tenants.database_url, &dir.join("server.log"))?;
+    eprintln!(
+        "xtask: bench: burrow serve answered /_health {:.0} ms after spawning",
+        server.startup().as_secs_f64() * 1e3
+    );
+    let api = Api::new(server.base_url(), tenants.key.clone());
+    let project = tenants.project_id;
+
+    let flags = phases.time_items("seed: feature flags", FLAGS, || {
+        seed::flags(&api, project, FLAGS)
+    })?;
+    let surveys = phases.time_items("seed: rich surveys", SURVEYS, || {
+        seed::surveys(&api, project, &flags, SURVEYS)
+    })?;
+    let plugins = phases.time_items("seed: source plugins with files", PLUGINS, || {
+        seed::plugins(&api, &tenants.organization_id, PLUGINS)
+    })?;
+    phases.time_items(
+        "seed: simple surveys in a second project",
+        DEEP_SURVEYS,
+        || seed::simple_surveys(&api, tenants.deep_project_id, DEEP_SURVEYS),
+    )?;
+    let launched = &surveys[..LAUNCHED];
+    phases.time_items("seed: launch surveys", LAUNCHED, || {
+        seed::launch(&api, project, launched)
+    })?;
+    let answers = seed::Answers {
+        api: &api,
+        token: &tenants.project_token,
+        surveys: launched,
+        total: ALL_EVENTS,
+        now: Utc::now(),
+    };
+    phases.time_items("seed: survey events (first 10k)", FIRST_EVENTS, || {
+        answers.send(0..FIRST_EVENTS)?;
+        answers.check_count(project, FIRST_EVENTS)?;
+        database::vacuum(&tenants.database_url)
+    })?;
+
+    let scenarios = scenarios::all(&Seeded {
+        tenants: &tenants,
+        flags: &flags,
+        surveys: &surveys,
+        plugins: &plugins,
+    });
+    let measuring = Measuring {
+        api: &api,
+        server: &server,
+        dir: &dir,
+        key: &tenants.key,
+        database_url: &tenants.database_url,
+    };
+    let mut rows: Vec<Option<Row>> = scenarios.iter().map(|_| None).collect();
+    for stage in [Stage::Reads, Stage::AllEvents, Stage::Writes] {
+        if stage == Stage::AllEvents {
+            phases.time_items(
+                "seed: survey events (up to 1M)",
+                ALL_EVENTS - FIRST_EVENTS,
+                || {
+                    answers.send(FIRST_EVENTS..ALL_EVENTS)?;
+                    answers.check_count(project, ALL_EVENTS)?;
+                    database::vacuum(&tenants.database_url)
+                },
+            )?;
+        }
+        for (index, scenario) in scenarios.iter().enumerate() {
+            if scenario.stage == stage {
+                rows[index] = Some(phases.time(&format!("measure: {}", scenario.name), || {
+                    measuring.measure(scenario)
+                })?);
+            }
+        }
+    }
+    let peak = server.peak_memory_kib()?;
+    let startup = server.startup();
+    drop(server);
+
+    let report = Report::new(rows.into_iter().flatten().collect(), startup, peak, phases);
+    print!("{}", report.text());
+    let written = report.write(&dir)?;
+    println!("report: {} (and latest.json)", written.display());
+    Ok(())
+}
+
+/// What measuring a scenario needs.
+struct Measuring<'a> {
+    api: &'a Api,
+    server: &'a Server,
+    dir: &'a Path,
+    key: &'a str,
+    database_url: &'a str,
+}
+
+impl Measuring<'_> {
+    /// wrk's warm-up and measured runs, then pgbench, from a vacuumed database: the row versions
+    /// an earlier scenario left (pgbench's PATCH alone leaves tens of thousands) would otherwise
+    /// slow the next one's scans until autovacuum came by.
+    fn measure(&self, scenario: &Scenario) -> anyhow::Result<Row> {
+        database::vacuum(self.database_url)?;
+        let url = format!("{}{}", self.server.base_url(), scenario.load.paths[0]);
+        let lua = self.dir.join("wrk").join(format!("{}.lua", scenario.slug));
+        fs::write(
+            &lua,
+            wrk::script(scenario.name, &scenario.load, self.key, &url),
+        )
+        .with_context(|| format!("writing {}", lua.display()))?;
+        self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
+        let outcome = self.load(scenario, &lua, &url, "measured", RUN_SECONDS)?;
+        let sql = self.dir.join("sql").join(format!("{}.sql", scenario.slug));
+        pgbench::write(&sql, scenario.name, &scenario.sql, self.database_url)?;
+        let tps = pgbench::run(&sql, &scenario.sql.variables, self.database_url)?;
+        Ok(Row::new(scenario.name, scenario.slug, &outcome, tps))
+    }
+
+    /// One wrk run; fails on any error answer, socket error or timeout in it.
+    fn load(
+        &self,
+        scenario: &Scenario,
+        lua: &Path,
+        url: &str,
+        tag: &str,
+        seconds: u32,
+    ) -> anyhow::Result<wrk::Outcome> {
+        let result = self.dir.join("wrk").join(format!("{}.json", scenario.slug));
+        let outcome = wrk::run(lua, url, seconds, tag, &result)?;
+        if outcome.errors() > 0 {
+            bail!(
+                "FAIL: \"{}\": {} during the {tag} run, so there is no figure. One more request \
+                 the same way answered {}. Server log: {}; wrk script: {}",
+                scenario.name,
+                outcome.describe_errors(),
+                self.probe(scenario),
+                self.server.log().display(),
+                lua.display()
+            );
+        }
+        Ok(outcome)
+    }
+
+    /// One request as the scenario sends it, described as `status: body`.
+    fn probe(&self, scenario: &Scenario) -> String {
+        let unique = format!("probe-{}", Utc::now().timestamp_micros());
+        let body = scenario
+            .load
+            .body
+            .as_ref()
+            .map(|body| body.replace(wrk::UNIQUE, &unique));
+        self.api.probe(
+            scenario.load.method,
+            &scenario.load.paths[0],
+            body.as_deref(),
+        )
+    }
+}
