@@ -1,5 +1,6 @@
-//! Surveys read whole — with their creator, their linked and targeting flags, and those flags'
-//! creators — in one statement, so reading one survey or a page of them is one round trip.
+//! Surveys read whole — with their creator and their linked and targeting flags — in one
+//! statement, so reading one survey or a page of them is one round trip. A survey shows its flags
+//! in summary (PostHog's minimal flag), so the flags' creators are not read.
 
 use diesel::prelude::*;
 use diesel::sql_types;
@@ -23,9 +24,7 @@ type Joined = (
     SurveyRow,
     Option<UserBasicRow>,
     Option<FlagRow>,
-    Option<UserBasicRow>,
     Option<FlagRow>,
-    Option<UserBasicRow>,
 );
 
 /// The project's surveys among `ids`, newest first (ties by id, descending).
@@ -34,11 +33,9 @@ pub(crate) async fn load_whole(
     project: ProjectId,
     ids: SurveyIds<'_>,
 ) -> Result<Vec<Survey>, Unexpected> {
-    let (linked, targeting, linked_creator, targeting_creator) = diesel::alias!(
+    let (linked, targeting) = diesel::alias!(
         feature_flags as linked_flags,
         feature_flags as targeting_flags,
-        users as linked_flag_creators,
-        users as targeting_flag_creators,
     );
     let rows = surveys::table
         .left_join(users::table.on(users::id.nullable().eq(surveys::created_by_id)))
@@ -54,12 +51,6 @@ pub(crate) async fn load_whole(
                 )),
         )
         .left_join(
-            linked_creator.on(linked_creator
-                .field(users::id)
-                .nullable()
-                .eq(linked.field(feature_flags::created_by_id))),
-        )
-        .left_join(
             targeting.on(targeting
                 .field(feature_flags::id)
                 .nullable()
@@ -70,12 +61,6 @@ pub(crate) async fn load_whole(
                         .eq(surveys::project_id),
                 )),
         )
-        .left_join(
-            targeting_creator.on(targeting_creator
-                .field(users::id)
-                .nullable()
-                .eq(targeting.field(feature_flags::created_by_id))),
-        )
         .filter(surveys::project_id.eq(project.0))
         .filter(surveys::id.eq_any(ids))
         .order((surveys::created_at.desc(), surveys::id.desc()))
@@ -85,30 +70,18 @@ pub(crate) async fn load_whole(
             linked
                 .fields(<FlagRow as Selectable<Pg>>::construct_selection())
                 .nullable(),
-            linked_creator
-                .fields(<UserBasicRow as Selectable<Pg>>::construct_selection())
-                .nullable(),
             targeting
                 .fields(<FlagRow as Selectable<Pg>>::construct_selection())
-                .nullable(),
-            targeting_creator
-                .fields(<UserBasicRow as Selectable<Pg>>::construct_selection())
                 .nullable(),
         ))
         .load::<Joined>(conn)
         .await
-        .during("loading surveys with their flags and creators")?;
+        .during("loading surveys with their creators and flags")?;
     rows.into_iter().map(into_survey).collect()
 }
 
-fn into_survey(
-    (row, creator, linked, linked_creator, targeting, targeting_creator): Joined,
-) -> Result<Survey, Unexpected> {
-    let linked = linked
-        .map(|flag| flag.into_flag(linked_creator.map(Into::into)))
-        .transpose()?;
-    let targeting = targeting
-        .map(|flag| flag.into_flag(targeting_creator.map(Into::into)))
-        .transpose()?;
+fn into_survey((row, creator, linked, targeting): Joined) -> Result<Survey, Unexpected> {
+    let linked = linked.map(|flag| flag.into_flag(None)).transpose()?;
+    let targeting = targeting.map(|flag| flag.into_flag(None)).transpose()?;
     row.into_whole_survey(creator.map(Into::into), linked, targeting)
 }

@@ -36,7 +36,7 @@ impl Application {
         let database = Database::connect(
             &args.database.database_url,
             PoolSettings {
-                max_size: args.db_pool_size,
+                max_size: args.db_pool_size.unwrap_or_else(default_pool_size),
                 ..PoolSettings::default()
             },
         )?;
@@ -115,6 +115,14 @@ fn services(
         surveys,
         readiness: Arc::new(database),
     })
+}
+
+/// Two connections per core. A request holds its connection only while its statements run, and
+/// past about two busy backends per core PostgreSQL spends its time switching between them: on
+/// two cores shared with the database, 4 connections served more requests with less memory than
+/// 16 (`docs/benchmarks.md`). Several nodes on one database add theirs up; see operations.
+fn default_pool_size() -> usize {
+    std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)
 }
 
 fn upstream_settings(plugins: &PluginArgs) -> UpstreamSettings {

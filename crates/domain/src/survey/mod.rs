@@ -170,7 +170,7 @@ impl SurveyState {
     }
 }
 
-/// A stored survey with the flags it points at.
+/// A stored survey with the flags it points at (as a survey shows them: without their creators).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Survey {
     pub id: SurveyId,

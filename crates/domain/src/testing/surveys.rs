@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
-use crate::feature_flag::FlagId;
+use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
     CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags, Survey,
@@ -31,10 +31,14 @@ pub(super) struct StoredActivity {
 
 impl State {
     fn survey_view(&self, stored: &StoredSurvey) -> Survey {
-        // Deleted flags are shown; another project's never are.
+        // Deleted flags are shown; another project's never are; none with its creator.
         let flag = |id: Option<FlagId>| {
             id.and_then(|id| self.flag_any(id))
                 .filter(|flag| flag.project_id == stored.project_id)
+                .map(|flag| FeatureFlag {
+                    created_by: None,
+                    ..flag
+                })
         };
         Survey {
             id: stored.id,

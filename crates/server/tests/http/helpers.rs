@@ -46,7 +46,7 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
         max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
         capture_max_body_bytes: api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
         capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
-        db_pool_size: 5,
+        db_pool_size: Some(5),
         workers: Some(1),
         access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
         plugins: PluginArgs::default(),

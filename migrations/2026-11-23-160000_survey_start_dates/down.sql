@@ -1,0 +1,1 @@
+DROP INDEX surveys_project_start_date_idx;
