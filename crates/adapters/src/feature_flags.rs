@@ -85,31 +85,33 @@ pub(crate) async fn change_flag(
         .map_err(|error| write_error(error, LIVE_KEY_INDEX, "updating a feature flag"))
 }
 
-/// Locks the project's flags with these ids, deleted ones included, until the transaction ends,
-/// so no other write can change or delete them meanwhile, and returns them without their
-/// creators: a write plans against flags, never against who made them, and its answer is read
-/// whole afterwards.
-pub(crate) async fn lock_flags(
+/// The project's flags with these ids, deleted ones included, without their creators: what a
+/// write plans against (never who made what; its answer is read whole afterwards). `lock` keeps
+/// them locked until the transaction ends, so no other write can change or delete them meanwhile.
+pub(crate) async fn flags_by_id(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     mut ids: Vec<i32>,
+    lock: bool,
 ) -> Result<HashMap<i32, FeatureFlag>, Unexpected> {
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    let rows = feature_flags::table
+    let query = feature_flags::table
         .filter(feature_flags::id.eq_any(ids))
         .filter(feature_flags::project_id.eq(project.0))
         // Rows are locked in the order they are read: one order for every writer, so two
         // writes locking the same flags cannot deadlock.
         .order(feature_flags::id)
-        .select(FlagRow::as_select())
-        .for_update()
-        .load(conn)
-        .await
-        .during("locking feature flags")?;
+        .select(FlagRow::as_select());
+    let rows = if lock {
+        query.for_update().load(conn).await
+    } else {
+        query.load(conn).await
+    }
+    .during("reading feature flags for a write")?;
     rows.into_iter()
         .map(|row| Ok((row.id, row.into_flag(None)?)))
         .collect()

@@ -1,6 +1,6 @@
 //! `SurveyRepository` over the `surveys` and `survey_activity` tables; each write, with its
 //! targeting flag changes and its activity entry, is one transaction that locks the survey and
-//! every flag it touches before planning.
+//! the flags it may change before planning.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -20,7 +20,7 @@ use uuid::Uuid;
 
 use crate::database::Database;
 use crate::errors::{StorageContext, TransactionError, write_error};
-use crate::feature_flags::{change_flag, insert_flag, lock_flags};
+use crate::feature_flags::{change_flag, flags_by_id, insert_flag};
 use crate::paging::{page, window};
 use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow, activity_page};
 use crate::schema::{survey_activity, surveys, users};
@@ -65,14 +65,6 @@ fn prefix_pattern(prefix: &str) -> String {
     pattern
 }
 
-/// The flags survey rows point at.
-fn flag_ids(rows: &[SurveyRow]) -> Vec<i32> {
-    rows.iter()
-        .flat_map(|row| [row.linked_flag_id, row.targeting_flag_id])
-        .flatten()
-        .collect()
-}
-
 /// One survey of the project, whole.
 async fn load_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
@@ -99,21 +91,48 @@ fn referenced(flags: &HashMap<i32, FeatureFlag>, references: FlagReferences) -> 
     }
 }
 
-fn reference_ids(references: FlagReferences) -> impl Iterator<Item = i32> {
-    [references.linked, references.targeting]
-        .into_iter()
-        .flatten()
-        .map(|id| id.0)
+/// The flags a survey write plans against. Those it may change (its targeting flags) are locked
+/// until the transaction ends, so no other write changes or deletes them meanwhile. Its linked
+/// flags are only read: a survey shows its linked flag even once deleted, so linking a flag that
+/// is deleted a moment later ends as linking it a moment before, and surveys linking one flag
+/// need not wait for each other's commits.
+struct PlannedFlags {
+    flags: HashMap<i32, FeatureFlag>,
+    locked: Vec<i32>,
+}
+
+impl PlannedFlags {
+    async fn read(
+        conn: &mut impl AsyncConnection<Backend = Pg>,
+        project: ProjectId,
+        targeting: Vec<Option<FlagId>>,
+        linked: Vec<Option<FlagId>>,
+    ) -> Result<Self, Unexpected> {
+        let locked: Vec<i32> = targeting.into_iter().flatten().map(|id| id.0).collect();
+        let linked = linked
+            .into_iter()
+            .flatten()
+            .map(|id| id.0)
+            .filter(|id| !locked.contains(id))
+            .collect();
+        let mut flags = flags_by_id(conn, project, linked, false).await?;
+        flags.extend(flags_by_id(conn, project, locked.clone(), true).await?);
+        Ok(Self { flags, locked })
+    }
+
+    /// A flag this write locked, as long as it is live.
+    fn locked_live(&self, id: FlagId) -> bool {
+        self.locked.contains(&id.0) && self.flags.get(&id.0).is_some_and(|flag| !flag.deleted)
+    }
 }
 
 /// Executes a plan's targeting steps: soft-delete the flag let go of, then create or change the
-/// flag the survey ends up with. `locked` holds the flags the write locked. Returns that flag
-/// and whether the survey owns it.
+/// flag the survey ends up with. Returns that flag and whether the survey owns it.
 async fn store_targeting(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     write: &SurveyWrite,
-    locked: &HashMap<i32, FeatureFlag>,
+    planned: &PlannedFlags,
 ) -> Result<(Option<i32>, bool), DomainError> {
     if let Some(deleted) = write.targeting.delete {
         change_flag(conn, project, deleted, FlagChanges::deletion()).await?;
@@ -129,7 +148,7 @@ async fn store_targeting(
         }
         // Nothing to write or read when nothing changes about a live flag this write locked.
         TargetingFlag::Existing { id, changes, .. }
-            if changes.is_empty() && locked.get(&id.0).is_some_and(|flag| !flag.deleted) =>
+            if changes.is_empty() && planned.locked_live(*id) =>
         {
             id.0
         }
@@ -175,9 +194,9 @@ async fn insert_survey(
     id: SurveyId,
     creator: UserId,
     write: &SurveyWrite,
-    locked: &HashMap<i32, FeatureFlag>,
+    planned: &PlannedFlags,
 ) -> Result<Survey, DomainError> {
-    let (targeting_flag, owned) = store_targeting(conn, project, write, locked).await?;
+    let (targeting_flag, owned) = store_targeting(conn, project, write, planned).await?;
     diesel::insert_into(surveys::table)
         .values((
             SurveyStateRow::from(&write.state),
@@ -264,9 +283,15 @@ impl SurveyRepository for PgSurveyRepository {
     ) -> Result<Survey, DomainError> {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
-            let locked = lock_flags(conn, project, reference_ids(references).collect()).await?;
-            let write = planner(&referenced(&locked, references))?;
-            Ok(insert_survey(conn, project, id, creator, &write, &locked).await?)
+            let planned = PlannedFlags::read(
+                conn,
+                project,
+                vec![references.targeting],
+                vec![references.linked],
+            )
+            .await?;
+            let write = planner(&referenced(&planned.flags, references))?;
+            Ok(insert_survey(conn, project, id, creator, &write, &planned).await?)
         })
         .await
         .map_err(|TransactionError(error)| error)
@@ -291,14 +316,16 @@ impl SurveyRepository for PgSurveyRepository {
                 .optional()
                 .during("locking a survey")?
                 .ok_or(DomainError::NotFound)?;
-            let ids = flag_ids(std::slice::from_ref(&row))
-                .into_iter()
-                .chain(reference_ids(references))
-                .collect();
-            let locked = lock_flags(conn, project, ids).await?;
-            let current = row.into_survey(&locked, &HashMap::new())?;
-            let write = planner(&current, &referenced(&locked, references))?;
-            let (targeting_flag, owned) = store_targeting(conn, project, &write, &locked).await?;
+            let planned = PlannedFlags::read(
+                conn,
+                project,
+                vec![row.targeting_flag_id.map(FlagId), references.targeting],
+                vec![row.linked_flag_id.map(FlagId), references.linked],
+            )
+            .await?;
+            let current = row.into_survey(&planned.flags, &HashMap::new())?;
+            let write = planner(&current, &referenced(&planned.flags, references))?;
+            let (targeting_flag, owned) = store_targeting(conn, project, &write, &planned).await?;
             diesel::update(surveys::table.find(id.0))
                 .set((
                     SurveyStateRow::from(&write.state),
@@ -364,8 +391,11 @@ impl SurveyRepository for PgSurveyRepository {
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, TransactionError, _>(async |conn| {
             let mut copies = Vec::with_capacity(targets.len());
-            // A copy makes its own flags; it keeps none it would have had to lock.
-            let none = HashMap::new();
+            // A copy makes its own flags; it plans against none.
+            let none = PlannedFlags {
+                flags: HashMap::new(),
+                locked: Vec::new(),
+            };
             for target in targets {
                 let taken: BTreeSet<String> = surveys::table
                     .filter(surveys::project_id.eq(target.project.0))

@@ -59,7 +59,7 @@ pub struct ServeArgs {
     /// Most events in one capture request.
     #[arg(long, env = "BURROW_CAPTURE_MAX_EVENTS", default_value_t = api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS)]
     pub capture_max_events: usize,
-    /// Most PostgreSQL connections this node opens (default: two per core of this machine).
+    /// Most PostgreSQL connections this node opens (default: four per core of this machine).
     #[arg(long, env = "BURROW_DB_POOL_SIZE")]
     pub db_pool_size: Option<usize>,
     /// HTTP worker threads (default: one per core).

@@ -117,12 +117,13 @@ fn services(
     })
 }
 
-/// Two connections per core. A request holds its connection only while its statements run, and
-/// past about two busy backends per core PostgreSQL spends its time switching between them: on
-/// two cores shared with the database, 4 connections served more requests with less memory than
+/// Four connections per core. A read holds its connection only while its statements run, and
+/// past a few busy backends per core PostgreSQL spends its time switching between them; a write
+/// also holds one while its commit is flushed, which more connections overlap. On two cores
+/// shared with the database, 8 served reads as fast as 4 and writes faster, with less memory than
 /// 16 (`docs/benchmarks.md`). Several nodes on one database add theirs up; see operations.
 fn default_pool_size() -> usize {
-    std::thread::available_parallelism().map_or(4, |cores| cores.get() * 2)
+    std::thread::available_parallelism().map_or(8, |cores| cores.get() * 4)
 }
 
 fn upstream_settings(plugins: &PluginArgs) -> UpstreamSettings {

@@ -124,8 +124,10 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         database_url: &tenants.database_url,
     };
     let mut rows: Vec<Option<Row>> = scenarios.iter().map(|_| None).collect();
+    let mut capture_peak_kib = 0;
     for stage in [Stage::Reads, Stage::AllEvents, Stage::Writes] {
         if stage == Stage::AllEvents {
+            server.reset_peak_memory()?;
             phases.time_items(
                 "seed: survey events (up to 1M)",
                 ALL_EVENTS - FIRST_EVENTS,
@@ -135,6 +137,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                     database::vacuum(&tenants.database_url)
                 },
             )?;
+            capture_peak_kib = server.peak_memory_kib()?;
         }
         for (index, scenario) in scenarios.iter().enumerate() {
             if scenario.stage == stage {
@@ -144,11 +147,11 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
             }
         }
     }
-    let peak = server.peak_memory_kib()?;
     let startup = server.startup();
     drop(server);
 
-    let report = Report::new(rows.into_iter().flatten().collect(), startup, peak, phases);
+    let rows = rows.into_iter().flatten().collect();
+    let report = Report::new(rows, startup, capture_peak_kib, phases);
     print!("{}", report.text());
     let written = report.write(&dir)?;
     println!("report: {} (and latest.json)", written.display());
@@ -177,12 +180,14 @@ impl Measuring<'_> {
             wrk::script(scenario.name, &scenario.load, self.key, &url),
         )
         .with_context(|| format!("writing {}", lua.display()))?;
+        self.server.reset_peak_memory()?;
         self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
         let outcome = self.load(scenario, &lua, &url, "measured", RUN_SECONDS)?;
+        let peak_rss_kib = self.server.peak_memory_kib()?;
         let sql = self.dir.join("sql").join(format!("{}.sql", scenario.slug));
         pgbench::write(&sql, scenario.name, &scenario.sql, self.database_url)?;
         let tps = pgbench::run(&sql, &scenario.sql.variables, self.database_url)?;
-        Ok(Row::new(scenario.name, scenario.slug, &outcome, tps))
+        Ok(Row::new(scenario, &outcome, tps, peak_rss_kib))
     }
 
     /// One wrk run; fails on any error answer, socket error or timeout in it.

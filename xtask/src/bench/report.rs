@@ -12,6 +12,7 @@ use anyhow::Context as _;
 use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 
+use super::scenarios::Scenario;
 use super::scenarios::{LIST_OFFSET_0, LIST_OFFSET_10000, RESPONSES_COUNT_1M, RESPONSES_COUNT_10K};
 use super::wrk::Outcome;
 use super::{CONCURRENCY, LOAD_THREADS, RUN_SECONDS, WARM_UP_SECONDS};
@@ -31,13 +32,16 @@ pub(super) struct Row {
     pgbench_tps: f64,
     /// Burrow's requests per second ÷ pgbench's transactions per second.
     ratio: f64,
+    /// The server's peak resident memory during the scenario's wrk runs.
+    peak_rss_kib: u64,
 }
 
 impl Row {
-    pub(super) fn new(scenario: &'static str, slug: &'static str, wrk: &Outcome, tps: f64) -> Self {
+    pub(super) fn new(scenario: &Scenario, wrk: &Outcome, tps: f64, peak_rss_kib: u64) -> Self {
         Self {
-            scenario,
-            slug,
+            scenario: scenario.name,
+            slug: scenario.slug,
+            peak_rss_kib,
             requests: wrk.requests,
             seconds: wrk.duration_us as f64 / 1e6,
             requests_per_second: wrk.requests_per_second(),
@@ -145,7 +149,10 @@ pub(super) struct Report {
     machine: Machine,
     load: String,
     startup_ms: f64,
+    /// The highest of the scenarios' peaks: the server's memory under load.
     peak_rss_kib: u64,
+    /// The peak while a million answers arrive through capture (four senders, 5,000 a batch).
+    capture_seed_peak_rss_kib: u64,
     scenarios: Vec<Row>,
     targets: Vec<Target>,
     phases: Vec<Phase>,
@@ -155,10 +162,15 @@ impl Report {
     pub(super) fn new(
         scenarios: Vec<Row>,
         startup: Duration,
-        peak_rss_kib: u64,
+        capture_seed_peak_rss_kib: u64,
         phases: Phases,
     ) -> Self {
         let targets = targets(&scenarios);
+        let peak_rss_kib = scenarios
+            .iter()
+            .map(|row| row.peak_rss_kib)
+            .max()
+            .unwrap_or(0);
         Self {
             date: Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
             commit: output_of("git", &["rev-parse", "--short", "HEAD"]),
@@ -183,6 +195,7 @@ impl Report {
             ),
             startup_ms: startup.as_secs_f64() * 1e3,
             peak_rss_kib,
+            capture_seed_peak_rss_kib,
             scenarios,
             targets,
             phases: phases.0,
@@ -192,28 +205,38 @@ impl Report {
     /// The table and the lines below it.
     pub(super) fn text(&self) -> String {
         let mut text = format!(
-            "{:<30} {:>12} {:>8} {:>8} {:>6} {:>12} {:>7}\n",
-            "scenario", "Burrow req/s", "p50 ms", "p99 ms", "errors", "pgbench TPS", "ratio"
+            "{:<30} {:>12} {:>8} {:>8} {:>6} {:>12} {:>7} {:>8}\n",
+            "scenario",
+            "Burrow req/s",
+            "p50 ms",
+            "p99 ms",
+            "errors",
+            "pgbench TPS",
+            "ratio",
+            "RSS MiB"
         );
         for row in &self.scenarios {
             let _ = writeln!(
                 text,
-                "{:<30} {:>12.1} {:>8.2} {:>8.2} {:>6} {:>12.1} {:>7.3}",
+                "{:<30} {:>12.1} {:>8.2} {:>8.2} {:>6} {:>12.1} {:>7.3} {:>8.1}",
                 row.scenario,
                 row.requests_per_second,
                 row.p50_ms,
                 row.p99_ms,
                 row.errors,
                 row.pgbench_tps,
-                row.ratio
+                row.ratio,
+                row.peak_rss_kib as f64 / 1024.0
             );
         }
         text.push('\n');
         let _ = writeln!(text, "start-up to /_health: {:.0} ms", self.startup_ms);
         let _ = writeln!(
             text,
-            "peak resident memory (VmHWM): {:.1} MiB",
-            self.peak_rss_kib as f64 / 1024.0
+            "peak resident memory (VmHWM) under the scenarios' load: {:.1} MiB; while a million \
+             answers arrive through capture: {:.1} MiB",
+            self.peak_rss_kib as f64 / 1024.0,
+            self.capture_seed_peak_rss_kib as f64 / 1024.0
         );
         for target in &self.targets {
             let _ = writeln!(

@@ -67,7 +67,14 @@ impl Server {
         &self.log
     }
 
-    /// The server's peak resident memory so far (`VmHWM`), in KiB.
+    /// Starts the server's peak resident memory afresh (Linux's `clear_refs` 5), so the next
+    /// reading is the peak of what runs from now on.
+    pub(super) fn reset_peak_memory(&self) -> anyhow::Result<()> {
+        let path = format!("/proc/{}/clear_refs", self.child.id());
+        fs::write(&path, "5").with_context(|| format!("writing {path}"))
+    }
+
+    /// The server's peak resident memory (`VmHWM`) since start or the last reset, in KiB.
     pub(super) fn peak_memory_kib(&self) -> anyhow::Result<u64> {
         let path = format!("/proc/{}/status", self.child.id());
         let status = fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;

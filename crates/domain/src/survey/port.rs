@@ -1,5 +1,5 @@
 //! The port of stored surveys and their activity log. Every write is one transaction: the store
-//! locks the survey and the flags the write touches, lets the domain plan against them, and
+//! locks the survey and the flags the write may change, lets the domain plan against them, and
 //! writes the plan as it is, its activity entry included.
 
 use std::collections::BTreeSet;
@@ -82,8 +82,9 @@ pub trait SurveyRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
 
-    /// Locks the referenced flags, asks `planner` what to write, and inserts the survey with its
-    /// targeting plan and activity entry, atomically. A planner error is returned as is and nothing is written.
+    /// Reads the referenced flags (locking the targeting one, which the write may change),
+    /// asks `planner` what to write, and inserts the survey with its targeting plan and
+    /// activity entry, atomically. A planner error is returned as is and nothing is written.
     ///
     /// # Errors
     /// `Conflict` when the project has a survey of that name; the planner's errors;
@@ -97,8 +98,10 @@ pub trait SurveyRepository: Send + Sync {
         planner: &CreatePlanner<'_>,
     ) -> Result<Survey, DomainError>;
 
-    /// Locks the survey, its flags and the referenced flags, asks `planner` what to write given
-    /// them, and writes it, atomically. Concurrent updates of one survey apply one after the
+    /// Locks the survey and the targeting flags involved (its own and the referenced one),
+    /// reads the linked ones, asks `planner` what to write given them, and writes it,
+    /// atomically. A linked flag is not locked: linking a flag deleted a moment later ends as
+    /// linking it a moment before, since a survey shows its linked flag even once deleted. Concurrent updates of one survey apply one after the
     /// other. A planner error is returned as is and nothing is written.
     ///
     /// # Errors
