@@ -7,6 +7,12 @@ use burrow_server::{admin, startup::Application};
 use clap::Parser as _;
 use tracing_subscriber::EnvFilter;
 
+/// jemalloc hands memory back to the system a few seconds after a burst (its dirty-page decay),
+/// where glibc's allocator kept what a burst of capture batches grew the heap to; see
+/// `docs/benchmarks.md`.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr so admin commands' JSON on stdout stays machine-readable.
