@@ -59,14 +59,22 @@ pub fn route_table() -> Vec<RouteInfo> {
         .collect()
 }
 
+/// Registers every resource of the table. Beyond the methods the table lists, each resource
+/// answers `HEAD` wherever it answers `GET` (the same handler; actix sends the headers without
+/// the body) and `OPTIONS` with the methods it allows, as HTTP clients and proxies expect; a
+/// method it does not answer gets a 405 naming them in `Allow`.
 pub(crate) fn configure(config: &mut web::ServiceConfig) {
     for resource in table() {
-        let registered = resource
-            .routes
-            .into_iter()
-            .fold(web::resource(resource.path), |registered, route| {
-                registered.route(route.handler)
-            });
+        let allow = resource.allowed_methods();
+        let mut registered = web::resource(resource.path);
+        for route in resource.routes {
+            registered = registered.route(route.handler);
+            if let Some(head) = route.head {
+                registered = registered.route(head);
+            }
+        }
+        let registered = registered
+            .route(web::method(Method::OPTIONS).to(move || std::future::ready(options(&allow))));
         if resource.cross_origin {
             config.service(registered.wrap(sdk_cors()));
         } else {
@@ -226,6 +234,19 @@ struct RouteSpec {
     method: Method,
     scope: Option<RequiredScope>,
     handler: Route,
+    /// For a `GET`: the same handler answering `HEAD`.
+    head: Option<Route>,
+}
+
+/// `OPTIONS`: the methods the resource allows, in `Allow` and, as DRF describes a view, in a
+/// small JSON body.
+fn options(allow: &str) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok()
+        .insert_header((actix_web::http::header::ALLOW, allow))
+        .json(serde_json::json!({
+            "renders": ["application/json"],
+            "parses": ["application/json"],
+        }))
 }
 
 impl ResourceSpec {
@@ -235,6 +256,19 @@ impl ResourceSpec {
             routes: Vec::new(),
             cross_origin: false,
         }
+    }
+
+    /// The `Allow` list: the table's methods, `HEAD` with `GET`, and `OPTIONS`.
+    fn allowed_methods(&self) -> String {
+        let mut methods: Vec<&str> = Vec::new();
+        for route in &self.routes {
+            methods.push(route.method.as_str());
+            if route.head.is_some() {
+                methods.push(Method::HEAD.as_str());
+            }
+        }
+        methods.push(Method::OPTIONS.as_str());
+        methods.join(", ")
     }
 
     fn cross_origin(self) -> Self {
@@ -254,10 +288,12 @@ impl ResourceSpec {
     {
         let scope = <Args::Resource as ScopeRequirement>::OBJECT
             .map(|object| required_scope(object, &method));
+        let head = (method == Method::GET).then(|| web::method(Method::HEAD).to(handler.clone()));
         self.routes.push(RouteSpec {
             handler: web::method(method.clone()).to(handler),
             method,
             scope,
+            head,
         });
         self
     }

@@ -4,7 +4,7 @@ use domain::admin::KeyRequest;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::helpers::{assert_error, eventually, parts, spawn_app};
+use crate::helpers::{assert_error, concrete_path, eventually, parts, spawn_app};
 
 #[tokio::test]
 async fn a_request_without_credentials_is_401_not_authenticated() {
@@ -176,24 +176,6 @@ async fn every_route_refuses_a_key_without_scopes_naming_the_scope_its_handler_r
             ),
         }
     }
-}
-
-/// A route pattern with its parameters filled in: the caller's own tenant, and `0` for the
-/// rest (the scope is checked before any of them is looked up).
-fn concrete_path(pattern: &str) -> String {
-    pattern
-        .split('/')
-        .map(|segment| match segment {
-            "{project_id}" | "{organization_id}" => "@current",
-            // Survey ids are matched by a UUID pattern, so a route only sees UUID-like ids.
-            parameter if parameter.starts_with("{survey_id") => {
-                "00000000-0000-0000-0000-000000000000"
-            }
-            parameter if parameter.starts_with('{') => "0",
-            literal => literal,
-        })
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 #[tokio::test]

@@ -163,3 +163,21 @@ pub fn assert_error(body: &Value, kind: &str, code: &str, detail: &str) {
         &serde_json::json!({"type": kind, "code": code, "detail": detail, "attr": null}),
     );
 }
+
+/// A route pattern with its parameters filled in: the caller's own tenant, and `0` for the
+/// rest (the scope is checked before any of them is looked up).
+pub fn concrete_path(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|segment| match segment {
+            "{project_id}" | "{organization_id}" => "@current",
+            // Survey ids are matched by a UUID pattern, so a route only sees UUID-like ids.
+            parameter if parameter.starts_with("{survey_id") => {
+                "00000000-0000-0000-0000-000000000000"
+            }
+            parameter if parameter.starts_with('{') => "0",
+            literal => literal,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}

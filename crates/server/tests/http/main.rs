@@ -9,6 +9,7 @@ mod errors;
 mod fake_upstream;
 mod feature_flags;
 mod helpers;
+mod methods;
 mod plugin_installs;
 mod plugins;
 mod posthog_python;
