@@ -21,6 +21,17 @@ pub const DEFAULT_ACCESS_CACHE_MS: u64 = 2000;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// How log lines on stderr are written: `text` for people, `json` (one object a line, with
+    /// the request id of the request it belongs to) for log collectors.
+    #[arg(long, env = "BURROW_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, global = true)]
+    pub log_format: LogFormat,
+}
+
+/// See [`Cli::log_format`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Debug, Subcommand)]

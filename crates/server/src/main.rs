@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use burrow_server::cli::{Cli, Command};
+use burrow_server::cli::{Cli, Command, LogFormat};
 use burrow_server::{admin, startup::Application};
 use clap::Parser as _;
 use tracing_subscriber::EnvFilter;
@@ -16,12 +16,20 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr so admin commands' JSON on stdout stays machine-readable.
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        // The request's span (its id, method, path, route) goes into every line it logs.
+        LogFormat::Json => logs
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -9,6 +9,7 @@ mod errors;
 mod fake_upstream;
 mod feature_flags;
 mod helpers;
+mod logs;
 mod methods;
 mod plugin_installs;
 mod plugins;
