@@ -17,8 +17,9 @@ use domain::ports::Readiness;
 /// How the pool is sized; the defaults suit one small node.
 #[derive(Debug, Clone, Copy)]
 pub struct PoolSettings {
-    /// Upper bound on open connections. PostgreSQL's default `max_connections` is 100, so a
-    /// few nodes at 16 each leave room for operators and migrations.
+    /// Upper bound on open connections. Callers size it (`burrow serve`: four per core unless
+    /// configured); nodes × this must stay under PostgreSQL's `max_connections` (100 by
+    /// default) with room for operators and migrations.
     pub max_size: usize,
     /// How long a request waits for a free connection before failing with a 500 (and a log
     /// line) instead of hanging; a saturated pool should surface, not queue forever.
