@@ -96,6 +96,7 @@ fn referenced(flags: &HashMap<i32, FeatureFlag>, references: FlagReferences) -> 
 /// flags are only read: a survey shows its linked flag even once deleted, so linking a flag that
 /// is deleted a moment later ends as linking it a moment before, and surveys linking one flag
 /// need not wait for each other's commits.
+#[derive(Default)]
 struct PlannedFlags {
     flags: HashMap<i32, FeatureFlag>,
     locked: Vec<i32>,
@@ -323,7 +324,7 @@ impl SurveyRepository for PgSurveyRepository {
                 vec![row.linked_flag_id.map(FlagId), references.linked],
             )
             .await?;
-            let current = row.into_survey(&planned.flags, &HashMap::new())?;
+            let current = row.into_planned_survey(&planned.flags)?;
             let write = planner(&current, &referenced(&planned.flags, references))?;
             let (targeting_flag, owned) = store_targeting(conn, project, &write, &planned).await?;
             diesel::update(surveys::table.find(id.0))
@@ -392,10 +393,7 @@ impl SurveyRepository for PgSurveyRepository {
         conn.transaction::<_, TransactionError, _>(async |conn| {
             let mut copies = Vec::with_capacity(targets.len());
             // A copy makes its own flags; it plans against none.
-            let none = PlannedFlags {
-                flags: HashMap::new(),
-                locked: Vec::new(),
-            };
+            let none = PlannedFlags::default();
             for target in targets {
                 let taken: BTreeSet<String> = surveys::table
                     .filter(surveys::project_id.eq(target.project.0))

@@ -30,7 +30,6 @@ pub(crate) struct SurveyRow {
     pub conditions: Option<Value>,
     pub appearance: Option<Value>,
     pub created_at: DateTime<Utc>,
-    pub created_by_id: Option<i32>,
     pub start_date: Option<DateTime<Utc>>,
     pub end_date: Option<DateTime<Utc>>,
     pub archived: bool,
@@ -45,19 +44,16 @@ pub(crate) struct SurveyRow {
 }
 
 impl SurveyRow {
-    /// The survey, picking its flags and creator out of what was loaded for a whole page.
-    /// A flag missing from `flags` (another project's) is shown as absent.
-    pub fn into_survey(
+    /// The survey as a write plans against it: its flags picked out of what the write read,
+    /// without creators (a plan never depends on who made what). A flag missing from `flags`
+    /// (another project's) is shown as absent.
+    pub fn into_planned_survey(
         self,
         flags: &HashMap<i32, FeatureFlag>,
-        users: &HashMap<i32, UserBasic>,
     ) -> Result<Survey, Unexpected> {
         let flag = |flag_id: Option<i32>| flag_id.and_then(|flag_id| flags.get(&flag_id).cloned());
         let (linked, targeting) = (flag(self.linked_flag_id), flag(self.targeting_flag_id));
-        let created_by = self
-            .created_by_id
-            .and_then(|user| users.get(&user).cloned());
-        self.into_whole_survey(created_by, linked, targeting)
+        self.into_whole_survey(None, linked, targeting)
     }
 
     /// The survey, given what it points at.
