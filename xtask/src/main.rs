@@ -2,14 +2,15 @@
 //!
 //! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
 //! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
-//! - `test`: ensure a PostgreSQL, PostHog's agent toolkit (npm) and posthog-python (PyPI), then
-//!   fmt check, clippy `-D warnings`, and every test.
+//! - `test`: ensure a PostgreSQL, a Redis, PostHog's agent toolkit (npm) and posthog-python
+//!   (PyPI), then fmt check, clippy `-D warnings`, and every test.
 //! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
 //!   wrk beside pgbench running the same scenario's SQL; prints a table and writes it as JSON to
 //!   `target/bench/` (see `bench/mod.rs`).
 
 mod bench;
 mod postgres;
+mod redis;
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -170,6 +171,7 @@ fn json_string(json: &[u8], field: &str) -> Option<String> {
 fn test(extra: &[String]) -> anyhow::Result<()> {
     let server = postgres::ensure()?;
     server.drop_test_databases();
+    let redis = redis::ensure()?;
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args([
         "clippy",
@@ -190,6 +192,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     tests
         .args(extra)
         .env("BURROW_TEST_DATABASE_URL", server.database_url("postgres"))
+        .env("BURROW_TEST_REDIS_URL", &redis)
         .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
         .env("BURROW_POSTHOG_PYTHON", &posthog_python);
     run(&mut tests)

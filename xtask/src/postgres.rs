@@ -104,7 +104,8 @@ fn split_database(url: &str) -> Option<String> {
     Some(url[..slash].to_owned())
 }
 
-fn answers(host: &str, port: u16) -> bool {
+/// Whether something accepts TCP connections at `host:port`.
+pub(crate) fn answers(host: &str, port: u16) -> bool {
     let Ok(mut addresses) = (host, port).to_socket_addrs() else {
         return false;
     };

@@ -12,25 +12,28 @@ use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
 use domain::Unexpected;
-use domain::ports::Readiness;
+use domain::ports::{ConnectionUsage, Readiness};
 
-/// How the pool is sized; the defaults suit one small node.
+use crate::errors::StorageContext as _;
+
+/// How the pool is sized and how long a request may wait on it.
 #[derive(Debug, Clone, Copy)]
 pub struct PoolSettings {
     /// Upper bound on open connections. Callers size it (`burrow serve`: four per core unless
     /// configured); nodes × this must stay under PostgreSQL's `max_connections` (100 by
     /// default) with room for operators and migrations.
     pub max_size: usize,
-    /// How long a request waits for a free connection before failing with a 500 (and a log
-    /// line) instead of hanging; a saturated pool should surface, not queue forever.
-    pub wait_timeout: Duration,
+    /// How long a request waits for a free connection, and for a new one to open, before
+    /// failing with a 503 instead of hanging: a saturated pool or an unreachable server should
+    /// surface, not queue forever.
+    pub timeout: Duration,
 }
 
 impl Default for PoolSettings {
     fn default() -> Self {
         Self {
             max_size: 16,
-            wait_timeout: Duration::from_secs(5),
+            timeout: Duration::from_secs(5),
         }
     }
 }
@@ -58,9 +61,9 @@ impl Database {
             AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
         let pool = Pool::builder(manager)
             .max_size(settings.max_size)
-            .wait_timeout(Some(settings.wait_timeout))
+            .wait_timeout(Some(settings.timeout))
             // Opening a connection should take milliseconds; a stuck server should not stall requests.
-            .create_timeout(Some(Duration::from_secs(5)))
+            .create_timeout(Some(settings.timeout))
             .runtime(Runtime::Tokio1)
             .build()
             .context("building the PostgreSQL connection pool")?;
@@ -72,7 +75,8 @@ impl Database {
             .get()
             .await
             .context("taking a connection from the pool")
-            .map_err(Unexpected::new)
+            // Refused, timed out or saturated: nothing was done, and the request may be retried.
+            .map_err(Unexpected::unavailable)
     }
 }
 
@@ -83,8 +87,17 @@ impl Readiness for Database {
         diesel::sql_query("SELECT 1")
             .execute(&mut conn)
             .await
-            .context("pinging PostgreSQL")
-            .map_err(Unexpected::new)?;
+            .during("pinging PostgreSQL")?;
         Ok(())
+    }
+
+    fn connections(&self) -> ConnectionUsage {
+        let status = self.pool.status();
+        ConnectionUsage {
+            max: status.max_size,
+            open: status.size,
+            idle: status.available,
+            waiting: status.waiting,
+        }
     }
 }

@@ -1,6 +1,5 @@
 //! Turning diesel failures into the domain's error vocabulary, with context for the logs.
 
-use anyhow::Context as _;
 use diesel::result::DatabaseErrorKind;
 use domain::{DomainError, Unexpected};
 
@@ -11,13 +10,26 @@ pub(crate) trait StorageContext<T> {
 
 impl<T> StorageContext<T> for Result<T, diesel::result::Error> {
     fn during(self, what: &'static str) -> Result<T, Unexpected> {
-        self.context(what).map_err(Unexpected::new)
+        self.map_err(|error| unexpected(error, what))
     }
 }
 
 /// `during` for an error already taken out of its `Result` (after checking it for a conflict).
+/// A connection that broke (the server went away mid-request) is reported as unavailable.
 pub(crate) fn unexpected(error: diesel::result::Error, what: &'static str) -> Unexpected {
-    Unexpected::new(anyhow::Error::new(error).context(what))
+    let lost = matches!(
+        error,
+        diesel::result::Error::DatabaseError(
+            DatabaseErrorKind::UnableToSendCommand | DatabaseErrorKind::ClosedConnection,
+            _
+        )
+    );
+    let error = anyhow::Error::new(error).context(what);
+    if lost {
+        Unexpected::unavailable(error)
+    } else {
+        Unexpected::new(error)
+    }
 }
 
 /// Whether the failure is a unique violation of `constraint` (a constraint or a unique index),

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use actix_web::http::StatusCode;
-use actix_web::http::header::ContentType;
+use actix_web::http::header::{ContentType, RETRY_AFTER};
 use actix_web::{HttpResponse, ResponseError};
 use domain::access::AccessError;
 use domain::{DomainError, Unexpected, ValidationError};
@@ -15,6 +15,19 @@ use serde::Serialize;
 pub struct ApiError {
     status: StatusCode,
     body: ErrorBody,
+    /// Seconds the client should wait before trying again (`Retry-After`).
+    retry_after: Option<u64>,
+    /// Set when the database is why the request failed, for `/metrics`.
+    fault: Option<Fault>,
+}
+
+/// How the database failed a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// It could not be reached (503).
+    Unavailable,
+    /// It answered with an error nothing but a fix can resolve (500).
+    Failed,
 }
 
 /// The wire shape shared with PostHog (drf-exceptions-hog).
@@ -42,6 +55,8 @@ impl ApiError {
                 detail: detail.into(),
                 attr: None,
             },
+            retry_after: None,
+            fault: None,
         }
     }
 
@@ -51,6 +66,10 @@ impl ApiError {
 
     pub fn body(&self) -> &ErrorBody {
         &self.body
+    }
+
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault
     }
 
     /// 404 `Not found.` — also what a resource of another tenant looks like.
@@ -131,17 +150,42 @@ impl ApiError {
         )
     }
 
+    /// A key over its rate limit, in DRF's words (PostHog's throttles), with `Retry-After`.
+    pub fn throttled(wait: std::time::Duration) -> Self {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        let seconds = seconds.max(1);
+        let unit = if seconds == 1 { "second" } else { "seconds" };
+        Self {
+            retry_after: Some(seconds),
+            ..Self::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "throttled_error",
+                "throttled",
+                format!("Request was throttled. Expected available in {seconds} {unit}."),
+            )
+        }
+    }
+
+    /// The database could not be reached: nothing was done, and the same request may be sent
+    /// again. Logged (without secrets) inside the request's span.
+    fn database_unavailable(cause: &Unexpected) -> Self {
+        tracing::warn!(error = %error_chain(cause), "database unavailable");
+        Self {
+            retry_after: Some(1),
+            fault: Some(Fault::Unavailable),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_error",
+                "database_unavailable",
+                "The database is unavailable. Try again shortly.",
+            )
+        }
+    }
+
     /// The opaque 500. The cause is logged here, inside the request's span (which carries the
     /// request id), and never sent to the client.
     pub fn internal(cause: &dyn std::error::Error) -> Self {
-        let mut chain = cause.to_string();
-        let mut source = cause.source();
-        while let Some(inner) = source {
-            chain.push_str(": ");
-            chain.push_str(&inner.to_string());
-            source = inner.source();
-        }
-        tracing::error!(error = %chain, "request failed unexpectedly");
+        tracing::error!(error = %error_chain(cause), "request failed unexpectedly");
         Self::internal_without_cause()
     }
 
@@ -153,6 +197,18 @@ impl ApiError {
             "A server error occurred.",
         )
     }
+}
+
+/// An error and its sources, `outer: inner: …`, for one log field.
+fn error_chain(cause: &dyn std::error::Error) -> String {
+    let mut chain = cause.to_string();
+    let mut source = cause.source();
+    while let Some(inner) = source {
+        chain.push_str(": ");
+        chain.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    chain
 }
 
 impl std::fmt::Display for ApiError {
@@ -173,29 +229,37 @@ impl ResponseError for ApiError {
     }
 
     fn error_response(&self) -> HttpResponse {
-        HttpResponse::build(self.status)
-            .content_type(ContentType::json())
-            .json(&self.body)
+        let mut response = HttpResponse::build(self.status);
+        response.content_type(ContentType::json());
+        if let Some(seconds) = self.retry_after {
+            response.insert_header((RETRY_AFTER, seconds));
+        }
+        response.json(&self.body)
     }
 }
 
 impl From<ValidationError> for ApiError {
     fn from(error: ValidationError) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            body: ErrorBody {
-                kind: "validation_error".into(),
-                code: error.code.as_str().into(),
-                detail: error.detail,
-                attr: error.attr,
-            },
-        }
+        let mut invalid = Self::new(
+            StatusCode::BAD_REQUEST,
+            "validation_error",
+            error.code.as_str(),
+            error.detail,
+        );
+        invalid.body.attr = error.attr;
+        invalid
     }
 }
 
 impl From<Unexpected> for ApiError {
     fn from(error: Unexpected) -> Self {
-        Self::internal(&error)
+        if error.is_unavailable() {
+            return Self::database_unavailable(&error);
+        }
+        Self {
+            fault: Some(Fault::Failed),
+            ..Self::internal(&error)
+        }
     }
 }
 

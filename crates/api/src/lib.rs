@@ -7,6 +7,7 @@ mod error;
 mod extract;
 mod fallback_errors;
 mod fields;
+mod metrics;
 mod request_span;
 mod routes;
 mod settings;
@@ -22,10 +23,12 @@ use domain::feature_flag::FeatureFlagService;
 use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
+use domain::rate_limit::RateLimiter;
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 
 pub use error::{ApiError, ErrorBody};
+pub use metrics::Metrics;
 pub use routes::{RouteInfo, route_table};
 pub use settings::ApiSettings;
 
@@ -38,6 +41,7 @@ pub struct Services {
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
     pub survey_responses: Arc<SurveyResponseService>,
+    pub rate_limiter: Arc<RateLimiter>,
     pub readiness: Arc<dyn Readiness>,
 }
 
@@ -45,6 +49,7 @@ pub struct Services {
 pub fn app(
     services: Services,
     settings: ApiSettings,
+    metrics: Metrics,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -61,15 +66,18 @@ pub fn app(
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))
         .app_data(web::Data::from(services.survey_responses))
+        .app_data(web::Data::from(services.rate_limiter))
         .app_data(web::Data::from(services.readiness))
+        .app_data(web::Data::new(metrics))
         .app_data(settings)
         .configure(routes::configure)
         .default_service(web::to(routes::not_found))
         // Order matters: the last `wrap` runs first. Paths lose their trailing slash before
-        // routing, a panic becomes a 500 inside the request's span, and the error fallback sees
-        // every response on its way out.
+        // routing, a panic becomes a 500 inside the request's span, the error fallback sees
+        // every response on its way out, and metrics count what the client finally gets.
         .wrap(middleware::from_fn(catch_panic::catch_panic))
         .wrap(fallback_errors::fallback_errors())
+        .wrap(middleware::from_fn(metrics::record))
         .wrap(NormalizePath::new(TrailingSlash::Trim))
         .wrap(tracing_actix_web::TracingLogger::<
             request_span::RedactedRootSpan,

@@ -5,15 +5,49 @@ use std::fmt;
 
 /// A failure of the infrastructure behind a port (database down, broken invariant in storage).
 ///
-/// The domain cannot act on it, only report it; the HTTP layer turns it into a logged 500.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub struct Unexpected(Box<dyn std::error::Error + Send + Sync + 'static>);
+/// The domain cannot act on it, only report it; the HTTP layer turns it into a logged 500, or a
+/// 503 when the storage could not be reached at all (the client may retry that one as is).
+#[derive(Debug)]
+pub struct Unexpected {
+    cause: Box<dyn std::error::Error + Send + Sync + 'static>,
+    unavailable: bool,
+}
 
 impl Unexpected {
     /// Wraps any error coming out of an adapter.
     pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
-        Self(error.into())
+        Self {
+            cause: error.into(),
+            unavailable: false,
+        }
+    }
+
+    /// The storage could not be reached (refused, timed out, connection lost): nothing was
+    /// done, and the same request may succeed once it is back.
+    pub fn unavailable(
+        error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        Self {
+            cause: error.into(),
+            unavailable: true,
+        }
+    }
+
+    pub fn is_unavailable(&self) -> bool {
+        self.unavailable
+    }
+}
+
+/// Transparent: it reads as its cause, so logs show the adapter's chain of contexts once.
+impl fmt::Display for Unexpected {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.cause.fmt(f)
+    }
+}
+
+impl std::error::Error for Unexpected {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.cause.source()
     }
 }
 

@@ -13,6 +13,7 @@ pub mod patch;
 pub mod plugin;
 pub mod plugin_config;
 pub mod ports;
+pub mod rate_limit;
 pub mod scope;
 pub mod survey;
 pub mod survey_response;

@@ -28,10 +28,27 @@ impl<T> Page<T> {
     }
 }
 
-/// Whether the service's dependencies can serve requests (for `/_readyz`).
+/// Whether the service's dependencies can serve requests (for `/_readyz`), and how busy their
+/// connections are (for `/metrics`).
 #[async_trait]
 pub trait Readiness: Send + Sync {
     /// # Errors
     /// `Unexpected` describing what is unreachable.
     async fn check(&self) -> Result<(), Unexpected>;
+
+    /// The storage's connection pool right now.
+    fn connections(&self) -> ConnectionUsage;
+}
+
+/// A snapshot of a connection pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ConnectionUsage {
+    /// Connections the pool may open at most.
+    pub max: usize,
+    /// Connections open now.
+    pub open: usize,
+    /// Open connections no request holds.
+    pub idle: usize,
+    /// Requests waiting for a connection.
+    pub waiting: usize,
 }

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 
 use clap::{Args, Parser, Subcommand};
+use domain::rate_limit::RateLimit;
 use domain::tenancy::{MembershipLevel, PluginsAccessLevel};
 use url::Url;
 use uuid::Uuid;
@@ -73,9 +74,30 @@ pub struct ServeArgs {
     /// Most PostgreSQL connections this node opens (default: four per core of this machine).
     #[arg(long, env = "BURROW_DB_POOL_SIZE")]
     pub db_pool_size: Option<usize>,
+    /// How long, in milliseconds, a request may wait for a database connection (or for a new
+    /// one to open) before it is answered 503 `database_unavailable`.
+    #[arg(long, env = "BURROW_DB_TIMEOUT_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub db_timeout_ms: u64,
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "BURROW_WORKERS")]
     pub workers: Option<usize>,
+    /// Requests a personal API key may make, as PostHog limits them: comma-separated
+    /// `N/second|minute|hour|day` windows, or `off`.
+    #[arg(
+        long,
+        env = "BURROW_RATE_LIMIT",
+        default_value = "480/minute,4800/hour"
+    )]
+    pub rate_limit: RateLimit,
+    /// Redis holding the rate-limit counters, so several nodes share one limit per key
+    /// (`redis://host:6379/0`); unset, each node counts in memory. Unreachable, requests are
+    /// served unlimited (logged, and counted in `/metrics`).
+    #[arg(long, env = "BURROW_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+    /// On SIGTERM or SIGINT: seconds in-flight requests get to finish after the listener
+    /// closes, before the process exits anyway.
+    #[arg(long, env = "BURROW_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]
+    pub shutdown_timeout_secs: u64,
     /// How long, in milliseconds, a node remembers a key's owner and the caller's tenants
     /// before reading them again: admin changes reach running nodes within this (at most 5 s;
     /// 0 reads them on every request).

@@ -9,13 +9,14 @@ use actix_web::dev::Server;
 use adapters::{
     Database, HttpPluginUpstream, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
     PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
-    PgTenancyRepository, PoolSettings, UpstreamSettings,
+    PgTenancyRepository, PoolSettings, RedisRateCounters, UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
 use domain::feature_flag::FeatureFlagService;
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
+use domain::rate_limit::{LocalRateCounters, RateCounters, RateLimiter};
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 
@@ -37,14 +38,10 @@ impl Application {
             &args.database.database_url,
             PoolSettings {
                 max_size: args.db_pool_size.unwrap_or_else(default_pool_size),
-                ..PoolSettings::default()
+                timeout: Duration::from_millis(args.db_timeout_ms),
             },
         )?;
-        let services = services(
-            database,
-            &args.plugins,
-            Duration::from_millis(args.access_cache_ms),
-        )?;
+        let services = services(database, args)?;
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
@@ -54,9 +51,11 @@ impl Application {
         let listener =
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
         let port = listener.local_addr()?.port();
-        let mut server = HttpServer::new(move || api::app(services.clone(), settings.clone()))
-            // On SIGTERM/SIGINT: stop accepting, give in-flight requests this long to finish.
-            .shutdown_timeout(30);
+        let metrics = api::Metrics::new();
+        let mut server =
+            HttpServer::new(move || api::app(services.clone(), settings.clone(), metrics.clone()))
+                // On SIGTERM/SIGINT: stop accepting, give in-flight requests this long to finish.
+                .shutdown_timeout(args.shutdown_timeout_secs);
         if let Some(workers) = args.workers {
             server = server.workers(workers);
         }
@@ -80,11 +79,8 @@ impl Application {
     }
 }
 
-fn services(
-    database: Database,
-    plugins: &PluginArgs,
-    access_freshness: Duration,
-) -> anyhow::Result<api::Services> {
+fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Services> {
+    let plugins = &args.plugins;
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
@@ -94,7 +90,12 @@ fn services(
     let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
     let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
     Ok(api::Services {
-        access: Arc::new(AccessService::new(keys, tenancy, access_freshness)),
+        access: Arc::new(AccessService::new(
+            keys,
+            tenancy,
+            Duration::from_millis(args.access_cache_ms),
+        )),
+        rate_limiter: Arc::new(rate_limiter(args)?),
         flags: Arc::new(FeatureFlagService::new(flags)),
         plugins: Arc::new(PluginService::new(
             plugin_store.clone(),
@@ -115,6 +116,18 @@ fn services(
         surveys,
         readiness: Arc::new(database),
     })
+}
+
+/// The configured limit, counted in Redis when one is configured, else in this process.
+fn rate_limiter(args: &ServeArgs) -> anyhow::Result<RateLimiter> {
+    let counters: Arc<dyn RateCounters> = match &args.redis_url {
+        Some(url) => Arc::new(RedisRateCounters::new(url)?),
+        None => {
+            let longest = args.rate_limit.windows().iter().map(|w| w.period).max();
+            Arc::new(LocalRateCounters::new(longest.unwrap_or_default()))
+        }
+    };
+    Ok(RateLimiter::new(args.rate_limit.clone(), counters))
 }
 
 /// Four connections per core. A read holds its connection only while its statements run, and

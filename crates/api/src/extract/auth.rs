@@ -18,6 +18,7 @@ use domain::access::{
     ProjectAccess,
 };
 use domain::api_key::{PlainApiKey, is_personal_key_candidate};
+use domain::rate_limit::{Admission, RateLimiter};
 use domain::scope::ScopeObject;
 use domain::tenancy::{OrganizationId, ProjectId, TenantRef};
 use regex::Regex;
@@ -27,6 +28,7 @@ use super::body::SharedBody;
 use super::json::{content_type, is_json};
 use super::scopes::{ExtractorScope, ScopedResource, required_scope};
 use crate::error::ApiError;
+use crate::metrics::Metrics;
 
 type Extraction<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
 
@@ -181,10 +183,37 @@ async fn authorize(
         .ok_or_else(ApiError::internal_without_cause)?;
     let presented = presented_key(request, body).await?;
     let principal = access.authenticate(presented).await?;
+    within_rate_limit(request, &principal).await?;
     if let Some(object) = object {
         AccessService::require_scope(&principal, required_scope(object, request.method()))?;
     }
     Ok((access, principal))
+}
+
+/// Counts the request against its key's rate limit, however the key was sent. When the
+/// counters cannot be reached the request is served anyway (logged and counted): a limiter
+/// outage must not become an API outage.
+async fn within_rate_limit(request: &HttpRequest, principal: &Principal) -> Result<(), ApiError> {
+    let limiter = request
+        .app_data::<web::Data<RateLimiter>>()
+        .ok_or_else(ApiError::internal_without_cause)?;
+    let metrics = request.app_data::<web::Data<Metrics>>();
+    match limiter.admit(&principal.key).await {
+        Ok(Admission::Admitted) => Ok(()),
+        Ok(Admission::Throttled { retry_after }) => {
+            if let Some(metrics) = metrics {
+                metrics.count_rate_limited();
+            }
+            Err(ApiError::throttled(retry_after))
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, "rate-limit counters unreachable; serving without limiting");
+            if let Some(metrics) = metrics {
+                metrics.count_rate_limit_store_error();
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The key, looked for as PostHog does: the Bearer header, then the JSON body's

@@ -101,6 +101,7 @@ fn table() -> Vec<ResourceSpec> {
     let mut table = vec![
         ResourceSpec::at("/_health").route(Method::GET, health::health),
         ResourceSpec::at("/_readyz").route(Method::GET, health::ready),
+        ResourceSpec::at("/metrics").route(Method::GET, crate::metrics::metrics),
         ResourceSpec::at("/api/users/@me")
             .route(Method::GET, users::me)
             .route(Method::PATCH, users::switch_current),
@@ -368,6 +369,7 @@ mod tests {
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
                 "GET /api/surveys",
                 "GET /api/users/@me user:read",
+                "GET /metrics",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",

@@ -9,6 +9,7 @@ use burrow_server::cli::{DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, Serv
 use burrow_server::startup::Application;
 use domain::access::MAX_FRESHNESS;
 use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
+use domain::rate_limit::RateLimit;
 use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId};
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
@@ -37,24 +38,7 @@ pub async fn spawn_app() -> TestApp {
 /// Starts the app after letting the test adjust its settings.
 pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
     let database = TestDatabase::create().await;
-    let mut args = ServeArgs {
-        database: DatabaseArgs {
-            database_url: database.url.clone(),
-        },
-        bind: "127.0.0.1:0".parse().expect("static address"),
-        site_url: None,
-        max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
-        capture_max_body_bytes: api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
-        capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
-        db_pool_size: Some(5),
-        workers: Some(1),
-        access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
-        plugins: PluginArgs::default(),
-    };
-    adjust(&mut args);
-    let app = Application::build(&args).expect("building the app");
-    let address = format!("http://127.0.0.1:{}", app.port());
-    tokio::spawn(app.run_until_stopped());
+    let address = start_node(&database.url, adjust);
     let admin = AdminService::new(
         Arc::new(PgApiKeyRepository::new(database.database.clone())),
         Arc::new(PgTenancyRepository::new(database.database.clone())),
@@ -67,7 +51,44 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
     }
 }
 
+/// The settings a test app starts with: production defaults, one worker, a small pool.
+pub fn serve_args(database_url: &str) -> ServeArgs {
+    ServeArgs {
+        database: DatabaseArgs {
+            database_url: database_url.to_owned(),
+        },
+        bind: "127.0.0.1:0".parse().expect("static address"),
+        site_url: None,
+        max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
+        capture_max_body_bytes: api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
+        capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
+        db_pool_size: Some(5),
+        db_timeout_ms: 5000,
+        workers: Some(1),
+        rate_limit: RateLimit::posthog_default(),
+        redis_url: None,
+        shutdown_timeout_secs: 30,
+        access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
+        plugins: PluginArgs::default(),
+    }
+}
+
+/// Starts a node of the app on `database_url`; returns its base URL.
+pub fn start_node(database_url: &str, adjust: impl FnOnce(&mut ServeArgs)) -> String {
+    let mut args = serve_args(database_url);
+    adjust(&mut args);
+    let app = Application::build(&args).expect("building the app");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    tokio::spawn(app.run_until_stopped());
+    address
+}
+
 impl TestApp {
+    /// Another node serving the same database, as behind a load balancer; returns its base URL.
+    pub fn another_node(&self, adjust: impl FnOnce(&mut ServeArgs)) -> String {
+        start_node(&self.database.url, adjust)
+    }
+
     /// Bootstraps a tenant whose key has `scopes`.
     pub async fn tenant(&self, email: &str, scopes: &[&str]) -> Tenant {
         let made = self
@@ -130,7 +151,6 @@ impl TestApp {
     }
 }
 
-/// Status and JSON body of a response.
 /// Polls `check` until it holds. Running nodes remember keys and tenants for at most
 /// `MAX_FRESHNESS`, so an admin change must be felt within that (plus a request's time);
 /// panics naming `what` otherwise.
@@ -149,6 +169,7 @@ where
     }
 }
 
+/// Status and JSON body of a response.
 pub async fn parts(response: Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.expect("body read");

@@ -2,67 +2,10 @@
 //! each request's lines carrying its request id; and never a personal key, a project token or a
 //! plugin secret, wherever the client put them (header, body, query string).
 
-use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
 use adapters::testing::TestDatabase;
 use serde_json::{Value, json};
 
-/// The server under test, stopped (and its log complete) when dropped.
-struct Server {
-    child: Child,
-    address: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn bootstrap(database_url: &str) -> Value {
-    let output = Command::new(env!("CARGO_BIN_EXE_burrow"))
-        .args(["admin", "bootstrap", "--email", "ada@example.com"])
-        .args(["--organization", "Logs", "--project", "Logs"])
-        .env("DATABASE_URL", database_url)
-        .env("RUST_LOG", "off")
-        .output()
-        .expect("running burrow admin bootstrap");
-    assert!(output.status.success(), "{output:?}");
-    serde_json::from_slice(&output.stdout).expect("bootstrap prints JSON")
-}
-
-async fn serve(database_url: &str, log: &std::path::Path) -> Server {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port();
-    let address = format!("http://127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_burrow"))
-        .arg("serve")
-        .env("DATABASE_URL", database_url)
-        .env("BURROW_BIND", format!("127.0.0.1:{port}"))
-        .env("BURROW_LOG_FORMAT", "json")
-        // More than operators run with, so a secret in a debug line would show too.
-        .env("RUST_LOG", "debug")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(log).expect("creating the log file"))
-        .spawn()
-        .expect("starting burrow serve");
-    let server = Server { child, address };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let client = reqwest::Client::new();
-    loop {
-        let health = client.get(format!("{}/_health", server.address)).send();
-        if health.await.is_ok_and(|r| r.status() == 200) {
-            return server;
-        }
-        assert!(Instant::now() < deadline, "burrow serve did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+use crate::process::{bootstrap, serve};
 
 #[tokio::test]
 async fn json_logs_carry_request_ids_and_never_keys_tokens_or_plugin_secrets() {
@@ -76,9 +19,15 @@ async fn json_logs_carry_request_ids_and_never_keys_tokens_or_plugin_secrets() {
     let plugin_secret = "plugin-secret-never-logged";
     let log = std::env::temp_dir().join(format!("burrow-logs-{}.jsonl", uuid::Uuid::new_v4()));
 
-    let server = serve(&database.url, &log).await;
+    let server = serve(&database.url, Some(&log), |command| {
+        command
+            .env("BURROW_LOG_FORMAT", "json")
+            // More than operators run with, so a secret in a debug line would show too.
+            .env("RUST_LOG", "debug");
+    })
+    .await;
     let client = reqwest::Client::new();
-    let url = |path: &str| format!("{}{path}", server.address);
+    let url = |path: &str| server.url(path);
     let sent = [
         client
             .get(url("/api/projects/"))

@@ -65,7 +65,8 @@ async fn every_get_route_answers_head_with_gets_status_and_headers_and_no_body()
             get.headers().get(CONTENT_TYPE),
             "HEAD {path}"
         );
-        if get.headers().contains_key(CONTENT_LENGTH) {
+        // `/metrics` counts the GET itself, so its length moves between the two requests.
+        if get.headers().contains_key(CONTENT_LENGTH) && route.path != "/metrics" {
             assert_eq!(
                 head.headers().get(CONTENT_LENGTH),
                 get.headers().get(CONTENT_LENGTH),

@@ -1,0 +1,237 @@
+//! What operators graph and alert on, in Prometheus' text format at `GET /metrics`: requests by
+//! route and status, their latency, the database pool, database failures and rate limiting.
+//!
+//! Each application owns its registry (no process-wide globals), so several apps in one process
+//! (the tests) count apart.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::ContentType;
+use actix_web::middleware::Next;
+use actix_web::{HttpResponse, web};
+use domain::ports::Readiness;
+use prometheus::{
+    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
+};
+
+use crate::error::{ApiError, Fault};
+
+/// The counters of one application. Cheap to clone.
+#[derive(Clone)]
+pub struct Metrics(Arc<Instruments>);
+
+struct Instruments {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    database_errors: IntCounterVec,
+    rate_limited: IntCounter,
+    rate_limit_store_errors: IntCounter,
+    pool: IntGaugeVec,
+    pool_max: IntGauge,
+}
+
+/// The route label of requests no route matched, so scanners cannot blow up the label set.
+const UNMATCHED: &str = "unmatched";
+
+impl Metrics {
+    /// # Panics
+    /// Never in practice: only when two instruments were given the same name, a programming
+    /// error the unit test below catches.
+    pub fn new() -> Self {
+        let registry = Registry::new();
+        let requests = IntCounterVec::new(
+            Opts::new(
+                "burrow_http_requests_total",
+                "HTTP requests answered, by route pattern, method and status.",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let latency = HistogramVec::new(
+            HistogramOpts::new(
+                "burrow_http_request_duration_seconds",
+                "Time from a request's arrival to its answer, by route pattern and method.",
+            )
+            .buckets(vec![
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ]),
+            &["method", "route"],
+        )
+        .expect("valid metric");
+        let database_errors = IntCounterVec::new(
+            Opts::new(
+                "burrow_database_errors_total",
+                "Requests failed by the database: `unavailable` (unreachable, answered 503) or `failed` (answered 500).",
+            ),
+            &["kind"],
+        )
+        .expect("valid metric");
+        let rate_limited = IntCounter::new(
+            "burrow_rate_limit_rejections_total",
+            "Requests refused with 429 because their key was over its rate limit.",
+        )
+        .expect("valid metric");
+        let rate_limit_store_errors = IntCounter::new(
+            "burrow_rate_limit_store_errors_total",
+            "Requests served without rate limiting because the shared counters (Redis) could not be reached.",
+        )
+        .expect("valid metric");
+        let pool = IntGaugeVec::new(
+            Opts::new(
+                "burrow_db_pool_connections",
+                "Database pool connections: `open`, `idle`, and requests `waiting` for one.",
+            ),
+            &["state"],
+        )
+        .expect("valid metric");
+        let pool_max = IntGauge::new(
+            "burrow_db_pool_max_connections",
+            "Most connections this node's pool opens.",
+        )
+        .expect("valid metric");
+        for collector in [
+            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(latency.clone()),
+            Box::new(database_errors.clone()),
+            Box::new(rate_limited.clone()),
+            Box::new(rate_limit_store_errors.clone()),
+            Box::new(pool.clone()),
+            Box::new(pool_max.clone()),
+        ] {
+            registry
+                .register(collector)
+                .expect("metric names are unique");
+        }
+        // Both kinds show from the start, so a rate() over them works before the first failure.
+        for kind in ["unavailable", "failed"] {
+            database_errors.with_label_values(&[kind]);
+        }
+        Self(Arc::new(Instruments {
+            registry,
+            requests,
+            latency,
+            database_errors,
+            rate_limited,
+            rate_limit_store_errors,
+            pool,
+            pool_max,
+        }))
+    }
+
+    /// A request refused for its key's rate limit.
+    pub(crate) fn count_rate_limited(&self) {
+        self.0.rate_limited.inc();
+    }
+
+    /// A request served unlimited because the counters could not be reached.
+    pub(crate) fn count_rate_limit_store_error(&self) {
+        self.0.rate_limit_store_errors.inc();
+    }
+
+    fn observe(&self, method: &str, route: &str, status: u16, started: Instant) {
+        let status = status.to_string();
+        self.0
+            .requests
+            .with_label_values(&[method, route, &status])
+            .inc();
+        let latency: &Histogram = &self.0.latency.with_label_values(&[method, route]);
+        latency.observe(started.elapsed().as_secs_f64());
+    }
+
+    fn render(&self, readiness: &dyn Readiness) -> String {
+        let pool = readiness.connections();
+        let gauge = |value: usize| i64::try_from(value).unwrap_or(i64::MAX);
+        self.0.pool_max.set(gauge(pool.max));
+        for (state, value) in [
+            ("open", pool.open),
+            ("idle", pool.idle),
+            ("waiting", pool.waiting),
+        ] {
+            self.0.pool.with_label_values(&[state]).set(gauge(value));
+        }
+        TextEncoder::new()
+            .encode_to_string(&self.0.registry.gather())
+            .unwrap_or_else(|error| format!("# metrics could not be encoded: {error}\n"))
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Middleware (for `middleware::from_fn`): counts and times every request by the pattern of the
+/// route that answered it, and database failures by what the error said.
+///
+/// # Errors
+/// Whatever the inner service returns.
+pub(crate) async fn record<B: MessageBody>(
+    request: ServiceRequest,
+    next: Next<B>,
+) -> Result<ServiceResponse<B>, actix_web::Error> {
+    let started = Instant::now();
+    let metrics = request.app_data::<web::Data<Metrics>>().cloned();
+    let method = request.method().clone();
+    let response = next.call(request).await?;
+    if let Some(metrics) = metrics {
+        let route = response.request().match_pattern();
+        metrics.observe(
+            method.as_str(),
+            route.as_deref().unwrap_or(UNMATCHED),
+            response.status().as_u16(),
+            started,
+        );
+        let fault = response
+            .response()
+            .error()
+            .and_then(|error| error.as_error::<ApiError>())
+            .and_then(ApiError::fault);
+        if let Some(fault) = fault {
+            let kind = match fault {
+                Fault::Unavailable => "unavailable",
+                Fault::Failed => "failed",
+            };
+            metrics.0.database_errors.with_label_values(&[kind]).inc();
+        }
+    }
+    Ok(response)
+}
+
+/// `GET /metrics`.
+pub(crate) async fn metrics(
+    metrics: web::Data<Metrics>,
+    readiness: web::Data<dyn Readiness>,
+) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType(
+            "text/plain; version=0.0.4; charset=utf-8"
+                .parse()
+                .expect("static media type"),
+        ))
+        .body(metrics.render(readiness.get_ref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_instrument_registers() {
+        let metrics = Metrics::new();
+        metrics.count_rate_limited();
+        metrics.observe("GET", "/api/projects", 200, Instant::now());
+        let text = TextEncoder::new()
+            .encode_to_string(&metrics.0.registry.gather())
+            .unwrap();
+        assert!(text.contains("burrow_rate_limit_rejections_total 1"));
+        assert!(text.contains(
+            r#"burrow_http_requests_total{method="GET",route="/api/projects",status="200"} 1"#
+        ));
+    }
+}
