@@ -5,6 +5,7 @@ mod agents;
 mod auth;
 mod capture;
 mod cli;
+mod cross_tenant;
 mod errors;
 mod fake_upstream;
 mod faults;
