@@ -10,6 +10,7 @@ mod fields;
 mod metrics;
 mod request_span;
 mod routes;
+mod sdk_transport;
 mod settings;
 
 use std::sync::Arc;

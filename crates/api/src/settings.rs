@@ -1,5 +1,7 @@
 //! What the HTTP layer needs to know about its deployment.
 
+use std::path::PathBuf;
+
 use url::Url;
 
 /// Deployment settings of the API, shared by every worker.
@@ -14,6 +16,9 @@ pub struct ApiSettings {
     pub capture_max_body_bytes: usize,
     /// Most events in one capture request (`BURROW_CAPTURE_MAX_EVENTS`).
     pub capture_max_events: usize,
+    /// Where posthog-js's `dist/` files are, one directory per version (`BURROW_STATIC_DIR`),
+    /// served at `/static/…` for the SDK's lazily loaded bundles; `None` answers 404 there.
+    pub static_dir: Option<PathBuf>,
 }
 
 impl ApiSettings {
@@ -29,6 +34,7 @@ impl Default for ApiSettings {
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             capture_max_body_bytes: Self::DEFAULT_CAPTURE_MAX_BODY_BYTES,
             capture_max_events: Self::DEFAULT_CAPTURE_MAX_EVENTS,
+            static_dir: None,
         }
     }
 }

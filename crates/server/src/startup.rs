@@ -47,6 +47,7 @@ impl Application {
             max_body_bytes: args.max_body_bytes,
             capture_max_body_bytes: args.capture_max_body_bytes,
             capture_max_events: args.capture_max_events,
+            static_dir: args.static_dir.clone(),
         };
         let listener =
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;

@@ -163,6 +163,12 @@ impl<T: ?Sized> ExtractorScope for web::Data<T> {
     type Resource = Unscoped;
 }
 
+/// Path segments read as plain values; routes that take a tenant or an id under one use the
+/// caller extractors, which check the key first.
+impl<T> ExtractorScope for web::Path<T> {
+    type Resource = Unscoped;
+}
+
 impl ExtractorScope for JsonObject {
     type Resource = Unscoped;
 }

@@ -12,8 +12,9 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::extract::read_limited;
+use crate::sdk_transport::Transport;
 use crate::settings::ApiSettings;
-use decode::{Transport, decode};
+use decode::decode;
 
 /// Accepts one event or a batch; stores its survey events, drops the rest.
 pub(crate) async fn capture(

@@ -11,6 +11,8 @@ mod plugin_configs;
 mod plugins;
 mod projects;
 mod public_surveys;
+mod sdk_config;
+mod static_assets;
 mod survey_responses;
 mod surveys;
 mod users;
@@ -133,6 +135,20 @@ fn sdk_resources() -> Vec<ResourceSpec> {
         .map(|path| ResourceSpec::at(path).route(Method::POST, capture::capture))
         .collect();
     resources.push(ResourceSpec::at("/api/surveys").route(Method::GET, public_surveys::feed));
+    resources.push(
+        ResourceSpec::at("/array/{token}/config").route(Method::GET, sdk_config::remote_config),
+    );
+    // Plain names only: no `/`, no leading dot, so a path never leaves the static directory.
+    let file = "{file:[A-Za-z0-9_-][A-Za-z0-9._-]*}";
+    resources.push(
+        ResourceSpec::at(format!(
+            "/static/{{version:[0-9]+\\.[0-9]+\\.[0-9]+[0-9A-Za-z.+-]*}}/{file}"
+        ))
+        .route(Method::GET, static_assets::versioned),
+    );
+    resources.push(
+        ResourceSpec::at(format!("/static/{file}")).route(Method::GET, static_assets::unversioned),
+    );
     resources
         .into_iter()
         .map(ResourceSpec::cross_origin)
@@ -369,7 +385,10 @@ mod tests {
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
                 "GET /api/surveys",
                 "GET /api/users/@me user:read",
+                "GET /array/{token}/config",
                 "GET /metrics",
+                "GET /static/{file:[A-Za-z0-9_-][A-Za-z0-9._-]*}",
+                "GET /static/{version:[0-9]+\\.[0-9]+\\.[0-9]+[0-9A-Za-z.+-]*}/{file:[A-Za-z0-9_-][A-Za-z0-9._-]*}",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",

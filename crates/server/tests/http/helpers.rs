@@ -68,6 +68,7 @@ pub fn serve_args(database_url: &str) -> ServeArgs {
         rate_limit: RateLimit::posthog_default(),
         redis_url: None,
         shutdown_timeout_secs: 30,
+        static_dir: None,
         access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
         plugins: PluginArgs::default(),
     }
@@ -196,6 +197,8 @@ pub fn concrete_path(pattern: &str) -> String {
             parameter if parameter.starts_with("{survey_id") => {
                 "00000000-0000-0000-0000-000000000000"
             }
+            // Static bundles are matched by a version pattern.
+            parameter if parameter.starts_with("{version") => "1.0.0",
             parameter if parameter.starts_with('{') => "0",
             literal => literal,
         })

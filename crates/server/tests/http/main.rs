@@ -20,6 +20,7 @@ mod plugins;
 mod posthog_python;
 mod process;
 mod rate_limits;
+mod sdk;
 mod survey_activity;
 mod surveys;
 mod tenancy;

@@ -1,38 +1,22 @@
-//! PostHog's ingestion wire format, undone: form `data=` fields, base64, gzip (announced by a
-//! header or a query flag, or only recognisable by its magic bytes, as the web SDK sends it), and
-//! the three body shapes (one event, `{"batch":[…]}`, a bare array) with the project token in
-//! any of the places the SDKs put it.
+//! PostHog's ingestion body, read: the three shapes (one event, `{"batch":[…]}`, a bare array)
+//! with the project token in any of the places the SDKs put it. The transport's encodings are
+//! undone first by `sdk_transport`.
 
-use std::borrow::Cow;
-use std::io::Read as _;
-
-use base64::Engine as _;
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::survey_response::{CaptureBatch, CapturedEvent};
-use flate2::read::GzDecoder;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::error::ApiError;
-
-/// The first two bytes of every gzip stream.
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+use crate::sdk_transport::{Transport, unpack};
 
 /// What a capture request carried, decoded: the token it names (if any) and its events.
 #[derive(Debug, Default, PartialEq)]
 pub(crate) struct CapturePayload {
     pub token: Option<String>,
     pub batch: CaptureBatch,
-}
-
-/// How a request says its body is packed.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Transport<'a> {
-    pub query: &'a str,
-    pub content_type: Option<&'a str>,
-    pub content_encoding: Option<&'a str>,
 }
 
 /// Undoes the transport's encodings and reads the events.
@@ -45,85 +29,7 @@ pub(crate) fn decode(
     transport: Transport<'_>,
     max_bytes: usize,
 ) -> Result<CapturePayload, ApiError> {
-    let mut compression = query_value(transport.query, "compression");
-    let is_form = transport
-        .content_type
-        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"))
-        || body.starts_with(b"data=");
-    // Copied only when an encoding is undone: a plain body is parsed where it lies.
-    let mut bytes = Cow::Borrowed(body);
-    if is_form {
-        let mut data = None;
-        for (key, value) in url::form_urlencoded::parse(body) {
-            match key.as_ref() {
-                "data" => data = Some(value.into_owned()),
-                "compression" => compression = Some(value.into_owned()),
-                _ => {}
-            }
-        }
-        let data = data.ok_or_else(|| ApiError::parse_error("The form has no data field."))?;
-        let looks_like_json = data.trim_start().starts_with(['{', '[']);
-        bytes = Cow::Owned(
-            if compression.as_deref() == Some("base64") || !looks_like_json {
-                base64_decode(&data)?
-            } else {
-                data.into_bytes()
-            },
-        );
-    } else if compression.as_deref() == Some("base64") {
-        bytes = Cow::Owned(base64_decode(&String::from_utf8_lossy(body))?);
-    }
-    if compression.as_deref() == Some("lz64") {
-        return Err(ApiError::parse_error(
-            "lz64 compression is not supported; send gzip, base64 or plain JSON.",
-        ));
-    }
-    let gzip_announced = matches!(compression.as_deref(), Some("gzip" | "gzip-js"))
-        || transport
-            .content_encoding
-            .is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
-    if gzip_announced || bytes.starts_with(&GZIP_MAGIC) {
-        bytes = Cow::Owned(gunzip(&bytes, max_bytes)?);
-    }
-    let json: Value = serde_json::from_slice(&bytes)
-        .map_err(|error| ApiError::parse_error(format!("Malformed capture payload: {error}")))?;
-    read_payload(json)
-}
-
-/// One `key=value` of a query string.
-fn query_value(query: &str, name: &str) -> Option<String> {
-    url::form_urlencoded::parse(query.as_bytes())
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.into_owned())
-}
-
-/// Standard base64; form decoding turned its `+` into spaces, which are put back (as PostHog
-/// does), and padding is optional.
-fn base64_decode(data: &str) -> Result<Vec<u8>, ApiError> {
-    let cleaned: String = data
-        .trim()
-        .replace(' ', "+")
-        .trim_end_matches('=')
-        .to_owned();
-    base64::engine::general_purpose::STANDARD_NO_PAD
-        .decode(cleaned)
-        .map_err(|error| ApiError::parse_error(format!("The data is not valid base64: {error}")))
-}
-
-/// Inflates at most `max_bytes`: a small bomb must not become a large allocation.
-fn gunzip(bytes: &[u8], max_bytes: usize) -> Result<Vec<u8>, ApiError> {
-    let mut inflated = Vec::new();
-    let limit = u64::try_from(max_bytes)
-        .unwrap_or(u64::MAX)
-        .saturating_add(1);
-    GzDecoder::new(bytes)
-        .take(limit)
-        .read_to_end(&mut inflated)
-        .map_err(|error| ApiError::parse_error(format!("The body is not valid gzip: {error}")))?;
-    if inflated.len() > max_bytes {
-        return Err(ApiError::payload_too_large(max_bytes));
-    }
-    Ok(inflated)
+    read_payload(unpack(body, transport, max_bytes)?)
 }
 
 /// The body's shape: `{"batch":[…], "api_key", "sent_at"}`, a bare array of events, or one
@@ -271,6 +177,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use base64::Engine as _;
 
     const MAX: usize = 1024 * 1024;
 

@@ -1,0 +1,112 @@
+//! How PostHog's SDKs pack the bodies they send (capture and flags alike): form `data=` fields,
+//! base64, gzip (announced by a header or a query flag, or only recognisable by its magic bytes,
+//! as the web SDK sends it), or plain JSON.
+
+use std::borrow::Cow;
+use std::io::Read as _;
+
+use base64::Engine as _;
+use flate2::read::GzDecoder;
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// The first two bytes of every gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// How a request says its body is packed.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Transport<'a> {
+    pub query: &'a str,
+    pub content_type: Option<&'a str>,
+    pub content_encoding: Option<&'a str>,
+}
+
+/// Undoes the transport's encodings and parses the JSON inside.
+///
+/// # Errors
+/// 400 for anything malformed; 413 when the body inflates past `max_bytes`.
+pub(crate) fn unpack(
+    body: &[u8],
+    transport: Transport<'_>,
+    max_bytes: usize,
+) -> Result<Value, ApiError> {
+    let mut compression = query_value(transport.query, "compression");
+    let is_form = transport
+        .content_type
+        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"))
+        || body.starts_with(b"data=");
+    // Copied only when an encoding is undone: a plain body is parsed where it lies.
+    let mut bytes = Cow::Borrowed(body);
+    if is_form {
+        let mut data = None;
+        for (key, value) in url::form_urlencoded::parse(body) {
+            match key.as_ref() {
+                "data" => data = Some(value.into_owned()),
+                "compression" => compression = Some(value.into_owned()),
+                _ => {}
+            }
+        }
+        let data = data.ok_or_else(|| ApiError::parse_error("The form has no data field."))?;
+        let looks_like_json = data.trim_start().starts_with(['{', '[']);
+        bytes = Cow::Owned(
+            if compression.as_deref() == Some("base64") || !looks_like_json {
+                base64_decode(&data)?
+            } else {
+                data.into_bytes()
+            },
+        );
+    } else if compression.as_deref() == Some("base64") {
+        bytes = Cow::Owned(base64_decode(&String::from_utf8_lossy(body))?);
+    }
+    if compression.as_deref() == Some("lz64") {
+        return Err(ApiError::parse_error(
+            "lz64 compression is not supported; send gzip, base64 or plain JSON.",
+        ));
+    }
+    let gzip_announced = matches!(compression.as_deref(), Some("gzip" | "gzip-js"))
+        || transport
+            .content_encoding
+            .is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
+    if gzip_announced || bytes.starts_with(&GZIP_MAGIC) {
+        bytes = Cow::Owned(gunzip(&bytes, max_bytes)?);
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
+}
+
+/// One `key=value` of a query string.
+fn query_value(query: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.into_owned())
+}
+
+/// Standard base64; form decoding turned its `+` into spaces, which are put back (as PostHog
+/// does), and padding is optional.
+fn base64_decode(data: &str) -> Result<Vec<u8>, ApiError> {
+    let cleaned: String = data
+        .trim()
+        .replace(' ', "+")
+        .trim_end_matches('=')
+        .to_owned();
+    base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(cleaned)
+        .map_err(|error| ApiError::parse_error(format!("The data is not valid base64: {error}")))
+}
+
+/// Inflates at most `max_bytes`: a small bomb must not become a large allocation.
+fn gunzip(bytes: &[u8], max_bytes: usize) -> Result<Vec<u8>, ApiError> {
+    let mut inflated = Vec::new();
+    let limit = u64::try_from(max_bytes)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    GzDecoder::new(bytes)
+        .take(limit)
+        .read_to_end(&mut inflated)
+        .map_err(|error| ApiError::parse_error(format!("The body is not valid gzip: {error}")))?;
+    if inflated.len() > max_bytes {
+        return Err(ApiError::payload_too_large(max_bytes));
+    }
+    Ok(inflated)
+}

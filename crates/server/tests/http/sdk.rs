@@ -1,0 +1,143 @@
+//! What posthog-js loads from its API host besides capture: the remote config and its own
+//! `dist/` bundles from `BURROW_STATIC_DIR`, on any origin.
+
+use reqwest::Method;
+use serde_json::Value;
+
+use crate::helpers::{assert_error, parts, spawn_app, spawn_app_with};
+
+const SITE: &str = "https://shop.example";
+
+async fn project_token(app: &crate::helpers::TestApp, tenant: &crate::helpers::Tenant) -> String {
+    let (_, project) = parts(
+        app.get(
+            &format!("/api/projects/{}/", tenant.project_id.0),
+            &tenant.key,
+        )
+        .await,
+    )
+    .await;
+    project["api_token"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_remote_config_turns_on_surveys_flags_and_gzip_capture() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = project_token(&app, &ada).await;
+
+    let response = app
+        .request(Method::GET, &format!("/array/{token}/config"))
+        .header("Origin", SITE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    let (status, config) = parts(response).await;
+    assert_eq!(status, 200);
+    assert_eq!(config["token"], token.as_str());
+    assert_eq!(config["surveys"], true);
+    assert_eq!(config["hasFeatureFlags"], true);
+    assert_eq!(
+        config["supportedCompression"],
+        serde_json::json!(["gzip", "gzip-js"])
+    );
+    assert_eq!(config["analytics"]["endpoint"], "/i/v0/e/");
+    for off in [
+        "sessionRecording",
+        "heatmaps",
+        "capturePerformance",
+        "autocaptureExceptions",
+    ] {
+        assert_eq!(config[off], false, "{off}");
+    }
+
+    let unknown = app
+        .request(Method::GET, "/array/phc_nobodyhasthistoken/config/")
+        .header("Origin", SITE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.headers()["access-control-allow-origin"], "*");
+    let (status, body) = parts(unknown).await;
+    assert_eq!(status, 404);
+    assert_error(&body, "invalid_request", "not_found", "Not found.");
+}
+
+#[tokio::test]
+async fn posthog_js_bundles_are_served_from_the_static_directory() {
+    let dir = std::env::temp_dir().join(format!("burrow-static-{}", uuid::Uuid::new_v4()));
+    for version in ["1.10.0", "1.449.2"] {
+        std::fs::create_dir_all(dir.join(version)).unwrap();
+        std::fs::write(
+            dir.join(version).join("surveys.js"),
+            format!("/* surveys {version} */"),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("secret.txt"), "not served").unwrap();
+    let static_dir = dir.clone();
+    let app = spawn_app_with(move |args| args.static_dir = Some(static_dir)).await;
+    let get = |path: &str| app.request(Method::GET, path).header("Origin", SITE).send();
+
+    let versioned = get("/static/1.449.2/surveys.js").await.unwrap();
+    assert_eq!(versioned.status(), 200);
+    assert_eq!(versioned.headers()["access-control-allow-origin"], "*");
+    assert!(
+        versioned.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("javascript")
+    );
+    assert!(
+        versioned.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    assert_eq!(versioned.text().await.unwrap(), "/* surveys 1.449.2 */");
+
+    // The newest version by semver (1.449.2 > 1.10.0), or the one `?v=` names when present.
+    let newest = get("/static/surveys.js").await.unwrap();
+    assert_eq!(newest.text().await.unwrap(), "/* surveys 1.449.2 */");
+    let asked = get("/static/surveys.js?v=1.10.0").await.unwrap();
+    assert_eq!(asked.text().await.unwrap(), "/* surveys 1.10.0 */");
+    let missing_version = get("/static/surveys.js?v=2.0.0").await.unwrap();
+    assert_eq!(
+        missing_version.text().await.unwrap(),
+        "/* surveys 1.449.2 */"
+    );
+
+    for path in [
+        "/static/9.9.9/surveys.js",
+        "/static/1.449.2/nothing.js",
+        "/static/..%2Fsecret.txt",
+        "/static/1.449.2/..%2F..%2Fsecret.txt",
+        "/static/%2E%2E/secret.txt",
+    ] {
+        let response = get(path).await.unwrap();
+        assert_eq!(
+            response.headers()["access-control-allow-origin"],
+            "*",
+            "{path}"
+        );
+        let (status, body): (u16, Value) = parts(response).await;
+        assert_eq!(status, 404, "{path}");
+        assert_eq!(body["code"], "not_found", "{path}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn without_a_static_directory_bundles_are_404() {
+    let app = spawn_app().await;
+    let (status, body) = parts(
+        app.request(Method::GET, "/static/surveys.js")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_error(&body, "invalid_request", "not_found", "Not found.");
+}
