@@ -7,6 +7,7 @@ mod error;
 mod extract;
 mod fallback_errors;
 mod fields;
+pub mod openapi;
 mod request_span;
 mod routes;
 mod settings;
