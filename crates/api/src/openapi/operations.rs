@@ -5,7 +5,7 @@
 
 use actix_web::http::Method;
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, Type};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::{KnownFormat, Ref, RefOr, Required, SchemaFormat};
 
 use super::schemas::{numbered, paginated};
@@ -246,9 +246,9 @@ fn plugin(method: &Method, rest: &str) -> Option<Operation> {
         }
         ("GET", "/repository") => op(
             "plugins_repository",
-            "The configured plugin listing, verbatim",
+            "The configured plugin listing, verbatim (`[]` when none is configured)",
         )
-        .ok(ObjectBuilder::new())
+        .ok(any())
         .also(502),
         ("GET", "/unused") => op(
             "plugins_unused",
@@ -422,6 +422,11 @@ fn project_resource(method: &Method, rest: &str) -> Option<Operation> {
     })
 }
 
+/// Any JSON value.
+fn any() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(SchemaType::AnyValue)
+}
+
 /// A reference to the component schema `name`.
 fn r(name: &str) -> RefOr<Schema> {
     RefOr::Ref(Ref::from_schema_name(name))
@@ -452,10 +457,7 @@ fn success() -> ObjectBuilder {
 /// `{filename: content}`; with `deleting`, a `null` content deletes the file.
 fn source_files(deleting: bool) -> ObjectBuilder {
     let content = if deleting {
-        ObjectBuilder::new().schema_type(utoipa::openapi::schema::SchemaType::from_iter([
-            Type::String,
-            Type::Null,
-        ]))
+        ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]))
     } else {
         string()
     };
