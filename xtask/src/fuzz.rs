@@ -90,7 +90,10 @@ pub(crate) fn run_fuzz(args: &[String]) -> anyhow::Result<()> {
         .args(["--checks", CHECKS])
         .args(["--phases", "examples,coverage,fuzzing"])
         .args(["--max-examples", &examples.to_string()])
-        .args(["--workers", "2", "--output-truncate", "true"])
+        // One worker: with two, hypothesis (describing its filters while schemathesis' coverage
+        // phase runs in threads) now and then fails with "AST constructor recursion depth
+        // mismatch", an error of the tool, not of Burrow.
+        .args(["--workers", "1", "--output-truncate", "true"])
         .args([
             "--header",
             &format!("Authorization: Bearer {}", tenant.personal_api_key),
