@@ -3,12 +3,15 @@
 //! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
 //! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
 //! - `test`: ensure a PostgreSQL, a Redis, PostHog's agent toolkit (npm) and posthog-python
-//!   (PyPI), then fmt check, clippy `-D warnings`, and every test.
+//!   (PyPI), then fmt check, clippy `-D warnings`, every test, and a short `fuzz --quick`.
+//! - `fuzz`: schemathesis (PyPI) against `burrow serve` on a fresh database, every operation of the
+//!   OpenAPI document, at least 2,000 cases; `--quick` for a short run (see `fuzz.rs`).
 //! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
 //!   wrk beside pgbench running the same scenario's SQL; prints a table and writes it as JSON to
 //!   `target/bench/` (see `bench/mod.rs`).
 
 mod bench;
+mod fuzz;
 mod postgres;
 mod redis;
 
@@ -18,7 +21,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, bail};
 
-const USAGE: &str = "usage: cargo xtask <migrate|dev|test|bench>";
+const USAGE: &str = "usage: cargo xtask <migrate|dev|test|bench|fuzz [--quick]>";
 const DEMO_EMAIL: &str = "demo@burrow.local";
 
 fn main() -> ExitCode {
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
         Some("dev") => dev(),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("fuzz") => fuzz::run_fuzz(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -195,7 +199,8 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .env("BURROW_TEST_REDIS_URL", &redis)
         .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
         .env("BURROW_POSTHOG_PYTHON", &posthog_python);
-    run(&mut tests)
+    run(&mut tests)?;
+    fuzz::run_fuzz(&["--quick".to_owned()])
 }
 
 /// PostHog's agent toolkit, as published on the npm registry, which the HTTP tests drive.

@@ -9,12 +9,14 @@ use domain::feature_flag::FeatureFlag;
 use domain::tenancy::UserBasic;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::extract::{NumberedPage, PageNumber};
 
 /// PostHog's `UserBasicSerializer` fields.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = UserBasic)]
 pub(crate) struct UserBasicResponse {
     id: i32,
     uuid: Uuid,
@@ -40,12 +42,13 @@ impl From<UserBasic> for UserBasicResponse {
 }
 
 /// A flag as embedded in a survey (PostHog's `MinimalFeatureFlagSerializer`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct FlagSummary {
     id: i32,
     team_id: i32,
     name: String,
     key: String,
+    #[schema(value_type = Object)]
     filters: Map<String, Value>,
     deleted: bool,
     active: bool,
@@ -68,7 +71,8 @@ impl From<FeatureFlag> for FlagSummary {
 }
 
 /// A full flag, as `/feature_flags/` returns it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = FeatureFlag)]
 pub(crate) struct FlagResponse {
     #[serde(flatten)]
     summary: FlagSummary,
@@ -89,13 +93,18 @@ impl From<FeatureFlag> for FlagResponse {
 }
 
 /// One activity entry as PostHog's activity log shows it, whatever the resource.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = ActivityEntry)]
 pub(crate) struct ActivityResponse {
     id: Uuid,
+    /// `{"first_name","email"}` of who acted, `null` when unknown.
+    #[schema(value_type = Option<ActivityUser>)]
     user: Value,
     activity: String,
     scope: String,
     item_id: String,
+    /// `{"name","changes","trigger","type","short_id",…}`.
+    #[schema(value_type = Object)]
     detail: Value,
     created_at: DateTime<Utc>,
 }
@@ -115,6 +124,17 @@ impl ActivityResponse {
             page.total,
         ))
     }
+}
+
+/// Who acted, as an activity entry names them (schema only: the entry builds it as JSON).
+#[derive(ToSchema)]
+#[expect(
+    dead_code,
+    reason = "describes a shape for the OpenAPI document; never built"
+)]
+pub(crate) struct ActivityUser {
+    first_name: String,
+    email: String,
 }
 
 impl From<ActivityEntry> for ActivityResponse {

@@ -8,6 +8,7 @@ mod extract;
 mod fallback_errors;
 mod fields;
 mod metrics;
+pub mod openapi;
 mod request_span;
 mod routes;
 mod sdk_transport;

@@ -13,14 +13,14 @@ const TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Burrow at `base`, called with one personal API key.
 #[derive(Clone)]
-pub(super) struct Api {
+pub(crate) struct Api {
     agent: ureq::Agent,
     base: String,
     key: String,
 }
 
 impl Api {
-    pub(super) fn new(base: String, key: String) -> Self {
+    pub(crate) fn new(base: String, key: String) -> Self {
         let config = ureq::Agent::config_builder()
             // Error answers are read like any other, so a failure can say what the server said.
             .http_status_as_error(false)
@@ -33,12 +33,12 @@ impl Api {
         }
     }
 
-    pub(super) fn get(&self, path: &str) -> anyhow::Result<Value> {
+    pub(crate) fn get(&self, path: &str) -> anyhow::Result<Value> {
         self.expect("GET", path, None, 200)
     }
 
     /// Creates something; Burrow answers 201 with it.
-    pub(super) fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+    pub(crate) fn post(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         self.expect("POST", path, Some(body.to_string()), 201)
     }
 
@@ -48,7 +48,7 @@ impl Api {
 
     /// Sends a capture batch to `/batch/` as an SDK does: the project token is in the body and no
     /// personal key is sent.
-    pub(super) fn capture(&self, body: Vec<u8>) -> anyhow::Result<()> {
+    pub(crate) fn capture(&self, body: Vec<u8>) -> anyhow::Result<()> {
         let request = Request::post(format!("{}/batch/", self.base))
             .header("Content-Type", "application/json")
             .body(body)?;

@@ -104,7 +104,7 @@ pub(super) fn vacuum(database_url: &str) -> anyhow::Result<()> {
     psql(database_url, "VACUUM (ANALYZE)")
 }
 
-fn psql(url: &str, sql: &str) -> anyhow::Result<()> {
+pub(crate) fn psql(url: &str, sql: &str) -> anyhow::Result<()> {
     let output = Command::new("psql")
         .args([url, "-XAtqc", sql])
         .output()
@@ -119,7 +119,7 @@ fn psql(url: &str, sql: &str) -> anyhow::Result<()> {
 }
 
 /// Runs `burrow admin <args>` and reads the JSON it prints.
-fn admin<T: DeserializeOwned>(
+pub(crate) fn admin<T: DeserializeOwned>(
     burrow: &Path,
     database_url: &str,
     args: &[&str],

@@ -15,13 +15,13 @@
 //! Any error answer, socket error or timeout during a run fails the bench: a figure measured over
 //! errors would mislead. Scripts and logs stay in `target/bench/` to be rerun or read.
 
-mod api;
-mod database;
+pub(crate) mod api;
+pub(crate) mod database;
 mod pgbench;
 mod report;
 mod scenarios;
 mod seed;
-mod server;
+pub(crate) mod server;
 mod tools;
 mod wrk;
 

@@ -18,7 +18,7 @@ const HEALTH_POLL: Duration = Duration::from_millis(2);
 /// How long a SIGTERM may take (graceful shutdown drains connections) before SIGKILL.
 const STOP_DEADLINE: Duration = Duration::from_secs(30);
 
-pub(super) struct Server {
+pub(crate) struct Server {
     child: Child,
     address: String,
     log: PathBuf,
@@ -28,7 +28,7 @@ pub(super) struct Server {
 impl Server {
     /// Starts `burrow serve` against `database_url`, its output going to `log`, and waits until it
     /// is healthy.
-    pub(super) fn start(burrow: &Path, database_url: &str, log: &Path) -> anyhow::Result<Self> {
+    pub(crate) fn start(burrow: &Path, database_url: &str, log: &Path) -> anyhow::Result<Self> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let address = format!("127.0.0.1:{port}");
         let output = File::create(log).with_context(|| format!("creating {}", log.display()))?;
@@ -38,6 +38,8 @@ impl Server {
             .env("DATABASE_URL", database_url)
             .env("BURROW_BIND", &address)
             .env("RUST_LOG", "warn")
+            // The benchmark and the fuzz run send thousands of requests a minute with one key.
+            .env("BURROW_RATE_LIMIT", "off")
             .stdin(Stdio::null())
             .stdout(output.try_clone()?)
             .stderr(output)
@@ -53,7 +55,7 @@ impl Server {
         Ok(server)
     }
 
-    pub(super) fn base_url(&self) -> String {
+    pub(crate) fn base_url(&self) -> String {
         format!("http://{}", self.address)
     }
 
@@ -63,7 +65,7 @@ impl Server {
     }
 
     /// Where the server's warnings and errors go.
-    pub(super) fn log(&self) -> &Path {
+    pub(crate) fn log(&self) -> &Path {
         &self.log
     }
 

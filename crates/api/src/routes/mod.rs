@@ -23,8 +23,11 @@ use actix_web::http::Method;
 use actix_web::{FromRequest, Handler, Responder, Route, web};
 use domain::scope::RequiredScope;
 
+use utoipa::openapi::{RefOr, Schema};
+
 use crate::error::ApiError;
 use crate::extract::{ExtractorScope, ScopeRequirement, required_scope};
+use crate::openapi::{self, collect, ui};
 
 /// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`
 /// when it needs no key). Lets tests outside this crate walk every route.
@@ -59,6 +62,24 @@ pub fn route_table() -> Vec<RouteInfo> {
             })
         })
         .collect()
+}
+
+/// The response types of every route, and the types they contain, named for the OpenAPI
+/// document's components.
+pub(crate) fn response_schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+    collect::<crate::dto::FlagResponse>(schemas);
+    collect::<crate::dto::ActivityResponse>(schemas);
+    collect::<organizations::OrganizationResponse>(schemas);
+    collect::<personal_api_keys::PersonalApiKeyResponse>(schemas);
+    collect::<plugin_configs::PluginConfigResponse>(schemas);
+    collect::<plugins::PluginResponse>(schemas);
+    collect::<projects::ProjectResponse>(schemas);
+    collect::<public_surveys::SurveyFeed>(schemas);
+    collect::<survey_responses::ResponseBody>(schemas);
+    collect::<survey_responses::StatsBody>(schemas);
+    collect::<surveys::SurveyResponse>(schemas);
+    collect::<surveys::DuplicatedResponse>(schemas);
+    collect::<users::MeResponse>(schemas);
 }
 
 /// Registers every resource of the table. Beyond the methods the table lists, each resource
@@ -104,6 +125,12 @@ fn table() -> Vec<ResourceSpec> {
         ResourceSpec::at("/_health").route(Method::GET, health::health),
         ResourceSpec::at("/_readyz").route(Method::GET, health::ready),
         ResourceSpec::at("/metrics").route(Method::GET, crate::metrics::metrics),
+        ResourceSpec::at("/api/schema").route(Method::GET, openapi::schema),
+        ResourceSpec::at(ui::SWAGGER_UI).route(Method::GET, ui::swagger_ui),
+        ResourceSpec::at(ui::SWAGGER_UI_JS).route(Method::GET, ui::swagger_ui_js),
+        ResourceSpec::at(ui::SWAGGER_UI_CSS).route(Method::GET, ui::swagger_ui_css),
+        ResourceSpec::at(ui::REDOC).route(Method::GET, ui::redoc),
+        ResourceSpec::at(ui::REDOC_JS).route(Method::GET, ui::redoc_js),
         ResourceSpec::at("/api/users/@me")
             .route(Method::GET, users::me)
             .route(Method::PATCH, users::switch_current),
@@ -383,6 +410,12 @@ mod tests {
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
+                "GET /api/schema",
+                "GET /api/schema/redoc",
+                "GET /api/schema/redoc/2.5.4/redoc.standalone.js",
+                "GET /api/schema/swagger-ui",
+                "GET /api/schema/swagger-ui/5.35.0/swagger-ui-bundle.js",
+                "GET /api/schema/swagger-ui/5.35.0/swagger-ui.css",
                 "GET /api/surveys",
                 "GET /api/users/@me user:read",
                 "GET /array/{token}/config",

@@ -7,17 +7,21 @@ use domain::access::AccessService;
 use domain::ports::Page;
 use domain::tenancy::{MembershipLevel, Organization};
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::extract::{Caller, OrganizationCaller, Organizations, Paginated, Pagination};
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Organization)]
 pub(crate) struct OrganizationResponse {
     id: Uuid,
     name: String,
     created_at: DateTime<Utc>,
+    /// 0 none, 3 config, 6 install, 9 root.
     plugins_access_level: i16,
+    /// The caller's: 1 member, 8 admin, 15 owner.
     membership_level: i16,
 }
 

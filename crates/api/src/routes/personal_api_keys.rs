@@ -7,6 +7,7 @@ use actix_web::web::Json;
 use chrono::{DateTime, Utc};
 use domain::api_key::ApiKey;
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -15,7 +16,8 @@ use crate::extract::KeyHolder;
 const NOT_FOR_PERSONAL_KEYS: &str = "This action does not support Personal API Key access";
 
 /// PostHog's redacted key: never the value itself.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = PersonalApiKey)]
 pub(crate) struct PersonalApiKeyResponse {
     id: Uuid,
     label: String,

@@ -10,17 +10,20 @@ use domain::plugin::PluginAccess;
 use domain::plugin_config::{PluginConfig, PluginConfigId, PluginConfigService};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use crate::error::ApiError;
 use crate::extract::{JsonObject, Paginated, Pagination, Plugins, ProjectCaller, path_id};
 
 /// PostHog's plugin config fields.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = PluginConfig)]
 pub(crate) struct PluginConfigResponse {
     id: i32,
     plugin: i32,
     enabled: bool,
     order: i32,
+    #[schema(value_type = Object)]
     config: Map<String, Value>,
     team_id: i32,
     name: Option<String>,

@@ -9,6 +9,7 @@ use domain::access::OrganizationAccess;
 use domain::plugin::{Plugin, PluginAccess, PluginFiles, PluginId, PluginService};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::dto::ActivityResponse;
@@ -17,22 +18,28 @@ use crate::extract::{
     JsonObject, NumberedPage, OrganizationCaller, PageNumber, Paginated, Pagination, Plugins,
     path_id,
 };
+use crate::openapi::schemas::PluginType;
 
 /// PostHog's plugin fields; `url` without its query string (it may hold a token).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Plugin)]
 pub(crate) struct PluginResponse {
     id: i32,
+    #[schema(value_type = PluginType)]
     plugin_type: &'static str,
     name: Option<String>,
     description: Option<String>,
     url: Option<String>,
     icon: Option<String>,
+    /// plugin.json's `config`: a list or an object.
     config_schema: Value,
     tag: Option<String>,
     latest_tag: Option<String>,
     is_global: bool,
     organization_id: Uuid,
     organization_name: String,
+    /// `{"methods","jobs","scheduled_tasks"}`, `{}` until known.
+    #[schema(value_type = Object)]
     capabilities: Map<String, Value>,
     metrics: Value,
     public_jobs: Value,

@@ -6,12 +6,14 @@ use chrono::{DateTime, Utc};
 use domain::access::AccessService;
 use domain::tenancy::{OrganizationId, Project, TenantRef};
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::extract::{Caller, OrganizationCaller, Paginated, Pagination, ProjectCaller, Projects};
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Project)]
 pub(crate) struct ProjectResponse {
     id: i32,
     organization: Uuid,

@@ -8,36 +8,44 @@ use domain::access::AccessService;
 use domain::survey::{Survey, SurveyService};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
+use crate::openapi::schemas::{SurveySchedule, SurveyType};
 
 /// The feed: PostHog also sends the team's survey config, which Burrow does not have.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct SurveyFeed {
     surveys: Vec<PublicSurvey>,
+    #[schema(value_type = Option<Object>)]
     survey_config: Option<Value>,
 }
 
 /// PostHog's public survey fields; `description` is deliberately left out, and flag keys are
 /// left out when there is no flag.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct PublicSurvey {
     id: Uuid,
     name: String,
     #[serde(rename = "type")]
+    #[schema(value_type = SurveyType)]
     survey_type: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     linked_flag_key: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     targeting_flag_key: Option<String>,
+    #[schema(value_type = Option<Vec<Object>>)]
     questions: Option<Value>,
+    #[schema(value_type = Option<Object>)]
     conditions: Option<Map<String, Value>>,
+    #[schema(value_type = Option<Object>)]
     appearance: Option<Map<String, Value>>,
     start_date: Option<DateTime<Utc>>,
     end_date: Option<DateTime<Utc>>,
     current_iteration: Option<i32>,
     current_iteration_start_date: Option<DateTime<Utc>>,
+    #[schema(value_type = SurveySchedule)]
     schedule: &'static str,
     enable_partial_responses: bool,
 }

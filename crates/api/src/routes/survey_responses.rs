@@ -13,6 +13,7 @@ use domain::survey_response::{
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -45,12 +46,14 @@ pub(crate) async fn responses_count(
 }
 
 /// One response as listed.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SurveyResponse)]
 pub(crate) struct ResponseBody {
     uuid: Uuid,
     distinct_id: String,
     submission_id: Option<String>,
     timestamp: DateTime<Utc>,
+    #[schema(value_type = Object)]
     answers: Map<String, Value>,
     completed: Option<bool>,
     archived: bool,
@@ -132,12 +135,30 @@ pub(crate) async fn archived_uuids(
 }
 
 /// PostHog's stats body; `survey_id`, `start_date` and `end_date` only for one survey.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SurveyStats)]
 pub(crate) struct StatsBody {
     #[serde(flatten)]
+    #[schema(value_type = SurveyDatesPart)]
     survey: Option<SurveyDates>,
     stats: StatsByEvent,
     rates: RatesBody,
+}
+
+/// How `SurveyDates` reads inside the stats body: there for one survey's stats, absent for the
+/// project's (schema only).
+#[derive(ToSchema)]
+#[expect(
+    dead_code,
+    reason = "describes a flattened optional part for the OpenAPI document"
+)]
+struct SurveyDatesPart {
+    #[schema(required = false)]
+    survey_id: Uuid,
+    #[schema(required = false)]
+    start_date: Option<DateTime<Utc>>,
+    #[schema(required = false)]
+    end_date: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -148,7 +169,7 @@ struct SurveyDates {
 }
 
 /// Keyed by event name, as PostHog's clients read it; `{}` without surveys.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct StatsByEvent {
     #[serde(rename = "survey shown", skip_serializing_if = "Option::is_none")]
     shown: Option<EventStatsBody>,
@@ -158,7 +179,8 @@ struct StatsByEvent {
     sent: Option<EventStatsBody>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = EventStats)]
 struct EventStatsBody {
     total_count: u64,
     total_count_only_seen: u64,
@@ -181,7 +203,8 @@ impl From<EventStats> for EventStatsBody {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SurveyRates)]
 struct RatesBody {
     response_rate: f64,
     dismissal_rate: f64,

@@ -10,6 +10,7 @@ use domain::access::{AccessError, AccessService, ProjectAccess};
 use domain::survey::{NewSurvey, Survey, SurveyFilter, SurveyId, SurveyService};
 use serde::Serialize;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::dto::{ActivityResponse, FlagSummary, UserBasicResponse};
@@ -18,6 +19,7 @@ use crate::extract::{
     ActivityLogs, JsonObject, NumberedPage, PageNumber, Paginated, Pagination, ProjectCaller,
     Surveys, path_id,
 };
+use crate::openapi::schemas::{SurveySchedule, SurveyType};
 
 /// PostHog's refusal when a copy's target is missing or out of the key's reach; one message for
 /// both, so a key cannot probe which projects exist.
@@ -25,23 +27,30 @@ const TARGETS_UNREACHABLE: &str =
     "One or more target teams not found or you don't have access to them";
 
 /// Every survey field PostHog clients round-trip.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = Survey)]
 pub(crate) struct SurveyResponse {
     id: Uuid,
     name: String,
     description: String,
     #[serde(rename = "type")]
+    #[schema(value_type = SurveyType)]
     survey_type: &'static str,
+    #[schema(value_type = SurveySchedule)]
     schedule: &'static str,
     linked_flag: Option<FlagSummary>,
     linked_flag_id: Option<i32>,
     targeting_flag: Option<FlagSummary>,
     targeting_flag_id: Option<i32>,
+    #[schema(value_type = Option<Object>)]
     targeting_flag_filters: Option<Map<String, Value>>,
     /// Echoes the request on writes; `null` on reads.
     remove_targeting_flag: Option<bool>,
+    #[schema(value_type = Option<Vec<Object>>)]
     questions: Option<Value>,
+    #[schema(value_type = Option<Object>)]
     conditions: Option<Map<String, Value>>,
+    #[schema(value_type = Option<Object>)]
     appearance: Option<Map<String, Value>>,
     created_at: DateTime<Utc>,
     created_by: Option<UserBasicResponse>,
@@ -258,7 +267,7 @@ async fn activity(
 }
 
 /// One copy in a `duplicate_to_projects` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct CreatedSurvey {
     team_id: i32,
     survey_id: Uuid,
@@ -266,7 +275,7 @@ pub(crate) struct CreatedSurvey {
 }
 
 /// `{"created_surveys": [...], "count": n}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct DuplicatedResponse {
     created_surveys: Vec<CreatedSurvey>,
     count: usize,

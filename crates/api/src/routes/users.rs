@@ -6,6 +6,7 @@ use domain::ValidationError;
 use domain::access::{AccessService, OrganizationAccess, Principal, ProjectAccess};
 use domain::tenancy::{OrganizationId, OrganizationMembership, ProjectId, User, UserBasic};
 use serde::Serialize;
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::dto::UserBasicResponse;
@@ -14,7 +15,8 @@ use crate::extract::{Caller, JsonObject, Users};
 use crate::fields::{Fields, non_null};
 use crate::routes::organizations::OrganizationResponse;
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
+#[schema(as = Me)]
 pub(crate) struct MeResponse {
     #[serde(flatten)]
     user: UserBasicResponse,
@@ -26,7 +28,7 @@ pub(crate) struct MeResponse {
     organization: Option<OrganizationResponse>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct TeamSummary {
     id: i32,
     organization: Uuid,
@@ -35,7 +37,7 @@ struct TeamSummary {
     api_token: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, ToSchema)]
 struct OrganizationSummary {
     id: Uuid,
     name: String,

@@ -186,3 +186,18 @@ async fn flags_need_feature_flag_scopes_and_stay_inside_their_project() {
     .await;
     assert_eq!(status, 404);
 }
+
+/// Found by `cargo xtask fuzz`: PostgreSQL prints a jsonb number in full, and `f64::MAX` then
+/// read back as out of range, so the flag could be written but never listed again (500).
+#[tokio::test]
+async fn extreme_numbers_in_filters_read_back_as_sent() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["feature_flag:write"]).await;
+    let filters = json!({"groups": [], "F": f64::MAX, "tiny": 5e-324});
+    let (status, flag) =
+        create_flag(&app, &ada, json!({"key": "extreme", "filters": filters})).await;
+    assert_eq!(status, 201, "{flag}");
+    let (status, list) = parts(app.get(&flags_path(&ada), &ada.key).await).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["results"][0]["filters"], filters);
+}

@@ -1,0 +1,430 @@
+//! The OpenAPI 3.1 document of the whole API, served at `/api/schema/`, and the pages that show
+//! it to people (`ui.rs`). The document is built from the route table: every route it lists
+//! (but the pages and their assets) becomes an operation, described in `operations.rs`, with its
+//! path parameters, the errors it may answer, and the scope its handler's extractor enforces
+//! (`x-required-scope`, read back from the handler's types like `api::route_table` does).
+//! Response schemas are derived with utoipa from the response types themselves.
+
+mod operations;
+mod requests;
+pub(crate) mod schemas;
+pub(crate) mod ui;
+
+use std::sync::OnceLock;
+
+use actix_web::HttpResponse;
+use actix_web::http::Method;
+use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use utoipa::openapi::extensions::ExtensionsBuilder;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ComponentsBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{
+    Content, InfoBuilder, KnownFormat, OpenApi, OpenApiBuilder, Paths, Ref, RefOr, Required,
+    SchemaFormat,
+};
+use utoipa::{PartialSchema, ToSchema};
+
+use crate::routes::{RouteInfo, route_table};
+use operations::{Auth, describe};
+
+/// The security scheme every keyed operation names.
+const PERSONAL_API_KEY: &str = "PersonalApiKey";
+
+/// The document, built once per process.
+pub fn document() -> &'static OpenApi {
+    static DOCUMENT: OnceLock<OpenApi> = OnceLock::new();
+    DOCUMENT.get_or_init(build)
+}
+
+/// The document as served and as checked in (`docs/openapi.json`): pretty JSON with a final
+/// newline.
+pub fn document_json() -> &'static str {
+    static JSON: OnceLock<String> = OnceLock::new();
+    JSON.get_or_init(|| {
+        let mut json = document()
+            .to_pretty_json()
+            .expect("the document serializes");
+        json.push('\n');
+        json
+    })
+}
+
+/// Whether the route at `path` is in the document: every route but the pages that render it
+/// and their assets.
+pub fn documents(path: &str) -> bool {
+    !ui::PATHS.contains(&path)
+}
+
+/// `GET /api/schema/`: the document, without a key.
+pub(crate) async fn schema() -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, "application/json"))
+        .insert_header((CACHE_CONTROL, "no-cache"))
+        .body(document_json())
+}
+
+/// A route-table path as OpenAPI writes it: `{survey_id:[0-9a-fA-F-]{32,36}}` → `{survey_id}`.
+pub fn openapi_path(route_path: &str) -> String {
+    let mut path = String::with_capacity(route_path.len());
+    let mut depth = 0_usize;
+    let mut in_pattern = false;
+    for c in route_path.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                if !in_pattern {
+                    path.push(c);
+                }
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    in_pattern = false;
+                    path.push(c);
+                }
+            }
+            ':' if depth == 1 => in_pattern = true,
+            _ if !in_pattern => path.push(c),
+            _ => {}
+        }
+    }
+    path
+}
+
+fn build() -> OpenApi {
+    let mut paths = Paths::new();
+    for route in route_table() {
+        if !documents(&route.path) {
+            continue;
+        }
+        let path = openapi_path(&route.path);
+        let (lookup, environment) = match path.strip_prefix("/api/environments/") {
+            Some(rest) => (format!("/api/projects/{rest}"), true),
+            None => (path.clone(), false),
+        };
+        let (Some(method), Some(described)) =
+            (http_method(&route.method), describe(&route.method, &lookup))
+        else {
+            // Left out; `tests::every_route_is_an_operation_and_nothing_else_is` names it.
+            continue;
+        };
+        paths.add_path_operation(
+            &path,
+            vec![method],
+            operation(&route, &path, described, environment),
+        );
+    }
+    OpenApiBuilder::new()
+        .info(
+            InfoBuilder::new()
+                .title("Burrow")
+                .version(env!("CARGO_PKG_VERSION"))
+                .description(Some(
+                    "PostHog's API for organization plugins and project surveys, as Burrow \
+                     serves it. Every route also answers with a trailing slash, `HEAD` wherever \
+                     it answers `GET`, and `OPTIONS`. A keyed operation names the scope it needs \
+                     in `x-required-scope`; `/api/environments/{project_id}/…` serves the same \
+                     resources as `/api/projects/{project_id}/…`.",
+                ))
+                .build(),
+        )
+        .paths(paths)
+        .components(Some(components()))
+        .tags(Some(
+            [
+                ("surveys", "Surveys, their responses, stats and activity"),
+                ("plugins", "An organization's plugins"),
+                ("plugin_configs", "A project's plugin configs"),
+                ("feature_flags", "A project's feature flags"),
+                ("projects", "Projects"),
+                ("organizations", "Organizations"),
+                ("users", "The key's owner"),
+                ("personal_api_keys", "Personal API keys"),
+                (
+                    "sdk",
+                    "What PostHog's SDKs call, with a project's public token",
+                ),
+                ("service", "Health, readiness and this document"),
+            ]
+            .map(|(name, description)| {
+                TagBuilder::new()
+                    .name(name)
+                    .description(Some(description))
+                    .build()
+            }),
+        ))
+        .build()
+}
+
+fn http_method(method: &Method) -> Option<HttpMethod> {
+    Some(match *method {
+        Method::GET => HttpMethod::Get,
+        Method::POST => HttpMethod::Post,
+        Method::PUT => HttpMethod::Put,
+        Method::PATCH => HttpMethod::Patch,
+        Method::DELETE => HttpMethod::Delete,
+        _ => return None,
+    })
+}
+
+/// The full operation: its description, path parameters, body, answers and scope.
+fn operation(
+    route: &RouteInfo,
+    path: &str,
+    described: operations::Operation,
+    environment: bool,
+) -> utoipa::openapi::path::Operation {
+    let id = if environment {
+        format!("environments_{}", described.id)
+    } else {
+        described.id.to_owned()
+    };
+    let mut builder = OperationBuilder::new()
+        .tag(described.tag)
+        .operation_id(Some(id))
+        .summary(Some(described.summary))
+        .parameters(Some(path_parameters(path).chain(described.query)));
+    let mut errors: Vec<u16> = match described.auth {
+        Auth::PersonalKey => vec![400, 401, 403, 404, 413, 415, 429, 500, 503],
+        Auth::ProjectToken => vec![400, 401, 413, 415, 500, 503],
+        Auth::Open => vec![500],
+    };
+    errors.extend(described.extra_errors);
+    errors.sort_unstable();
+    errors.dedup();
+    match (described.auth, route.scope) {
+        (Auth::PersonalKey, scope) => {
+            let needs = scope.map_or_else(
+                || "any valid personal API key".to_owned(),
+                |scope| format!("scope `{scope}`"),
+            );
+            builder = builder
+                .description(Some(format!("Needs {needs}.")))
+                .security(SecurityRequirement::new(
+                    PERSONAL_API_KEY,
+                    Vec::<String>::new(),
+                ))
+                .extensions(Some(
+                    ExtensionsBuilder::new()
+                        .add(
+                            "x-required-scope",
+                            scope.map_or(serde_json::Value::Null, |scope| scope.to_string().into()),
+                        )
+                        .build(),
+                ));
+        }
+        (Auth::ProjectToken, _) => {
+            builder = builder.description(Some(
+                "Needs the project's public token (`phc_…`), as `api_key`/`token` in the body \
+                 or the query; no personal key.",
+            ));
+        }
+        (Auth::Open, _) => builder = builder.description(Some("Needs no key.")),
+    }
+    if let Some((schema, required)) = described.body {
+        let mut body = RequestBodyBuilder::new()
+            .required(Some(if required {
+                Required::True
+            } else {
+                Required::False
+            }))
+            .content("application/json", Content::new(Some(schema.clone())));
+        if described.auth == Auth::ProjectToken {
+            body = body.content(
+                "application/x-www-form-urlencoded",
+                Content::new(Some(
+                    ObjectBuilder::new().property(
+                        "data",
+                        ObjectBuilder::new()
+                            .schema_type(Type::String)
+                            .description(Some("The JSON body, optionally base64-encoded.")),
+                    ),
+                )),
+            );
+        }
+        builder = builder.request_body(Some(body.build()));
+    }
+    let (status, schema) = described.success;
+    let success = match schema {
+        Some(schema) => ResponseBuilder::new()
+            .description(status_description(status))
+            .content(described.media, Content::new(Some(schema))),
+        None => ResponseBuilder::new().description(status_description(status)),
+    };
+    builder = builder.response(status.to_string(), success.build());
+    for error in errors {
+        builder = builder.response(
+            error.to_string(),
+            Ref::from_response_name(error_name(error)),
+        );
+    }
+    builder.build()
+}
+
+fn status_description(status: u16) -> &'static str {
+    match status {
+        201 => "Created",
+        204 => "Done; no body",
+        _ => "OK",
+    }
+}
+
+/// The shared response each error status refers to.
+fn error_name(status: u16) -> &'static str {
+    match status {
+        400 => "BadRequest",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "NotFound",
+        413 => "PayloadTooLarge",
+        415 => "UnsupportedMediaType",
+        429 => "TooManyRequests",
+        502 => "BadGateway",
+        503 => "ServiceUnavailable",
+        _ => "ServerError",
+    }
+}
+
+/// Every `{name}` of `path`, described by name.
+fn path_parameters(path: &str) -> impl Iterator<Item = utoipa::openapi::path::Parameter> {
+    let names: Vec<String> = path
+        .split('/')
+        .filter_map(|segment| segment.strip_prefix('{')?.strip_suffix('}'))
+        .map(str::to_owned)
+        .collect();
+    names.into_iter().map(|name| {
+        let (description, schema) = path_parameter(&name);
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Path)
+            .required(Required::True)
+            .description(Some(description))
+            .schema(Some(schema))
+            .build()
+    })
+}
+
+fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
+    let integer = || ObjectBuilder::new().schema_type(Type::Integer);
+    let uuid = || {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+    };
+    let current = || {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(["@current"]))
+    };
+    let either = |id: ObjectBuilder| -> RefOr<Schema> {
+        OneOfBuilder::new().item(id).item(current()).into()
+    };
+    match name {
+        "project_id" => ("A project id, or `@current`.", either(integer())),
+        "organization_id" => ("An organization id, or `@current`.", either(uuid())),
+        "key_id" => ("A key's id, or `@current`.", either(uuid())),
+        "survey_id" => ("A survey id.", uuid().into()),
+        "response_uuid" => ("A response's uuid (its event's).", uuid().into()),
+        "plugin_id" => ("A plugin id.", integer().minimum(Some(0)).into()),
+        "flag_id" => ("A flag id.", integer().into()),
+        "config_id" => ("A plugin config id.", integer().into()),
+        "token" => (
+            "A project's public token (`phc_…`).",
+            ObjectBuilder::new().schema_type(Type::String).into(),
+        ),
+        "version" => (
+            "A posthog-js version (`1.449.2`).",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some(r"^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*$"))
+                .into(),
+        ),
+        "file" => (
+            "A file name of posthog-js's dist.",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .pattern(Some("^[A-Za-z0-9_-][A-Za-z0-9._-]*$"))
+                .into(),
+        ),
+        _ => ("", ObjectBuilder::new().schema_type(Type::String).into()),
+    }
+}
+
+fn components() -> utoipa::openapi::schema::Components {
+    let mut schemas: Vec<(String, RefOr<Schema>)> = Vec::new();
+    crate::routes::response_schemas(&mut schemas);
+    collect::<schemas::ErrorSchema>(&mut schemas);
+    collect::<requests::SurveyWrite>(&mut schemas);
+    collect::<requests::DuplicateToProjects>(&mut schemas);
+    collect::<requests::FeatureFlagWrite>(&mut schemas);
+    collect::<requests::PluginWrite>(&mut schemas);
+    collect::<requests::PluginUpgrade>(&mut schemas);
+    collect::<requests::PluginConfigWrite>(&mut schemas);
+    collect::<requests::SwitchCurrent>(&mut schemas);
+    collect::<requests::CaptureBody>(&mut schemas);
+    schemas.sort_by(|a, b| a.0.cmp(&b.0));
+    schemas.dedup_by(|a, b| a.0 == b.0);
+    let error = |description: &str| {
+        ResponseBuilder::new()
+            .description(description)
+            .content(
+                "application/json",
+                Content::new(Some(Ref::from_schema_name("Error"))),
+            )
+            .build()
+    };
+    ComponentsBuilder::new()
+        .schemas_from_iter(schemas)
+        .response(
+            "BadRequest",
+            error("Malformed or invalid request (`validation_error`, `parse_error`)"),
+        )
+        .response("Unauthorized", error("No key, or one that is not valid"))
+        .response(
+            "Forbidden",
+            error("The key lacks the scope, or the caller the access"),
+        )
+        .response("NotFound", error("No such resource (or not the caller's)"))
+        .response("PayloadTooLarge", error("Body over the size limit"))
+        .response("UnsupportedMediaType", error("Body that is not JSON"))
+        .response(
+            "ServerError",
+            error("Unexpected failure (logged with the request id)"),
+        )
+        .response("BadGateway", error("A plugin's upstream failed"))
+        .response(
+            "TooManyRequests",
+            error("The key is over its rate limit (`throttled`; `Retry-After` says when)"),
+        )
+        .response(
+            "ServiceUnavailable",
+            error("PostgreSQL does not answer (`database_unavailable`; nothing was written)"),
+        )
+        .security_scheme(
+            PERSONAL_API_KEY,
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .bearer_format("phx_…")
+                    .description(Some(
+                        "A personal API key (`burrow admin create-key`); also read from the \
+                         body's or the query's `personal_api_key`.",
+                    ))
+                    .build(),
+            ),
+        )
+        .build()
+}
+
+/// `T`'s schema and every schema it refers to, named.
+pub(crate) fn collect<T: ToSchema>(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+    schemas.push((T::name().into_owned(), <T as PartialSchema>::schema()));
+    T::schemas(schemas);
+}
+
+#[cfg(test)]
+mod tests;

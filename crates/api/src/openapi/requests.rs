@@ -1,0 +1,162 @@
+//! The request bodies, described for the OpenAPI document. Handlers read bodies field by field
+//! (`fields::Fields`, in the serializer's order, with DRF's messages), so these structs are
+//! never built: they only say which fields a body may carry. Unknown fields are ignored, so
+//! every body allows additional properties.
+
+#![expect(
+    dead_code,
+    reason = "schema-only types: they describe bodies and are never built"
+)]
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::schemas::{PluginType, SurveySchedule, SurveyType};
+
+/// A survey to create (POST: `name` and `type` required), replace (PUT: likewise) or change
+/// (PATCH: any subset).
+#[derive(ToSchema)]
+#[schema(as = SurveyWrite)]
+pub(crate) struct SurveyWrite {
+    /// Unique in the project; trimmed; at most 400 characters.
+    #[schema(nullable = false, min_length = 1, max_length = 400)]
+    name: Option<String>,
+    #[schema(nullable = false)]
+    description: Option<String>,
+    #[schema(value_type = SurveyType, required = false)]
+    r#type: Option<String>,
+    /// `null` means `once`.
+    #[schema(value_type = Option<SurveySchedule>)]
+    schedule: Option<String>,
+    /// A live flag of the same project; `null` unlinks.
+    linked_flag_id: Option<i32>,
+    /// Adopts a live flag of the same project as targeting flag; `null` lets go of it.
+    targeting_flag_id: Option<i32>,
+    /// Filters for the survey's own targeting flag (`{}` or `null`: none).
+    #[schema(value_type = Option<Object>)]
+    targeting_flag_filters: Option<Value>,
+    /// Deletes the survey's own targeting flag (an adopted one is only detached).
+    remove_targeting_flag: Option<bool>,
+    /// `{question, type: open|link|rating|single_choice|multiple_choice, …}` objects.
+    #[schema(value_type = Option<Vec<Object>>)]
+    questions: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    conditions: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    appearance: Option<Value>,
+    start_date: Option<DateTime<Utc>>,
+    end_date: Option<DateTime<Utc>>,
+    #[schema(nullable = false)]
+    archived: Option<bool>,
+    #[schema(minimum = 0, maximum = 2_147_483_647)]
+    responses_limit: Option<i64>,
+    #[schema(minimum = 0, maximum = 500)]
+    iteration_count: Option<i64>,
+    #[schema(minimum = 0, maximum = 3650)]
+    iteration_frequency_days: Option<i64>,
+    enable_partial_responses: Option<bool>,
+}
+
+/// `duplicate_to_projects`: the projects to copy the survey into.
+#[derive(ToSchema)]
+pub(crate) struct DuplicateToProjects {
+    #[schema(min_items = 1)]
+    target_team_ids: Vec<i64>,
+}
+
+/// A feature flag to create (`key` required) or change (any subset; `deleted: true` deletes).
+#[derive(ToSchema)]
+#[schema(as = FeatureFlagWrite)]
+pub(crate) struct FeatureFlagWrite {
+    /// Letters, digits, `-` and `_`; unique among the project's live flags.
+    #[schema(nullable = false, pattern = "^[a-zA-Z0-9_-]+$")]
+    key: Option<String>,
+    #[schema(nullable = false)]
+    name: Option<String>,
+    /// `{groups: [{properties, rollout_percentage, variant}], multivariate?, payloads?}`.
+    #[schema(value_type = Object, required = false)]
+    filters: Option<Value>,
+    #[schema(nullable = false)]
+    active: Option<bool>,
+    #[schema(nullable = false)]
+    ensure_experience_continuity: Option<bool>,
+    /// PATCH only: `true` deletes the flag (soft).
+    #[schema(nullable = false)]
+    deleted: Option<bool>,
+}
+
+/// A plugin to install (POST: `url` unless `plugin_type` is `source`) or change.
+#[derive(ToSchema)]
+#[schema(as = PluginWrite)]
+pub(crate) struct PluginWrite {
+    /// Install only: a GitHub, GitLab, npm or `file:` URL.
+    url: Option<String>,
+    #[schema(value_type = Option<PluginType>)]
+    plugin_type: Option<String>,
+    name: Option<String>,
+    description: Option<String>,
+    icon: Option<String>,
+    /// A list or an object.
+    #[schema(required = false)]
+    config_schema: Option<Value>,
+    tag: Option<String>,
+    /// Needs the organization's `root` plugin level.
+    #[schema(nullable = false)]
+    is_global: Option<bool>,
+    #[schema(value_type = Object, required = false)]
+    capabilities: Option<Value>,
+    #[schema(required = false)]
+    metrics: Option<Value>,
+    #[schema(required = false)]
+    public_jobs: Option<Value>,
+}
+
+/// `upgrade`: optionally the version to install.
+#[derive(ToSchema)]
+pub(crate) struct PluginUpgrade {
+    tag: Option<String>,
+}
+
+/// A plugin config to create (`plugin` required) or change.
+#[derive(ToSchema)]
+#[schema(as = PluginConfigWrite)]
+pub(crate) struct PluginConfigWrite {
+    /// The plugin's id (create only).
+    #[schema(nullable = false)]
+    plugin: Option<i32>,
+    #[schema(nullable = false)]
+    enabled: Option<bool>,
+    #[schema(nullable = false)]
+    order: Option<i32>,
+    /// Values of the plugin's config fields; a secret sent as `null` keeps the stored one.
+    #[schema(value_type = Object, required = false)]
+    config: Option<Value>,
+    name: Option<String>,
+    description: Option<String>,
+}
+
+/// `PATCH /api/users/@me/`: switch the current project or organization.
+#[derive(ToSchema)]
+pub(crate) struct SwitchCurrent {
+    /// A project id; its organization becomes current too.
+    #[schema(nullable = false, minimum = 1, maximum = 2_147_483_647)]
+    set_current_team: Option<i64>,
+    /// An organization id; its first project the key sees becomes current.
+    #[schema(nullable = false, format = Uuid)]
+    set_current_organization: Option<String>,
+}
+
+/// An SDK's capture request: one event, or a batch, with the project's public token.
+#[derive(ToSchema)]
+pub(crate) struct CaptureBody {
+    /// The project's public token (also read as `token`, or from the query string).
+    api_key: Option<String>,
+    /// One event's name, when the body is one event.
+    event: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    properties: Option<Value>,
+    /// Several events.
+    #[schema(value_type = Option<Vec<Object>>)]
+    batch: Option<Value>,
+}

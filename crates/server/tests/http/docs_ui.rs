@@ -1,0 +1,91 @@
+//! The API documentation pages rendered by a real browser: Debian's headless Chromium loads
+//! `/api/schema/swagger-ui/` and `/api/schema/redoc/` from `burrow serve`'s own assets and the
+//! document, and the rendered DOM lists the survey and plugin operations. (`.ci/run` installs
+//! Chromium; `BURROW_CHROMIUM` names another binary.)
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
+
+use crate::helpers::spawn_app;
+
+fn chromium() -> String {
+    std::env::var("BURROW_CHROMIUM").unwrap_or_else(|_| "chromium".into())
+}
+
+/// The DOM of `url` once its scripts have run, as Chromium renders it.
+async fn rendered(url: &str) -> String {
+    let profile = std::env::temp_dir().join(format!("burrow-chromium-{}", std::process::id()));
+    let run = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--virtual-time-budget=15000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(url)
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), run)
+        .await
+        .expect("chromium finishes within 90 s")
+        .unwrap_or_else(|error| {
+            panic!("running {} (apt-get install chromium): {error}", chromium())
+        });
+    let dom = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success() && !dom.is_empty(),
+        "chromium failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    dom
+}
+
+#[tokio::test]
+async fn swagger_ui_renders_the_survey_and_plugin_operations() {
+    let app = spawn_app().await;
+    let dom = rendered(&format!("{}/api/schema/swagger-ui/", app.address)).await;
+    for expected in [
+        // Swagger UI's deep-link ids: `operations-{tag}-{operationId}`.
+        "operations-surveys-surveys_create",
+        "operations-surveys-surveys_duplicate_to_projects",
+        "operations-surveys-environments_surveys_list",
+        "operations-plugins-plugins_create",
+        "operations-plugins-plugins_update_source",
+        "operations-plugin_configs-plugin_configs_list",
+        "data-path=\"/api/projects/{project_id}/surveys/{survey_id}\"",
+        "data-path=\"/api/organizations/{organization_id}/plugins/{plugin_id}/upgrade\"",
+    ] {
+        assert!(
+            dom.contains(expected),
+            "Swagger UI lacks {expected}:\n{dom:.3000}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn redoc_renders_the_survey_and_plugin_operations() {
+    let app = spawn_app().await;
+    let dom = rendered(&format!("{}/api/schema/redoc/", app.address)).await;
+    for expected in [
+        // Redoc's menu and sections name each operation by its summary.
+        "Create a survey",
+        "Copy the survey, as a draft, into other projects",
+        "Install a plugin",
+        "Write source files",
+        "Configure a plugin",
+        "/api/projects/{project_id}/surveys/{survey_id}",
+    ] {
+        assert!(
+            dom.contains(expected),
+            "Redoc lacks {expected}:\n{dom:.3000}"
+        );
+    }
+}
