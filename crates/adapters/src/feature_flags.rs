@@ -223,4 +223,19 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
             .ok_or(DomainError::NotFound)?;
         Ok(with_creator(&mut conn, row).await?)
     }
+
+    async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let rows = feature_flags::table
+            .left_join(users::table)
+            .filter(feature_flags::project_id.eq(project.0))
+            .filter(feature_flags::deleted.eq(false))
+            .filter(feature_flags::active.eq(true))
+            .order(feature_flags::id.asc())
+            .select((FlagRow::as_select(), Option::<UserBasicRow>::as_select()))
+            .load(&mut conn)
+            .await
+            .during("loading the active feature flags")?;
+        to_flags(rows)
+    }
 }

@@ -251,3 +251,12 @@ diesel::table! {
         archived -> Int8,
     }
 }
+
+diesel::table! {
+    person_properties (project_id, distinct_id) {
+        project_id -> Int4,
+        distinct_id -> Text,
+        properties -> Jsonb,
+        updated_at -> Timestamptz,
+    }
+}

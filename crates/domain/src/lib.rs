@@ -10,6 +10,7 @@ pub mod api_key;
 pub mod error;
 pub mod feature_flag;
 pub mod patch;
+pub mod person;
 pub mod plugin;
 pub mod plugin_config;
 pub mod ports;

@@ -29,7 +29,11 @@ fn world() -> World {
     let store = InMemoryStore::new();
     let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
     World {
-        responses: SurveyResponseService::new(Arc::new(store), surveys.clone()),
+        responses: SurveyResponseService::new(
+            Arc::new(store.clone()),
+            surveys.clone(),
+            Arc::new(store),
+        ),
         surveys,
     }
 }

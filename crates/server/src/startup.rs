@@ -8,8 +8,9 @@ use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
     Database, HttpPluginUpstream, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
-    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
-    PgTenancyRepository, PoolSettings, RedisRateCounters, UpstreamSettings,
+    PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
+    PgSurveyResponseRepository, PgTenancyRepository, PoolSettings, RedisRateCounters,
+    UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -113,6 +114,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
         survey_responses: Arc::new(SurveyResponseService::new(
             Arc::new(PgSurveyResponseRepository::new(database.clone())),
             surveys.clone(),
+            Arc::new(PgPersonRepository::new(database.clone())),
         )),
         surveys,
         readiness: Arc::new(database),

@@ -19,6 +19,7 @@ contract! {
     an_update_that_only_deletes_leaves_active_as_it_was,
     updating_a_deleted_a_foreign_or_a_missing_flag_is_not_found,
     updating_a_flag_out_of_reach_to_a_taken_key_is_not_found_rather_than_a_conflict,
+    active_lists_the_projects_serving_flags_by_id_with_their_creator,
 }
 
 fn keys(flags: &[FeatureFlag]) -> Vec<&str> {
@@ -317,4 +318,40 @@ async fn updating_a_flag_out_of_reach_to_a_taken_key_is_not_found_rather_than_a_
     };
     let deleted = stores.flags.update(stores.project, beta.id, to_live).await;
     assert!(matches!(deleted, Err(DomainError::NotFound)), "{deleted:?}");
+}
+
+async fn active_lists_the_projects_serving_flags_by_id_with_their_creator(stores: Stores) {
+    let first = stores.flag("first").await;
+    let off = stores.flag("off").await;
+    let gone = stores.flag("gone").await;
+    let last = stores.flag("last").await;
+    stores.flag_in(stores.other_project, "elsewhere").await;
+    stores
+        .flags
+        .update(
+            stores.project,
+            off.id,
+            FlagChanges {
+                active: Some(false),
+                ..FlagChanges::default()
+            },
+        )
+        .await
+        .unwrap();
+    stores.delete_flag(gone.id).await;
+
+    let active = stores.flags.active(stores.project).await.unwrap();
+    assert_eq!(active, vec![first, last]);
+    assert_eq!(
+        active[0].created_by.as_ref().map(|user| user.id),
+        Some(stores.user.id)
+    );
+    assert!(
+        stores
+            .flags
+            .active(stores.other_organization_project)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

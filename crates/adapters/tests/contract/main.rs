@@ -1,4 +1,4 @@
-//! Contract tests of the flag, survey (with its activity log), plugin and plugin config
+//! Contract tests of the flag, person, survey (with its activity log), plugin and plugin config
 //! repositories, written once and run against both stores: the in-memory fake
 //! (`domain::testing::InMemoryStore`) and PostgreSQL. A test that passes on one store and fails
 //! on the other means the fake has drifted from the real store.
@@ -24,6 +24,7 @@ macro_rules! contract {
 }
 
 mod feature_flags;
+mod persons;
 mod plugins;
 mod postgres;
 mod response_counts;

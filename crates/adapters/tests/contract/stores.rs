@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
 use adapters::{
-    PgFeatureFlagRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
-    PgSurveyResponseRepository, PgTenancyRepository,
+    PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
+    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -19,6 +19,7 @@ use domain::api_key::NewApiKey;
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
 };
+use domain::person::PersonRepository;
 use domain::plugin::PluginRepository;
 use domain::plugin_config::PluginConfigRepository;
 use domain::ports::PageRequest;
@@ -60,6 +61,7 @@ pub struct Stores {
     pub plugins: Arc<dyn PluginRepository>,
     pub plugin_configs: Arc<dyn PluginConfigRepository>,
     pub survey_responses: Arc<dyn SurveyResponseRepository>,
+    pub persons: Arc<dyn PersonRepository>,
     pub organization: OrganizationId,
     /// Another user's organization and its project, for what must not cross organizations.
     pub other_organization: OrganizationId,
@@ -178,7 +180,7 @@ impl Stores {
             Arc::new(store.clone()),
             Arc::new(store.clone()),
             (Arc::new(store.clone()), Arc::new(store.clone())),
-            Arc::new(store.clone()),
+            (Arc::new(store.clone()), Arc::new(store.clone())),
             Box::new(store),
         )
         .await
@@ -200,7 +202,10 @@ impl Stores {
                 Arc::new(PgPluginRepository::new(database.clone())),
                 Arc::new(PgPluginConfigRepository::new(database.clone())),
             ),
-            Arc::new(PgSurveyResponseRepository::new(database.clone())),
+            (
+                Arc::new(PgSurveyResponseRepository::new(database.clone())),
+                Arc::new(PgPersonRepository::new(database.clone())),
+            ),
             Box::new(TestDatabase {
                 url: db.url.clone(),
                 database: database.clone(),
@@ -216,7 +221,7 @@ impl Stores {
         surveys: Arc<dyn SurveyRepository>,
         flags: Arc<dyn FeatureFlagRepository>,
         (plugins, plugin_configs): (Arc<dyn PluginRepository>, Arc<dyn PluginConfigRepository>),
-        survey_responses: Arc<dyn SurveyResponseRepository>,
+        (survey_responses, persons): (Arc<dyn SurveyResponseRepository>, Arc<dyn PersonRepository>),
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
         let record = bootstrap(tenancy, "ada@example.com", "Org").await;
@@ -235,6 +240,7 @@ impl Stores {
             plugins,
             plugin_configs,
             survey_responses,
+            persons,
             organization: record.organization.id,
             other_organization: other_organization.organization.id,
             other_organization_project: other_organization.project.id,

@@ -1,11 +1,13 @@
 //! Feature flags: the entity, the commands that create and change one, and the use cases behind
 //! `/api/projects/{id}/feature_flags/`. Surveys link to flags and create targeting flags.
 
+pub mod evaluation;
 mod filters;
 mod key;
 mod port;
 mod service;
 
+pub use evaluation::{Evaluation, FlagEvaluationService, Person, Reason, ReasonCode, evaluate};
 pub use filters::FlagFilters;
 pub use key::FlagKey;
 pub use port::FeatureFlagRepository;

@@ -46,4 +46,10 @@ pub trait FeatureFlagRepository: Send + Sync {
         id: FlagId,
         changes: FlagChanges,
     ) -> Result<FeatureFlag, DomainError>;
+
+    /// The project's flags that serve: active and not deleted, ordered by id.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected>;
 }

@@ -91,6 +91,35 @@ impl CaptureBatch {
         Ok(kept)
     }
 
+    /// What the batch's survey events `$set` on their persons (`properties.$set`, where the SDKs
+    /// put it, e.g. `{"$survey_responded/<id>": true}`): one map per distinct id, first seen
+    /// first, later events' keys winning. Events without a `distinct_id` are skipped (the batch
+    /// is refused by [`Self::survey_events`] anyway).
+    pub fn person_sets(&self) -> Vec<(String, Map<String, Value>)> {
+        let mut sets: Vec<(String, Map<String, Value>)> = Vec::new();
+        for event in &self.events {
+            if SurveyEventKind::parse(&event.event).is_none() {
+                continue;
+            }
+            let (Some(distinct_id), Some(Value::Object(set))) =
+                (distinct_id(event), event.properties.get("$set"))
+            else {
+                continue;
+            };
+            if set.is_empty() {
+                continue;
+            }
+            let set = set
+                .iter()
+                .map(|(key, value)| (without_nul(key), value_without_nul(value)));
+            match sets.iter_mut().find(|(id, _)| *id == distinct_id) {
+                Some((_, merged)) => merged.extend(set),
+                None => sets.push((distinct_id, set.collect())),
+            }
+        }
+        sets
+    }
+
     /// When the event happened by the server's clock: the SDK's timestamp corrected by how far
     /// its clock was off when sending (`sent_at` vs `now`), as PostHog's ingestion does.
     fn happened_at(&self, event: &CapturedEvent, now: DateTime<Utc>) -> DateTime<Utc> {
@@ -183,6 +212,55 @@ mod tests {
             events,
             sent_at: None,
         }
+    }
+
+    #[test]
+    fn person_sets_gather_the_survey_events_set_per_person() {
+        let batch = batch(vec![
+            event(
+                "survey sent",
+                json!({"distinct_id": "p", "$survey_id": "s", "$set": {"$survey_responded/s": true, "a": 1}}),
+            ),
+            event(
+                "$pageview",
+                json!({"distinct_id": "p", "$set": {"email": "x"}}),
+            ),
+            event(
+                "survey dismissed",
+                json!({"distinct_id": "q", "$survey_id": "t", "$set": {"$survey_dismissed/t": true}}),
+            ),
+            event(
+                "survey shown",
+                json!({"distinct_id": "p", "$survey_id": "s", "$set": {"a": "b\u{0}"}}),
+            ),
+            event(
+                "survey shown",
+                json!({"distinct_id": "q", "$survey_id": "t", "$set": {}}),
+            ),
+            event(
+                "survey shown",
+                json!({"distinct_id": "r", "$survey_id": "t", "$set": "x"}),
+            ),
+        ]);
+        assert_eq!(
+            batch.person_sets(),
+            vec![
+                (
+                    "p".to_owned(),
+                    json!({"$survey_responded/s": true, "a": "b\u{FFFD}"})
+                        .as_object()
+                        .unwrap()
+                        .clone()
+                ),
+                (
+                    "q".to_owned(),
+                    json!({"$survey_dismissed/t": true})
+                        .as_object()
+                        .unwrap()
+                        .clone()
+                ),
+            ]
+        );
     }
 
     #[test]

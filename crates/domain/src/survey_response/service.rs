@@ -11,6 +11,7 @@ use super::{
     SurveyResponseRepository, SurveyStats,
 };
 use crate::error::DomainError;
+use crate::person::PersonRepository;
 use crate::ports::{Page, PageRequest};
 use crate::survey::{Survey, SurveyId, SurveyService};
 use crate::tenancy::ProjectId;
@@ -18,6 +19,7 @@ use crate::tenancy::ProjectId;
 pub struct SurveyResponseService {
     responses: Arc<dyn SurveyResponseRepository>,
     surveys: Arc<SurveyService>,
+    persons: Arc<dyn PersonRepository>,
 }
 
 /// Stats of one survey (`survey` set) or of the project's unarchived surveys.
@@ -29,11 +31,22 @@ pub struct SurveyStatsReport {
 }
 
 impl SurveyResponseService {
-    pub fn new(responses: Arc<dyn SurveyResponseRepository>, surveys: Arc<SurveyService>) -> Self {
-        Self { responses, surveys }
+    pub fn new(
+        responses: Arc<dyn SurveyResponseRepository>,
+        surveys: Arc<SurveyService>,
+        persons: Arc<dyn PersonRepository>,
+    ) -> Self {
+        Self {
+            responses,
+            surveys,
+            persons,
+        }
     }
 
     /// Stores the batch's survey events; other events are dropped. Returns how many were new.
+    /// Then merges what each survey event `$set` into its person's properties, so flags (a
+    /// survey's own targeting flag first) see that the person answered or dismissed it. The
+    /// events go first: a retry after a failed merge stores no event twice and merges again.
     ///
     /// # Errors
     /// `Invalid` for a malformed event (nothing of the batch is stored); `Unexpected`.
@@ -46,7 +59,13 @@ impl SurveyResponseService {
         if events.is_empty() {
             return Ok(0);
         }
-        Ok(self.responses.record(project, &events).await?)
+        let stored = self.responses.record(project, &events).await?;
+        for (distinct_id, set) in batch.person_sets() {
+            self.persons
+                .merge_properties(project, &distinct_id, &set)
+                .await?;
+        }
+        Ok(stored)
     }
 
     /// # Errors

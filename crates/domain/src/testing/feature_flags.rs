@@ -181,4 +181,16 @@ impl FeatureFlagRepository for InMemoryStore {
         state.change_flag(project, id, changes)?;
         Ok(state.flag_any(id).expect("just updated"))
     }
+
+    async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected> {
+        let state = self.lock();
+        let mut flags: Vec<_> = state
+            .flags
+            .iter()
+            .filter(|f| f.flag.project_id == project && !f.flag.deleted && f.flag.active)
+            .map(|f| state.flag_view(f))
+            .collect();
+        flags.sort_by_key(|f| f.id);
+        Ok(flags)
+    }
 }

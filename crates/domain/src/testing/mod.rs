@@ -4,6 +4,7 @@
 //! services, as the adapters share one database.
 
 mod feature_flags;
+mod persons;
 mod plugins;
 mod survey_responses;
 mod surveys;
@@ -39,6 +40,7 @@ struct State {
     plugin_activity: Vec<plugins::StoredActivity>,
     survey_events: Vec<(ProjectId, crate::survey_response::SurveyEvent)>,
     survey_responses: Vec<survey_responses::StoredResponse>,
+    person_properties: Vec<persons::StoredPerson>,
 }
 
 #[derive(Debug, Clone)]

@@ -1,0 +1,83 @@
+//! `PersonRepository` over the `person_properties` table: one jsonb object per project and
+//! distinct id, merged with `||` in one upsert.
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel::upsert::excluded;
+use diesel_async::RunQueryDsl;
+use domain::Unexpected;
+use domain::person::PersonRepository;
+use domain::tenancy::ProjectId;
+use serde_json::{Map, Value};
+
+use crate::database::Database;
+use crate::errors::StorageContext;
+use crate::schema::person_properties;
+
+/// Person properties in PostgreSQL.
+pub struct PgPersonRepository {
+    database: Database,
+}
+
+impl PgPersonRepository {
+    /// A repository over the shared pool.
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+#[async_trait]
+impl PersonRepository for PgPersonRepository {
+    async fn properties(
+        &self,
+        project: ProjectId,
+        distinct_id: &str,
+    ) -> Result<Map<String, Value>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let stored = person_properties::table
+            .filter(person_properties::project_id.eq(project.0))
+            .filter(person_properties::distinct_id.eq(distinct_id))
+            .select(person_properties::properties)
+            .first::<Value>(&mut conn)
+            .await
+            .optional()
+            .during("loading a person's properties")?;
+        match stored {
+            None => Ok(Map::new()),
+            Some(Value::Object(properties)) => Ok(properties),
+            Some(_) => Err(Unexpected::new(
+                "a person's stored properties are not an object",
+            )),
+        }
+    }
+
+    async fn merge_properties(
+        &self,
+        project: ProjectId,
+        distinct_id: &str,
+        set: &Map<String, Value>,
+    ) -> Result<(), Unexpected> {
+        let mut conn = self.database.connection().await?;
+        diesel::insert_into(person_properties::table)
+            .values((
+                person_properties::project_id.eq(project.0),
+                person_properties::distinct_id.eq(distinct_id),
+                person_properties::properties.eq(Value::Object(set.clone())),
+            ))
+            .on_conflict((
+                person_properties::project_id,
+                person_properties::distinct_id,
+            ))
+            .do_update()
+            .set((
+                person_properties::properties
+                    .eq(person_properties::properties
+                        .concat(excluded(person_properties::properties))),
+                person_properties::updated_at.eq(diesel::dsl::now),
+            ))
+            .execute(&mut conn)
+            .await
+            .during("merging a person's properties")?;
+        Ok(())
+    }
+}

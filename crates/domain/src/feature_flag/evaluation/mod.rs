@@ -1,0 +1,272 @@
+//! Feature-flag evaluation as PostHog's flag service does it (`POST /flags/?v=2`), so a person
+//! lands in the same bucket on Burrow as on PostHog: condition sets OR-ed in order, each with
+//! its property filters AND-ed and its rollout checked by PostHog's hash, variants chosen by the
+//! same hash salted `"variant"`, payloads by the resulting value.
+//!
+//! Pure: [`evaluate`] reads only the flag and the person (and the clock, for relative dates).
+
+mod hash;
+mod properties;
+mod service;
+
+pub use hash::{ROLLOUT_SALT, VARIANT_SALT, hash};
+pub use properties::{matches as property_matches, parse_date};
+pub use service::FlagEvaluationService;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{FeatureFlag, FlagId};
+
+/// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
+/// ones under the ones the request sent).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Person {
+    pub distinct_id: String,
+    pub properties: Map<String, Value>,
+}
+
+/// Why a flag has its value; the wire strings are PostHog's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReasonCode {
+    /// A condition set matched (its index is the reason's `condition_index`).
+    ConditionMatch,
+    /// No condition set matched the person's properties.
+    NoConditionMatch,
+    /// A condition set's properties matched but the person is outside its rollout.
+    OutOfRolloutBound,
+    /// The flag aggregates by a group type, and persons are evaluated without groups.
+    NoGroupType,
+    /// An early-access enrollment (`super_groups`) decided the value.
+    SuperConditionValue,
+    /// The flag is inactive or deleted (PostHog's `flag_disabled`).
+    Disabled,
+}
+
+impl ReasonCode {
+    /// The code as PostHog writes it in `reason.code`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ConditionMatch => "condition_match",
+            Self::NoConditionMatch => "no_condition_match",
+            Self::OutOfRolloutBound => "out_of_rollout_bound",
+            Self::NoGroupType => "no_group_type",
+            Self::SuperConditionValue => "super_condition_value",
+            Self::Disabled => "flag_disabled",
+        }
+    }
+
+    /// Which of two non-matching reasons PostHog reports: the higher one, the later condition
+    /// on a tie.
+    fn rank(self) -> u8 {
+        match self {
+            Self::Disabled => 0,
+            Self::NoGroupType => 1,
+            Self::NoConditionMatch => 2,
+            Self::OutOfRolloutBound => 3,
+            Self::ConditionMatch => 4,
+            Self::SuperConditionValue => 6,
+        }
+    }
+}
+
+/// `reason` of a flag in PostHog's `/flags/?v=2` answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    pub code: ReasonCode,
+    /// The condition set that decided, counted from 0.
+    pub condition_index: Option<usize>,
+    /// PostHog's words: "Matched condition set 1", "No matching condition set", …
+    pub description: String,
+}
+
+impl Reason {
+    pub fn new(code: ReasonCode, condition_index: Option<usize>) -> Self {
+        let description = match code {
+            ReasonCode::ConditionMatch => {
+                format!("Matched condition set {}", condition_index.unwrap_or(0) + 1)
+            }
+            ReasonCode::NoConditionMatch => "No matching condition set".to_owned(),
+            ReasonCode::OutOfRolloutBound => "Out of rollout bound".to_owned(),
+            ReasonCode::NoGroupType => "No group type".to_owned(),
+            ReasonCode::SuperConditionValue => "Super condition value".to_owned(),
+            ReasonCode::Disabled => "Feature flag is disabled".to_owned(),
+        };
+        Self {
+            code,
+            condition_index,
+            description,
+        }
+    }
+}
+
+/// One flag's value for one person.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    pub flag_id: FlagId,
+    pub key: String,
+    pub enabled: bool,
+    /// The variant key of a multivariate flag that is enabled.
+    pub variant: Option<String>,
+    pub reason: Reason,
+    /// `filters.payloads` under the variant key, or under `"true"` for a boolean flag that is
+    /// enabled; returned as stored (often a JSON document inside a string).
+    pub payload: Option<Value>,
+}
+
+/// Evaluates the flag for the person, relative dates counted from now.
+pub fn evaluate(flag: &FeatureFlag, person: &Person) -> Evaluation {
+    evaluate_at(flag, person, Utc::now())
+}
+
+/// [`evaluate`] with the clock given, for relative date filters (`-7d`).
+pub fn evaluate_at(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> Evaluation {
+    let filters = &flag.filters;
+    let result = |enabled: bool, variant: Option<String>, reason: Reason, payload| Evaluation {
+        flag_id: flag.id,
+        key: flag.key.clone(),
+        enabled,
+        variant,
+        reason,
+        payload,
+    };
+    if flag.deleted || !flag.active {
+        return result(false, None, Reason::new(ReasonCode::Disabled, None), None);
+    }
+    if filters
+        .get("aggregation_group_type_index")
+        .is_some_and(|index| !index.is_null())
+    {
+        return result(
+            false,
+            None,
+            Reason::new(ReasonCode::NoGroupType, None),
+            None,
+        );
+    }
+
+    if let Some(outcome) = super_condition(flag, person, now) {
+        let reason = Reason::new(ReasonCode::SuperConditionValue, Some(0));
+        return result(outcome, None, reason, payload(filters, None));
+    }
+
+    let (mut reason, mut index) = (ReasonCode::NoConditionMatch, None);
+    let conditions = filters.get("groups").and_then(Value::as_array);
+    for (position, condition) in conditions.into_iter().flatten().enumerate() {
+        let outcome = condition_outcome(&flag.key, condition, person, now);
+        if reason.rank() <= outcome.rank() {
+            (reason, index) = (outcome, Some(position));
+        }
+        if outcome == ReasonCode::ConditionMatch {
+            let variant = variant_override(filters, condition)
+                .or_else(|| matching_variant(&flag.key, filters, &person.distinct_id));
+            let payload = payload(filters, variant.as_deref());
+            return result(true, variant, Reason::new(reason, index), payload);
+        }
+    }
+    result(false, None, Reason::new(reason, index), None)
+}
+
+/// A condition set's verdict for the person: `ConditionMatch`, `NoConditionMatch` (a property
+/// filter failed) or `OutOfRolloutBound` (the properties matched, the rollout did not).
+fn condition_outcome(
+    flag_key: &str,
+    condition: &Value,
+    person: &Person,
+    now: DateTime<Utc>,
+) -> ReasonCode {
+    // A condition set aggregated by a group type of its own cannot be evaluated for a person.
+    if condition
+        .get("aggregation_group_type_index")
+        .is_some_and(|index| !index.is_null())
+    {
+        return ReasonCode::NoConditionMatch;
+    }
+    let filters = condition.get("properties").and_then(Value::as_array);
+    if !filters
+        .into_iter()
+        .flatten()
+        .all(|filter| properties::matches(filter, &person.properties, now))
+    {
+        return ReasonCode::NoConditionMatch;
+    }
+    let rollout = condition
+        .get("rollout_percentage")
+        .and_then(Value::as_f64)
+        .unwrap_or(100.0);
+    if rollout >= 100.0 || hash(flag_key, &person.distinct_id, ROLLOUT_SALT) <= rollout / 100.0 {
+        ReasonCode::ConditionMatch
+    } else {
+        ReasonCode::OutOfRolloutBound
+    }
+}
+
+/// An early-access enrollment: when the person has the property of the first super condition
+/// set (`$feature_enrollment/<key>`), that set alone decides (`Some(matched)`).
+fn super_condition(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> Option<bool> {
+    let condition = flag
+        .filters
+        .get("super_groups")
+        .and_then(Value::as_array)?
+        .first()?;
+    let key = condition
+        .get("properties")
+        .and_then(Value::as_array)?
+        .first()?
+        .get("key")
+        .and_then(Value::as_str)?;
+    if !person.properties.contains_key(key) {
+        return None;
+    }
+    Some(condition_outcome(&flag.key, condition, person, now) == ReasonCode::ConditionMatch)
+}
+
+fn variants(filters: &Map<String, Value>) -> impl Iterator<Item = (&str, f64)> {
+    filters
+        .get("multivariate")
+        .and_then(|multivariate| multivariate.get("variants"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|variant| {
+            Some((
+                variant.get("key")?.as_str()?,
+                variant.get("rollout_percentage")?.as_f64()?,
+            ))
+        })
+}
+
+/// A condition set's `variant`, when it names one of the flag's variants.
+fn variant_override(filters: &Map<String, Value>, condition: &Value) -> Option<String> {
+    let wanted = condition.get("variant")?.as_str()?;
+    variants(filters)
+        .any(|(key, _)| key == wanted)
+        .then(|| wanted.to_owned())
+}
+
+/// The variant whose slice of [0, 1) holds the person's variant hash; slices follow the
+/// variants' order and widths, as PostHog's lookup table does.
+fn matching_variant(
+    flag_key: &str,
+    filters: &Map<String, Value>,
+    distinct_id: &str,
+) -> Option<String> {
+    let value = hash(flag_key, distinct_id, VARIANT_SALT);
+    let mut low = 0.0;
+    for (key, percentage) in variants(filters) {
+        let high = low + percentage / 100.0;
+        if value >= low && value < high {
+            return Some(key.to_owned());
+        }
+        low = high;
+    }
+    None
+}
+
+fn payload(filters: &Map<String, Value>, variant: Option<&str>) -> Option<Value> {
+    filters
+        .get("payloads")?
+        .get(variant.unwrap_or("true"))
+        .filter(|payload| !payload.is_null())
+        .cloned()
+}

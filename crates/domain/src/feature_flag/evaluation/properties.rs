@@ -1,0 +1,549 @@
+//! One property filter of a flag's condition set against a person's properties, with the rules
+//! of PostHog's flag service (`rust/feature-flags`, `property_matching.rs`, evaluating with all
+//! properties known): a filter that cannot be applied (bad regex, a number that is not one, an
+//! unknown operator or filter type) does not match; it is never an error.
+
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc};
+use regex::RegexBuilder;
+use serde_json::{Map, Value};
+
+/// Largest compiled regex accepted from a filter, so a hostile pattern cannot eat memory.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Whether the person's `properties` satisfy one filter of a condition set, `now` anchoring
+/// relative dates such as `-7d`.
+///
+/// Only `person` filters (or legacy ones without a type) are evaluated; cohort, group, flag and
+/// other filters need data Burrow does not hold and never match.
+pub fn matches(filter: &Value, properties: &Map<String, Value>, now: DateTime<Utc>) -> bool {
+    let Some(filter) = filter.as_object() else {
+        return false;
+    };
+    match filter.get("type") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(kind)) if kind == "person" => {}
+        Some(_) => return false,
+    }
+    let Some(key) = filter.get("key").and_then(Value::as_str) else {
+        return false;
+    };
+    let operator = filter
+        .get("operator")
+        .and_then(Value::as_str)
+        .unwrap_or("exact");
+    let actual = properties.get(key);
+    match operator {
+        "is_set" => return actual.is_some(),
+        "is_not_set" => return actual.is_none(),
+        _ => {}
+    }
+    let expected = match filter.get("value") {
+        None | Some(Value::Null) => return false,
+        Some(value) => value,
+    };
+    match operator {
+        "exact" => actual.is_some_and(|actual| exact(expected, actual)),
+        "is_not" => actual.is_none_or(|actual| !exact(expected, actual)),
+        "icontains" => actual.is_some_and(|actual| icontains(actual, expected)),
+        "not_icontains" => actual.is_none_or(|actual| !icontains(actual, expected)),
+        "regex" => actual.is_some_and(|actual| regex_search(expected, actual) == Some(true)),
+        "not_regex" => actual.is_none_or(|actual| regex_search(expected, actual) == Some(false)),
+        "gt" | "gte" | "lt" | "lte" => {
+            actual.is_some_and(|actual| compare(operator, actual, expected))
+        }
+        "is_date_before" | "is_date_after" | "is_date_exact" => {
+            actual.is_some_and(|actual| compare_dates(operator, actual, expected, now))
+        }
+        _ => false,
+    }
+}
+
+/// A value as text: strings as they are, anything else as compact JSON (`true`, `1.5`).
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(number) => number.as_f64(),
+        other => text(other).trim().parse::<f64>().ok(),
+    }
+}
+
+/// `exact`: case-insensitive text equality; a list matches when any item does; a filter of
+/// booleans (`true`, `"False"`) compares truthiness, so `"true"` and `true` are one value.
+fn exact(expected: &Value, actual: &Value) -> bool {
+    if is_boolean_like(expected) {
+        return is_truthy(expected) == is_truthy(actual);
+    }
+    let actual = text(actual).to_lowercase();
+    match expected {
+        Value::Array(items) => items.iter().any(|item| text(item).to_lowercase() == actual),
+        single => text(single).to_lowercase() == actual,
+    }
+}
+
+fn is_boolean_like(value: &Value) -> bool {
+    match value {
+        Value::Bool(_) => true,
+        Value::String(text) => {
+            let text = text.to_lowercase();
+            text == "true" || text == "false"
+        }
+        Value::Array(items) => items.iter().all(is_boolean_like),
+        _ => false,
+    }
+}
+
+fn is_truthy(value: &Value) -> bool {
+    match value {
+        Value::Bool(flag) => *flag,
+        Value::String(text) => text.eq_ignore_ascii_case("true"),
+        Value::Array(items) => items.iter().all(is_truthy),
+        _ => false,
+    }
+}
+
+fn icontains(actual: &Value, expected: &Value) -> bool {
+    text(actual)
+        .to_ascii_lowercase()
+        .contains(&text(expected).to_ascii_lowercase())
+}
+
+/// Whether the pattern finds a match anywhere in the value; `None` for a pattern that does not
+/// compile (neither `regex` nor `not_regex` matches then).
+fn regex_search(pattern: &Value, actual: &Value) -> Option<bool> {
+    let regex = RegexBuilder::new(&text(pattern))
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .ok()?;
+    Some(regex.is_match(&text(actual)))
+}
+
+/// `gt`, `gte`, `lt`, `lte`: both sides as numbers (numeric strings count); anything else does
+/// not match.
+fn compare(operator: &str, actual: &Value, expected: &Value) -> bool {
+    let (Some(actual), Some(expected)) = (number(actual), number(expected)) else {
+        return false;
+    };
+    match operator {
+        "gt" => actual > expected,
+        "gte" => actual >= expected,
+        "lt" => actual < expected,
+        _ => actual <= expected,
+    }
+}
+
+fn compare_dates(operator: &str, actual: &Value, expected: &Value, now: DateTime<Utc>) -> bool {
+    let Some(actual) = person_date(actual, now) else {
+        return false;
+    };
+    let Some(expected) = expected.as_str().and_then(|text| parse_date(text, now)) else {
+        return false;
+    };
+    match operator {
+        "is_date_before" => actual < expected,
+        "is_date_after" => actual > expected,
+        _ => actual == expected,
+    }
+}
+
+/// A person's date property: a Unix timestamp (number or numeric text) or a date text.
+fn person_date(value: &Value, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    match value {
+        Value::String(text) => match text.parse::<f64>() {
+            Ok(seconds) => timestamp(seconds),
+            Err(_) => parse_date(text, now),
+        },
+        Value::Number(number) => timestamp(number.as_f64()?),
+        _ => None,
+    }
+}
+
+fn timestamp(seconds: f64) -> Option<DateTime<Utc>> {
+    if !seconds.is_finite() {
+        return None;
+    }
+    let whole = seconds.floor();
+    let nanos = ((seconds - whole) * 1_000_000_000.0).round() as u32;
+    DateTime::from_timestamp(whole as i64, nanos.min(999_999_999))
+}
+
+/// A date as flags write them: relative (`-7d`, `3h`, `-1m`, `2y`, counted back from `now`),
+/// RFC 3339, a bare `YYYY-MM-DD` (midnight) or a date and time without an offset, all in UTC.
+pub fn parse_date(text: &str, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Some(relative) = relative_date(text, now) {
+        return relative;
+    }
+    if let Ok(date) = DateTime::parse_from_rfc3339(text) {
+        return Some(date.with_timezone(&Utc));
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Some(date.and_hms_opt(0, 0, 0)?.and_utc());
+    }
+    [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M",
+    ]
+    .into_iter()
+    .find_map(|format| NaiveDateTime::parse_from_str(text, format).ok())
+    .map(|naive| naive.and_utc())
+}
+
+/// `Some(None)` for text shaped like a relative date that cannot be one (a count of 10,000 or
+/// more, as PostHog refuses); `None` for text of another shape.
+fn relative_date(text: &str, now: DateTime<Utc>) -> Option<Option<DateTime<Utc>>> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let unit = digits.chars().last()?;
+    let count = &digits[..digits.len() - unit.len_utf8()];
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !matches!(unit, 'h' | 'd' | 'w' | 'm' | 'y') {
+        return None;
+    }
+    let Ok(count) = count.parse::<u32>() else {
+        return Some(None);
+    };
+    if count >= 10_000 {
+        return Some(None);
+    }
+    let count_i64 = i64::from(count);
+    Some(match unit {
+        'h' => now.checked_sub_signed(Duration::hours(count_i64)),
+        'd' => now.checked_sub_signed(Duration::days(count_i64)),
+        'w' => now.checked_sub_signed(Duration::weeks(count_i64)),
+        'm' => months_back(now, count),
+        _ => months_back(now, count.checked_mul(12)?),
+    })
+}
+
+/// `now` moved back by calendar months, the day clamped to the target month's last day (as
+/// `relativedelta` does).
+fn months_back(now: DateTime<Utc>, months: u32) -> Option<DateTime<Utc>> {
+    let index = i64::from(now.year()) * 12 + i64::from(now.month0()) - i64::from(months);
+    let year = i32::try_from(index.div_euclid(12)).ok()?;
+    let month = u32::try_from(index.rem_euclid(12)).ok()? + 1;
+    let last_day = (28..=31)
+        .rev()
+        .find(|day| NaiveDate::from_ymd_opt(year, month, *day).is_some())?;
+    let date = NaiveDate::from_ymd_opt(year, month, now.day().min(last_day))?;
+    Some(date.and_time(now.time()).and_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use serde_json::json;
+
+    use super::*;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2020, 3, 31, 12, 0, 0).unwrap()
+    }
+
+    fn check(filter: Value, properties: Value) -> bool {
+        matches(&filter, properties.as_object().unwrap(), now())
+    }
+
+    fn person(key: &str, operator: &str, value: Value) -> Value {
+        json!({"key": key, "operator": operator, "value": value, "type": "person"})
+    }
+
+    #[test]
+    fn each_operator_as_posthog_applies_it() {
+        let cases = [
+            // (filter, properties, expected)
+            (
+                person("email", "exact", json!("A@B.com")),
+                json!({"email": "a@b.com"}),
+                true,
+            ),
+            (
+                person("email", "exact", json!(["x", "a@b.com"])),
+                json!({"email": "A@B.COM"}),
+                true,
+            ),
+            (
+                person("email", "exact", json!(["x", "y"])),
+                json!({"email": "a@b.com"}),
+                false,
+            ),
+            (person("n", "exact", json!("5")), json!({"n": 5}), true),
+            (person("n", "exact", json!(["5", 6])), json!({"n": 6}), true),
+            (
+                person("beta", "exact", json!(["true"])),
+                json!({"beta": true}),
+                true,
+            ),
+            (
+                person("beta", "exact", json!("True")),
+                json!({"beta": "true"}),
+                true,
+            ),
+            (
+                person("beta", "exact", json!(false)),
+                json!({"beta": true}),
+                false,
+            ),
+            (
+                person("email", "is_not", json!("a@b.com")),
+                json!({"email": "c@d.com"}),
+                true,
+            ),
+            (
+                person("email", "is_not", json!("A@b.com")),
+                json!({"email": "a@b.com"}),
+                false,
+            ),
+            (
+                person("email", "icontains", json!("EXAMPLE")),
+                json!({"email": "x@example.com"}),
+                true,
+            ),
+            (
+                person("email", "icontains", json!("other")),
+                json!({"email": "x@example.com"}),
+                false,
+            ),
+            (
+                person("email", "not_icontains", json!("other")),
+                json!({"email": "x@example.com"}),
+                true,
+            ),
+            (
+                person("email", "not_icontains", json!("EXAMPLE")),
+                json!({"email": "x@example.com"}),
+                false,
+            ),
+            (
+                person("email", "regex", json!(r"@example\.com$")),
+                json!({"email": "x@example.com"}),
+                true,
+            ),
+            (
+                person("email", "regex", json!(r"^y")),
+                json!({"email": "x@example.com"}),
+                false,
+            ),
+            (
+                person("email", "not_regex", json!(r"^y")),
+                json!({"email": "x@example.com"}),
+                true,
+            ),
+            (
+                person("email", "not_regex", json!(r"^x")),
+                json!({"email": "x@example.com"}),
+                false,
+            ),
+            (person("age", "gt", json!(18)), json!({"age": 19}), true),
+            (
+                person("age", "gt", json!("18")),
+                json!({"age": "18"}),
+                false,
+            ),
+            (
+                person("age", "gte", json!("18")),
+                json!({"age": "18"}),
+                true,
+            ),
+            (person("age", "lt", json!(18)), json!({"age": "9"}), true),
+            (person("age", "lt", json!(18)), json!({"age": 18.5}), false),
+            (
+                person("age", "lte", json!(18.5)),
+                json!({"age": 18.5}),
+                true,
+            ),
+            (person("age", "gt", json!(1)), json!({"age": "old"}), false),
+            (person("age", "gt", json!("x")), json!({"age": 3}), false),
+            (person("age", "gt", json!(1)), json!({"age": null}), false),
+            (
+                person("plan", "is_set", json!("is_set")),
+                json!({"plan": null}),
+                true,
+            ),
+            (person("plan", "is_set", json!("is_set")), json!({}), false),
+            (
+                person("plan", "is_not_set", json!("is_not_set")),
+                json!({}),
+                true,
+            ),
+            (
+                person("plan", "is_not_set", json!("is_not_set")),
+                json!({"plan": "x"}),
+                false,
+            ),
+            (
+                person("seen", "is_date_before", json!("2020-01-01")),
+                json!({"seen": "2019-12-31T23:59:59Z"}),
+                true,
+            ),
+            (
+                person("seen", "is_date_before", json!("2020-01-01")),
+                json!({"seen": "2020-01-01"}),
+                false,
+            ),
+            (
+                person("seen", "is_date_after", json!("2020-01-01T00:00:00+02:00")),
+                json!({"seen": "2019-12-31T23:00:00Z"}),
+                true,
+            ),
+            (
+                person("seen", "is_date_after", json!("-7d")),
+                json!({"seen": "2020-03-30"}),
+                true,
+            ),
+            (
+                person("seen", "is_date_after", json!("-7d")),
+                json!({"seen": "2020-03-20"}),
+                false,
+            ),
+            (
+                person("seen", "is_date_before", json!("-1m")),
+                json!({"seen": "2020-02-28"}),
+                true,
+            ),
+            (
+                person("seen", "is_date_before", json!("-1m")),
+                json!({"seen": "2020-03-01"}),
+                false,
+            ),
+            (
+                person("seen", "is_date_after", json!("2020-01-01")),
+                json!({"seen": 1_600_000_000}),
+                true,
+            ),
+            (
+                person("seen", "is_date_after", json!("2020-01-01")),
+                json!({"seen": "1600000000"}),
+                true,
+            ),
+            (
+                person("seen", "is_date_after", json!("someday")),
+                json!({"seen": "2020-03-30"}),
+                false,
+            ),
+            (
+                person("seen", "is_date_after", json!("2020-01-01")),
+                json!({"seen": "yesterday"}),
+                false,
+            ),
+            (
+                person("seen", "is_date_after", json!("-10000d")),
+                json!({"seen": "2020-03-30"}),
+                false,
+            ),
+        ];
+        for (index, (filter, properties, expected)) in cases.into_iter().enumerate() {
+            assert_eq!(
+                check(filter.clone(), properties.clone()),
+                expected,
+                "case {index}: {filter} on {properties}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_property_matches_only_the_negative_operators() {
+        let matching = ["is_not", "not_icontains", "not_regex", "is_not_set"];
+        for operator in [
+            "exact",
+            "is_not",
+            "icontains",
+            "not_icontains",
+            "regex",
+            "not_regex",
+            "gt",
+            "gte",
+            "lt",
+            "lte",
+            "is_set",
+            "is_not_set",
+            "is_date_before",
+            "is_date_after",
+        ] {
+            assert_eq!(
+                check(
+                    person("absent", operator, json!("1")),
+                    json!({"other": "1"})
+                ),
+                matching.contains(&operator),
+                "{operator}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_regex_matches_neither_way() {
+        let properties = json!({"email": "x@example.com"});
+        assert!(!check(
+            person("email", "regex", json!("(unclosed")),
+            properties.clone()
+        ));
+        assert!(!check(
+            person("email", "not_regex", json!("(unclosed")),
+            properties.clone()
+        ));
+        // Look-around is not in Rust's regex syntax: refused, never a panic.
+        assert!(!check(person("email", "regex", json!("(?=x)")), properties));
+    }
+
+    #[test]
+    fn filters_other_than_person_ones_never_match() {
+        let properties = json!({"plan": "pro"});
+        assert!(check(
+            json!({"key": "plan", "value": "pro"}),
+            properties.clone()
+        ));
+        for kind in ["cohort", "group", "flag", "event"] {
+            let filter = json!({"key": "plan", "value": "pro", "operator": "exact", "type": kind});
+            assert!(!check(filter, properties.clone()), "{kind}");
+        }
+        assert!(!check(
+            person("plan", "semver_gt", json!("1.0.0")),
+            properties.clone()
+        ));
+        assert!(!check(
+            person("plan", "exact", Value::Null),
+            properties.clone()
+        ));
+        assert!(!check(json!("plan"), properties));
+    }
+
+    #[test]
+    fn relative_dates_count_back_from_now() {
+        assert_eq!(
+            parse_date("-1d", now()),
+            Some(Utc.with_ymd_and_hms(2020, 3, 30, 12, 0, 0).unwrap())
+        );
+        assert_eq!(
+            parse_date("2h", now()),
+            Some(Utc.with_ymd_and_hms(2020, 3, 31, 10, 0, 0).unwrap())
+        );
+        assert_eq!(
+            parse_date("-1w", now()),
+            Some(Utc.with_ymd_and_hms(2020, 3, 24, 12, 0, 0).unwrap())
+        );
+        assert_eq!(
+            parse_date("-1m", now()),
+            Some(Utc.with_ymd_and_hms(2020, 2, 29, 12, 0, 0).unwrap())
+        );
+        assert_eq!(
+            parse_date("-13m", now()),
+            Some(Utc.with_ymd_and_hms(2019, 2, 28, 12, 0, 0).unwrap())
+        );
+        assert_eq!(
+            parse_date("-1y", now()),
+            Some(Utc.with_ymd_and_hms(2019, 3, 31, 12, 0, 0).unwrap())
+        );
+        assert_eq!(parse_date("-1s", now()), None);
+        assert_eq!(parse_date("-d", now()), None);
+        assert_eq!(parse_date("99999999999999999999d", now()), None);
+    }
+}

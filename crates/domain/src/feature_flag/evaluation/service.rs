@@ -1,0 +1,46 @@
+//! The use case behind `POST /flags/`: every live flag of a project, evaluated for one person.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{Evaluation, Person, evaluate};
+use crate::error::DomainError;
+use crate::feature_flag::FeatureFlagRepository;
+use crate::person::PersonRepository;
+use crate::tenancy::ProjectId;
+
+pub struct FlagEvaluationService {
+    flags: Arc<dyn FeatureFlagRepository>,
+    persons: Arc<dyn PersonRepository>,
+}
+
+impl FlagEvaluationService {
+    pub fn new(flags: Arc<dyn FeatureFlagRepository>, persons: Arc<dyn PersonRepository>) -> Self {
+        Self { flags, persons }
+    }
+
+    /// The project's active flags (ordered by id) evaluated for the person: the properties
+    /// stored for `distinct_id`, overridden by the ones the request sent.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn evaluate_all(
+        &self,
+        project: ProjectId,
+        distinct_id: &str,
+        sent_properties: &Map<String, Value>,
+    ) -> Result<Vec<Evaluation>, DomainError> {
+        let flags = self.flags.active(project).await?;
+        if flags.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut properties = self.persons.properties(project, distinct_id).await?;
+        properties.extend(sent_properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let person = Person {
+            distinct_id: distinct_id.to_owned(),
+            properties,
+        };
+        Ok(flags.iter().map(|flag| evaluate(flag, &person)).collect())
+    }
+}

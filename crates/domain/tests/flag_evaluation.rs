@@ -1,0 +1,549 @@
+//! Feature-flag evaluation: PostHog's own consistency vectors, the rules of condition sets,
+//! rollouts, variants and payloads, and `FlagEvaluationService` over the in-memory fakes.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use domain::feature_flag::evaluation::{Person, ReasonCode, evaluate};
+use domain::feature_flag::{
+    FeatureFlag, FeatureFlagRepository, FlagEvaluationService, FlagFilters, FlagId, FlagKey,
+    NewFlag,
+};
+use domain::person::PersonRepository;
+use domain::survey::SurveyService;
+use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
+use domain::tenancy::ProjectId;
+use domain::testing::InMemoryStore;
+use serde_json::{Map, Value, json};
+use uuid::Uuid;
+
+const PROJECT: ProjectId = ProjectId(1);
+const OTHER_PROJECT: ProjectId = ProjectId(2);
+
+fn flag(key: &str, filters: Value) -> FeatureFlag {
+    FeatureFlag {
+        id: FlagId(1),
+        project_id: PROJECT,
+        name: String::new(),
+        key: key.to_owned(),
+        filters: filters.as_object().unwrap().clone(),
+        deleted: false,
+        active: true,
+        ensure_experience_continuity: false,
+        created_at: Utc::now(),
+        created_by: None,
+    }
+}
+
+fn person(distinct_id: &str, properties: Value) -> Person {
+    Person {
+        distinct_id: distinct_id.to_owned(),
+        properties: properties.as_object().unwrap().clone(),
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    value.as_object().unwrap().clone()
+}
+
+/// posthog-python `posthog/test/test_feature_flags.py`, `test_simple_flag_consistency`
+/// (PostHog/posthog-python at c55c9b22): "simple-flag" at 45%, `distinct_id_0`..`distinct_id_999`.
+#[test]
+fn simple_flag_buckets_persons_exactly_as_posthog() {
+    let expected: Vec<bool> =
+        serde_json::from_str(include_str!("data/simple_flag_consistency.json")).unwrap();
+    assert_eq!(expected.len(), 1000);
+    let flag = flag(
+        "simple-flag",
+        json!({"groups": [{"properties": [], "rollout_percentage": 45}]}),
+    );
+    for (i, expected) in expected.into_iter().enumerate() {
+        let result = evaluate(&flag, &person(&format!("distinct_id_{i}"), json!({})));
+        assert_eq!(result.enabled, expected, "distinct_id_{i}");
+        let code = if expected {
+            ReasonCode::ConditionMatch
+        } else {
+            ReasonCode::OutOfRolloutBound
+        };
+        assert_eq!(
+            (result.reason.code, result.reason.condition_index),
+            (code, Some(0))
+        );
+    }
+}
+
+/// posthog-python `posthog/test/test_feature_flags.py`, `test_multivariate_flag_consistency`
+/// (PostHog/posthog-python at c55c9b22): 55% rollout over five variants; `false` = not served.
+#[test]
+fn multivariate_flag_picks_the_variant_posthog_picks() {
+    let expected: Vec<Value> =
+        serde_json::from_str(include_str!("data/multivariate_flag_consistency.json")).unwrap();
+    assert_eq!(expected.len(), 1000);
+    let flag = flag(
+        "multivariate-flag",
+        json!({
+            "groups": [{"properties": [], "rollout_percentage": 55}],
+            "multivariate": {"variants": [
+                {"key": "first-variant", "name": "First Variant", "rollout_percentage": 50},
+                {"key": "second-variant", "name": "Second Variant", "rollout_percentage": 20},
+                {"key": "third-variant", "name": "Third Variant", "rollout_percentage": 20},
+                {"key": "fourth-variant", "name": "Fourth Variant", "rollout_percentage": 5},
+                {"key": "fifth-variant", "name": "Fifth Variant", "rollout_percentage": 5},
+            ]},
+        }),
+    );
+    for (i, expected) in expected.into_iter().enumerate() {
+        let result = evaluate(&flag, &person(&format!("distinct_id_{i}"), json!({})));
+        let actual = match result.variant {
+            Some(variant) => Value::String(variant),
+            None => Value::Bool(result.enabled),
+        };
+        assert_eq!(actual, expected, "distinct_id_{i}");
+    }
+}
+
+#[test]
+fn condition_sets_are_ored_in_order_and_the_reason_names_the_deciding_one() {
+    let filters = json!({"groups": [
+        {"properties": [{"key": "email", "value": "a@x.com", "operator": "exact", "type": "person"}], "rollout_percentage": null},
+        {"properties": [{"key": "plan", "value": ["pro", "team"], "operator": "exact", "type": "person"}, {"key": "age", "value": 18, "operator": "gte", "type": "person"}]},
+        {"properties": [], "rollout_percentage": 0},
+    ]});
+    let flag = flag("ordered", filters);
+    let cases = [
+        // (properties, enabled, code, condition_index, description)
+        (
+            json!({"email": "A@X.com"}),
+            true,
+            ReasonCode::ConditionMatch,
+            Some(0),
+            "Matched condition set 1",
+        ),
+        (
+            json!({"plan": "Team", "age": "21"}),
+            true,
+            ReasonCode::ConditionMatch,
+            Some(1),
+            "Matched condition set 2",
+        ),
+        // Both filters of set 2 must hold.
+        (
+            json!({"plan": "team", "age": 17}),
+            false,
+            ReasonCode::OutOfRolloutBound,
+            Some(2),
+            "Out of rollout bound",
+        ),
+        (
+            json!({}),
+            false,
+            ReasonCode::OutOfRolloutBound,
+            Some(2),
+            "Out of rollout bound",
+        ),
+    ];
+    for (properties, enabled, code, index, description) in cases {
+        let result = evaluate(&flag, &person("someone", properties.clone()));
+        assert_eq!(result.enabled, enabled, "{properties}");
+        assert_eq!(result.reason.code, code, "{properties}");
+        assert_eq!(result.reason.condition_index, index, "{properties}");
+        assert_eq!(result.reason.description, description, "{properties}");
+        assert_eq!(result.key, "ordered");
+        assert_eq!(result.flag_id, FlagId(1));
+    }
+}
+
+#[test]
+fn no_match_reports_the_last_condition_set_and_a_flag_without_sets_none() {
+    let flag_with_sets = flag(
+        "two-sets",
+        json!({"groups": [
+            {"properties": [{"key": "a", "value": "1", "type": "person"}]},
+            {"properties": [{"key": "b", "value": "1", "type": "person"}]},
+        ]}),
+    );
+    let result = evaluate(&flag_with_sets, &person("p", json!({})));
+    assert!(!result.enabled);
+    assert_eq!(result.reason.code.as_str(), "no_condition_match");
+    assert_eq!(result.reason.condition_index, Some(1));
+    assert_eq!(result.reason.description, "No matching condition set");
+
+    let empty = evaluate(
+        &flag("empty", json!({"groups": []})),
+        &person("p", json!({})),
+    );
+    assert_eq!(
+        (
+            empty.enabled,
+            empty.reason.code,
+            empty.reason.condition_index
+        ),
+        (false, ReasonCode::NoConditionMatch, None)
+    );
+    let bare = evaluate(&flag("bare", json!({})), &person("p", json!({})));
+    assert_eq!(bare.reason.code, ReasonCode::NoConditionMatch);
+}
+
+#[test]
+fn an_out_of_rollout_set_outranks_a_later_set_without_a_match() {
+    let flag = flag(
+        "ranked",
+        json!({"groups": [
+            {"properties": [], "rollout_percentage": 0},
+            {"properties": [{"key": "b", "value": "1", "type": "person"}]},
+        ]}),
+    );
+    let result = evaluate(&flag, &person("p", json!({})));
+    assert_eq!(result.reason.code, ReasonCode::OutOfRolloutBound);
+    assert_eq!(result.reason.condition_index, Some(0));
+}
+
+#[test]
+fn a_null_rollout_serves_everyone_and_100_too() {
+    for rollout in [Value::Null, json!(100)] {
+        let flag = flag(
+            "everyone",
+            json!({"groups": [{"properties": [], "rollout_percentage": rollout}]}),
+        );
+        for i in 0..50 {
+            assert!(evaluate(&flag, &person(&format!("p{i}"), json!({}))).enabled);
+        }
+    }
+    let nobody = flag("nobody", json!({"groups": [{"rollout_percentage": 0}]}));
+    assert!((0..50).all(|i| !evaluate(&nobody, &person(&format!("p{i}"), json!({}))).enabled));
+}
+
+#[test]
+fn a_condition_sets_variant_overrides_the_hash_when_it_names_a_variant() {
+    let variants = json!({"variants": [
+        {"key": "control", "rollout_percentage": 50},
+        {"key": "test", "rollout_percentage": 50},
+    ]});
+    let forced = flag(
+        "forced",
+        json!({
+            "groups": [
+                {"properties": [{"key": "email", "value": "x", "operator": "icontains", "type": "person"}], "variant": "test"},
+                {"properties": [], "variant": "unknown"},
+            ],
+            "multivariate": variants,
+        }),
+    );
+    for i in 0..30 {
+        let id = format!("p{i}");
+        let result = evaluate(&forced, &person(&id, json!({"email": "x@y.z"})));
+        assert_eq!(result.variant.as_deref(), Some("test"));
+        assert_eq!(result.reason.condition_index, Some(0));
+        // An unknown override falls back to the hashed variant.
+        let fallback = evaluate(&forced, &person(&id, json!({})));
+        let hashed = evaluate(
+            &flag(
+                "forced",
+                json!({"groups": [{"properties": []}], "multivariate": variants}),
+            ),
+            &person(&id, json!({})),
+        );
+        assert!(fallback.enabled);
+        assert_eq!(fallback.variant, hashed.variant);
+        assert!(matches!(
+            fallback.variant.as_deref(),
+            Some("control" | "test")
+        ));
+    }
+}
+
+#[test]
+fn payloads_follow_the_value_and_are_returned_as_stored() {
+    let boolean = flag(
+        "with-payload",
+        json!({
+            "groups": [{"properties": [{"key": "plan", "value": "pro", "type": "person"}]}],
+            "payloads": {"true": "{\"color\": \"blue\"}", "false": "never"},
+        }),
+    );
+    let served = evaluate(&boolean, &person("p", json!({"plan": "pro"})));
+    assert_eq!(served.payload, Some(json!("{\"color\": \"blue\"}")));
+    let not_served = evaluate(&boolean, &person("p", json!({"plan": "free"})));
+    assert_eq!(not_served.payload, None);
+
+    let multivariate = flag(
+        "variant-payload",
+        json!({
+            "groups": [{"properties": [], "variant": "b"}],
+            "multivariate": {"variants": [
+                {"key": "a", "rollout_percentage": 50},
+                {"key": "b", "rollout_percentage": 50},
+            ]},
+            "payloads": {"a": 1, "b": {"size": 2}, "true": "ignored"},
+        }),
+    );
+    let result = evaluate(&multivariate, &person("p", json!({})));
+    assert_eq!(result.variant.as_deref(), Some("b"));
+    assert_eq!(result.payload, Some(json!({"size": 2})));
+
+    let without = evaluate(
+        &flag(
+            "no-payloads",
+            json!({"groups": [{"properties": []}], "payloads": {}}),
+        ),
+        &person("p", json!({})),
+    );
+    assert_eq!((without.enabled, without.payload), (true, None));
+}
+
+#[test]
+fn inactive_deleted_and_group_flags_are_off_with_their_reason() {
+    let everyone =
+        json!({"groups": [{"properties": [], "rollout_percentage": 100}], "payloads": {"true": 1}});
+    let mut inactive = flag("inactive", everyone.clone());
+    inactive.active = false;
+    let mut deleted = flag("deleted", everyone.clone());
+    deleted.deleted = true;
+    for off in [inactive, deleted] {
+        let result = evaluate(&off, &person("p", json!({})));
+        assert_eq!(
+            (result.enabled, result.variant, result.payload),
+            (false, None, None)
+        );
+        assert_eq!(result.reason.code, ReasonCode::Disabled);
+        assert_eq!(result.reason.code.as_str(), "flag_disabled");
+        assert_eq!(result.reason.description, "Feature flag is disabled");
+    }
+
+    let mut group_filters = everyone;
+    group_filters["aggregation_group_type_index"] = json!(0);
+    let group = evaluate(&flag("by-company", group_filters), &person("p", json!({})));
+    assert!(!group.enabled);
+    assert_eq!(group.reason.code.as_str(), "no_group_type");
+    assert_eq!(group.reason.description, "No group type");
+}
+
+#[test]
+fn bad_filters_do_not_match_and_never_panic() {
+    let flag = flag(
+        "odd",
+        json!({"groups": [
+            {"properties": [{"key": "email", "value": "([", "operator": "regex", "type": "person"}]},
+            {"properties": [{"key": "email", "value": "([", "operator": "not_regex", "type": "person"}]},
+            {"properties": [{"key": "age", "value": "ten", "operator": "gt", "type": "person"}]},
+            {"properties": [{"key": "id", "value": 3, "operator": "in", "type": "cohort"}]},
+            {"properties": [{"key": "email", "value": "x", "operator": "no_such_operator", "type": "person"}]},
+            {"properties": ["not an object"]},
+        ]}),
+    );
+    let result = evaluate(&flag, &person("p", json!({"email": "x", "age": 12})));
+    assert!(!result.enabled);
+    assert_eq!(result.reason.code, ReasonCode::NoConditionMatch);
+}
+
+#[test]
+fn an_early_access_enrollment_decides_before_the_condition_sets() {
+    let flag = flag(
+        "early",
+        json!({
+            "groups": [{"properties": [], "rollout_percentage": 100}],
+            "super_groups": [{"properties": [{"key": "$feature_enrollment/early", "value": ["true"], "operator": "exact", "type": "person"}], "rollout_percentage": 100}],
+            "payloads": {"true": "p"},
+        }),
+    );
+    let opted_out = evaluate(
+        &flag,
+        &person("p", json!({"$feature_enrollment/early": false})),
+    );
+    assert!(!opted_out.enabled);
+    assert_eq!(opted_out.reason.code.as_str(), "super_condition_value");
+    assert_eq!(opted_out.reason.condition_index, Some(0));
+    let opted_in = evaluate(
+        &flag,
+        &person("p", json!({"$feature_enrollment/early": true})),
+    );
+    assert!(opted_in.enabled);
+    assert_eq!(opted_in.reason.description, "Super condition value");
+    let never_asked = evaluate(&flag, &person("p", json!({})));
+    assert_eq!(
+        (never_asked.enabled, never_asked.reason.code),
+        (true, ReasonCode::ConditionMatch)
+    );
+}
+
+// --- FlagEvaluationService over the fakes ---
+
+async fn stored_flag(
+    store: &InMemoryStore,
+    project: ProjectId,
+    key: &str,
+    filters: Value,
+) -> FlagId {
+    store
+        .create(
+            project,
+            None,
+            NewFlag {
+                key: FlagKey::parse(key).unwrap(),
+                name: key.to_owned(),
+                filters: FlagFilters::parse(&filters).unwrap(),
+                active: true,
+                ensure_experience_continuity: false,
+            },
+        )
+        .await
+        .unwrap()
+        .id
+}
+
+fn service(store: &InMemoryStore) -> FlagEvaluationService {
+    FlagEvaluationService::new(Arc::new(store.clone()), Arc::new(store.clone()))
+}
+
+fn plan_is(plan: &str) -> Value {
+    json!({"groups": [{"properties": [{"key": "plan", "value": plan, "operator": "exact", "type": "person"}]}]})
+}
+
+#[tokio::test]
+async fn every_active_flag_of_the_project_is_evaluated_in_id_order() {
+    let store = InMemoryStore::new();
+    let pro = stored_flag(&store, PROJECT, "pro", plan_is("pro")).await;
+    let off = stored_flag(&store, PROJECT, "off", plan_is("pro")).await;
+    let gone = stored_flag(&store, PROJECT, "gone", plan_is("pro")).await;
+    let free = stored_flag(&store, PROJECT, "free", plan_is("free")).await;
+    stored_flag(&store, OTHER_PROJECT, "elsewhere", plan_is("pro")).await;
+    store
+        .update(
+            PROJECT,
+            off,
+            domain::feature_flag::FlagChanges {
+                active: Some(false),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    store
+        .update(PROJECT, gone, domain::feature_flag::FlagChanges::deletion())
+        .await
+        .unwrap();
+
+    let results = service(&store)
+        .evaluate_all(PROJECT, "p", &object(json!({"plan": "pro"})))
+        .await
+        .unwrap();
+    let summary: Vec<_> = results
+        .iter()
+        .map(|r| (r.flag_id, r.key.as_str(), r.enabled))
+        .collect();
+    assert_eq!(summary, [(pro, "pro", true), (free, "free", false)]);
+    assert!(
+        service(&store)
+            .evaluate_all(ProjectId(3), "p", &Map::new())
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn stored_properties_count_and_sent_ones_win() {
+    let store = InMemoryStore::new();
+    stored_flag(&store, PROJECT, "pro", plan_is("pro")).await;
+    store
+        .merge_properties(
+            PROJECT,
+            "p",
+            &object(json!({"plan": "pro", "email": "a@b.c"})),
+        )
+        .await
+        .unwrap();
+    let evaluate_with = async |sent: Value| {
+        service(&store)
+            .evaluate_all(PROJECT, "p", &object(sent))
+            .await
+            .unwrap()[0]
+            .enabled
+    };
+    assert!(evaluate_with(json!({})).await, "stored plan");
+    assert!(
+        !evaluate_with(json!({"plan": "free"})).await,
+        "sent plan wins"
+    );
+    let other_person = service(&store)
+        .evaluate_all(PROJECT, "q", &Map::new())
+        .await
+        .unwrap();
+    assert!(!other_person[0].enabled);
+    let other_project = store.properties(OTHER_PROJECT, "p").await.unwrap();
+    assert!(other_project.is_empty());
+}
+
+#[tokio::test]
+async fn merging_properties_keeps_the_keys_not_set_again() {
+    let store = InMemoryStore::new();
+    store
+        .merge_properties(PROJECT, "p", &object(json!({"a": 1, "b": {"x": 1}})))
+        .await
+        .unwrap();
+    store
+        .merge_properties(PROJECT, "p", &object(json!({"b": {"y": 2}, "c": null})))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.properties(PROJECT, "p").await.unwrap(),
+        object(json!({"a": 1, "b": {"y": 2}, "c": null}))
+    );
+}
+
+#[tokio::test]
+async fn answering_a_survey_turns_its_targeting_flag_off_for_that_person() {
+    let store = InMemoryStore::new();
+    let survey = "0190aaaa-0000-7000-8000-000000000001";
+    stored_flag(
+        &store,
+        PROJECT,
+        "survey-targeting",
+        json!({"groups": [{"properties": [
+            {"key": format!("$survey_responded/{survey}"), "operator": "is_not_set", "value": "is_not_set", "type": "person"},
+            {"key": format!("$survey_dismissed/{survey}"), "operator": "is_not_set", "value": "is_not_set", "type": "person"},
+        ], "rollout_percentage": 100}]}),
+    )
+    .await;
+    let flags = service(&store);
+    let enabled_for = async |distinct_id: &str| {
+        flags
+            .evaluate_all(PROJECT, distinct_id, &Map::new())
+            .await
+            .unwrap()[0]
+            .enabled
+    };
+    assert!(enabled_for("person-1").await);
+
+    let responses = SurveyResponseService::new(
+        Arc::new(store.clone()),
+        Arc::new(SurveyService::new(Arc::new(store.clone()))),
+        Arc::new(store.clone()),
+    );
+    // As posthog-js sends it: distinct_id and `$set` only in properties.
+    let answer = CapturedEvent {
+        event: "survey sent".into(),
+        uuid: Some(Uuid::now_v7()),
+        properties: object(json!({
+            "distinct_id": "person-1",
+            "$survey_id": survey,
+            "$survey_response": "Fast",
+            "$set": {format!("$survey_responded/{survey}"): true},
+        })),
+        ..CapturedEvent::default()
+    };
+    let batch = CaptureBatch {
+        events: vec![answer],
+        sent_at: None,
+    };
+    assert_eq!(responses.capture(PROJECT, &batch).await.unwrap(), 1);
+
+    assert!(!enabled_for("person-1").await);
+    assert!(
+        enabled_for("person-2").await,
+        "only the person who answered"
+    );
+    // The same batch again (an SDK retry) stores nothing new and changes nothing.
+    assert_eq!(responses.capture(PROJECT, &batch).await.unwrap(), 0);
+    assert!(!enabled_for("person-1").await);
+}
