@@ -21,7 +21,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{self, NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
-use domain::feature_flag::FeatureFlagService;
+use domain::feature_flag::{FeatureFlagService, FlagEvaluationService};
 use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
@@ -39,6 +39,7 @@ pub use settings::ApiSettings;
 pub struct Services {
     pub access: Arc<AccessService>,
     pub flags: Arc<FeatureFlagService>,
+    pub flag_evaluation: Arc<FlagEvaluationService>,
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
@@ -64,6 +65,7 @@ pub fn app(
     App::new()
         .app_data(web::Data::from(services.access))
         .app_data(web::Data::from(services.flags))
+        .app_data(web::Data::from(services.flag_evaluation))
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))

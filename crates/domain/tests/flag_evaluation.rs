@@ -9,10 +9,11 @@ use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagEvaluationService, FlagFilters, FlagId, FlagKey,
     NewFlag,
 };
+use domain::patch::Patch;
 use domain::person::PersonRepository;
-use domain::survey::SurveyService;
+use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
-use domain::tenancy::ProjectId;
+use domain::tenancy::{ProjectId, UserId};
 use domain::testing::InMemoryStore;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -392,7 +393,11 @@ async fn stored_flag(
 }
 
 fn service(store: &InMemoryStore) -> FlagEvaluationService {
-    FlagEvaluationService::new(Arc::new(store.clone()), Arc::new(store.clone()))
+    FlagEvaluationService::new(
+        Arc::new(store.clone()),
+        Arc::new(store.clone()),
+        Arc::new(SurveyService::new(Arc::new(store.clone()))),
+    )
 }
 
 fn plan_is(plan: &str) -> Value {
@@ -492,43 +497,48 @@ async fn merging_properties_keeps_the_keys_not_set_again() {
 }
 
 #[tokio::test]
-async fn answering_a_survey_turns_its_targeting_flag_off_for_that_person() {
+async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_person() {
     let store = InMemoryStore::new();
-    let survey = "0190aaaa-0000-7000-8000-000000000001";
-    stored_flag(
-        &store,
-        PROJECT,
-        "survey-targeting",
-        json!({"groups": [{"properties": [
-            {"key": format!("$survey_responded/{survey}"), "operator": "is_not_set", "value": "is_not_set", "type": "person"},
-            {"key": format!("$survey_dismissed/{survey}"), "operator": "is_not_set", "value": "is_not_set", "type": "person"},
-        ], "rollout_percentage": 100}]}),
-    )
-    .await;
+    let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
+    let survey = surveys
+        .create(
+            PROJECT,
+            UserId(1),
+            NewSurvey::new(SurveyChanges {
+                name: Patch::Value("NPS".into()),
+                survey_type: Patch::Value(SurveyType::Popover),
+                start_date: Patch::Value(Utc::now()),
+                ..SurveyChanges::default()
+            })
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let key = survey.internal_targeting_flag_key();
     let flags = service(&store);
     let enabled_for = async |distinct_id: &str| {
-        flags
+        let evaluations = flags
             .evaluate_all(PROJECT, distinct_id, &Map::new())
             .await
-            .unwrap()[0]
-            .enabled
+            .unwrap();
+        let internal: Vec<_> = evaluations.iter().filter(|e| e.key == key).collect();
+        assert_eq!(internal.len(), 1, "the survey's flag is evaluated once");
+        internal[0].enabled
     };
     assert!(enabled_for("person-1").await);
 
-    let responses = SurveyResponseService::new(
-        Arc::new(store.clone()),
-        Arc::new(SurveyService::new(Arc::new(store.clone()))),
-        Arc::new(store.clone()),
-    );
+    let responses =
+        SurveyResponseService::new(Arc::new(store.clone()), surveys, Arc::new(store.clone()));
     // As posthog-js sends it: distinct_id and `$set` only in properties.
+    let id = survey.id.0;
     let answer = CapturedEvent {
         event: "survey sent".into(),
         uuid: Some(Uuid::now_v7()),
         properties: object(json!({
             "distinct_id": "person-1",
-            "$survey_id": survey,
+            "$survey_id": id.to_string(),
             "$survey_response": "Fast",
-            "$set": {format!("$survey_responded/{survey}"): true},
+            "$set": {format!("$survey_responded/{id}"): true},
         })),
         ..CapturedEvent::default()
     };

@@ -14,7 +14,7 @@ use adapters::{
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
-use domain::feature_flag::FeatureFlagService;
+use domain::feature_flag::{FeatureFlagService, FlagEvaluationService};
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
 use domain::rate_limit::{LocalRateCounters, RateCounters, RateLimiter};
@@ -89,6 +89,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
     let surveys = Arc::new(SurveyService::new(Arc::new(PgSurveyRepository::new(
         database.clone(),
     ))));
+    let persons = Arc::new(PgPersonRepository::new(database.clone()));
     let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
     let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
     Ok(api::Services {
@@ -98,7 +99,12 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
             Duration::from_millis(args.access_cache_ms),
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
-        flags: Arc::new(FeatureFlagService::new(flags)),
+        flags: Arc::new(FeatureFlagService::new(flags.clone())),
+        flag_evaluation: Arc::new(FlagEvaluationService::new(
+            flags,
+            persons.clone(),
+            surveys.clone(),
+        )),
         plugins: Arc::new(PluginService::new(
             plugin_store.clone(),
             upstream,
@@ -114,7 +120,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
         survey_responses: Arc::new(SurveyResponseService::new(
             Arc::new(PgSurveyResponseRepository::new(database.clone())),
             surveys.clone(),
-            Arc::new(PgPersonRepository::new(database.clone())),
+            persons,
         )),
         surveys,
         readiness: Arc::new(database),

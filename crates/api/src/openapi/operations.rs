@@ -131,6 +131,26 @@ pub(super) fn describe(method: &Method, path: &str) -> Option<Operation> {
         .auth(Auth::ProjectToken)
         .ok(ObjectBuilder::new())
         .also(404),
+        ("POST", "/flags", ..) => op(
+            "sdk",
+            "flags",
+            "The project's flags and its surveys' internal targeting flags, evaluated for one person",
+        )
+        .auth(Auth::ProjectToken)
+        .query([query(
+            "v",
+            "2 (or more) for the `flags` answer; otherwise the legacy `featureFlags` one.",
+            ObjectBuilder::new().schema_type(Type::Integer),
+        )])
+        .body(
+            ObjectBuilder::new()
+                .property("token", string())
+                .property("distinct_id", string())
+                .property("person_properties", ObjectBuilder::new())
+                .property("flag_keys", ArrayBuilder::new().items(string()))
+                .required("distinct_id"),
+        )
+        .ok(ObjectBuilder::new()),
         ("GET", "/static/{file}" | "/static/{version}/{file}", ..) => op(
             "sdk",
             if path.contains("{version}") {

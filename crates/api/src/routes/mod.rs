@@ -4,6 +4,7 @@
 
 mod capture;
 mod feature_flags;
+mod flags;
 mod health;
 mod organizations;
 mod personal_api_keys;
@@ -165,6 +166,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
     resources.push(
         ResourceSpec::at("/array/{token}/config").route(Method::GET, sdk_config::remote_config),
     );
+    resources.push(ResourceSpec::at("/flags").route(Method::POST, flags::flags));
     // Plain names only: no `/`, no leading dot, so a path never leaves the static directory.
     let file = "{file:[A-Za-z0-9_-][A-Za-z0-9._-]*}";
     resources.push(
@@ -450,6 +452,7 @@ mod tests {
                 "POST /batch",
                 "POST /capture",
                 "POST /e",
+                "POST /flags",
                 "POST /i/v0/e",
                 "PUT /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PUT /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",

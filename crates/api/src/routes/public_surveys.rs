@@ -35,6 +35,8 @@ struct PublicSurvey {
     linked_flag_key: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     targeting_flag_key: Option<String>,
+    /// On until the person answers or dismisses the survey (see `/flags`).
+    internal_targeting_flag_key: String,
     #[schema(value_type = Option<Vec<Object>>)]
     questions: Option<Value>,
     #[schema(value_type = Option<Object>)]
@@ -52,8 +54,10 @@ struct PublicSurvey {
 
 impl From<Survey> for PublicSurvey {
     fn from(survey: Survey) -> Self {
+        let internal_targeting_flag_key = survey.internal_targeting_flag_key();
         let state = survey.state;
         Self {
+            internal_targeting_flag_key,
             id: survey.id.0,
             name: state.name,
             survey_type: state.survey_type.as_str(),

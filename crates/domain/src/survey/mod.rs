@@ -9,6 +9,7 @@ pub mod activity;
 mod command;
 mod copy;
 mod html;
+mod internal_flag;
 mod iterations;
 mod plan;
 mod port;

@@ -11,6 +11,7 @@ mod errors;
 mod fake_upstream;
 mod faults;
 mod feature_flags;
+mod flags;
 mod helpers;
 mod logs;
 mod methods;

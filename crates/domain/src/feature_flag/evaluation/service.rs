@@ -8,20 +8,31 @@ use super::{Evaluation, Person, evaluate};
 use crate::error::DomainError;
 use crate::feature_flag::FeatureFlagRepository;
 use crate::person::PersonRepository;
+use crate::survey::{Survey, SurveyService};
 use crate::tenancy::ProjectId;
 
 pub struct FlagEvaluationService {
     flags: Arc<dyn FeatureFlagRepository>,
     persons: Arc<dyn PersonRepository>,
+    surveys: Arc<SurveyService>,
 }
 
 impl FlagEvaluationService {
-    pub fn new(flags: Arc<dyn FeatureFlagRepository>, persons: Arc<dyn PersonRepository>) -> Self {
-        Self { flags, persons }
+    pub fn new(
+        flags: Arc<dyn FeatureFlagRepository>,
+        persons: Arc<dyn PersonRepository>,
+        surveys: Arc<SurveyService>,
+    ) -> Self {
+        Self {
+            flags,
+            persons,
+            surveys,
+        }
     }
 
-    /// The project's active flags (ordered by id) evaluated for the person: the properties
-    /// stored for `distinct_id`, overridden by the ones the request sent.
+    /// The project's active flags (ordered by id), then the internal targeting flag of each of
+    /// its unarchived surveys, evaluated for the person: the properties stored for
+    /// `distinct_id`, overridden by the ones the request sent.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -31,7 +42,14 @@ impl FlagEvaluationService {
         distinct_id: &str,
         sent_properties: &Map<String, Value>,
     ) -> Result<Vec<Evaluation>, DomainError> {
-        let flags = self.flags.active(project).await?;
+        let mut flags = self.flags.active(project).await?;
+        flags.extend(
+            self.surveys
+                .unarchived(project)
+                .await?
+                .iter()
+                .map(Survey::internal_targeting_flag),
+        );
         if flags.is_empty() {
             return Ok(Vec::new());
         }

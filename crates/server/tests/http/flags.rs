@@ -1,0 +1,285 @@
+//! `POST /flags/?v=2`: the project's flags evaluated for one person, however the SDK packed the
+//! body, and each survey's internal targeting flag turning off once that person answers.
+
+use std::io::Write as _;
+
+use base64::Engine as _;
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use reqwest::Method;
+use reqwest::header::CONTENT_TYPE;
+use serde_json::{Value, json};
+
+use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
+
+async fn token_of(app: &TestApp, tenant: &Tenant) -> String {
+    let (_, project) = parts(
+        app.get(
+            &format!("/api/projects/{}/", tenant.project_id.0),
+            &tenant.key,
+        )
+        .await,
+    )
+    .await;
+    project["api_token"].as_str().unwrap().to_owned()
+}
+
+async fn flag(app: &TestApp, tenant: &Tenant, body: Value) -> Value {
+    let (status, flag) = parts(
+        app.send_json(
+            Method::POST,
+            &format!("/api/projects/{}/feature_flags/", tenant.project_id.0),
+            &tenant.key,
+            &body,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{flag}");
+    flag
+}
+
+async fn ask(app: &TestApp, query: &str, body: &Value) -> (u16, Value) {
+    parts(
+        app.request(Method::POST, &format!("/flags/{query}"))
+            .header("Origin", "https://shop.example")
+            .json(body)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn flags_are_evaluated_for_the_person_in_v2_and_legacy_shapes() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = token_of(&app, &ada).await;
+    let pro = flag(
+        &app,
+        &ada,
+        json!({"key": "pro-only", "filters": {
+            "groups": [{"properties": [{"key": "plan", "type": "person", "operator": "exact", "value": ["pro"]}], "rollout_percentage": 100}],
+            "payloads": {"true": "{\"limit\": 10}"}}}),
+    )
+    .await;
+    flag(
+        &app,
+        &ada,
+        json!({"key": "checkout", "filters": {
+            "groups": [{"properties": [], "rollout_percentage": 100}],
+            "multivariate": {"variants": [
+                {"key": "control", "rollout_percentage": 0},
+                {"key": "test", "rollout_percentage": 100}]}}}),
+    )
+    .await;
+    let off = flag(&app, &ada, json!({"key": "switched-off", "active": false})).await;
+    assert_eq!(off["active"], false);
+
+    let body =
+        json!({"token": token, "distinct_id": "person-1", "person_properties": {"plan": "pro"}});
+    let (status, answer) = ask(&app, "?v=2", &body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["flags"]["pro-only"],
+        json!({"key": "pro-only", "enabled": true, "variant": null,
+               "reason": {"code": "condition_match", "condition_index": 0, "description": "Matched condition set 1"},
+               "metadata": {"id": pro["id"], "version": 1, "payload": "{\"limit\": 10}", "description": null}})
+    );
+    assert_eq!(answer["flags"]["checkout"]["variant"], "test");
+    assert!(
+        answer["flags"].get("switched-off").is_none(),
+        "inactive flags are not served"
+    );
+    assert_eq!(answer["errorsWhileComputingFlags"], false);
+
+    let free =
+        json!({"token": token, "distinct_id": "person-2", "person_properties": {"plan": "free"}});
+    let (_, answer) = ask(&app, "?v=2", &free).await;
+    assert_eq!(answer["flags"]["pro-only"]["enabled"], false);
+    assert_eq!(
+        answer["flags"]["pro-only"]["reason"]["code"],
+        "no_condition_match"
+    );
+
+    let (_, legacy) = ask(&app, "", &body).await;
+    assert_eq!(legacy["featureFlags"]["pro-only"], true);
+    assert_eq!(legacy["featureFlags"]["checkout"], "test");
+    assert_eq!(legacy["featureFlagPayloads"]["pro-only"], "{\"limit\": 10}");
+
+    let (_, only) = ask(
+        &app,
+        "?v=2",
+        &json!({"token": token, "distinct_id": "p", "flag_keys": ["checkout"]}),
+    )
+    .await;
+    assert_eq!(only["flags"].as_object().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn gzip_base64_and_json_bodies_get_the_same_answer() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = token_of(&app, &ada).await;
+    flag(
+        &app,
+        &ada,
+        json!({"key": "half", "filters": {"groups": [{"properties": [], "rollout_percentage": 50}]}}),
+    )
+    .await;
+    let body = json!({"token": token, "distinct_id": "distinct_id_1", "$device_id": "d",
+                      "groups": {}, "person_properties": {"$lib": "web"}, "timezone": "UTC"});
+    let (_, plain) = ask(&app, "?v=2", &body).await;
+
+    let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
+    gzip.write_all(body.to_string().as_bytes()).unwrap();
+    let (status, gzipped) = parts(
+        app.request(Method::POST, "/flags/?v=2")
+            .header(CONTENT_TYPE, "text/plain")
+            .body(gzip.finish().unwrap())
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{gzipped}");
+
+    let encoded = base64::engine::general_purpose::STANDARD.encode(body.to_string());
+    let form: String = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("data", &encoded)
+        .finish();
+    let (status, base64) = parts(
+        app.request(Method::POST, "/flags/?v=2&compression=base64")
+            .header(CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(form)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{base64}");
+    for answer in [&gzipped, &base64] {
+        assert_eq!(answer["flags"]["half"], plain["flags"]["half"]);
+    }
+}
+
+#[tokio::test]
+async fn a_bad_request_answers_the_error_shape_with_cors() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = token_of(&app, &ada).await;
+
+    let response = app
+        .request(Method::POST, "/flags/?v=2")
+        .header("Origin", "https://shop.example")
+        .json(&json!({"token": "phc_unknown", "distinct_id": "p"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["access-control-allow-origin"], "*");
+    let (status, body) = parts(response).await;
+    assert_eq!(status, 401);
+    assert_eq!(body["code"], "invalid_api_key");
+
+    let (status, body) = ask(&app, "?v=2", &json!({"token": token})).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["attr"], "distinct_id");
+
+    let preflight = app
+        .request(Method::OPTIONS, "/flags/?v=2")
+        .header("Origin", "https://shop.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success());
+    assert_eq!(preflight.headers()["access-control-allow-origin"], "*");
+    let (status, body) = ask(&app, "?v=2", &json!([1, 2])).await;
+    assert_eq!(status, 400);
+    assert_eq!(body["type"], "validation_error");
+}
+
+#[tokio::test]
+async fn a_survey_is_hidden_from_a_person_once_they_answered_it() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = token_of(&app, &ada).await;
+    let (status, survey) = parts(
+        app.send_json(
+            Method::POST,
+            &format!("/api/projects/{}/surveys/", ada.project_id.0),
+            &ada.key,
+            &json!({"name": "NPS", "type": "popover", "start_date": "2026-11-01T00:00:00Z",
+                    "questions": [{"type": "open", "question": "Why?"}]}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 201, "{survey}");
+    let id = survey["id"].as_str().unwrap();
+    let (_, feed) = parts(
+        app.request(Method::GET, &format!("/api/surveys/?token={token}"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let key = feed["surveys"][0]["internal_targeting_flag_key"]
+        .as_str()
+        .expect("the feed names the internal flag")
+        .to_owned();
+    let shown_to = async |person: &str| {
+        let (_, answer) = ask(
+            &app,
+            "?v=2",
+            &json!({"token": token, "distinct_id": person}),
+        )
+        .await;
+        answer["flags"][&key]["enabled"]
+            .as_bool()
+            .expect("the internal flag is answered")
+    };
+    assert!(shown_to("person-1").await);
+
+    // As posthog-js sends the answer: distinct id and `$set` inside properties.
+    let captured = app
+        .request(Method::POST, "/i/v0/e/")
+        .json(&json!({"api_key": token, "batch": [{
+            "event": "survey sent", "uuid": "0192f5a4-0000-7000-8000-0000000000b1",
+            "properties": {"distinct_id": "person-1", "$survey_id": id, "$survey_response": "Fast",
+                           "$set": {format!("$survey_responded/{id}"): true}}}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(captured.status(), 200);
+    assert!(!shown_to("person-1").await, "answered: hidden");
+    assert!(shown_to("person-2").await, "someone else still sees it");
+
+    let dismissed = app
+        .request(Method::POST, "/e/")
+        .json(&json!({"api_key": token, "batch": [{
+            "event": "survey dismissed", "uuid": "0192f5a4-0000-7000-8000-0000000000b2",
+            "properties": {"distinct_id": "person-2", "$survey_id": id,
+                           "$set": {format!("$survey_dismissed/{id}"): true}}}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(dismissed.status(), 200);
+    assert!(!shown_to("person-2").await, "dismissed: hidden");
+    assert_error(
+        &parts(
+            app.request(Method::POST, "/flags/")
+                .json(&json!({"distinct_id": "p"}))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+        .1,
+        "authentication_error",
+        "missing_api_key",
+        "API key not provided. You can find your project API key in your PostHog project settings.",
+    );
+}
