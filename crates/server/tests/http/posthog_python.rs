@@ -10,7 +10,7 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
 
 /// The python of the venv `cargo xtask test` installed the SDK into.
 fn python() -> PathBuf {
@@ -113,13 +113,7 @@ async fn send_responses(app: &TestApp, token: &str, survey: &Survey, gzip_survey
 async fn survey_responses_sent_through_posthog_python_are_counted_once_per_submission() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let (status, project) = parts(
-        app.get(&format!("/api/projects/{}/", ada.project_id), &ada.key)
-            .await,
-    )
-    .await;
-    assert_eq!(status, 200, "{project}");
-    let token = project["api_token"].as_str().expect("project api_token");
+    let token = &project_token(&app, &ada).await;
     let checkout = launched_survey(&app, &ada, "Checkout feedback").await;
     let onboarding = launched_survey(&app, &ada, "Onboarding feedback").await;
 
@@ -149,4 +143,100 @@ async fn survey_responses_sent_through_posthog_python_are_counted_once_per_submi
         "the gzip client's survey: {counts}"
     );
     assert_eq!(counts, expected);
+}
+
+/// The project's public token, which the SDK is configured with.
+async fn project_token(app: &TestApp, tenant: &Tenant) -> String {
+    let (status, project) = parts(
+        app.get(
+            &format!("/api/projects/{}/", tenant.project_id),
+            &tenant.key,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{project}");
+    project["api_token"]
+        .as_str()
+        .expect("project api_token")
+        .to_owned()
+}
+
+/// PostHog's published consistency vectors (posthog-python's test suite), as the domain's tests
+/// keep them: what PostHog answers for `distinct_id_0`.. under "simple-flag" (45 %) and
+/// "multivariate-flag" (55 %, five variants).
+const SIMPLE_FLAG: &str = include_str!("../../../domain/tests/data/simple_flag_consistency.json");
+const MULTIVARIATE_FLAG: &str =
+    include_str!("../../../domain/tests/data/multivariate_flag_consistency.json");
+
+#[tokio::test]
+async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
+    const COUNT: usize = 150;
+    let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = project_token(&app, &ada).await;
+    for (key, filters) in [
+        (
+            "simple-flag",
+            json!({"groups": [{"properties": [], "rollout_percentage": 45}]}),
+        ),
+        (
+            "multivariate-flag",
+            json!({"groups": [{"properties": [], "rollout_percentage": 55}],
+                   "multivariate": {"variants": [
+                       {"key": "first-variant", "name": "First Variant", "rollout_percentage": 50},
+                       {"key": "second-variant", "name": "Second Variant", "rollout_percentage": 20},
+                       {"key": "third-variant", "name": "Third Variant", "rollout_percentage": 20},
+                       {"key": "fourth-variant", "name": "Fourth Variant", "rollout_percentage": 5},
+                       {"key": "fifth-variant", "name": "Fifth Variant", "rollout_percentage": 5}]}}),
+        ),
+    ] {
+        let response = app
+            .send_json(
+                Method::POST,
+                &format!("/api/projects/{}/feature_flags/", ada.project_id.0),
+                &ada.key,
+                &json!({"key": key, "name": key, "filters": filters}),
+            )
+            .await;
+        assert_eq!(response.status(), 201);
+    }
+
+    let python = python();
+    assert!(
+        python.is_file(),
+        "posthog-python is not installed in {}: run `cargo xtask test`, which installs it",
+        python.display()
+    );
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/posthog_python/feature_flags.py");
+    let output = tokio::process::Command::new(&python)
+        .arg(script)
+        .env("BURROW_URL", &app.address)
+        .env("BURROW_TOKEN", &token)
+        .env("FLAG_KEYS", "simple-flag,multivariate-flag")
+        .env("COUNT", COUNT.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("running the venv's python");
+    assert!(
+        output.status.success(),
+        "the SDK failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answers: Value = serde_json::from_slice(&output.stdout).expect("the driver prints JSON");
+    for (key, expected) in [
+        ("simple-flag", SIMPLE_FLAG),
+        ("multivariate-flag", MULTIVARIATE_FLAG),
+    ] {
+        let expected: Vec<Value> = serde_json::from_str(expected).unwrap();
+        assert_eq!(
+            answers[key].as_array().unwrap(),
+            &expected[..COUNT],
+            "{key}: posthog-python through Burrow disagrees with PostHog"
+        );
+    }
 }
