@@ -338,17 +338,11 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
         ),
         "version" => (
             "A posthog-js version (`1.449.2`).",
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some(r"^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]*$"))
-                .into(),
+            ObjectBuilder::new().schema_type(Type::String).into(),
         ),
         "file" => (
             "A file name of posthog-js's dist.",
-            ObjectBuilder::new()
-                .schema_type(Type::String)
-                .pattern(Some("^[A-Za-z0-9_-][A-Za-z0-9._-]*$"))
-                .into(),
+            ObjectBuilder::new().schema_type(Type::String).into(),
         ),
         _ => ("", ObjectBuilder::new().schema_type(Type::String).into()),
     }

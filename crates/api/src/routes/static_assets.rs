@@ -19,9 +19,13 @@ pub(crate) async fn versioned(
 ) -> Result<HttpResponse, ApiError> {
     let (version, file) = path.into_inner();
     let dir = static_dir(&request)?;
+    if semver::Version::parse(&version).is_err() {
+        return Err(ApiError::not_found());
+    }
     serve(
         &request,
-        &dir.join(version).join(file),
+        &dir.join(version),
+        &file,
         "public, max-age=31536000, immutable",
     )
     .await
@@ -43,12 +47,7 @@ pub(crate) async fn unversioned(
         Some(version) => version,
         None => newest_version(&dir).await.ok_or_else(ApiError::not_found)?,
     };
-    serve(
-        &request,
-        &dir.join(version).join(file.as_str()),
-        "public, max-age=300",
-    )
-    .await
+    serve(&request, &dir.join(version), &file, "public, max-age=300").await
 }
 
 fn static_dir(request: &HttpRequest) -> Result<PathBuf, ApiError> {
@@ -77,14 +76,24 @@ async fn newest_version(dir: &Path) -> Option<String> {
     newest.map(|version| version.to_string())
 }
 
-/// The route patterns admit only plain names (no `/`, no leading dot), so `path` stays inside
-/// the static directory.
+/// `file` of the version directory `dir`. Path segments arrive percent-decoded, so `file` may
+/// hold anything: only plain names (letters, digits, `.`, `_`, `-`, not starting with a dot) are
+/// served, and nothing outside the directory ever is.
 async fn serve(
     request: &HttpRequest,
-    path: &Path,
+    dir: &Path,
+    file: &str,
     cache: &'static str,
 ) -> Result<HttpResponse, ApiError> {
-    let file = NamedFile::open_async(path)
+    let plain = !file.is_empty()
+        && !file.starts_with('.')
+        && file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if !plain {
+        return Err(ApiError::not_found());
+    }
+    let file = NamedFile::open_async(dir.join(file))
         .await
         .map_err(|_| ApiError::not_found())?;
     let mut response = file.use_last_modified(true).into_response(request);

@@ -197,8 +197,6 @@ pub fn concrete_path(pattern: &str) -> String {
             parameter if parameter.starts_with("{survey_id") => {
                 "00000000-0000-0000-0000-000000000000"
             }
-            // Static bundles are matched by a version pattern.
-            parameter if parameter.starts_with("{version") => "1.0.0",
             parameter if parameter.starts_with('{') => "0",
             literal => literal,
         })

@@ -113,12 +113,15 @@ async fn posthog_js_bundles_are_served_from_the_static_directory() {
         "/static/1.449.2/nothing.js",
         "/static/..%2Fsecret.txt",
         "/static/1.449.2/..%2F..%2Fsecret.txt",
-        "/static/%2E%2E/secret.txt",
+        "/static/1.449.2/..%2Fsecret.txt",
     ] {
         let response = get(path).await.unwrap();
         assert_eq!(
-            response.headers()["access-control-allow-origin"],
-            "*",
+            response
+                .headers()
+                .get("access-control-allow-origin")
+                .map(|v| v.to_str().unwrap()),
+            Some("*"),
             "{path}"
         );
         let (status, body): (u16, Value) = parts(response).await;
