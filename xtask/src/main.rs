@@ -1,9 +1,11 @@
 //! Project automation, run as `cargo xtask <command>`:
 //!
 //! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
-//! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve.
-//! - `test`: ensure a PostgreSQL, a Redis, PostHog's agent toolkit (npm) and posthog-python
-//!   (PyPI), then fmt check, clippy `-D warnings`, every test, and a short `fuzz --quick`.
+//! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve (with
+//!   posthog-js's bundles from the npm registry as `BURROW_STATIC_DIR`, see `browser.rs`).
+//! - `test`: ensure a PostgreSQL, a Redis, PostHog's agent toolkit (npm), posthog-js and
+//!   playwright-core (npm) and posthog-python (PyPI), then fmt check, clippy `-D warnings`, every
+//!   test, and a short `fuzz --quick`.
 //! - `fuzz`: schemathesis (PyPI) against `burrow serve` on a fresh database, every operation of the
 //!   OpenAPI document, at least 2,000 cases; `--quick` for a short run (see `fuzz.rs`).
 //! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
@@ -11,7 +13,9 @@
 //!   `target/bench/` (see `bench/mod.rs`).
 
 mod bench;
+mod browser;
 mod fuzz;
+mod npm;
 mod postgres;
 mod redis;
 
@@ -118,10 +122,17 @@ fn dev() -> anyhow::Result<()> {
     println!("{key}");
     eprintln!("Try: curl -H \"Authorization: Bearer {key}\" http://{bind}/api/projects/");
     eprintln!();
-    run(Command::new(&burrow)
+    let mut serve = Command::new(&burrow);
+    serve
         .arg("serve")
         .env("DATABASE_URL", &database_url)
-        .env("BURROW_BIND", &bind))
+        .env("BURROW_BIND", &bind);
+    // posthog-js's bundles for `/static/...`, from the npm registry when missing, unless the
+    // caller names a directory of their own.
+    if env::var_os("BURROW_STATIC_DIR").is_none() {
+        serve.env("BURROW_STATIC_DIR", browser::static_dir()?);
+    }
+    run(&mut serve)
 }
 
 /// A fresh key for the demo user, bootstrapping the demo tenant the first time.
@@ -187,6 +198,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     ]))?;
     let toolkit = agent_toolkit()?;
     let posthog_python = posthog_python()?;
+    let browser = browser::ensure()?;
     let mut tests = cargo();
     if nextest_available() {
         tests.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
@@ -198,7 +210,8 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .env("BURROW_TEST_DATABASE_URL", server.database_url("postgres"))
         .env("BURROW_TEST_REDIS_URL", &redis)
         .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
-        .env("BURROW_POSTHOG_PYTHON", &posthog_python);
+        .env("BURROW_POSTHOG_PYTHON", &posthog_python)
+        .env("BURROW_BROWSER_DIR", &browser);
     run(&mut tests)?;
     fuzz::run_fuzz(&["--quick".to_owned()])
 }
@@ -210,25 +223,7 @@ const AGENT_TOOLKIT: &str = "@posthog/agent-toolkit@0.2.4";
 /// returns the directory.
 fn agent_toolkit() -> anyhow::Result<PathBuf> {
     let dir = target_dir().join("agent-toolkit");
-    let manifest = dir.join("node_modules/@posthog/agent-toolkit/package.json");
-    let version = AGENT_TOOLKIT.rsplit('@').next().unwrap_or_default();
-    let installed = std::fs::read(&manifest)
-        .is_ok_and(|text| json_string(&text, "version").as_deref() == Some(version));
-    if !installed {
-        std::fs::create_dir_all(&dir)?;
-        run(Command::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--legacy-peer-deps",
-                "--loglevel=error",
-                "--prefix",
-            ])
-            .arg(&dir)
-            .arg(AGENT_TOOLKIT))
-        .context("installing PostHog's agent toolkit (needs node and npm)")?;
-    }
+    npm::ensure_installed(&dir, &[AGENT_TOOLKIT], "PostHog's agent toolkit")?;
     Ok(dir)
 }
 

@@ -131,6 +131,14 @@ pub(super) fn describe(method: &Method, path: &str) -> Option<Operation> {
         .auth(Auth::ProjectToken)
         .ok(ObjectBuilder::new())
         .also(404),
+        ("GET", "/array/{token}/config.js", ..) => op(
+            "sdk",
+            "remote_config_script",
+            "The same remote config as a script setting window._POSTHOG_REMOTE_CONFIG[token]",
+        )
+        .auth(Auth::ProjectToken)
+        .text("application/javascript; charset=utf-8")
+        .also(404),
         ("POST", "/flags", ..) => op(
             "sdk",
             "flags",

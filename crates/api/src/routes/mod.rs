@@ -166,6 +166,10 @@ fn sdk_resources() -> Vec<ResourceSpec> {
     resources.push(
         ResourceSpec::at("/array/{token}/config").route(Method::GET, sdk_config::remote_config),
     );
+    resources.push(
+        ResourceSpec::at("/array/{token}/config.js")
+            .route(Method::GET, sdk_config::remote_config_script),
+    );
     resources.push(ResourceSpec::at("/flags").route(Method::POST, flags::flags));
     // Any one segment, so even a refused name is answered with CORS; the handlers serve plain
     // names only.
@@ -417,6 +421,7 @@ mod tests {
                 "GET /api/surveys",
                 "GET /api/users/@me user:read",
                 "GET /array/{token}/config",
+                "GET /array/{token}/config.js",
                 "GET /metrics",
                 "GET /static/{file}",
                 "GET /static/{version}/{file}",

@@ -3,6 +3,7 @@
 mod agent_toolkit;
 mod agents;
 mod auth;
+mod browser;
 mod capture;
 mod cli;
 mod cross_tenant;

@@ -52,6 +52,38 @@ async fn the_remote_config_turns_on_surveys_flags_and_gzip_capture() {
         assert_eq!(config[off], false, "{off}");
     }
 
+    let script = app
+        .request(Method::GET, &format!("/array/{token}/config.js"))
+        .header("Origin", SITE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.status(), 200);
+    assert_eq!(script.headers()["access-control-allow-origin"], "*");
+    assert!(
+        script.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/javascript")
+    );
+    let script = script.text().await.unwrap();
+    let assignment = format!("window._POSTHOG_REMOTE_CONFIG[\"{token}\"]=");
+    let entry = script
+        .split_once(&assignment)
+        .and_then(|(_, rest)| rest.strip_suffix(";})();\n"))
+        .unwrap_or_else(|| panic!("not PostHog's config script: {script}"));
+    let entry: Value = serde_json::from_str(entry).unwrap();
+    assert_eq!(entry["config"], config, "the script carries the same config");
+    assert_eq!(entry["siteApps"], serde_json::json!([]));
+    let missing_script = app
+        .request(Method::GET, "/array/phc_nobodyhasthistoken/config.js")
+        .header("Origin", SITE)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing_script.status(), 404);
+    assert_eq!(missing_script.headers()["access-control-allow-origin"], "*");
+
     let unknown = app
         .request(Method::GET, "/array/phc_nobodyhasthistoken/config/")
         .header("Origin", SITE)

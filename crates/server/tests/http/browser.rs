@@ -1,0 +1,371 @@
+//! posthog-js 1.449.2 (the npm package) in Chromium against `burrow serve`: a shop's page on
+//! another origin loads the SDK, with its `api_host` at Burrow, and a survey created through
+//! Burrow's API pops up, is answered and is counted. The bundle is either the full one, served
+//! by the shop, or PostHog's HTML snippet loading `/static/array.js` and then `surveys.js` from
+//! Burrow. `cargo xtask test` installs posthog-js and playwright-core into `target/browser`
+//! (`BURROW_BROWSER_DIR`); Chromium is Debian's (`BURROW_CHROMIUM` names another binary).
+//! The driver is `tests/browser/survey.mjs`; screenshots land in `target/browser/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use adapters::testing::TestDatabase;
+use serde_json::{Value, json};
+
+use crate::process::{ServerProcess, bootstrap, serve};
+
+const POSTHOG_JS_VERSION: &str = "1.449.2";
+
+/// Where `cargo xtask test` installed posthog-js and playwright-core; panics, saying how to
+/// install them, when they are missing.
+fn browser_dir() -> PathBuf {
+    let dir = std::env::var_os("BURROW_BROWSER_DIR").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/browser"),
+        PathBuf::from,
+    );
+    for needed in [
+        "node_modules/posthog-js/package.json".to_owned(),
+        "node_modules/playwright-core/package.json".to_owned(),
+        format!("static/{POSTHOG_JS_VERSION}/array.js"),
+        format!("static/{POSTHOG_JS_VERSION}/surveys.js"),
+    ] {
+        assert!(
+            dir.join(&needed).is_file(),
+            "{} is missing from the browser directory {} (BURROW_BROWSER_DIR): run `cargo xtask \
+             test`, which installs posthog-js@{POSTHOG_JS_VERSION} and playwright-core from the \
+             npm registry and copies posthog-js's dist/ to static/{POSTHOG_JS_VERSION}/",
+            needed,
+            dir.display()
+        );
+    }
+    dir
+}
+
+fn chromium() -> String {
+    std::env::var("BURROW_CHROMIUM").unwrap_or_else(|_| "chromium".into())
+}
+
+/// Screenshots and server logs: `target/browser/`.
+fn artifacts() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/browser");
+    std::fs::create_dir_all(&dir).expect("creating target/browser");
+    dir.canonicalize().expect("target/browser exists")
+}
+
+/// A real `burrow serve` on its own database, serving posthog-js's bundles, with a tenant.
+struct Burrow {
+    server: ServerProcess,
+    client: reqwest::Client,
+    key: String,
+    token: String,
+    project_id: i64,
+    log: PathBuf,
+    name: String,
+    _database: TestDatabase,
+}
+
+impl Burrow {
+    async fn start(name: &str) -> Self {
+        let static_dir = browser_dir().join("static");
+        let database = TestDatabase::create().await;
+        let tenant = bootstrap(&database.url);
+        let log = artifacts().join(format!("burrow-{name}.log"));
+        let server = serve(&database.url, Some(&log), |command| {
+            command
+                .env("BURROW_STATIC_DIR", &static_dir)
+                .env("RUST_LOG", "info");
+        })
+        .await;
+        Self {
+            server,
+            client: reqwest::Client::new(),
+            key: tenant["personal_api_key"].as_str().unwrap().to_owned(),
+            token: tenant["project_api_token"].as_str().unwrap().to_owned(),
+            project_id: tenant["project_id"].as_i64().unwrap(),
+            log,
+            name: name.to_owned(),
+            _database: database,
+        }
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        let response = self
+            .client
+            .get(self.server.url(path))
+            .bearer_auth(&self.key)
+            .send()
+            .await
+            .expect("GET to burrow");
+        let status = response.status();
+        let body: Value = response.json().await.expect("a JSON body");
+        assert_eq!(status, 200, "GET {path}: {body}");
+        body
+    }
+
+    /// A running popover survey created through the API, with `extra` fields merged in.
+    async fn survey(&self, name: &str, question: Value, extra: Value) -> Value {
+        let mut body = json!({
+            "name": name,
+            "type": "popover",
+            "questions": [question],
+            "start_date": chrono::Utc::now().to_rfc3339(),
+        });
+        for (field, value) in extra.as_object().unwrap() {
+            body[field] = value.clone();
+        }
+        let response = self
+            .client
+            .post(
+                self.server
+                    .url(&format!("/api/projects/{}/surveys/", self.project_id)),
+            )
+            .bearer_auth(&self.key)
+            .json(&body)
+            .send()
+            .await
+            .expect("POST a survey");
+        let status = response.status();
+        let survey: Value = response.json().await.expect("a JSON body");
+        assert_eq!(status, 201, "{survey}");
+        survey
+    }
+
+    /// Runs the driver script; its JSON report (also kept as `target/browser/report-<name>.json`),
+    /// or a panic with the report and the log's tail.
+    async fn drive(&self, vars: &[(&str, String)]) -> Value {
+        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/survey.mjs");
+        let mut command = tokio::process::Command::new("node");
+        command
+            .arg(script)
+            .env("BROWSER_DIR", browser_dir())
+            .env("CHROMIUM", chromium())
+            .env("BURROW_URL", &self.server.address)
+            .env("TOKEN", &self.token)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        for (name, value) in vars {
+            command.env(name, value);
+        }
+        let output = tokio::time::timeout(Duration::from_secs(150), command.output())
+            .await
+            .expect("the browser driver finishes within 150 s")
+            .expect("running node");
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+            panic!(
+                "the driver printed no JSON ({}): {}\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        let kept = self
+            .log
+            .with_file_name(format!("report-{}.json", self.name));
+        std::fs::write(&kept, serde_json::to_vec_pretty(&report).unwrap())
+            .expect("keeping the report");
+        assert!(
+            output.status.success(),
+            "the browser part failed: {}\nreport: {}\nburrow's log ({}):\n{}",
+            report["error"],
+            serde_json::to_string_pretty(&report).unwrap(),
+            self.log.display(),
+            log_tail(&self.log)
+        );
+        report
+    }
+
+    /// Polls `responses_count` until `survey` has one response; panics after 30 s.
+    async fn wait_for_one_response(&self, survey: &str, report: &Value) {
+        let path = format!("/api/projects/{}/surveys/responses_count/", self.project_id);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let counts = self.get(&path).await;
+            if counts[survey] == 1 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "responses_count never showed 1 for {survey}: {counts}\nthe browser sent: {}\n\
+                 burrow's log:\n{}",
+                serde_json::to_string_pretty(&report["requests"]).unwrap(),
+                log_tail(&self.log)
+            );
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// The survey's responses as `GET .../responses/` lists them.
+    async fn responses(&self, survey: &str) -> Vec<Value> {
+        let path = format!(
+            "/api/projects/{}/surveys/{survey}/responses/",
+            self.project_id
+        );
+        self.get(&path).await["results"]
+            .as_array()
+            .expect("a results list")
+            .clone()
+    }
+}
+
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
+}
+
+/// A survey as the shop's visitor sees it: the popover shows, the answer is captured and counted
+/// once with its value, and it is not shown again: neither after a reload nor to the same
+/// person (same distinct id) in a fresh browser, where only Burrow remembers the answer.
+async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Value, answer: &str) {
+    let burrow = Burrow::start(bundle).await;
+    let survey = burrow
+        .survey(
+            &format!("Shop survey ({bundle} bundle)"),
+            question,
+            json!({}),
+        )
+        .await;
+    let id = survey["id"].as_str().unwrap().to_owned();
+    let question_id = survey["questions"][0]["id"]
+        .as_str()
+        .expect("Burrow gives each question an id")
+        .to_owned();
+    let screenshot = artifacts().join(format!("survey-{bundle}.png"));
+    let _ = std::fs::remove_file(&screenshot);
+
+    let report = burrow
+        .drive(&[
+            ("MODE", "answer".into()),
+            ("BUNDLE", bundle.into()),
+            ("SURVEY", id.clone()),
+            ("ANSWER", answer.into()),
+            ("SCREENSHOT", screenshot.display().to_string()),
+        ])
+        .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report["webdriver"], false, "{pretty}");
+    assert_eq!(report["shown"], true, "{pretty}");
+    assert!(
+        screenshot.is_file(),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+    if bundle == "lazy" {
+        for script in [
+            format!("/static/{POSTHOG_JS_VERSION}/surveys.js"),
+            "/static/array.js".to_owned(),
+        ] {
+            let served = report["requests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|request| {
+                    request["url"].as_str().unwrap().ends_with(&script) && request["status"] == 200
+                });
+            assert!(served, "Burrow did not serve {script}: {pretty}");
+        }
+    }
+
+    burrow.wait_for_one_response(&id, &report).await;
+    let responses = burrow.responses(&id).await;
+    assert_eq!(responses.len(), 1, "{responses:?}");
+    let expected = match answer.split_once(':') {
+        Some(("rating", value)) => json!(value.parse::<i64>().unwrap()),
+        Some((_, text)) => json!(text),
+        None => unreachable!("answers are kind:value"),
+    };
+    assert_eq!(
+        responses[0]["answers"][&question_id], expected,
+        "{responses:?}"
+    );
+    assert_eq!(responses[0]["completed"], true, "{responses:?}");
+
+    assert_eq!(
+        report["shownAfterReload"], false,
+        "the survey showed again after the person answered it: {pretty}"
+    );
+    assert_eq!(
+        report["shownInFreshBrowser"], false,
+        "the survey showed to the person who answered it, in a browser without its \
+         localStorage: {pretty}"
+    );
+}
+
+#[tokio::test]
+async fn the_full_bundle_shows_a_rating_popover_and_burrow_counts_its_answer() {
+    shown_answered_counted_and_not_shown_again(
+        "full",
+        json!({"type": "rating", "question": "How likely are you to recommend the shop?",
+               "scale": 10, "display": "number",
+               "lowerBoundLabel": "Unlikely", "upperBoundLabel": "Very likely"}),
+        "rating:8",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_snippet_lazy_loads_surveys_js_from_burrow_and_burrow_counts_the_answer() {
+    shown_answered_counted_and_not_shown_again(
+        "lazy",
+        json!({"type": "open", "question": "What should the shop sell next?"}),
+        "open:Left-handed scissors",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_survey_targeting_other_persons_stays_hidden_while_one_targeting_this_person_shows() {
+    let burrow = Burrow::start("targeting").await;
+    let plan = |value: &str| {
+        json!({"targeting_flag_filters": {"groups": [{"properties": [
+            {"key": "plan", "type": "person", "operator": "exact", "value": [value]}
+        ], "rollout_percentage": 100}]}})
+    };
+    let question = json!({"type": "open", "question": "How is the pro plan?"});
+    // Created first, so that it would be first in the feed and take the focus if it matched.
+    let hidden = burrow
+        .survey("Enterprise customers", question.clone(), plan("enterprise"))
+        .await;
+    let included = burrow.survey("Pro customers", question, plan("pro")).await;
+    let hidden = hidden["id"].as_str().unwrap().to_owned();
+    let included = included["id"].as_str().unwrap().to_owned();
+    let screenshot = artifacts().join("survey-targeting.png");
+
+    let report = burrow
+        .drive(&[
+            ("MODE", "targeting".into()),
+            ("BUNDLE", "full".into()),
+            ("SURVEY", included.clone()),
+            ("HIDDEN", hidden.clone()),
+            ("PERSON", json!({"plan": "pro"}).to_string()),
+            ("SCREENSHOT", screenshot.display().to_string()),
+        ])
+        .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report["shown"], true, "{pretty}");
+    // The SDK sent the person's plan with /flags, and has both surveys, but only one matches.
+    let sent_plan = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|request| {
+            request["url"].as_str().unwrap().contains("/flags")
+                && request["person_properties"]["plan"] == "pro"
+        });
+    assert!(sent_plan, "no /flags request carried plan=pro: {pretty}");
+    let all = report["surveys"]["all"].as_array().unwrap();
+    assert!(
+        all.contains(&json!(hidden)) && all.contains(&json!(included)),
+        "{pretty}"
+    );
+    assert_eq!(report["surveys"]["matching"], json!([included]), "{pretty}");
+    assert_eq!(report["hiddenShown"], false, "{pretty}");
+    assert!(
+        !report["surveysAfterClose"]["matching"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(hidden)),
+        "{pretty}"
+    );
+}
