@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use adapters::testing::TestDatabase;
 use serde_json::{Value, json};
 
+use crate::helpers::chromium;
 use crate::process::{ServerProcess, bootstrap, serve};
 
 const POSTHOG_JS_VERSION: &str = "1.449.2";
@@ -40,10 +41,6 @@ fn browser_dir() -> PathBuf {
         );
     }
     dir
-}
-
-fn chromium() -> String {
-    std::env::var("BURROW_CHROMIUM").unwrap_or_else(|_| "chromium".into())
 }
 
 /// Screenshots and server logs: `target/browser/`.

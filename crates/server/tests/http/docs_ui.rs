@@ -8,11 +8,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::helpers::spawn_app;
-
-fn chromium() -> String {
-    std::env::var("BURROW_CHROMIUM").unwrap_or_else(|_| "chromium".into())
-}
+use crate::helpers::{chromium, spawn_app};
 
 /// The DOM of `url` once its scripts have run, as Chromium renders it.
 async fn rendered(url: &str) -> String {

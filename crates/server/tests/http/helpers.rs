@@ -203,3 +203,9 @@ pub fn concrete_path(pattern: &str) -> String {
         .collect::<Vec<_>>()
         .join("/")
 }
+
+/// The Chromium the browser tests run: Debian's `chromium` (which `.ci/run` installs), or the
+/// binary `BURROW_CHROMIUM` names.
+pub fn chromium() -> String {
+    std::env::var("BURROW_CHROMIUM").unwrap_or_else(|_| "chromium".into())
+}

@@ -73,7 +73,10 @@ async fn the_remote_config_turns_on_surveys_flags_and_gzip_capture() {
         .and_then(|(_, rest)| rest.strip_suffix(";})();\n"))
         .unwrap_or_else(|| panic!("not PostHog's config script: {script}"));
     let entry: Value = serde_json::from_str(entry).unwrap();
-    assert_eq!(entry["config"], config, "the script carries the same config");
+    assert_eq!(
+        entry["config"], config,
+        "the script carries the same config"
+    );
     assert_eq!(entry["siteApps"], serde_json::json!([]));
     let missing_script = app
         .request(Method::GET, "/array/phc_nobodyhasthistoken/config.js")
