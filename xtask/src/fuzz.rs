@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use crate::bench::api::Api;
 use crate::bench::database::{admin, psql};
 use crate::bench::server::Server;
-use crate::{build_burrow, postgres, run, target_dir};
+use crate::{build_burrow, postgres, pypi, run, target_dir};
 
 /// schemathesis, as published on PyPI.
 const SCHEMATHESIS: &str = "schemathesis==4.32.5";
@@ -258,30 +258,7 @@ fn summary(output: &str) -> &str {
 /// there already; returns its `st`.
 fn schemathesis() -> anyhow::Result<PathBuf> {
     let venv = target_dir().join("schemathesis");
-    let python = venv.join("bin").join("python");
-    let version = SCHEMATHESIS.rsplit("==").next().unwrap_or_default();
-    let installed = Command::new(&python)
-        .args([
-            "-c",
-            "import importlib.metadata as m; print(m.version('schemathesis'))",
-        ])
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == version);
-    if !installed {
-        if !python.is_file() {
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
-                .context("creating a venv for schemathesis (needs python3 with venv)")?;
-        }
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            SCHEMATHESIS,
-        ]))
-        .context("installing schemathesis (needs pip)")?;
-    }
+    pypi::ensure_venv(&venv, SCHEMATHESIS)?;
     Ok(venv.join("bin").join("st"))
 }
 

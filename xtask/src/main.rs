@@ -17,6 +17,7 @@ mod browser;
 mod fuzz;
 mod npm;
 mod postgres;
+mod pypi;
 mod redis;
 
 use std::env;
@@ -233,32 +234,7 @@ const POSTHOG_PYTHON: &str = "posthog==7.91.1";
 /// Installs the Python SDK into its own venv (leaving the system's python alone) in
 /// `target/posthog-python` unless that version is there already; returns the venv's python.
 fn posthog_python() -> anyhow::Result<PathBuf> {
-    let venv = target_dir().join("posthog-python");
-    let python = venv.join("bin").join("python");
-    let version = POSTHOG_PYTHON.rsplit("==").next().unwrap_or_default();
-    let installed = Command::new(&python)
-        .args([
-            "-c",
-            "import importlib.metadata as m; print(m.version('posthog'))",
-        ])
-        .output()
-        .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == version);
-    if !installed {
-        if !python.is_file() {
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
-                .context("creating a venv for posthog-python (needs python3 with venv)")?;
-        }
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            POSTHOG_PYTHON,
-        ]))
-        .context("installing posthog-python (needs pip)")?;
-    }
-    Ok(python)
+    pypi::ensure_venv(&target_dir().join("posthog-python"), POSTHOG_PYTHON)
 }
 
 fn nextest_available() -> bool {

@@ -39,19 +39,6 @@ async fn launched_survey(app: &TestApp, tenant: &Tenant, name: &str) -> (String,
     )
 }
 
-/// The project's public token, as the SDK snippet carries it.
-async fn project_token(app: &TestApp, tenant: &Tenant) -> String {
-    let (_, project) = parts(
-        app.get(
-            &format!("/api/projects/{}/", tenant.project_id),
-            &tenant.key,
-        )
-        .await,
-    )
-    .await;
-    project["api_token"].as_str().unwrap().to_owned()
-}
-
 /// `survey sent` as posthog-js 1.449 builds it: distinct_id and token only in properties.
 fn web_answer(token: &str, survey: &str, question: &str, submission: &str, uuid: &str) -> Value {
     json!({
@@ -123,7 +110,7 @@ async fn web_sdk_answers_are_counted_once_however_often_they_are_sent() {
     let app = spawn_app().await;
     let tenant = app.tenant("ada@example.com", &["*"]).await;
     let (survey, question) = launched_survey(&app, &tenant, "NPS").await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
     assert_eq!(responses_count(&app, &tenant, "").await, json!({}));
 
     let answer = web_answer(
@@ -168,7 +155,7 @@ async fn base64_forms_plain_json_and_server_sdk_batches_are_all_accepted() {
     let app = spawn_app().await;
     let tenant = app.tenant("ada@example.com", &["*"]).await;
     let (survey, question) = launched_survey(&app, &tenant, "NPS").await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
     let answer =
         |uuid: &str, submission: &str| web_answer(&token, &survey, &question, submission, uuid);
 
@@ -247,7 +234,7 @@ async fn refused_captures_store_nothing_and_still_carry_cors_headers() {
     let app = spawn_app().await;
     let tenant = app.tenant("ada@example.com", &["*"]).await;
     let (survey, question) = launched_survey(&app, &tenant, "NPS").await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
     let answer = web_answer(
         &token,
         &survey,
@@ -348,7 +335,7 @@ async fn oversized_captures_are_refused_with_the_error_shape() {
     })
     .await;
     let tenant = app.tenant("ada@example.com", &["*"]).await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
     let event = json!({"event": "$pageview", "properties": {"distinct_id": "p"}});
 
     let three = web_batch(&token, vec![event.clone(), event.clone(), event.clone()]);
@@ -380,7 +367,7 @@ async fn responses_are_listed_archived_and_left_out_when_asked() {
     let tenant = app.tenant("ada@example.com", &["*"]).await;
     let (survey, question) = launched_survey(&app, &tenant, "NPS").await;
     let (other, _) = launched_survey(&app, &tenant, "Other").await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
     let first = web_answer(
         &token,
         &survey,
@@ -500,7 +487,7 @@ async fn stats_add_up_shown_dismissed_and_sent() {
     let app = spawn_app().await;
     let tenant = app.tenant("ada@example.com", &["*"]).await;
     let (survey, question) = launched_survey(&app, &tenant, "NPS").await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
     let event = |name: &str, person: &str, uuid: &str| {
         json!({"event": name, "uuid": uuid, "timestamp": "2026-11-23T10:00:00Z",
                "properties": {"distinct_id": person, "$survey_id": survey}})
@@ -616,7 +603,7 @@ async fn the_public_feed_shows_unarchived_surveys_to_any_origin() {
         &json!({"archived": true}),
     )
     .await;
-    let token = project_token(&app, &tenant).await;
+    let token = app.project_token(&tenant).await;
 
     let response = app
         .request(

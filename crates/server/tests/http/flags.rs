@@ -12,18 +12,6 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
 
-async fn token_of(app: &TestApp, tenant: &Tenant) -> String {
-    let (_, project) = parts(
-        app.get(
-            &format!("/api/projects/{}/", tenant.project_id.0),
-            &tenant.key,
-        )
-        .await,
-    )
-    .await;
-    project["api_token"].as_str().unwrap().to_owned()
-}
-
 async fn flag(app: &TestApp, tenant: &Tenant, body: Value) -> Value {
     let (status, flag) = parts(
         app.send_json(
@@ -55,7 +43,7 @@ async fn ask(app: &TestApp, query: &str, body: &Value) -> (u16, Value) {
 async fn flags_are_evaluated_for_the_person_in_v2_and_legacy_shapes() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = token_of(&app, &ada).await;
+    let token = app.project_token(&ada).await;
     let pro = flag(
         &app,
         &ada,
@@ -121,7 +109,7 @@ async fn flags_are_evaluated_for_the_person_in_v2_and_legacy_shapes() {
 async fn gzip_base64_and_json_bodies_get_the_same_answer() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = token_of(&app, &ada).await;
+    let token = app.project_token(&ada).await;
     flag(
         &app,
         &ada,
@@ -168,7 +156,7 @@ async fn gzip_base64_and_json_bodies_get_the_same_answer() {
 async fn a_bad_request_answers_the_error_shape_with_cors() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = token_of(&app, &ada).await;
+    let token = app.project_token(&ada).await;
 
     let response = app
         .request(Method::POST, "/flags/?v=2")
@@ -205,7 +193,7 @@ async fn a_bad_request_answers_the_error_shape_with_cors() {
 async fn a_survey_is_hidden_from_a_person_once_they_answered_it() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = token_of(&app, &ada).await;
+    let token = app.project_token(&ada).await;
     let (status, survey) = parts(
         app.send_json(
             Method::POST,

@@ -85,6 +85,23 @@ pub fn start_node(database_url: &str, adjust: impl FnOnce(&mut ServeArgs)) -> St
 }
 
 impl TestApp {
+    /// The project's public token (`phc_…`), which SDKs carry instead of a key.
+    pub async fn project_token(&self, tenant: &Tenant) -> String {
+        let (status, project) = parts(
+            self.get(
+                &format!("/api/projects/{}/", tenant.project_id),
+                &tenant.key,
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(status, 200, "{project}");
+        project["api_token"]
+            .as_str()
+            .expect("project api_token")
+            .to_owned()
+    }
+
     /// Another node serving the same database, as behind a load balancer; returns its base URL.
     pub fn another_node(&self, adjust: impl FnOnce(&mut ServeArgs)) -> String {
         start_node(&self.database.url, adjust)

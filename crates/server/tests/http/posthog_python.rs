@@ -12,12 +12,42 @@ use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
 
-/// The python of the venv `cargo xtask test` installed the SDK into.
-fn python() -> PathBuf {
-    std::env::var_os("BURROW_POSTHOG_PYTHON").map_or_else(
+/// Runs `tests/posthog_python/<script>` with the python of the venv `cargo xtask test`
+/// installed the SDK into, the app's URL and the project's token in `BURROW_URL` and
+/// `BURROW_TOKEN`, and `env`; its standard output, after asserting it succeeded.
+async fn drive(app: &TestApp, token: &str, script: &str, env: &[(&str, &str)]) -> Vec<u8> {
+    let python = std::env::var_os("BURROW_POSTHOG_PYTHON").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/posthog-python/bin/python"),
         PathBuf::from,
-    )
+    );
+    assert!(
+        python.is_file(),
+        "posthog-python is not installed in {}: run `cargo xtask test`, which installs it",
+        python.display()
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/posthog_python")
+        .join(script);
+    let output = tokio::process::Command::new(&python)
+        .arg(script)
+        .env("BURROW_URL", &app.address)
+        .env("BURROW_TOKEN", token)
+        .envs(env.iter().copied())
+        // The SDK's default wire protocol (`/batch/`), whatever the environment says.
+        .env_remove("POSTHOG_CAPTURE_MODE")
+        .env_remove("POSTHOG_CAPTURE_COMPRESSION")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("running the venv's python");
+    assert!(
+        output.status.success(),
+        "the SDK failed ({}): {}{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
 }
 
 /// A launched `api` survey with an open and a rating question.
@@ -75,45 +105,27 @@ async fn launched_survey(app: &TestApp, tenant: &Tenant, name: &str) -> Survey {
 /// Runs the driver script: the SDK with its defaults answers `survey`, a `gzip=True` client
 /// `gzip_survey`, both with the project's token.
 async fn send_responses(app: &TestApp, token: &str, survey: &Survey, gzip_survey: &Survey) {
-    let python = python();
-    assert!(
-        python.is_file(),
-        "posthog-python is not installed in {}: run `cargo xtask test`, which installs it",
-        python.display()
-    );
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/posthog_python/send_responses.py");
-    let output = tokio::process::Command::new(&python)
-        .arg(script)
-        .env("BURROW_URL", &app.address)
-        .env("BURROW_TOKEN", token)
-        .env("SURVEY_ID", &survey.id)
-        .env("OPEN_QUESTION_ID", &survey.open_id)
-        .env("RATING_QUESTION_ID", &survey.rating_id)
-        .env("GZIP_SURVEY_ID", &gzip_survey.id)
-        .env("GZIP_OPEN_QUESTION_ID", &gzip_survey.open_id)
-        .env("GZIP_RATING_QUESTION_ID", &gzip_survey.rating_id)
-        // The SDK's default wire protocol (`/batch/`), whatever the environment says.
-        .env_remove("POSTHOG_CAPTURE_MODE")
-        .env_remove("POSTHOG_CAPTURE_COMPRESSION")
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .expect("running the venv's python");
-    assert!(
-        output.status.success(),
-        "the SDK failed ({}): {}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    drive(
+        app,
+        token,
+        "send_responses.py",
+        &[
+            ("SURVEY_ID", &survey.id),
+            ("OPEN_QUESTION_ID", &survey.open_id),
+            ("RATING_QUESTION_ID", &survey.rating_id),
+            ("GZIP_SURVEY_ID", &gzip_survey.id),
+            ("GZIP_OPEN_QUESTION_ID", &gzip_survey.open_id),
+            ("GZIP_RATING_QUESTION_ID", &gzip_survey.rating_id),
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn survey_responses_sent_through_posthog_python_are_counted_once_per_submission() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = &project_token(&app, &ada).await;
+    let token = &app.project_token(&ada).await;
     let checkout = launched_survey(&app, &ada, "Checkout feedback").await;
     let onboarding = launched_survey(&app, &ada, "Onboarding feedback").await;
 
@@ -145,23 +157,6 @@ async fn survey_responses_sent_through_posthog_python_are_counted_once_per_submi
     assert_eq!(counts, expected);
 }
 
-/// The project's public token, which the SDK is configured with.
-async fn project_token(app: &TestApp, tenant: &Tenant) -> String {
-    let (status, project) = parts(
-        app.get(
-            &format!("/api/projects/{}/", tenant.project_id),
-            &tenant.key,
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 200, "{project}");
-    project["api_token"]
-        .as_str()
-        .expect("project api_token")
-        .to_owned()
-}
-
 /// PostHog's published consistency vectors (posthog-python's test suite), as the domain's tests
 /// keep them: what PostHog answers for `distinct_id_0`.. under "simple-flag" (45 %) and
 /// "multivariate-flag" (55 %, five variants).
@@ -174,7 +169,7 @@ async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
     const COUNT: usize = 150;
     let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = project_token(&app, &ada).await;
+    let token = app.project_token(&ada).await;
     for (key, filters) in [
         (
             "simple-flag",
@@ -202,32 +197,18 @@ async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
         assert_eq!(response.status(), 201);
     }
 
-    let python = python();
-    assert!(
-        python.is_file(),
-        "posthog-python is not installed in {}: run `cargo xtask test`, which installs it",
-        python.display()
-    );
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/posthog_python/feature_flags.py");
-    let output = tokio::process::Command::new(&python)
-        .arg(script)
-        .env("BURROW_URL", &app.address)
-        .env("BURROW_TOKEN", &token)
-        .env("FLAG_KEYS", "simple-flag,multivariate-flag")
-        .env("COUNT", COUNT.to_string())
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .expect("running the venv's python");
-    assert!(
-        output.status.success(),
-        "the SDK failed ({}): {}{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let answers: Value = serde_json::from_slice(&output.stdout).expect("the driver prints JSON");
+    let count = COUNT.to_string();
+    let output = drive(
+        &app,
+        &token,
+        "feature_flags.py",
+        &[
+            ("FLAG_KEYS", "simple-flag,multivariate-flag"),
+            ("COUNT", &count),
+        ],
+    )
+    .await;
+    let answers: Value = serde_json::from_slice(&output).expect("the driver prints JSON");
     for (key, expected) in [
         ("simple-flag", SIMPLE_FLAG),
         ("multivariate-flag", MULTIVARIATE_FLAG),

@@ -8,23 +8,11 @@ use crate::helpers::{assert_error, parts, spawn_app, spawn_app_with};
 
 const SITE: &str = "https://shop.example";
 
-async fn project_token(app: &crate::helpers::TestApp, tenant: &crate::helpers::Tenant) -> String {
-    let (_, project) = parts(
-        app.get(
-            &format!("/api/projects/{}/", tenant.project_id.0),
-            &tenant.key,
-        )
-        .await,
-    )
-    .await;
-    project["api_token"].as_str().unwrap().to_owned()
-}
-
 #[tokio::test]
 async fn the_remote_config_turns_on_surveys_flags_and_gzip_capture() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let token = project_token(&app, &ada).await;
+    let token = app.project_token(&ada).await;
 
     let response = app
         .request(Method::GET, &format!("/array/{token}/config"))
