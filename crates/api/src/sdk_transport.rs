@@ -5,6 +5,8 @@
 use std::borrow::Cow;
 use std::io::Read as _;
 
+use actix_web::HttpRequest;
+use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use base64::Engine as _;
 use flate2::read::GzDecoder;
 use serde_json::Value;
@@ -20,6 +22,18 @@ pub(crate) struct Transport<'a> {
     pub query: &'a str,
     pub content_type: Option<&'a str>,
     pub content_encoding: Option<&'a str>,
+}
+
+impl<'a> Transport<'a> {
+    /// What `request`'s query string and headers say.
+    pub(crate) fn of(request: &'a HttpRequest) -> Self {
+        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+        Self {
+            query: request.query_string(),
+            content_type: header(CONTENT_TYPE),
+            content_encoding: header(CONTENT_ENCODING),
+        }
+    }
 }
 
 /// Undoes the transport's encodings and parses the JSON inside.

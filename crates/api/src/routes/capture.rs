@@ -4,7 +4,6 @@
 
 mod decode;
 
-use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::access::AccessService;
 use domain::survey_response::SurveyResponseService;
@@ -31,12 +30,7 @@ pub(crate) async fn capture(
         |settings| (settings.capture_max_body_bytes, settings.capture_max_events),
     );
     let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
-    let transport = Transport {
-        query: request.query_string(),
-        content_type: header(CONTENT_TYPE),
-        content_encoding: header(CONTENT_ENCODING),
-    };
+    let transport = Transport::of(&request);
     let captured = decode(&body, transport, max_bytes)?;
     if captured.batch.events.len() > max_events {
         return Err(ApiError::too_many_events(max_events));

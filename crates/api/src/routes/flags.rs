@@ -3,7 +3,6 @@
 //! for one person as PostHog evaluates them. Named by the project's public token; bodies come
 //! packed as the SDKs pack them (gzip, base64 form, JSON).
 
-use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
 use domain::access::AccessService;
@@ -29,12 +28,7 @@ pub(crate) async fn flags(
         .app_data::<ApiSettings>()
         .map_or(ApiSettings::DEFAULT_MAX_BODY_BYTES, |s| s.max_body_bytes);
     let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
-    let transport = Transport {
-        query: request.query_string(),
-        content_type: header(CONTENT_TYPE),
-        content_encoding: header(CONTENT_ENCODING),
-    };
+    let transport = Transport::of(&request);
     let Value::Object(body) = unpack(&body, transport, max_bytes)? else {
         return Err(invalid(
             "body",

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
-use crate::helpers::{assert_error, eventually, parts, start_node};
+use crate::helpers::{assert_error, eventually, parts, scraped, start_node};
 use crate::own_postgres::OwnPostgres;
 use crate::process::{bootstrap, serve};
 
@@ -77,17 +77,13 @@ async fn a_stopped_database_answers_503_and_its_return_needs_no_restart() {
             .status(),
         503
     );
-    let metrics = client
-        .get(format!("{address}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics.contains(r#"burrow_database_errors_total{kind="unavailable"} 2"#),
-        "{metrics}"
+    assert_eq!(
+        scraped(
+            &address,
+            r#"burrow_database_errors_total{kind="unavailable"}"#
+        )
+        .await,
+        Some(2.0)
     );
 
     postgres.resume();

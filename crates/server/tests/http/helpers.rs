@@ -226,3 +226,21 @@ pub fn concrete_path(pattern: &str) -> String {
 pub fn chromium() -> String {
     std::env::var("BURROW_CHROMIUM").unwrap_or_else(|_| "chromium".into())
 }
+
+/// The value of the sample named exactly `series` (name and labels) in Prometheus text.
+pub fn sample(metrics: &str, series: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// `series`' value in `GET /metrics` of the node at `address`.
+pub async fn scraped(address: &str, series: &str) -> Option<f64> {
+    let metrics = reqwest::get(format!("{address}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("the metrics text");
+    sample(&metrics, series)
+}

@@ -2,14 +2,7 @@
 
 use reqwest::Method;
 
-use crate::helpers::spawn_app_with;
-
-/// The value of the sample named exactly `series` (name and labels).
-fn sample(metrics: &str, series: &str) -> Option<f64> {
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
-}
+use crate::helpers::{sample, spawn_app_with};
 
 #[tokio::test]
 async fn requests_latency_pool_and_throttling_are_exported() {

@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::helpers::{assert_error, parts, spawn_app_with};
+use crate::helpers::{assert_error, parts, scraped, spawn_app_with};
 
 /// The Redis the tests share (`cargo xtask test` makes sure one answers).
 fn redis_url() -> String {
@@ -149,19 +149,8 @@ async fn without_redis_requests_are_served_and_the_outage_is_counted() {
     for _ in 0..5 {
         assert_eq!(app.get("/api/users/@me/", &alice.key).await.status(), 200);
     }
-    let metrics = app
-        .request(Method::GET, "/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let failures: u64 = metrics
-        .lines()
-        .find_map(|line| line.strip_prefix("burrow_rate_limit_store_errors_total "))
-        .expect("the counter is exported")
-        .parse()
-        .unwrap();
-    assert_eq!(failures, 5);
+    assert_eq!(
+        scraped(&app.address, "burrow_rate_limit_store_errors_total").await,
+        Some(5.0)
+    );
 }
