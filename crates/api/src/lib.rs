@@ -8,6 +8,7 @@ mod extract;
 mod fallback_errors;
 mod fields;
 mod metrics;
+mod null_characters;
 pub mod openapi;
 mod request_span;
 mod routes;
@@ -77,8 +78,10 @@ pub fn app(
         .configure(routes::configure)
         .default_service(web::to(routes::not_found))
         // Order matters: the last `wrap` runs first. Paths lose their trailing slash before
-        // routing, a panic becomes a 500 inside the request's span, the error fallback sees
-        // every response on its way out, and metrics count what the client finally gets.
+        // routing, metrics count what the client finally gets, the error fallback sees every
+        // response on its way out, a panic becomes a 500 inside the request's span, and a URL
+        // carrying U+0000 is refused before any handler sees it.
+        .wrap(middleware::from_fn(null_characters::refuse_null_characters))
         .wrap(middleware::from_fn(catch_panic::catch_panic))
         .wrap(fallback_errors::fallback_errors())
         .wrap(middleware::from_fn(metrics::record))

@@ -191,7 +191,8 @@ fn operation(
     let mut errors: Vec<u16> = match described.auth {
         Auth::PersonalKey => vec![400, 401, 403, 404, 413, 415, 429, 500, 503],
         Auth::ProjectToken => vec![400, 401, 413, 415, 500, 503],
-        Auth::Open => vec![500],
+        // 400: a URL carrying `%00`, refused before any route.
+        Auth::Open => vec![400, 500],
     };
     errors.extend(described.extra_errors);
     errors.sort_unstable();

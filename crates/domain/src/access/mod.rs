@@ -186,6 +186,10 @@ impl AccessService {
             .map(str::trim)
             .filter(|token| !token.is_empty())
             .ok_or(AccessError::MissingProjectToken)?;
+        // No token holds U+0000 (storage cannot even compare one): unknown without asking.
+        if token.contains('\0') {
+            return Err(AccessError::InvalidProjectToken);
+        }
         self.tenancy
             .project_by_token(token)
             .await?

@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::{SurveyEvent, SurveyEventKind};
 use crate::error::{ValidationCode, ValidationError};
+use crate::person::stored_distinct_id;
 
 /// Longest `distinct_id`, `$survey_id` or `$survey_submission_id` kept; PostHog truncates
 /// distinct ids at 200 characters too.
@@ -144,11 +145,10 @@ impl CaptureBatch {
 fn distinct_id(event: &CapturedEvent) -> Option<String> {
     event
         .distinct_id
-        .as_deref()
-        .map(without_nul)
+        .clone()
         .or_else(|| property_string(&event.properties, "distinct_id"))
         .filter(|id| !id.is_empty())
-        .map(|id| id.chars().take(MAX_ID_CHARS).collect())
+        .map(|id| stored_distinct_id(&id))
 }
 
 /// A property as text: strings as they are, numbers as written (SDKs send ids of both kinds).

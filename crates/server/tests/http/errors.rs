@@ -135,3 +135,27 @@ async fn readiness_is_503_in_the_error_shape_when_the_database_is_unreachable() 
         "Database is unreachable.",
     );
 }
+
+#[tokio::test]
+async fn a_url_carrying_a_null_character_is_refused_on_any_route() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    for path in [
+        format!("/api/projects/{}/surveys/?search=a%00b", ada.project_id.0),
+        format!(
+            "/api/projects/{}/surveys/responses_count/?survey_ids=%00",
+            ada.project_id.0
+        ),
+        "/api/surveys/?token=phc_%00".to_owned(),
+        "/array/phc_%00/config".to_owned(),
+    ] {
+        let (status, body) = parts(app.get(&path, &ada.key).await).await;
+        assert_eq!(status, 400, "{path}: {body}");
+        assert_error(
+            &body,
+            "validation_error",
+            "null_characters_not_allowed",
+            "Null characters are not allowed.",
+        );
+    }
+}

@@ -256,6 +256,31 @@ async fn a_survey_is_hidden_from_a_person_once_they_answered_it() {
         .unwrap();
     assert_eq!(dismissed.status(), 200);
     assert!(!shown_to("person-2").await, "dismissed: hidden");
+
+    // A distinct id or token holding U+0000 (which PostgreSQL cannot store): the person is
+    // stored and found under the same id, and the token is simply unknown.
+    let nul_person = "person-\u{0}3";
+    let captured = app
+        .request(Method::POST, "/i/v0/e/")
+        .json(&json!({"api_key": token, "batch": [{
+            "event": "survey sent", "uuid": "0192f5a4-0000-7000-8000-0000000000b3",
+            "properties": {"distinct_id": nul_person, "$survey_id": id, "$survey_response": "Yes",
+                           "$set": {format!("$survey_responded/{id}"): true}}}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(captured.status(), 200);
+    assert!(!shown_to(nul_person).await, "answered: hidden");
+    let (status, body) = ask(
+        &app,
+        "?v=2",
+        &json!({"token": format!("{token}\u{0}"), "distinct_id": "p"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (401, Some("invalid_api_key"))
+    );
     assert_error(
         &parts(
             app.request(Method::POST, "/flags/")

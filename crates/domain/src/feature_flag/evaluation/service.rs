@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::{Evaluation, Person, evaluate};
 use crate::error::DomainError;
 use crate::feature_flag::FeatureFlagRepository;
-use crate::person::PersonRepository;
+use crate::person::{PersonRepository, stored_distinct_id};
 use crate::survey::{Survey, SurveyService};
 use crate::tenancy::ProjectId;
 
@@ -53,7 +53,10 @@ impl FlagEvaluationService {
         if flags.is_empty() {
             return Ok(Vec::new());
         }
-        let mut properties = self.persons.properties(project, distinct_id).await?;
+        let mut properties = self
+            .persons
+            .properties(project, &stored_distinct_id(distinct_id))
+            .await?;
         properties.extend(sent_properties.iter().map(|(k, v)| (k.clone(), v.clone())));
         let person = Person {
             distinct_id: distinct_id.to_owned(),
