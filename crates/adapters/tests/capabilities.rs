@@ -357,3 +357,71 @@ fn a_file_that_is_neither_javascript_nor_typescript_is_refused() {
     );
     assert!(analyze("Makefile", "all:").is_err());
 }
+
+#[test]
+fn a_source_nested_past_the_bound_is_refused_before_the_parser_recurses() {
+    let attack = format!("const a={}1{}", "(".repeat(50_000), ")".repeat(50_000));
+    let error = analyze("index.ts", &attack).expect_err("too deep to parse");
+    assert!(error.contains("nests more than"), "{error}");
+    let unary = format!("export const a = {}1", "!".repeat(1_000_000));
+    assert!(analyze("index.js", &unary).is_err());
+}
+
+#[test]
+fn the_deepest_sources_the_bound_accepts_parse_on_the_analysis_thread() {
+    // Each construct at the deepest the bound lets through, the most stack-hungry ones oxc
+    // has (measured): none may overflow the analysis thread's stack.
+    let levels = 900;
+    for (filename, source) in [
+        (
+            "index.ts",
+            format!("const a={}1{};", "(".repeat(levels), ")".repeat(levels)),
+        ),
+        (
+            "index.ts",
+            format!(
+                "const a={}1{};",
+                "{a:".repeat(levels / 3),
+                "}".repeat(levels / 3)
+            ),
+        ),
+        (
+            "index.ts",
+            format!(
+                "let x: {}T{};",
+                "A<".repeat(levels / 3),
+                ">".repeat(levels / 3)
+            ),
+        ),
+        (
+            "index.js",
+            format!("x={}1{};", "`${".repeat(levels), "}`".repeat(levels)),
+        ),
+        (
+            "index.js",
+            format!(
+                "x = {}1{};",
+                "[...".repeat(levels / 2),
+                "]".repeat(levels / 2)
+            ),
+        ),
+        (
+            "index.js",
+            format!(
+                "{}{}",
+                "function f(){".repeat(levels / 5),
+                "}".repeat(levels / 5)
+            ),
+        ),
+    ] {
+        assert_eq!(
+            analyze(
+                filename,
+                &format!("{source}\nexport function onEvent() {{}}")
+            ),
+            Ok(methods(&["onEvent"])),
+            "{}",
+            &source[..30]
+        );
+    }
+}
