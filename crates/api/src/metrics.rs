@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
 use actix_web::http::header::ContentType;
 use actix_web::middleware::Next;
 use actix_web::{HttpResponse, web};
@@ -37,6 +38,27 @@ struct Instruments {
 
 /// The route label of requests no route matched, so scanners cannot blow up the label set.
 const UNMATCHED: &str = "unmatched";
+
+/// The method label: HTTP's standard methods, and `other` for whatever else a client invents
+/// (a method is any token, so labelling it verbatim would let one client grow `/metrics`
+/// without bound).
+fn method_label(method: &Method) -> &'static str {
+    const KNOWN: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::PATCH,
+        Method::DELETE,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    KNOWN
+        .iter()
+        .find(|known| *known == method)
+        .map_or("other", Method::as_str)
+}
 
 impl Metrics {
     /// # Panics
@@ -177,12 +199,12 @@ pub(crate) async fn record<B: MessageBody>(
 ) -> Result<ServiceResponse<B>, actix_web::Error> {
     let started = Instant::now();
     let metrics = request.app_data::<web::Data<Metrics>>().cloned();
-    let method = request.method().clone();
+    let method = method_label(request.method());
     let response = next.call(request).await?;
     if let Some(metrics) = metrics {
         let route = response.request().match_pattern();
         metrics.observe(
-            method.as_str(),
+            method,
             route.as_deref().unwrap_or(UNMATCHED),
             response.status().as_u16(),
             started,

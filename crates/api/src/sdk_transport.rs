@@ -36,15 +36,38 @@ impl<'a> Transport<'a> {
     }
 }
 
+/// How many times its own size a gzip body may inflate to (beyond [`INFLATION_FLOOR`]): JSON
+/// batches compress ten to fifty times; a bomb's thousandfold is refused before it is inflated
+/// in full.
+pub(crate) const MAX_INFLATION_RATIO: usize = 100;
+
+/// What any gzip body may inflate to whatever its ratio, so that small bodies of repetitive
+/// events are never refused.
+pub(crate) const INFLATION_FLOOR: usize = 1024 * 1024;
+
 /// Undoes the transport's encodings and parses the JSON inside.
 ///
 /// # Errors
-/// 400 for anything malformed; 413 when the body inflates past `max_bytes`.
+/// 400 for anything malformed; 413 when the body inflates past `max_bytes` (or its ratio).
 pub(crate) fn unpack(
     body: &[u8],
     transport: Transport<'_>,
     max_bytes: usize,
 ) -> Result<Value, ApiError> {
+    serde_json::from_slice(&unpacked(body, transport, max_bytes)?)
+        .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
+}
+
+/// Undoes the transport's encodings: the JSON text inside, borrowed when nothing was encoded.
+///
+/// # Errors
+/// 400 for anything malformed; 413 when the body inflates past `max_bytes` or past
+/// [`MAX_INFLATION_RATIO`] times its own size (and [`INFLATION_FLOOR`]).
+pub(crate) fn unpacked<'b>(
+    body: &'b [u8],
+    transport: Transport<'_>,
+    max_bytes: usize,
+) -> Result<Cow<'b, [u8]>, ApiError> {
     let mut compression = query_value(transport.query, "compression");
     let is_form = transport
         .content_type
@@ -83,10 +106,13 @@ pub(crate) fn unpack(
             .content_encoding
             .is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
     if gzip_announced || bytes.starts_with(&GZIP_MAGIC) {
-        bytes = Cow::Owned(gunzip(&bytes, max_bytes)?);
+        let by_ratio = bytes
+            .len()
+            .saturating_mul(MAX_INFLATION_RATIO)
+            .max(INFLATION_FLOOR);
+        bytes = Cow::Owned(gunzip(&bytes, max_bytes.min(by_ratio))?);
     }
-    serde_json::from_slice(&bytes)
-        .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
+    Ok(bytes)
 }
 
 /// One `key=value` of a query string.

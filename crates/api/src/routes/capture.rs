@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::extract::read_limited;
-use crate::sdk_transport::Transport;
+use crate::sdk_transport::{Transport, unpacked};
 use crate::settings::ApiSettings;
 use decode::decode;
 
@@ -30,12 +30,11 @@ pub(crate) async fn capture(
         |settings| (settings.capture_max_body_bytes, settings.capture_max_events),
     );
     let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let transport = Transport::of(&request);
-    let captured = decode(&body, transport, max_bytes)?;
-    if captured.batch.events.len() > max_events {
-        return Err(ApiError::too_many_events(max_events));
-    }
+    let json = unpacked(&body, Transport::of(&request), max_bytes)?;
+    let captured = decode(&json, max_events)?;
     let project = access.project_by_token(captured.token.as_deref()).await?;
-    responses.capture(project.id, &captured.batch).await?;
+    responses
+        .capture(project.id, &captured.into_batch()?)
+        .await?;
     Ok(HttpResponse::Ok().json(json!({"status": 1})))
 }

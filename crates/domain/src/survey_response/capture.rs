@@ -1,6 +1,8 @@
 //! From events as the SDKs send them to the survey events Burrow stores: which events are kept,
 //! where `distinct_id` and the answers sit, and what time an event happened.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
@@ -98,6 +100,8 @@ impl CaptureBatch {
     /// is refused by [`Self::survey_events`] anyway).
     pub fn person_sets(&self) -> Vec<(String, Map<String, Value>)> {
         let mut sets: Vec<(String, Map<String, Value>)> = Vec::new();
+        // Where each person's map sits in `sets`: one lookup an event, whatever the batch's size.
+        let mut positions: HashMap<String, usize> = HashMap::new();
         for event in &self.events {
             if SurveyEventKind::parse(&event.event).is_none() {
                 continue;
@@ -113,9 +117,12 @@ impl CaptureBatch {
             let set = set
                 .iter()
                 .map(|(key, value)| (without_nul(key), value_without_nul(value)));
-            match sets.iter_mut().find(|(id, _)| *id == distinct_id) {
-                Some((_, merged)) => merged.extend(set),
-                None => sets.push((distinct_id, set.collect())),
+            match positions.get(&distinct_id) {
+                Some(&position) => sets[position].1.extend(set),
+                None => {
+                    positions.insert(distinct_id.clone(), sets.len());
+                    sets.push((distinct_id, set.collect()));
+                }
             }
         }
         sets

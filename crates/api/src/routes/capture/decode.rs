@@ -1,160 +1,544 @@
-//! PostHog's ingestion body, read: the three shapes (one event, `{"batch":[…]}`, a bare array)
-//! with the project token in any of the places the SDKs put it. The transport's encodings are
-//! undone first by `sdk_transport`.
+//! PostHog's ingestion body, read as a stream: the three shapes (one event, `{"batch":[…]}`, a
+//! bare array) with the project token in any of the places the SDKs put it. The transport's
+//! encodings are undone first by `sdk_transport`.
+//!
+//! Nothing is built that Burrow will not keep, so a small body cannot take memory out of
+//! proportion: events are counted as they are read and the read stops past the limit; of each
+//! event only its name, ids, times and token are read, and of its properties only the
+//! `$survey_*` ones and `$set`, left as slices of the body until the token is known and the
+//! event turns out to be a survey event ([`CapturePayload::into_batch`]).
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::fmt;
 
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
-use domain::survey_response::{CaptureBatch, CapturedEvent};
+use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyEventKind};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::sdk_transport::{Transport, unpack};
 
-/// What a capture request carried, decoded: the token it names (if any) and its events.
-#[derive(Debug, Default, PartialEq)]
-pub(crate) struct CapturePayload {
+/// What a capture request carried: the token it names (if any), and its events as read, still
+/// borrowing the body.
+#[derive(Debug, Default)]
+pub(crate) struct CapturePayload<'b> {
     pub token: Option<String>,
-    pub batch: CaptureBatch,
+    sent_at: Option<DateTime<Utc>>,
+    events: Vec<WireEvent<'b>>,
 }
 
-/// Undoes the transport's encodings and reads the events.
+/// Reads the events of an unpacked body, at most `max_events` of them.
 ///
 /// # Errors
-/// 400 for anything malformed (the whole request is refused); 413 when the body inflates past
-/// `max_bytes`.
-pub(crate) fn decode(
-    body: &[u8],
-    transport: Transport<'_>,
-    max_bytes: usize,
-) -> Result<CapturePayload, ApiError> {
-    read_payload(unpack(body, transport, max_bytes)?)
-}
-
-/// The body's shape: `{"batch":[…], "api_key", "sent_at"}`, a bare array of events, or one
-/// event. The token may also sit on each event or in its properties (all must agree).
-fn read_payload(json: Value) -> Result<CapturePayload, ApiError> {
-    let (mut token, sent_at, events) = match json {
-        Value::Array(events) => (None, None, events),
-        Value::Object(mut body) => {
-            let token = token_in(&body);
-            let sent_at = body.get("sent_at").and_then(timestamp);
-            match body.remove("batch") {
-                Some(Value::Array(events)) => (token, sent_at, events),
-                Some(_) => return Err(invalid("batch", "batch must be a list of events.")),
-                None => (token, sent_at, vec![Value::Object(body)]),
-            }
-        }
-        _ => {
-            return Err(invalid(
-                "batch",
-                "The body must be an event or a batch of events.",
-            ));
-        }
+/// 400 for anything malformed (the whole request is refused); 413 past `max_events`.
+pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_>, ApiError> {
+    let reader = Reader {
+        max_events,
+        failure: RefCell::new(None),
     };
-    let mut captured = Vec::with_capacity(events.len());
-    for (index, event) in events.into_iter().enumerate() {
-        let Value::Object(event) = event else {
-            return Err(invalid("batch", format!("Event {index} is not an object.")));
-        };
-        if token.is_none() {
-            token = event_token(&event);
-        } else if let Some(other) = event_token(&event)
-            && token.as_ref() != Some(&other)
-        {
-            return Err(invalid(
-                "api_key",
-                "All events of a batch must belong to one project token.",
-            ));
+    let mut deserializer = serde_json::Deserializer::from_slice(json);
+    let read = BodySeed(&reader)
+        .deserialize(&mut deserializer)
+        .and_then(|payload| deserializer.end().map(|()| payload));
+    let (token, sent_at, events) = read.map_err(|error| {
+        reader
+            .failure
+            .take()
+            .unwrap_or_else(|| ApiError::parse_error(format!("Malformed payload: {error}")))
+    })?;
+    let mut token = token;
+    for event in &events {
+        match (&token, event.token()) {
+            (None, own) => token = own,
+            (Some(batch), Some(own)) if *batch != own => {
+                return Err(invalid(
+                    "api_key",
+                    "All events of a batch must belong to one project token.",
+                ));
+            }
+            _ => {}
         }
-        captured.push(read_event(index, event)?);
     }
     Ok(CapturePayload {
         token,
-        batch: CaptureBatch {
-            events: captured,
-            sent_at,
-        },
+        sent_at,
+        events,
     })
 }
 
-fn read_event(index: usize, mut event: Map<String, Value>) -> Result<CapturedEvent, ApiError> {
-    let name = match event.remove("event") {
-        Some(Value::String(name)) => name,
-        None | Some(Value::Null) => String::new(),
-        Some(_) => {
-            return Err(invalid(
-                "event",
-                format!("Event {index}: event must be a string."),
-            ));
-        }
-    };
-    let uuid =
-        match event.get("uuid") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(text)) => Some(Uuid::parse_str(text).map_err(|_| {
-                invalid("uuid", format!("Event {index}: uuid is not a valid UUID."))
-            })?),
-            Some(_) => {
-                return Err(invalid(
-                    "uuid",
-                    format!("Event {index}: uuid must be a string."),
-                ));
-            }
-        };
-    let properties = match event.remove("properties") {
-        Some(Value::Object(properties)) => properties,
-        None | Some(Value::Null) => Map::new(),
-        Some(_) => {
-            return Err(invalid(
-                "properties",
-                format!("Event {index}: properties must be an object."),
-            ));
-        }
-    };
-    Ok(CapturedEvent {
-        event: name,
-        uuid,
-        distinct_id: event.get("distinct_id").and_then(id_text),
-        timestamp: event.get("timestamp").and_then(timestamp),
-        offset_ms: event.get("offset").and_then(Value::as_i64),
-        properties,
-    })
-}
-
-/// Where a batch names its project: `api_key`, else `token`.
-fn token_in(body: &Map<String, Value>) -> Option<String> {
-    ["api_key", "token"]
-        .into_iter()
-        .find_map(|key| body.get(key).and_then(Value::as_str))
-        .filter(|token| !token.is_empty())
-        .map(str::to_owned)
-}
-
-/// An event's own token: on the event, or in its properties (the web SDK's place).
-fn event_token(event: &Map<String, Value>) -> Option<String> {
-    token_in(event).or_else(|| {
-        event
-            .get("properties")
-            .and_then(Value::as_object)
-            .and_then(token_in)
-    })
-}
-
-/// Ids come as strings or numbers.
-fn id_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(text) => Some(text.clone()),
-        Value::Number(number) => Some(number.to_string()),
-        _ => None,
+impl CapturePayload<'_> {
+    /// The batch the domain takes: every event with its name and ids, and the kept properties
+    /// of survey events parsed (the only ones stored).
+    ///
+    /// # Errors
+    /// 400 when a kept property is not JSON the domain can hold (never, for a body that parsed).
+    pub(crate) fn into_batch(self) -> Result<CaptureBatch, ApiError> {
+        let events = self
+            .events
+            .into_iter()
+            .map(WireEvent::into_captured)
+            .collect::<Result<_, _>>()?;
+        Ok(CaptureBatch {
+            events,
+            sent_at: self.sent_at,
+        })
     }
 }
 
+/// What is shared by the seeds of one read: the event limit, and the precise error a seed
+/// failed with (serde's own error type can only carry a message).
+struct Reader {
+    max_events: usize,
+    failure: RefCell<Option<ApiError>>,
+}
+
+impl Reader {
+    fn fail<E: de::Error>(&self, error: ApiError) -> E {
+        *self.failure.borrow_mut() = Some(error);
+        E::custom("refused")
+    }
+}
+
+/// One event as read: raw where the value is only looked at once the event is known to be kept.
+#[derive(Debug, Default)]
+struct WireEvent<'b> {
+    name: String,
+    uuid: Option<Uuid>,
+    distinct_id: Option<String>,
+    timestamp: Option<DateTime<Utc>>,
+    offset_ms: Option<i64>,
+    api_key: Option<String>,
+    token: Option<String>,
+    properties: WireProperties<'b>,
+}
+
+/// The properties capture reads: the ids and token, and the `$survey_*` and `$set` values.
+#[derive(Debug, Default)]
+struct WireProperties<'b> {
+    distinct_id: Option<String>,
+    api_key: Option<String>,
+    token: Option<String>,
+    kept: Vec<(Cow<'b, str>, &'b RawValue)>,
+}
+
+impl WireEvent<'_> {
+    /// The event's own token: on the event, or in its properties (the web SDK's place).
+    fn token(&self) -> Option<String> {
+        token_of(&self.api_key, &self.token)
+            .or_else(|| token_of(&self.properties.api_key, &self.properties.token))
+    }
+
+    fn into_captured(self) -> Result<CapturedEvent, ApiError> {
+        let mut properties = Map::new();
+        if SurveyEventKind::parse(&self.name).is_some() {
+            for (key, raw) in self.properties.kept {
+                let value: Value = serde_json::from_str(raw.get()).map_err(|error| {
+                    ApiError::parse_error(format!("Malformed payload: {error}"))
+                })?;
+                properties.insert(key.into_owned(), value);
+            }
+        }
+        Ok(CapturedEvent {
+            event: self.name,
+            uuid: self.uuid,
+            distinct_id: self.distinct_id.or(self.properties.distinct_id),
+            timestamp: self.timestamp,
+            offset_ms: self.offset_ms,
+            properties,
+        })
+    }
+}
+
+/// Where a body or event names its project: `api_key`, else `token`; empty is none.
+fn token_of(api_key: &Option<String>, token: &Option<String>) -> Option<String> {
+    api_key
+        .as_ref()
+        .or(token.as_ref())
+        .filter(|token| !token.is_empty())
+        .cloned()
+}
+
+/// The body: an array of events, or an object that is either `{"batch": […]}` or one event.
+struct BodySeed<'r>(&'r Reader);
+
+type Body<'b> = (Option<String>, Option<DateTime<Utc>>, Vec<WireEvent<'b>>);
+
+impl<'de> DeserializeSeed<'de> for BodySeed<'_> {
+    type Value = Body<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BodySeed<'_> {
+    type Value = Body<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an event or a batch of events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Ok((None, None, EventsSeed(self.0).visit_seq(seq)?))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut batch = None;
+        let mut sent_at = None;
+        let mut single = WireEvent::default();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            match key.0.as_ref() {
+                "batch" => batch = Some(map.next_value_seed(EventsSeed(self.0))?),
+                "sent_at" => sent_at = timestamp(map.next_value()?),
+                _ => EventSeed {
+                    reader: self.0,
+                    index: 0,
+                }
+                .field(&key.0, &mut single, &mut map)?,
+            }
+        }
+        let token = token_of(&single.api_key, &single.token);
+        Ok(match batch {
+            Some(events) => (token, sent_at, events),
+            None => (token, sent_at, vec![single]),
+        })
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(self.not_events())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(self.not_events())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(self.not_events())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(self.not_events())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(self.not_events())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(self.not_events())
+    }
+}
+
+impl BodySeed<'_> {
+    fn not_events<E: de::Error>(&self) -> E {
+        self.0.fail(invalid(
+            "batch",
+            "The body must be an event or a batch of events.",
+        ))
+    }
+}
+
+/// A list of events, counted as it is read.
+struct EventsSeed<'r>(&'r Reader);
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
+    type Value = Vec<WireEvent<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_> {
+    type Value = Vec<WireEvent<'de>>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a list of events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut events = Vec::new();
+        loop {
+            let index = events.len();
+            if index == self.0.max_events {
+                // One more element, of any kind, is one too many.
+                return match seq.next_element::<IgnoredAny>()? {
+                    Some(_) => Err(self.0.fail(ApiError::too_many_events(self.0.max_events))),
+                    None => Ok(events),
+                };
+            }
+            let seed = EventSeed {
+                reader: self.0,
+                index,
+            };
+            match seq.next_element_seed(seed)? {
+                Some(event) => events.push(event),
+                None => return Ok(events),
+            }
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(self.not_a_list())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(self.not_a_list())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(self.not_a_list())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(self.not_a_list())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(self.not_a_list())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(self.not_a_list())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(self.not_a_list())
+    }
+}
+
+impl EventsSeed<'_> {
+    fn not_a_list<E: de::Error>(&self) -> E {
+        self.0
+            .fail(invalid("batch", "batch must be a list of events."))
+    }
+}
+
+/// The event at `index` of a batch.
+struct EventSeed<'r> {
+    reader: &'r Reader,
+    index: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
+    type Value = WireEvent<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventSeed<'_> {
+    type Value = WireEvent<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an event")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut event = WireEvent::default();
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            self.field(&key.0, &mut event, &mut map)?;
+        }
+        Ok(event)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(self.not_an_object())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+}
+
+impl EventSeed<'_> {
+    fn not_an_object<E: de::Error>(&self) -> E {
+        let index = self.index;
+        self.reader
+            .fail(invalid("batch", format!("Event {index} is not an object.")))
+    }
+
+    /// Reads the value of `key` into `event`; unknown keys are skipped unread.
+    fn field<'de, A: MapAccess<'de>>(
+        &self,
+        key: &str,
+        event: &mut WireEvent<'de>,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        let index = self.index;
+        match key {
+            "event" => {
+                let raw: &RawValue = map.next_value()?;
+                event.name = match text(raw) {
+                    Some(name) => name,
+                    None if raw.get() == "null" => String::new(),
+                    None => {
+                        return Err(self.reader.fail(invalid(
+                            "event",
+                            format!("Event {index}: event must be a string."),
+                        )));
+                    }
+                };
+            }
+            "uuid" => {
+                let raw: &RawValue = map.next_value()?;
+                event.uuid = match text(raw) {
+                    Some(uuid) => Some(Uuid::parse_str(&uuid).map_err(|_| {
+                        self.reader.fail(invalid(
+                            "uuid",
+                            format!("Event {index}: uuid is not a valid UUID."),
+                        ))
+                    })?),
+                    None if raw.get() == "null" => None,
+                    None => {
+                        return Err(self.reader.fail(invalid(
+                            "uuid",
+                            format!("Event {index}: uuid must be a string."),
+                        )));
+                    }
+                };
+            }
+            "distinct_id" => event.distinct_id = id_text(map.next_value()?),
+            "timestamp" => event.timestamp = timestamp(map.next_value()?),
+            "offset" => {
+                event.offset_ms = serde_json::from_str(map.next_value::<&RawValue>()?.get()).ok()
+            }
+            "api_key" => event.api_key = text(map.next_value()?),
+            "token" => event.token = text(map.next_value()?),
+            "properties" => event.properties = map.next_value_seed(PropertiesSeed(self))?,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An event's `properties`: an object, or null for none.
+struct PropertiesSeed<'s, 'r>(&'s EventSeed<'r>);
+
+impl<'de> DeserializeSeed<'de> for PropertiesSeed<'_, '_> {
+    type Value = WireProperties<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
+    type Value = WireProperties<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an object of properties")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut properties = WireProperties::default();
+        while let Some(Key(key)) = map.next_key()? {
+            match key.as_ref() {
+                "distinct_id" => properties.distinct_id = id_text(map.next_value()?),
+                "api_key" => properties.api_key = text(map.next_value()?),
+                "token" => properties.token = text(map.next_value()?),
+                kept if kept == "$set" || kept.starts_with("$survey_") => {
+                    properties.kept.push((key, map.next_value()?));
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(properties)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(WireProperties::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(self.not_an_object())
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(self.not_an_object())
+    }
+}
+
+impl PropertiesSeed<'_, '_> {
+    fn not_an_object<E: de::Error>(&self) -> E {
+        let index = self.0.index;
+        self.0.reader.fail(invalid(
+            "properties",
+            format!("Event {index}: properties must be an object."),
+        ))
+    }
+}
+
+/// An object key, borrowed from the body where it has no escapes.
+struct Key<'b>(Cow<'b, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a key")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, key: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// A JSON string's text; `None` for any other value.
+fn text(raw: &RawValue) -> Option<String> {
+    raw.get()
+        .starts_with('"')
+        .then(|| serde_json::from_str(raw.get()).ok())
+        .flatten()
+}
+
+/// Ids come as strings or numbers (a number as serde_json writes it).
+fn id_text(raw: &RawValue) -> Option<String> {
+    text(raw).or_else(|| {
+        serde_json::from_str::<serde_json::Number>(raw.get())
+            .ok()
+            .map(|number| number.to_string())
+    })
+}
+
 /// An ISO 8601 time; an unreadable one is treated as absent, as PostHog's ingestion does.
-fn timestamp(value: &Value) -> Option<DateTime<Utc>> {
-    let text = value.as_str()?;
-    DateTime::parse_from_rfc3339(text)
+fn timestamp(raw: &RawValue) -> Option<DateTime<Utc>> {
+    let text = text(raw)?;
+    DateTime::parse_from_rfc3339(&text)
         .map(|at| at.with_timezone(&Utc))
         .ok()
         .or_else(|| {
@@ -179,7 +563,31 @@ mod tests {
     use super::*;
     use base64::Engine as _;
 
+    use crate::sdk_transport::{Transport, unpacked};
+
     const MAX: usize = 1024 * 1024;
+    const EVENTS: usize = 100;
+
+    /// A body as the handler reads it: unpacked, decoded, and turned into the domain's batch.
+    struct Decoded {
+        token: Option<String>,
+        batch: CaptureBatch,
+    }
+
+    fn decode_all(
+        body: &[u8],
+        transport: Transport<'_>,
+        max_bytes: usize,
+        max_events: usize,
+    ) -> Result<Decoded, ApiError> {
+        let json = unpacked(body, transport, max_bytes)?;
+        let payload = decode(&json, max_events)?;
+        let token = payload.token.clone();
+        Ok(Decoded {
+            token,
+            batch: payload.into_batch()?,
+        })
+    }
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
@@ -200,8 +608,8 @@ mod tests {
         })
     }
 
-    fn decoded(body: &[u8], transport: Transport<'_>) -> CapturePayload {
-        decode(body, transport, MAX).unwrap()
+    fn decoded(body: &[u8], transport: Transport<'_>) -> Decoded {
+        decode_all(body, transport, MAX, EVENTS).unwrap()
     }
 
     #[test]
@@ -283,7 +691,14 @@ mod tests {
     #[test]
     fn two_tokens_in_one_batch_are_refused() {
         let array = json!([{"event": "a", "api_key": "one"}, {"event": "b", "token": "two"}]);
-        let error = decode(array.to_string().as_bytes(), Transport::default(), MAX).unwrap_err();
+        let error = decode_all(
+            array.to_string().as_bytes(),
+            Transport::default(),
+            MAX,
+            EVENTS,
+        )
+        .err()
+        .unwrap();
         assert_eq!(error.status().as_u16(), 400);
     }
 
@@ -299,7 +714,9 @@ mod tests {
             b"data=%%%",
             &[0x1f, 0x8b, 0, 1, 2],
         ] {
-            let error = decode(body, Transport::default(), MAX).unwrap_err();
+            let error = decode_all(body, Transport::default(), MAX, EVENTS)
+                .err()
+                .unwrap();
             assert_eq!(
                 error.status().as_u16(),
                 400,
@@ -312,7 +729,9 @@ mod tests {
     #[test]
     fn a_gzip_bomb_stops_at_the_limit() {
         let body = gzip(&vec![b' '; 10 * 1024]);
-        let error = decode(&body, Transport::default(), 1024).unwrap_err();
+        let error = decode_all(&body, Transport::default(), 1024, EVENTS)
+            .err()
+            .unwrap();
         assert_eq!(error.status().as_u16(), 413);
     }
 
@@ -321,5 +740,71 @@ mod tests {
         let single = json!({"event": "a", "timestamp": "yesterday", "sent_at": 5});
         let payload = decoded(single.to_string().as_bytes(), Transport::default());
         assert_eq!(payload.batch.events[0].timestamp, None);
+    }
+
+    #[test]
+    fn reading_stops_at_the_event_limit_whatever_follows() {
+        let over = format!("[{}]", vec!["{}"; 6].join(","));
+        for body in [
+            over.as_str(),
+            "[{}, {}, {}, {}, {}, 3]",
+            r#"{"batch": [{}, {}, {}, {}, {}, []], "api_key": "t"}"#,
+        ] {
+            let error = decode_all(body.as_bytes(), Transport::default(), MAX, 5)
+                .err()
+                .unwrap();
+            assert_eq!(error.status().as_u16(), 413, "{body}");
+        }
+        let five = format!("[{}]", vec![r#"{"event": "a"}"#; 5].join(","));
+        assert_eq!(
+            decode_all(five.as_bytes(), Transport::default(), MAX, 5)
+                .unwrap()
+                .batch
+                .events
+                .len(),
+            5
+        );
+    }
+
+    #[test]
+    fn only_survey_events_keep_properties_and_only_their_survey_ones_and_set() {
+        let batch = json!([
+            {"event": "$pageview", "properties": {"distinct_id": "p", "$survey_id": "s", "$set": {"a": 1}, "$current_url": "x"}},
+            {"event": "survey sent", "properties": {"distinct_id": 7, "$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}, "$current_url": "x", "token": "t"}},
+        ]);
+        let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
+        assert_eq!(decoded.token.as_deref(), Some("t"));
+        let [pageview, sent] = &decoded.batch.events[..] else {
+            panic!("two events");
+        };
+        assert_eq!(pageview.distinct_id.as_deref(), Some("p"));
+        assert!(pageview.properties.is_empty());
+        assert_eq!(sent.distinct_id.as_deref(), Some("7"));
+        assert_eq!(
+            Value::Object(sent.properties.clone()),
+            json!({"$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}})
+        );
+    }
+
+    #[test]
+    fn a_gzip_body_inflating_past_its_ratio_is_refused_before_it_is_inflated_in_full() {
+        // Six million empty events compress to about 17 KB.
+        let events = format!("[{}]", vec!["{}"; 6_000_000].join(","));
+        let body = gzip(events.as_bytes());
+        assert!(body.len() < 64 * 1024, "{}", body.len());
+        let error = decode_all(&body, Transport::default(), 20 * MAX, EVENTS)
+            .err()
+            .unwrap();
+        assert_eq!(error.status().as_u16(), 413);
+        // Within the floor, a highly compressible body is accepted.
+        let small = format!("[{}]", vec![r#"{"event": "a"}"#; 50].join(","));
+        assert_eq!(
+            decode_all(&gzip(small.as_bytes()), Transport::default(), MAX, EVENTS)
+                .unwrap()
+                .batch
+                .events
+                .len(),
+            50
+        );
     }
 }
