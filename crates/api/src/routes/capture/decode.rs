@@ -744,7 +744,7 @@ mod tests {
 
     #[test]
     fn reading_stops_at_the_event_limit_whatever_follows() {
-        let over = format!("[{}]", vec!["{}"; 6].join(","));
+        let over = format!("[{}]", ["{}"; 6].join(","));
         for body in [
             over.as_str(),
             "[{}, {}, {}, {}, {}, 3]",
@@ -755,7 +755,7 @@ mod tests {
                 .unwrap();
             assert_eq!(error.status().as_u16(), 413, "{body}");
         }
-        let five = format!("[{}]", vec![r#"{"event": "a"}"#; 5].join(","));
+        let five = format!("[{}]", [r#"{"event": "a"}"#; 5].join(","));
         assert_eq!(
             decode_all(five.as_bytes(), Transport::default(), MAX, 5)
                 .unwrap()
