@@ -53,6 +53,17 @@ struct Count {
     count: i64,
 }
 
+/// A `varchar(n)` column of the schema.
+#[derive(Debug, QueryableByName)]
+pub struct LimitedColumn {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub table: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub column: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pub max_chars: i32,
+}
+
 impl TestDatabase {
     /// Creates a fresh database from the migrated template (building the template first if
     /// this set of migrations has none yet).
@@ -115,6 +126,29 @@ impl TestDatabase {
         .await
         .expect("counting rows")
         .count
+    }
+
+    /// Every column of the schema with a length limit, so a test can hold each to the request
+    /// parser that bounds it (a new one without a bound fails that test).
+    ///
+    /// # Panics
+    /// When PostgreSQL fails.
+    pub async fn limited_columns(&self) -> Vec<LimitedColumn> {
+        let mut conn = self
+            .database
+            .connection()
+            .await
+            .expect("taking a connection to read the schema");
+        diesel::sql_query(
+            "SELECT table_name::text AS table, column_name::text AS column, \
+             character_maximum_length::integer AS max_chars \
+             FROM information_schema.columns \
+             WHERE table_schema = 'public' AND character_maximum_length IS NOT NULL \
+             AND table_name NOT LIKE '\\_\\_%' ORDER BY 1, 2",
+        )
+        .load(&mut conn)
+        .await
+        .expect("reading the schema's columns")
     }
 
     /// Runs one statement as an operator at a `psql` prompt would, for tests of changes no API

@@ -26,6 +26,22 @@ impl Fields<'_> {
         })
     }
 
+    /// A string field stored in a column of at most `max_chars` characters: longer is DRF's
+    /// `max_length` error, never a database error.
+    pub fn bounded_string(
+        &self,
+        name: &str,
+        max_chars: usize,
+    ) -> Result<Patch<String>, ValidationError> {
+        let patch = self.string(name)?;
+        if let Patch::Value(text) = &patch
+            && text.chars().count() > max_chars
+        {
+            return Err(too_long(name, max_chars));
+        }
+        Ok(patch)
+    }
+
     /// A boolean field; accepts what DRF accepts (`true`, `"true"`, `1`, …).
     pub fn boolean(&self, name: &str) -> Result<Patch<bool>, ValidationError> {
         self.typed(name, "Must be a valid boolean.", |value| match value {
@@ -107,6 +123,15 @@ impl Fields<'_> {
                 .ok_or_else(|| ValidationError::field(name, ValidationCode::Invalid, message)),
         }
     }
+}
+
+/// DRF's `max_length` error for `attr`.
+pub(crate) fn too_long(attr: &str, max_chars: usize) -> ValidationError {
+    ValidationError::field(
+        attr,
+        ValidationCode::MaxLength,
+        format!("Ensure this field has no more than {max_chars} characters."),
+    )
 }
 
 /// A field that may be left out but not sent as `null`: `None` when absent.

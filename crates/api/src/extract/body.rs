@@ -113,7 +113,9 @@ pub(crate) async fn read_limited(
     let Some(mut payload) = payload else {
         return Ok(Bytes::new());
     };
-    let mut body = BytesMut::new();
+    // Sized once from the declared length (never past the limit), so a large body is not
+    // copied through every doubling on its way in.
+    let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|error| {
             ApiError::parse_error(format!("Could not read the request body: {error}"))

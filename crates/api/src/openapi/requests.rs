@@ -94,12 +94,15 @@ pub(crate) struct PluginWrite {
     url: Option<String>,
     #[schema(value_type = Option<PluginType>)]
     plugin_type: Option<String>,
+    #[schema(max_length = 200)]
     name: Option<String>,
     description: Option<String>,
+    #[schema(max_length = 800)]
     icon: Option<String>,
     /// A list or an object.
     #[schema(required = false)]
     config_schema: Option<Value>,
+    #[schema(max_length = 200)]
     tag: Option<String>,
     /// Needs the organization's `root` plugin level.
     #[schema(nullable = false)]
@@ -115,6 +118,7 @@ pub(crate) struct PluginWrite {
 /// `upgrade`: optionally the version to install.
 #[derive(ToSchema)]
 pub(crate) struct PluginUpgrade {
+    #[schema(max_length = 200)]
     tag: Option<String>,
 }
 
@@ -132,7 +136,9 @@ pub(crate) struct PluginConfigWrite {
     /// Values of the plugin's config fields; a secret sent as `null` keeps the stored one.
     #[schema(value_type = Object, required = false)]
     config: Option<Value>,
+    #[schema(max_length = 400)]
     name: Option<String>,
+    #[schema(max_length = 1000)]
     description: Option<String>,
 }
 

@@ -19,13 +19,13 @@ use crate::tenancy::OrganizationId;
 
 pub use access::PluginAccess;
 pub use command::{NewPlugin, PluginChanges, PluginFields};
-pub use manifest::Manifest;
+pub use manifest::{MAX_ICON_CHARS, MAX_NAME_CHARS, Manifest};
 pub use port::{PluginPlanner, PluginRepository, PluginWrite, SourceChanges};
 pub use service::{MAX_FILENAME_CHARS, MAX_SOURCE_BYTES, PluginService, PluginSettings};
 pub use upstream::{
     Capabilities, PluginArchive, PluginFiles, PluginUpstream, SourceAnalyzer, UpstreamError,
 };
-pub use url::{GitHubRef, PluginUrl, UNKNOWN_URL, UrlSource};
+pub use url::{GitHubRef, MAX_TAG_CHARS, PluginUrl, UNKNOWN_URL, UrlSource};
 
 /// A plugin's integer id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

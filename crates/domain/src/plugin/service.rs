@@ -8,9 +8,10 @@ use serde_json::{Map, Value, json};
 
 use super::install::{Extracted, MAIN_FILE, MANIFEST_FILE, extract};
 use super::{
-    Capabilities, Manifest, NewPlugin, Plugin, PluginAccess, PluginArchive, PluginChanges,
-    PluginFiles, PluginId, PluginRepository, PluginState, PluginType, PluginUpstream, PluginUrl,
-    PluginWrite, SourceAnalyzer, SourceChanges, UpstreamError, UrlSource,
+    Capabilities, MAX_TAG_CHARS, Manifest, NewPlugin, Plugin, PluginAccess, PluginArchive,
+    PluginChanges, PluginFiles, PluginId, PluginRepository, PluginState, PluginType,
+    PluginUpstream, PluginUrl, PluginWrite, SourceAnalyzer, SourceChanges, UpstreamError,
+    UrlSource,
 };
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, ValidationCode, ValidationError};
@@ -410,15 +411,27 @@ impl PluginService {
         })
     }
 
+    /// The version to install: the client's, the URL's pin, or the upstream's newest — which
+    /// must fit the `tag` column like the others (a 502 naming it, not a database error).
     async fn resolve_tag(
         &self,
         url: &PluginUrl,
         tag: Option<String>,
     ) -> Result<String, DomainError> {
-        match tag.or_else(|| url.pinned_tag()) {
-            Some(tag) => Ok(tag),
-            None => self.upstream.latest_tag(url).await.map_err(upstream_error),
+        if let Some(tag) = tag.or_else(|| url.pinned_tag()) {
+            return Ok(tag);
         }
+        let tag = self
+            .upstream
+            .latest_tag(url)
+            .await
+            .map_err(upstream_error)?;
+        if tag.chars().count() > MAX_TAG_CHARS {
+            return Err(upstream_error(UpstreamError::Unavailable(format!(
+                "the upstream named a version longer than {MAX_TAG_CHARS} characters"
+            ))));
+        }
+        Ok(tag)
     }
 
     /// The manifest's fields, the tag and the main file's capabilities over `state`.

@@ -15,6 +15,11 @@ use crate::tenancy::ProjectId;
 pub use port::PluginConfigRepository;
 pub use service::{PluginConfigService, SECRET_PLACEHOLDER};
 
+/// Longest `name` a config stores (PostHog's column).
+pub const MAX_NAME_CHARS: usize = 400;
+/// Longest `description` a config stores (PostHog's column).
+pub const MAX_DESCRIPTION_CHARS: usize = 1000;
+
 /// A config's integer id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PluginConfigId(pub i32);

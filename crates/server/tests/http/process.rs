@@ -79,6 +79,17 @@ impl ServerProcess {
         format!("{}{path}", self.address)
     }
 
+    /// The process's peak resident memory so far (`VmHWM`), in KiB.
+    pub fn peak_memory_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("reading the server's /proc status");
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmHWM:"))
+            .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmHWM in /proc/<pid>/status")
+    }
+
     /// Sends `signal` (`TERM`, `KILL`, …) as `kill -s` does.
     pub fn signal(&self, signal: &str) {
         let status = Command::new("kill")

@@ -3,7 +3,9 @@
 use domain::ValidationError;
 use domain::patch::Patch;
 use domain::plugin::PluginId;
-use domain::plugin_config::{NewPluginConfig, PluginConfigChanges, PluginConfigState};
+use domain::plugin_config::{
+    MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, NewPluginConfig, PluginConfigChanges, PluginConfigState,
+};
 use serde_json::{Map, Value};
 
 use crate::fields::{Fields, non_null};
@@ -52,7 +54,7 @@ pub(super) fn config_changes(
                     .ok_or_else(|| ValidationError::invalid("config", "Config must be an object."))
             })
             .transpose()?,
-        name: fields.string("name")?,
-        description: fields.string("description")?,
+        name: fields.bounded_string("name", MAX_NAME_CHARS)?,
+        description: fields.bounded_string("description", MAX_DESCRIPTION_CHARS)?,
     })
 }

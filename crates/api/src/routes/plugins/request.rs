@@ -3,7 +3,10 @@
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::patch::Patch;
-use domain::plugin::{NewPlugin, PluginFields, PluginType, SourceChanges};
+use domain::plugin::{
+    MAX_ICON_CHARS, MAX_NAME_CHARS, MAX_TAG_CHARS, NewPlugin, PluginFields, PluginType,
+    SourceChanges,
+};
 use serde_json::{Map, Value};
 
 use crate::fields::{Fields, non_null};
@@ -28,9 +31,9 @@ pub(super) fn plugin_fields(body: &Map<String, Value>) -> Result<PluginFields, V
     let fields = Fields(body);
     Ok(PluginFields {
         plugin_type: parse_type(&fields)?,
-        name: fields.string("name")?,
+        name: fields.bounded_string("name", MAX_NAME_CHARS)?,
         description: fields.string("description")?,
-        icon: fields.string("icon")?,
+        icon: fields.bounded_string("icon", MAX_ICON_CHARS)?,
         config_schema: non_null(fields.raw("config_schema"), "config_schema")?
             .map(|schema| match schema {
                 Value::Array(_) | Value::Object(_) => Ok(schema.clone()),
@@ -40,7 +43,7 @@ pub(super) fn plugin_fields(body: &Map<String, Value>) -> Result<PluginFields, V
                 )),
             })
             .transpose()?,
-        tag: fields.string("tag")?,
+        tag: fields.bounded_string("tag", MAX_TAG_CHARS)?,
         is_global: non_null(fields.boolean("is_global")?, "is_global")?,
         capabilities: non_null(fields.raw("capabilities"), "capabilities")?
             .map(|capabilities| match capabilities {
@@ -94,7 +97,7 @@ pub(super) fn source_changes(body: &Map<String, Value>) -> Result<SourceChanges,
 /// A `tag` that is not a string.
 pub(super) fn upgrade_tag(body: &Map<String, Value>) -> Result<Option<String>, ValidationError> {
     Ok(Fields(body)
-        .string("tag")?
+        .bounded_string("tag", MAX_TAG_CHARS)?
         .value()
         .filter(|tag| !tag.is_empty()))
 }

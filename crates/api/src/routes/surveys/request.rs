@@ -12,7 +12,7 @@ use domain::survey::{
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
 
-use crate::fields::{Fields, non_null, not_null};
+use crate::fields::{Fields, non_null, not_null, too_long};
 
 /// A create or update body as the domain's command, and what the response echoes.
 pub(super) struct SurveyRequest {
@@ -81,11 +81,7 @@ fn parse_name(fields: &Fields<'_>) -> Result<Patch<String>, ValidationError> {
                 ));
             }
             if name.chars().count() > MAX_NAME_CHARS {
-                return Err(ValidationError::field(
-                    "name",
-                    ValidationCode::MaxLength,
-                    format!("Ensure this field has no more than {MAX_NAME_CHARS} characters."),
-                ));
+                return Err(too_long("name", MAX_NAME_CHARS));
             }
             Ok(Patch::Value(name))
         }
