@@ -77,8 +77,9 @@ async fn newest_version(dir: &Path) -> Option<String> {
 }
 
 /// `file` of the version directory `dir`. Path segments arrive percent-decoded, so `file` may
-/// hold anything: only plain names (letters, digits, `.`, `_`, `-`, not starting with a dot) are
-/// served, and nothing outside the directory ever is.
+/// hold anything: only plain names (letters, digits, `.`, `_`, `-`, not starting with a dot) of
+/// regular files are served, and nothing outside the directory ever is. A directory opens like a
+/// file but has no body to stream, so it is refused here rather than answered with a broken 200.
 async fn serve(
     request: &HttpRequest,
     dir: &Path,
@@ -95,7 +96,9 @@ async fn serve(
     }
     let file = NamedFile::open_async(dir.join(file))
         .await
-        .map_err(|_| ApiError::not_found())?;
+        .ok()
+        .filter(|file| file.metadata().is_file())
+        .ok_or_else(ApiError::not_found)?;
     let mut response = file.use_last_modified(true).into_response(request);
     response
         .headers_mut()

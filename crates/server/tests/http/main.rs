@@ -14,6 +14,7 @@ mod faults;
 mod feature_flags;
 mod flags;
 mod helpers;
+mod hostile_static;
 mod logs;
 mod methods;
 mod metrics;
