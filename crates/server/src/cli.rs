@@ -94,9 +94,10 @@ pub struct ServeArgs {
     /// served unlimited (logged, and counted in `/metrics`).
     #[arg(long, env = "BURROW_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
-    /// A directory of posthog-js `dist/` trees, one per version (`<dir>/1.449.2/surveys.js`),
-    /// served at `/static/…` so PostHog's snippet and its lazily loaded surveys bundle load from
-    /// Burrow; unset, `/static/…` answers 404.
+    /// posthog-js's files, served at `/static/…` so PostHog's snippet and its lazily loaded
+    /// surveys bundle load from Burrow: an npm-installed `node_modules/posthog-js` (or its
+    /// `dist/`), or a directory of `dist/` trees, one per version (`<dir>/1.449.2/surveys.js`);
+    /// unset, `/static/…` answers 404.
     #[arg(long, env = "BURROW_STATIC_DIR")]
     pub static_dir: Option<std::path::PathBuf>,
     /// On SIGTERM or SIGINT: seconds in-flight requests get to finish after the listener

@@ -48,7 +48,12 @@ impl Application {
             max_body_bytes: args.max_body_bytes,
             capture_max_body_bytes: args.capture_max_body_bytes,
             capture_max_events: args.capture_max_events,
-            static_dir: args.static_dir.clone(),
+            static_assets: args
+                .static_dir
+                .as_deref()
+                .map(api::StaticAssets::open)
+                .transpose()
+                .context("reading BURROW_STATIC_DIR")?,
         };
         let listener =
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
