@@ -130,6 +130,14 @@ pub struct PluginArgs {
         default_value = "https://github.com"
     )]
     pub github_url: Url,
+    /// Where GitHub's site sends archive downloads by a redirect. Upstreams' redirects are
+    /// followed only to the origins of these plugin upstream URLs.
+    #[arg(
+        long = "plugins-github-codeload-url",
+        env = "BURROW_PLUGINS_GITHUB_CODELOAD_URL",
+        default_value = "https://codeload.github.com"
+    )]
+    pub github_codeload_url: Url,
     /// GitLab's site (API and archives).
     #[arg(
         long = "plugins-gitlab-url",
@@ -183,6 +191,7 @@ impl Default for PluginArgs {
         Self {
             github_api_url: Url::parse("https://api.github.com").expect("static URL"),
             github_url: Url::parse("https://github.com").expect("static URL"),
+            github_codeload_url: Url::parse("https://codeload.github.com").expect("static URL"),
             gitlab_url: Url::parse("https://gitlab.com").expect("static URL"),
             npm_registry_url: None,
             repository_url: None,

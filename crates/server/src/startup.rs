@@ -157,6 +157,7 @@ fn upstream_settings(plugins: &PluginArgs) -> UpstreamSettings {
     UpstreamSettings {
         github_api_url: plugins.github_api_url.clone(),
         github_url: plugins.github_url.clone(),
+        github_codeload_url: plugins.github_codeload_url.clone(),
         gitlab_url: plugins.gitlab_url.clone(),
         npm_registry_url: plugins.npm_registry_url.clone(),
         repository_url: plugins.repository_url.clone(),
