@@ -1,6 +1,6 @@
 //! posthog-js and playwright-core from the npm registry, for the browser tests and `dev`:
 //! `target/browser/node_modules` holds both packages, and `target/browser/static` holds
-//! posthog-js's `dist/` as `BURROW_STATIC_DIR` wants it (one directory per version).
+//! posthog-js's `dist/` in `BURROW_STATIC_DIR`'s per-version layout (one directory per version).
 
 use std::path::{Path, PathBuf};
 

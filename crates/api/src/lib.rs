@@ -32,7 +32,7 @@ use domain::survey_response::SurveyResponseService;
 
 pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
-pub use routes::{RouteInfo, route_table};
+pub use routes::{RouteInfo, StaticAssets, route_table};
 pub use settings::ApiSettings;
 
 /// The domain services the routes call. Cheap to clone: one copy per worker.

@@ -1,8 +1,8 @@
 //! What the HTTP layer needs to know about its deployment.
 
-use std::path::PathBuf;
-
 use url::Url;
+
+use crate::routes::StaticAssets;
 
 /// Deployment settings of the API, shared by every worker.
 #[derive(Debug, Clone)]
@@ -16,9 +16,10 @@ pub struct ApiSettings {
     pub capture_max_body_bytes: usize,
     /// Most events in one capture request (`BURROW_CAPTURE_MAX_EVENTS`).
     pub capture_max_events: usize,
-    /// Where posthog-js's `dist/` files are, one directory per version (`BURROW_STATIC_DIR`),
-    /// served at `/static/…` for the SDK's lazily loaded bundles; `None` answers 404 there.
-    pub static_dir: Option<PathBuf>,
+    /// Where posthog-js's `dist/` files are (`BURROW_STATIC_DIR`, its layout told apart once by
+    /// [`StaticAssets::open`]), served at `/static/…` for the SDK's snippet and lazily loaded
+    /// bundles; `None` answers 404 there.
+    pub static_assets: Option<StaticAssets>,
 }
 
 impl ApiSettings {
@@ -34,7 +35,7 @@ impl Default for ApiSettings {
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             capture_max_body_bytes: Self::DEFAULT_CAPTURE_MAX_BODY_BYTES,
             capture_max_events: Self::DEFAULT_CAPTURE_MAX_EVENTS,
-            static_dir: None,
+            static_assets: None,
         }
     }
 }

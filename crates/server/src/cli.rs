@@ -94,9 +94,10 @@ pub struct ServeArgs {
     /// served unlimited (logged, and counted in `/metrics`).
     #[arg(long, env = "BURROW_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
-    /// A directory of posthog-js `dist/` trees, one per version (`<dir>/1.449.2/surveys.js`),
-    /// served at `/static/…` so PostHog's snippet and its lazily loaded surveys bundle load from
-    /// Burrow; unset, `/static/…` answers 404.
+    /// posthog-js's files, served at `/static/…` so PostHog's snippet and its lazily loaded
+    /// surveys bundle load from Burrow: an npm-installed `node_modules/posthog-js` (or its
+    /// `dist/`), or a directory of `dist/` trees, one per version (`<dir>/1.449.2/surveys.js`);
+    /// unset, `/static/…` answers 404.
     #[arg(long, env = "BURROW_STATIC_DIR")]
     pub static_dir: Option<std::path::PathBuf>,
     /// On SIGTERM or SIGINT: seconds in-flight requests get to finish after the listener
@@ -129,6 +130,14 @@ pub struct PluginArgs {
         default_value = "https://github.com"
     )]
     pub github_url: Url,
+    /// Where GitHub's site sends archive downloads by a redirect. Upstreams' redirects are
+    /// followed only to the origins of these plugin upstream URLs.
+    #[arg(
+        long = "plugins-github-codeload-url",
+        env = "BURROW_PLUGINS_GITHUB_CODELOAD_URL",
+        default_value = "https://codeload.github.com"
+    )]
+    pub github_codeload_url: Url,
     /// GitLab's site (API and archives).
     #[arg(
         long = "plugins-gitlab-url",
@@ -182,6 +191,7 @@ impl Default for PluginArgs {
         Self {
             github_api_url: Url::parse("https://api.github.com").expect("static URL"),
             github_url: Url::parse("https://github.com").expect("static URL"),
+            github_codeload_url: Url::parse("https://codeload.github.com").expect("static URL"),
             gitlab_url: Url::parse("https://gitlab.com").expect("static URL"),
             npm_registry_url: None,
             repository_url: None,

@@ -48,7 +48,12 @@ impl Application {
             max_body_bytes: args.max_body_bytes,
             capture_max_body_bytes: args.capture_max_body_bytes,
             capture_max_events: args.capture_max_events,
-            static_dir: args.static_dir.clone(),
+            static_assets: args
+                .static_dir
+                .as_deref()
+                .map(api::StaticAssets::open)
+                .transpose()
+                .context("reading BURROW_STATIC_DIR")?,
         };
         let listener =
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
@@ -152,6 +157,7 @@ fn upstream_settings(plugins: &PluginArgs) -> UpstreamSettings {
     UpstreamSettings {
         github_api_url: plugins.github_api_url.clone(),
         github_url: plugins.github_url.clone(),
+        github_codeload_url: plugins.github_codeload_url.clone(),
         gitlab_url: plugins.gitlab_url.clone(),
         npm_registry_url: plugins.npm_registry_url.clone(),
         repository_url: plugins.repository_url.clone(),

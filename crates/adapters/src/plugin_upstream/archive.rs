@@ -205,7 +205,14 @@ fn zip_entries(
     let not_zip = |error: zip::result::ZipError| {
         invalid(format!("The plugin archive is not a valid zip: {error}"))
     };
+    // `ZipArchive::new` reserves room for, then parses, every entry the end record declares
+    // (zip 2.6 `read.rs`, `read_central_header`), bounding the count only by the archive's own
+    // size — some 450,000 entries in 20 MiB. The limit applies before it does.
+    if declared_zip_entries(bytes).is_some_and(|declared| declared > limits.max_files as u64) {
+        return Err(too_many_files(limits));
+    }
     let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(not_zip)?;
+    // The crate falls back on an earlier end record when the last one is inconsistent.
     if archive.len() > limits.max_files {
         return Err(too_many_files(limits));
     }
@@ -240,6 +247,46 @@ fn zip_entries(
         entries.push(Entry::File { path, contents });
     }
     Ok(entries)
+}
+
+/// The number of entries a zip's end of central directory declares — the greatest of its counts,
+/// and of its zip64 record's when a zip64 locator precedes it — or `None` without one. The end
+/// record is found as `zip` finds it: the last signature whose comment fits in the archive.
+fn declared_zip_entries(bytes: &[u8]) -> Option<u64> {
+    const END: &[u8] = b"PK\x05\x06";
+    const END_LEN: usize = 22;
+    const LOCATOR: &[u8] = b"PK\x06\x07";
+    const LOCATOR_LEN: usize = 20;
+    const END64: &[u8] = b"PK\x06\x06";
+    let field = |at: usize, len: usize| {
+        bytes.get(at..at + len).map(|field| {
+            field
+                .iter()
+                .rev()
+                .fold(0u64, |value, byte| value << 8 | u64::from(*byte))
+        })
+    };
+    let end = (0..=bytes.len().checked_sub(END_LEN)?).rev().find(|&at| {
+        bytes[at..].starts_with(END)
+            && field(at + 20, 2)
+                .is_some_and(|comment| at + END_LEN + comment as usize <= bytes.len())
+    })?;
+    // Entries on this disk, and in all.
+    let declared = field(end + 8, 2)?.max(field(end + 10, 2)?);
+    let zip64 = end
+        .checked_sub(LOCATOR_LEN)
+        .filter(|&locator| bytes[locator..].starts_with(LOCATOR))
+        .and_then(|locator| {
+            // The record is where the locator says, or after it when junk was prepended.
+            let stated = usize::try_from(field(locator + 8, 8)?).ok()?;
+            let record = stated
+                + bytes
+                    .get(stated..locator)?
+                    .windows(END64.len())
+                    .position(|window| window == END64)?;
+            Some(field(record + 24, 8)?.max(field(record + 32, 8)?))
+        });
+    Some(declared.max(zip64.unwrap_or_default()))
 }
 
 /// Every decompressed byte of the tar stream counts against the limit, headers and skipped

@@ -1,17 +1,22 @@
-//! GETs against an upstream with a size cap on every body, and failures described in words a
-//! client can act on — without ever repeating a token.
+//! GETs against an upstream with a size cap on every body, redirects followed only to the
+//! configured upstreams, and failures described in words a client can act on — without ever
+//! repeating a token.
 
+use std::fmt;
 use std::time::Duration;
 
 use reqwest::header::{AUTHORIZATION, HeaderValue};
+use reqwest::redirect::{Action, Attempt, Policy};
 use reqwest::{Client, Response, StatusCode};
 use serde_json::Value;
-use url::Url;
+use url::{Origin, Url};
 
 /// The most of an error answer read to find the upstream's own `message`.
 const ERROR_BODY_BYTES: u64 = 64 * 1024;
 /// The most of the upstream's `message` repeated to the client.
 const MESSAGE_CHARS: usize = 300;
+/// The most redirects followed for one GET (reqwest's own default).
+const MAX_REDIRECTS: usize = 10;
 
 /// An `Authorization` header: `{scheme} {token}`.
 #[derive(Clone, Copy)]
@@ -36,12 +41,17 @@ pub(super) struct Http {
 }
 
 impl Http {
+    /// `allowed`: the origins (scheme, host and port) a redirect may lead to. A plugin URL is the
+    /// client's choice, and an upstream's answer is the upstream's: without this, either could
+    /// send Burrow to any host — one on its private network, or plain `http` in place of `https`.
+    ///
     /// # Errors
     /// When the TLS backend cannot be set up.
-    pub(super) fn new(timeout: Duration) -> reqwest::Result<Self> {
+    pub(super) fn new(timeout: Duration, allowed: Vec<Origin>) -> reqwest::Result<Self> {
         let client = Client::builder()
             .connect_timeout(timeout)
             .timeout(timeout)
+            .redirect(Policy::custom(move |attempt| redirect(&allowed, attempt)))
             // GitHub's API refuses requests without a User-Agent.
             .user_agent(concat!("burrow/", env!("CARGO_PKG_VERSION")))
             .build()?;
@@ -106,8 +116,10 @@ impl Http {
             format!("no answer within {:?}", self.timeout)
         } else if error.is_connect() {
             "the upstream could not be reached".to_owned()
-        } else if error.is_redirect() {
-            "too many redirects".to_owned()
+        } else if let Some(refused) = std::error::Error::source(error)
+            .and_then(|source| source.downcast_ref::<RefusedRedirect>())
+        {
+            refused.to_string()
         } else if error.is_body() || error.is_decode() {
             "the answer broke off".to_owned()
         } else {
@@ -115,6 +127,36 @@ impl Http {
         }
     }
 }
+
+/// Follows a redirect to an allowed origin, for at most `MAX_REDIRECTS` hops.
+fn redirect(allowed: &[Origin], attempt: Attempt<'_>) -> Action {
+    // The first of `previous` is the URL asked for, not a redirect.
+    if attempt.previous().len() > MAX_REDIRECTS {
+        attempt.error(RefusedRedirect::TooMany)
+    } else if allowed.contains(&attempt.url().origin()) {
+        attempt.follow()
+    } else {
+        attempt.error(RefusedRedirect::Elsewhere)
+    }
+}
+
+/// Why a redirect was not followed; its text is the reason the client reads.
+#[derive(Debug)]
+enum RefusedRedirect {
+    TooMany,
+    Elsewhere,
+}
+
+impl fmt::Display for RefusedRedirect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::TooMany => "too many redirects",
+            Self::Elsewhere => "the upstream redirected to a host that is not allowed",
+        })
+    }
+}
+
+impl std::error::Error for RefusedRedirect {}
 
 enum Read {
     TooLarge,

@@ -29,23 +29,29 @@ pub struct HttpPluginUpstream {
 }
 
 impl HttpPluginUpstream {
+    /// Redirects are followed only to the origins of these configured bases.
+    ///
     /// # Errors
     /// A base URL that is not `http(s)`, or an HTTP client that cannot be built (TLS setup).
     pub fn new(settings: UpstreamSettings) -> anyhow::Result<Self> {
         let bases = [
             ("github_api_url", Some(&settings.github_api_url)),
             ("github_url", Some(&settings.github_url)),
+            ("github_codeload_url", Some(&settings.github_codeload_url)),
             ("gitlab_url", Some(&settings.gitlab_url)),
             ("npm_registry_url", settings.npm_registry_url.as_ref()),
             ("repository_url", settings.repository_url.as_ref()),
         ];
+        let mut origins = Vec::with_capacity(bases.len());
         for (name, base) in bases {
-            if let Some(base) = base.filter(|base| !matches!(base.scheme(), "http" | "https")) {
+            let Some(base) = base else { continue };
+            if !matches!(base.scheme(), "http" | "https") {
                 anyhow::bail!("{name} must be an http(s) URL, not {}", base.scheme());
             }
+            origins.push(base.origin());
         }
         Ok(Self {
-            http: Http::new(settings.timeout)?,
+            http: Http::new(settings.timeout, origins)?,
             listing: ListingCache::new(settings.repository_ttl),
             settings,
         })

@@ -11,13 +11,17 @@ use super::archive::Limits;
 
 /// Where plugin code comes from and how much of it is accepted. The server maps its
 /// `BURROW_PLUGINS_*`, `GITHUB_TOKEN`, `GITLAB_TOKEN` and `NPM_TOKEN` variables onto it; every
-/// base URL may be a bare origin (`http://127.0.0.1:9000`) or end in a path prefix.
+/// base URL may be a bare origin (`http://127.0.0.1:9000`) or end in a path prefix. An upstream's
+/// redirect is followed only to one of these base URLs' origins (scheme, host and port).
 #[derive(Clone)]
 pub struct UpstreamSettings {
     /// GitHub's REST API, asked for a branch's newest commit.
     pub github_api_url: Url,
     /// GitHub's web host, serving `/{user}/{repo}/archive/{ref}.zip`.
     pub github_url: Url,
+    /// Where GitHub's web host sends archive downloads, by a redirect. Only ever reached that
+    /// way: redirects are followed to the origins of these base URLs alone.
+    pub github_codeload_url: Url,
     /// GitLab's host; its API lives under `/api/v4`.
     pub gitlab_url: Url,
     /// An npm registry. Unset: npm URLs are refused, as no public registry is assumed.
@@ -57,6 +61,7 @@ impl Default for UpstreamSettings {
         Self {
             github_api_url: url("https://api.github.com"),
             github_url: url("https://github.com"),
+            github_codeload_url: url("https://codeload.github.com"),
             gitlab_url: url("https://gitlab.com"),
             npm_registry_url: None,
             repository_url: None,
@@ -91,6 +96,7 @@ impl fmt::Debug for UpstreamSettings {
         f.debug_struct("UpstreamSettings")
             .field("github_api_url", &self.github_api_url.as_str())
             .field("github_url", &self.github_url.as_str())
+            .field("github_codeload_url", &self.github_codeload_url.as_str())
             .field("gitlab_url", &self.gitlab_url.as_str())
             .field(
                 "npm_registry_url",

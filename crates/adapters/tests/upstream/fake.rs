@@ -25,6 +25,7 @@ pub struct Reply {
     body: Vec<u8>,
     delay: Duration,
     content_length: bool,
+    location: Option<String>,
 }
 
 impl Reply {
@@ -38,6 +39,7 @@ impl Reply {
             body: value.to_string().into_bytes(),
             delay: Duration::ZERO,
             content_length: true,
+            location: None,
         }
     }
 
@@ -47,6 +49,16 @@ impl Reply {
             body,
             delay: Duration::ZERO,
             content_length: true,
+            location: None,
+        }
+    }
+
+    /// A `302 Found` sending the client to `location`.
+    pub fn redirect(location: &Url) -> Self {
+        Self {
+            status: 302,
+            location: Some(location.to_string()),
+            ..Self::bytes(Vec::new())
         }
     }
 
@@ -154,6 +166,9 @@ async fn answer(mut socket: TcpStream, state: Arc<Mutex<State>>) -> std::io::Res
     .unwrap_or_else(|| Reply::status(404, serde_json::json!({"message": "Not Found"})));
     tokio::time::sleep(reply.delay).await;
     let mut response = format!("HTTP/1.1 {} Fake\r\nConnection: close\r\n", reply.status);
+    if let Some(location) = &reply.location {
+        response.push_str(&format!("Location: {location}\r\n"));
+    }
     if reply.content_length {
         response.push_str(&format!("Content-Length: {}\r\n", reply.body.len()));
     }

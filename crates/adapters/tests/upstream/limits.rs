@@ -11,7 +11,7 @@ use super::{names, upstream};
 const ARCHIVE: &str = "/a/b/archive/v1.zip";
 
 /// Serves `bytes` as GitHub's archive of `a/b` at `v1` and downloads it with `settings`.
-async fn download(
+pub(super) async fn download(
     bytes: Vec<u8>,
     reply: fn(Vec<u8>) -> Reply,
     settings: impl FnOnce(UpstreamSettings) -> UpstreamSettings,
@@ -24,7 +24,7 @@ async fn download(
         .await
 }
 
-fn invalid(result: Result<PluginArchive, UpstreamError>) -> String {
+pub(super) fn invalid(result: Result<PluginArchive, UpstreamError>) -> String {
     match result {
         Err(UpstreamError::InvalidArchive(message)) => message,
         other => panic!("expected InvalidArchive, got {other:?}"),

@@ -6,6 +6,8 @@ mod failures;
 mod fake;
 mod github;
 mod gitlab;
+mod hostile_archives;
+mod hostile_redirects;
 mod limits;
 mod local;
 mod npm;

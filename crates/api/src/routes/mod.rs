@@ -30,6 +30,8 @@ use crate::error::ApiError;
 use crate::extract::{ExtractorScope, ScopeRequirement, required_scope};
 use crate::openapi::{self, collect, ui};
 
+pub use self::static_assets::StaticAssets;
+
 /// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`
 /// when it needs no key). Lets tests outside this crate walk every route.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,19 @@
 //! `/static/{version}/{file}` and `/static/{file}`: posthog-js's own `dist/` files, which the
 //! SDK's default snippet (`array.js`) and its lazily loaded bundles (`surveys.js`) fetch from the
-//! API host. The operator points `BURROW_STATIC_DIR` at a directory holding one directory per
-//! posthog-js version (`cargo xtask dev` fills it from the npm registry).
+//! API host.
+//!
+//! `BURROW_STATIC_DIR` may hold either layout, told apart once at startup
+//! ([`StaticAssets::open`]):
+//! - what `npm install posthog-js` leaves: the package root (`node_modules/posthog-js`, holding
+//!   `package.json`, files in its `dist/`) or its `dist/` itself (holding `array.js`, the
+//!   version read from `../package.json`) — one version, the one `package.json` names;
+//! - anything else: one directory per posthog-js version, named by its semver
+//!   (`<dir>/1.449.2/surveys.js`; `cargo xtask dev` fills it from the npm registry), so several
+//!   versions can be served side by side.
+//!
+//! Only regular files with plain names are served; anything else is PostHog's 404.
 
+use std::io;
 use std::path::{Path, PathBuf};
 
 use actix_files::NamedFile;
@@ -12,23 +23,81 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::error::ApiError;
 use crate::settings::ApiSettings;
 
+/// Where each posthog-js version's files are.
+#[derive(Debug, Clone)]
+pub enum StaticAssets {
+    /// One directory per version, named by its semver; versions may be added while running.
+    Versions(PathBuf),
+    /// One npm-installed version: its `dist/` directory and the version its `package.json` names.
+    Package { dist: PathBuf, version: String },
+}
+
+impl StaticAssets {
+    /// Tells the layout of `dir` apart (see the module's documentation). A directory that does
+    /// not exist yet is taken as the per-version layout, to be filled later.
+    ///
+    /// # Errors
+    /// An npm layout whose `package.json` cannot be read or names no semver `version`: it would
+    /// otherwise answer 404 for every file without saying why.
+    pub fn open(dir: &Path) -> io::Result<Self> {
+        let (dist, package_json) = if dir.join("package.json").is_file() {
+            (dir.join("dist"), dir.join("package.json"))
+        } else if dir.join("array.js").is_file() {
+            (dir.to_path_buf(), dir.join("..").join("package.json"))
+        } else {
+            return Ok(Self::Versions(dir.to_path_buf()));
+        };
+        let unreadable = |reason: &str| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {reason}", package_json.display()),
+            )
+        };
+        let package: serde_json::Value = serde_json::from_slice(&std::fs::read(&package_json)?)
+            .map_err(|_| unreadable("not JSON"))?;
+        let version = package
+            .get("version")
+            .and_then(serde_json::Value::as_str)
+            .filter(|version| semver::Version::parse(version).is_ok())
+            .ok_or_else(|| unreadable("no semver `version`"))?;
+        Ok(Self::Package {
+            dist,
+            version: version.to_owned(),
+        })
+    }
+
+    /// The directory of `version`'s files, when `version` is one Burrow may have.
+    fn version_dir(&self, version: &str) -> Option<PathBuf> {
+        match self {
+            Self::Versions(root) => semver::Version::parse(version)
+                .is_ok()
+                .then(|| root.join(version)),
+            Self::Package {
+                dist,
+                version: installed,
+            } => (version == installed).then(|| dist.clone()),
+        }
+    }
+
+    /// The directory of the version served when none is asked for: the newest one.
+    async fn newest_dir(&self) -> Option<PathBuf> {
+        match self {
+            Self::Versions(root) => newest_version(root).await.map(|version| root.join(version)),
+            Self::Package { dist, .. } => Some(dist.clone()),
+        }
+    }
+}
+
 /// A file of one version: immutable, so caches may keep it for a year.
 pub(crate) async fn versioned(
     request: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (version, file) = path.into_inner();
-    let dir = static_dir(&request)?;
-    if semver::Version::parse(&version).is_err() {
-        return Err(ApiError::not_found());
-    }
-    serve(
-        &request,
-        &dir.join(version),
-        &file,
-        "public, max-age=31536000, immutable",
-    )
-    .await
+    let dir = assets(&request)?
+        .version_dir(&version)
+        .ok_or_else(ApiError::not_found)?;
+    serve(&request, &dir, &file, "public, max-age=31536000, immutable").await
 }
 
 /// A file of the version `?v=` names when Burrow has it, else of the newest version it has (as
@@ -38,22 +107,22 @@ pub(crate) async fn unversioned(
     request: HttpRequest,
     file: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let dir = static_dir(&request)?;
+    let assets = assets(&request)?;
     let asked = url::form_urlencoded::parse(request.query_string().as_bytes())
         .find(|(key, _)| key == "v")
-        .map(|(_, value)| value.into_owned())
-        .filter(|version| semver::Version::parse(version).is_ok() && dir.join(version).is_dir());
-    let version = match asked {
-        Some(version) => version,
-        None => newest_version(&dir).await.ok_or_else(ApiError::not_found)?,
+        .and_then(|(_, version)| assets.version_dir(&version))
+        .filter(|dir| dir.is_dir());
+    let dir = match asked {
+        Some(dir) => dir,
+        None => assets.newest_dir().await.ok_or_else(ApiError::not_found)?,
     };
-    serve(&request, &dir.join(version), &file, "public, max-age=300").await
+    serve(&request, &dir, &file, "public, max-age=300").await
 }
 
-fn static_dir(request: &HttpRequest) -> Result<PathBuf, ApiError> {
+fn assets(request: &HttpRequest) -> Result<&StaticAssets, ApiError> {
     request
         .app_data::<ApiSettings>()
-        .and_then(|settings| settings.static_dir.clone())
+        .and_then(|settings| settings.static_assets.as_ref())
         .ok_or_else(ApiError::not_found)
 }
 
@@ -77,8 +146,9 @@ async fn newest_version(dir: &Path) -> Option<String> {
 }
 
 /// `file` of the version directory `dir`. Path segments arrive percent-decoded, so `file` may
-/// hold anything: only plain names (letters, digits, `.`, `_`, `-`, not starting with a dot) are
-/// served, and nothing outside the directory ever is.
+/// hold anything: only plain names (letters, digits, `.`, `_`, `-`, not starting with a dot) of
+/// regular files are served, and nothing outside the directory ever is. A directory opens like a
+/// file but has no body to stream, so it is refused here rather than answered with a broken 200.
 async fn serve(
     request: &HttpRequest,
     dir: &Path,
@@ -95,10 +165,43 @@ async fn serve(
     }
     let file = NamedFile::open_async(dir.join(file))
         .await
-        .map_err(|_| ApiError::not_found())?;
+        .ok()
+        .filter(|file| file.metadata().is_file())
+        .ok_or_else(ApiError::not_found)?;
     let mut response = file.use_last_modified(true).into_response(request);
     response
         .headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static(cache));
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_npm_layout_without_a_semver_version_is_refused_at_startup_with_the_file_named() {
+        let package = std::env::temp_dir().join(format!("burrow-npm-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(package.join("dist")).unwrap();
+        std::fs::write(package.join("dist").join("array.js"), "").unwrap();
+        std::fs::write(package.join("package.json"), r#"{"version": "latest"}"#).unwrap();
+
+        for dir in [package.clone(), package.join("dist")] {
+            let error = StaticAssets::open(&dir).unwrap_err().to_string();
+            assert!(
+                error.contains("package.json: no semver `version`"),
+                "{error}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&package);
+    }
+
+    #[test]
+    fn a_directory_without_package_json_or_array_js_holds_one_directory_per_version() {
+        let root = std::env::temp_dir().join(format!("burrow-none-{}", uuid::Uuid::new_v4()));
+        let assets = StaticAssets::open(&root).unwrap();
+        assert!(matches!(&assets, StaticAssets::Versions(dir) if dir == &root));
+        assert_eq!(assets.version_dir("1.2.3"), Some(root.join("1.2.3")));
+        assert_eq!(assets.version_dir("../etc"), None);
+    }
 }

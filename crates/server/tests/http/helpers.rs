@@ -221,6 +221,18 @@ pub fn concrete_path(pattern: &str) -> String {
         .join("/")
 }
 
+/// A fresh directory under the system's temporary one holding `files` (paths relative to it,
+/// parents created), for tests that point Burrow at a directory.
+pub fn temp_tree(prefix: &str, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}", uuid::Uuid::new_v4()));
+    for (path, contents) in files {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().expect("a file has a parent")).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    dir
+}
+
 /// The Chromium the browser tests run: Debian's `chromium` (which `.ci/run` installs), or the
 /// binary `BURROW_CHROMIUM` names.
 pub fn chromium() -> String {

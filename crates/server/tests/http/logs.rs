@@ -1,6 +1,6 @@
 //! What `burrow serve` writes to its logs: with `BURROW_LOG_FORMAT=json`, one JSON object a line,
 //! each request's lines carrying its request id; and never a personal key, a project token or a
-//! plugin secret, wherever the client put them (header, body, query string).
+//! plugin secret, wherever the client put them (header, body, query string, path).
 
 use adapters::testing::TestDatabase;
 use serde_json::{Value, json};
@@ -56,6 +56,27 @@ async fn json_logs_carry_request_ids_and_never_keys_tokens_or_plugin_secrets() {
             .json(
                 &json!({"api_key": token, "batch": [{"event": "$pageview", "distinct_id": "d1"}]}),
             )
+            .send()
+            .await,
+        // posthog-js names the token in the path; so may a client that gets it slightly wrong.
+        client
+            .get(url(&format!("/array/{token}/config")))
+            .send()
+            .await,
+        client
+            .get(url(&format!("/array/{token}/config.js")))
+            .send()
+            .await,
+        client
+            .get(url(&format!("/array/{token}/config.js/")))
+            .send()
+            .await,
+        client
+            .get(url(&format!("/array/{token}/settings.json")))
+            .send()
+            .await,
+        client
+            .get(url(&format!("//array//{token}/config")))
             .send()
             .await,
     ];

@@ -15,6 +15,7 @@ mod feature_flags;
 mod flags;
 mod helpers;
 mod hostile;
+mod hostile_static;
 mod logs;
 mod methods;
 mod metrics;

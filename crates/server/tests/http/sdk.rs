@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::Value;
 
-use crate::helpers::{assert_error, parts, spawn_app, spawn_app_with};
+use crate::helpers::{assert_error, parts, spawn_app, spawn_app_with, temp_tree};
 
 const SITE: &str = "https://shop.example";
 
@@ -89,16 +89,14 @@ async fn the_remote_config_turns_on_surveys_flags_and_gzip_capture() {
 
 #[tokio::test]
 async fn posthog_js_bundles_are_served_from_the_static_directory() {
-    let dir = std::env::temp_dir().join(format!("burrow-static-{}", uuid::Uuid::new_v4()));
-    for version in ["1.10.0", "1.449.2"] {
-        std::fs::create_dir_all(dir.join(version)).unwrap();
-        std::fs::write(
-            dir.join(version).join("surveys.js"),
-            format!("/* surveys {version} */"),
-        )
-        .unwrap();
-    }
-    std::fs::write(dir.join("secret.txt"), "not served").unwrap();
+    let dir = temp_tree(
+        "burrow-static",
+        &[
+            ("1.10.0/surveys.js", "/* surveys 1.10.0 */"),
+            ("1.449.2/surveys.js", "/* surveys 1.449.2 */"),
+            ("secret.txt", "not served"),
+        ],
+    );
     let static_dir = dir.clone();
     let app = spawn_app_with(move |args| args.static_dir = Some(static_dir)).await;
     let get = |path: &str| app.request(Method::GET, path).header("Origin", SITE).send();
@@ -152,6 +150,44 @@ async fn posthog_js_bundles_are_served_from_the_static_directory() {
         assert_eq!(body["code"], "not_found", "{path}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn posthog_js_as_npm_installs_it_is_served_from_its_dist_directory_or_its_package_root() {
+    // What `npm install posthog-js` leaves in `node_modules/posthog-js`.
+    let package = temp_tree(
+        "burrow-npm-posthog-js",
+        &[
+            (
+                "package.json",
+                r#"{"name": "posthog-js", "version": "1.449.2"}"#,
+            ),
+            ("dist/array.js", "/* array 1.449.2 */"),
+            ("dist/surveys.js", "/* surveys 1.449.2 */"),
+        ],
+    );
+    for static_dir in [package.join("dist"), package.clone()] {
+        let configured = static_dir.clone();
+        let app = spawn_app_with(move |args| args.static_dir = Some(configured)).await;
+        let get = |path: &str| app.request(Method::GET, path).send();
+
+        for (path, served) in [
+            ("/static/array.js", "/* array 1.449.2 */"),
+            ("/static/surveys.js?v=1.449.2", "/* surveys 1.449.2 */"),
+            ("/static/surveys.js?v=1.10.0", "/* surveys 1.449.2 */"),
+            ("/static/1.449.2/surveys.js", "/* surveys 1.449.2 */"),
+        ] {
+            let response = get(path).await.unwrap();
+            assert_eq!(response.status(), 200, "{path} from {static_dir:?}");
+            assert_eq!(response.text().await.unwrap(), served, "{path}");
+        }
+        for path in ["/static/1.10.0/surveys.js", "/static/package.json"] {
+            let (status, body) = parts(get(path).await.unwrap()).await;
+            assert_eq!(status, 404, "{path} from {static_dir:?}");
+            assert_error(&body, "invalid_request", "not_found", "Not found.");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&package);
 }
 
 #[tokio::test]
