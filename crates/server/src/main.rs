@@ -16,10 +16,13 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to stderr so admin commands' JSON on stdout stays machine-readable.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info"))
+        // tokio-postgres logs each statement's parameters at debug (a project token among
+        // them, as bytes): secrets never reach a log, whatever RUST_LOG asks for.
+        .add_directive("tokio_postgres=info".parse().expect("static directive"));
     let logs = tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(filter)
         .with_writer(std::io::stderr);
     match cli.log_format {
         LogFormat::Text => logs.init(),
