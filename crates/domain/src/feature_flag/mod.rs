@@ -4,11 +4,12 @@
 pub mod evaluation;
 mod filters;
 mod key;
+mod pattern;
 mod port;
 mod service;
 
 pub use evaluation::{Evaluation, FlagEvaluationService, Person, Reason, ReasonCode, evaluate};
-pub use filters::FlagFilters;
+pub use filters::{FlagFilters, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS};
 pub use key::FlagKey;
 pub use port::FeatureFlagRepository;
 pub use service::FeatureFlagService;

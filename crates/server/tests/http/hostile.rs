@@ -405,7 +405,8 @@ async fn every_limited_column_is_bounded_and_every_bounded_field_refuses_one_cha
         })
         .collect();
     assert_eq!(
-        found, listed,
+        found,
+        listed,
         "a length-limited column without a known bound, or a bound for a column that is gone; \
          the known bounds:\n{}",
         known.join("\n")
@@ -455,4 +456,46 @@ async fn a_plugin_named_past_its_column_is_a_400_not_a_500() {
     .await;
     assert_eq!((status, body), (400, max_length("name", 200)));
     assert_eq!(app.rows("plugins").await, 0);
+}
+
+#[tokio::test]
+async fn flag_filters_with_a_pattern_that_cannot_compile_or_too_many_conditions_are_400s() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let flags = format!("/api/projects/{}/feature_flags/", ada.project_id.0);
+    let regex = |pattern: String| json!({"groups": [{"properties": [{"key": "email", "operator": "regex", "value": pattern}]}]});
+    let set = json!({"properties": [], "rollout_percentage": 50});
+    for (filters, detail) in [
+        (
+            regex("(unclosed".into()),
+            "Invalid regular expression in a property filter: error: unclosed group",
+        ),
+        (
+            regex("a{1000}".repeat(100)),
+            "Invalid regular expression in a property filter: it is too large",
+        ),
+        (
+            json!({"groups": vec![set; 101]}),
+            "A flag may have at most 100 condition sets.",
+        ),
+    ] {
+        let (status, body) = parts(
+            app.send_json(
+                Method::POST,
+                &flags,
+                &ada.key,
+                &json!({"key": "hostile", "filters": filters}),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(
+            (status, body),
+            (
+                400,
+                json!({"type": "validation_error", "code": "invalid_input", "detail": detail, "attr": "filters"})
+            )
+        );
+    }
+    assert_eq!(app.rows("feature_flags").await, 0);
 }

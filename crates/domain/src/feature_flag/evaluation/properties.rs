@@ -4,11 +4,9 @@
 //! unknown operator or filter type) does not match; it is never an error.
 
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc};
-use regex::RegexBuilder;
 use serde_json::{Map, Value};
 
-/// Largest compiled regex accepted from a filter, so a hostile pattern cannot eat memory.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+use crate::feature_flag::pattern;
 
 /// Whether the person's `properties` satisfy one filter of a condition set, `now` anchoring
 /// relative dates such as `-7d`.
@@ -116,10 +114,7 @@ fn icontains(actual: &Value, expected: &Value) -> bool {
 /// Whether the pattern finds a match anywhere in the value; `None` for a pattern that does not
 /// compile (neither `regex` nor `not_regex` matches then).
 fn regex_search(pattern: &Value, actual: &Value) -> Option<bool> {
-    let regex = RegexBuilder::new(&text(pattern))
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .ok()?;
+    let regex = pattern::compiled(&text(pattern))?;
     Some(regex.is_match(&text(actual)))
 }
 
