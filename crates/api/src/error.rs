@@ -166,6 +166,20 @@ impl ApiError {
         }
     }
 
+    /// The node holds as many request bodies as its memory budget allows (`BodyBudget`):
+    /// nothing was done, and the same request may be sent again shortly.
+    pub fn busy() -> Self {
+        Self {
+            retry_after: Some(1),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_error",
+                "server_busy",
+                "The server is reading as many request bodies as its memory allows. Try again shortly.",
+            )
+        }
+    }
+
     /// The database could not be reached: nothing was done, and the same request may be sent
     /// again. Logged (without secrets) inside the request's span.
     fn database_unavailable(cause: &Unexpected) -> Self {

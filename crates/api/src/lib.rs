@@ -1,6 +1,7 @@
 //! Burrow's HTTP layer: a thin actix-web shell over the domain services. It depends on the
 //! domain only; the server crate hands it services already wired to adapters.
 
+mod body_budget;
 mod catch_panic;
 mod dto;
 mod error;
@@ -30,6 +31,7 @@ use domain::rate_limit::RateLimiter;
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 
+pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
 pub use routes::{RouteInfo, StaticAssets, route_table};

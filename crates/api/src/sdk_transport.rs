@@ -11,7 +11,9 @@ use base64::Engine as _;
 use flate2::read::GzDecoder;
 use serde_json::Value;
 
+use crate::body_budget::Held;
 use crate::error::ApiError;
+use crate::extract::held_for;
 
 /// The first two bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -45,16 +47,44 @@ pub(crate) const MAX_INFLATION_RATIO: usize = 100;
 /// events are never refused.
 pub(crate) const INFLATION_FLOOR: usize = 1024 * 1024;
 
-/// Undoes the transport's encodings and parses the JSON inside.
+/// A request's body unpacked for a handler: the JSON text inside, and the share of the node's
+/// body budget that what unpacking copied and inflated holds (given back when dropped).
+pub(crate) struct Unpacked<'b> {
+    pub json: Cow<'b, [u8]>,
+    _held: Held,
+}
+
+/// Undoes the transport's encodings of `request`'s `body`, counting the copies it makes
+/// against the node's body budget before they are made.
 ///
 /// # Errors
-/// 400 for anything malformed; 413 when the body inflates past `max_bytes` (or its ratio).
-pub(crate) fn unpack(
-    body: &[u8],
-    transport: Transport<'_>,
+/// 400 for anything malformed; 413 when the body inflates past `max_bytes` (or its ratio);
+/// 503 when the budget stays spent.
+pub(crate) async fn unpack_request<'b>(
+    request: &HttpRequest,
+    body: &'b [u8],
     max_bytes: usize,
-) -> Result<Value, ApiError> {
-    serde_json::from_slice(&unpacked(body, transport, max_bytes)?)
+) -> Result<Unpacked<'b>, ApiError> {
+    let packed = Packed::read(body, Transport::of(request))?;
+    let mut held = held_for(request);
+    let copied = match &packed.bytes {
+        Cow::Owned(bytes) => bytes.len(),
+        Cow::Borrowed(_) => 0,
+    };
+    held.grow_to(copied.saturating_add(packed.inflation_bound(max_bytes)))
+        .await?;
+    Ok(Unpacked {
+        json: packed.inflate(max_bytes)?,
+        _held: held,
+    })
+}
+
+/// Parses unpacked JSON text.
+///
+/// # Errors
+/// 400 for malformed JSON.
+pub(crate) fn parse(json: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(json)
         .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
 }
 
@@ -63,56 +93,94 @@ pub(crate) fn unpack(
 /// # Errors
 /// 400 for anything malformed; 413 when the body inflates past `max_bytes` or past
 /// [`MAX_INFLATION_RATIO`] times its own size (and [`INFLATION_FLOOR`]).
+#[cfg(test)]
 pub(crate) fn unpacked<'b>(
     body: &'b [u8],
     transport: Transport<'_>,
     max_bytes: usize,
 ) -> Result<Cow<'b, [u8]>, ApiError> {
-    let mut compression = query_value(transport.query, "compression");
-    let is_form = transport
-        .content_type
-        .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"))
-        || body.starts_with(b"data=");
-    // Copied only when an encoding is undone: a plain body is parsed where it lies.
-    let mut bytes = Cow::Borrowed(body);
-    if is_form {
-        let mut data = None;
-        for (key, value) in url::form_urlencoded::parse(body) {
-            match key.as_ref() {
-                "data" => data = Some(value.into_owned()),
-                "compression" => compression = Some(value.into_owned()),
-                _ => {}
+    Packed::read(body, transport)?.inflate(max_bytes)
+}
+
+/// A body with its form and base64 encodings undone, and whether it is still gzipped.
+struct Packed<'b> {
+    bytes: Cow<'b, [u8]>,
+    gzip: bool,
+}
+
+impl<'b> Packed<'b> {
+    /// Undoes the form and base64 encodings, and tells gzip apart (announced by a header or a
+    /// query flag, or recognised by its magic bytes).
+    ///
+    /// # Errors
+    /// 400 for anything malformed.
+    fn read(body: &'b [u8], transport: Transport<'_>) -> Result<Self, ApiError> {
+        let mut compression = query_value(transport.query, "compression");
+        let is_form = transport
+            .content_type
+            .is_some_and(|t| t.starts_with("application/x-www-form-urlencoded"))
+            || body.starts_with(b"data=");
+        // Copied only when an encoding is undone: a plain body is parsed where it lies.
+        let mut bytes = Cow::Borrowed(body);
+        if is_form {
+            let mut data = None;
+            for (key, value) in url::form_urlencoded::parse(body) {
+                match key.as_ref() {
+                    "data" => data = Some(value.into_owned()),
+                    "compression" => compression = Some(value.into_owned()),
+                    _ => {}
+                }
             }
+            let data = data.ok_or_else(|| ApiError::parse_error("The form has no data field."))?;
+            let looks_like_json = data.trim_start().starts_with(['{', '[']);
+            bytes = Cow::Owned(
+                if compression.as_deref() == Some("base64") || !looks_like_json {
+                    base64_decode(&data)?
+                } else {
+                    data.into_bytes()
+                },
+            );
+        } else if compression.as_deref() == Some("base64") {
+            bytes = Cow::Owned(base64_decode(&String::from_utf8_lossy(body))?);
         }
-        let data = data.ok_or_else(|| ApiError::parse_error("The form has no data field."))?;
-        let looks_like_json = data.trim_start().starts_with(['{', '[']);
-        bytes = Cow::Owned(
-            if compression.as_deref() == Some("base64") || !looks_like_json {
-                base64_decode(&data)?
-            } else {
-                data.into_bytes()
-            },
-        );
-    } else if compression.as_deref() == Some("base64") {
-        bytes = Cow::Owned(base64_decode(&String::from_utf8_lossy(body))?);
+        if compression.as_deref() == Some("lz64") {
+            return Err(ApiError::parse_error(
+                "lz64 compression is not supported; send gzip, base64 or plain JSON.",
+            ));
+        }
+        let gzip_announced = matches!(compression.as_deref(), Some("gzip" | "gzip-js"))
+            || transport
+                .content_encoding
+                .is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
+        let gzip = gzip_announced || bytes.starts_with(&GZIP_MAGIC);
+        Ok(Self { bytes, gzip })
     }
-    if compression.as_deref() == Some("lz64") {
-        return Err(ApiError::parse_error(
-            "lz64 compression is not supported; send gzip, base64 or plain JSON.",
-        ));
-    }
-    let gzip_announced = matches!(compression.as_deref(), Some("gzip" | "gzip-js"))
-        || transport
-            .content_encoding
-            .is_some_and(|e| e.eq_ignore_ascii_case("gzip"));
-    if gzip_announced || bytes.starts_with(&GZIP_MAGIC) {
-        let by_ratio = bytes
+
+    /// The most a gzip body may inflate to: `max_bytes`, and [`MAX_INFLATION_RATIO`] times its
+    /// own size beyond [`INFLATION_FLOOR`]; 0 for a body that is not gzip.
+    fn inflation_bound(&self, max_bytes: usize) -> usize {
+        if !self.gzip {
+            return 0;
+        }
+        let by_ratio = self
+            .bytes
             .len()
             .saturating_mul(MAX_INFLATION_RATIO)
             .max(INFLATION_FLOOR);
-        bytes = Cow::Owned(gunzip(&bytes, max_bytes.min(by_ratio))?);
+        max_bytes.min(by_ratio)
     }
-    Ok(bytes)
+
+    /// The JSON text: inflated when gzip, within [`Self::inflation_bound`].
+    ///
+    /// # Errors
+    /// 400 for a broken gzip stream; 413 past the bound.
+    fn inflate(self, max_bytes: usize) -> Result<Cow<'b, [u8]>, ApiError> {
+        if !self.gzip {
+            return Ok(self.bytes);
+        }
+        let bound = self.inflation_bound(max_bytes);
+        Ok(Cow::Owned(gunzip(&self.bytes, bound)?))
+    }
 }
 
 /// One `key=value` of a query string.

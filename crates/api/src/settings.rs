@@ -2,6 +2,7 @@
 
 use url::Url;
 
+use crate::body_budget::BodyBudget;
 use crate::routes::StaticAssets;
 
 /// Deployment settings of the API, shared by every worker.
@@ -20,6 +21,8 @@ pub struct ApiSettings {
     /// [`StaticAssets::open`]), served at `/static/…` for the SDK's snippet and lazily loaded
     /// bundles; `None` answers 404 there.
     pub static_assets: Option<StaticAssets>,
+    /// How many bytes of request bodies this node holds at once (`BURROW_BODY_MEMORY_MB`).
+    pub body_budget: BodyBudget,
 }
 
 impl ApiSettings {
@@ -36,6 +39,7 @@ impl Default for ApiSettings {
             capture_max_body_bytes: Self::DEFAULT_CAPTURE_MAX_BODY_BYTES,
             capture_max_events: Self::DEFAULT_CAPTURE_MAX_EVENTS,
             static_assets: None,
+            body_budget: BodyBudget::new(BodyBudget::DEFAULT_BYTES),
         }
     }
 }

@@ -8,6 +8,9 @@ use domain::tenancy::{MembershipLevel, PluginsAccessLevel};
 use url::Url;
 use uuid::Uuid;
 
+/// The default of `BURROW_BODY_MEMORY_MB`.
+pub const DEFAULT_BODY_MEMORY_MB: u64 = (api::BodyBudget::DEFAULT_BYTES / (1024 * 1024)) as u64;
+
 /// How long a node remembers keys and tenants by default: short enough that admin changes are
 /// felt at once by people, long enough that a busy key is read from storage a few times a
 /// minute rather than on every request.
@@ -71,6 +74,10 @@ pub struct ServeArgs {
     /// Most events in one capture request.
     #[arg(long, env = "BURROW_CAPTURE_MAX_EVENTS", default_value_t = api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS)]
     pub capture_max_events: usize,
+    /// How many MiB of request bodies (and what they inflate to) this node holds at once;
+    /// a request finding them spent waits up to 5 s, then is answered 503 `server_busy`.
+    #[arg(long, env = "BURROW_BODY_MEMORY_MB", default_value_t = DEFAULT_BODY_MEMORY_MB, value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub body_memory_mb: u64,
     /// Most PostgreSQL connections this node opens (default: four per core of this machine).
     #[arg(long, env = "BURROW_DB_POOL_SIZE")]
     pub db_pool_size: Option<usize>,

@@ -48,6 +48,11 @@ impl Application {
             max_body_bytes: args.max_body_bytes,
             capture_max_body_bytes: args.capture_max_body_bytes,
             capture_max_events: args.capture_max_events,
+            body_budget: api::BodyBudget::new(
+                usize::try_from(args.body_memory_mb)
+                    .unwrap_or(usize::MAX)
+                    .saturating_mul(1024 * 1024),
+            ),
             static_assets: args
                 .static_dir
                 .as_deref()

@@ -15,6 +15,7 @@ use tokio::sync::OnceCell;
 use serde_json::{Map, Value};
 
 use super::json::{content_type, parse_object};
+use crate::body_budget::Held;
 use crate::error::ApiError;
 use crate::settings::ApiSettings;
 
@@ -113,8 +114,9 @@ pub(crate) async fn read_limited(
     let Some(mut payload) = payload else {
         return Ok(Bytes::new());
     };
+    let mut held = held_for(request);
     // Sized once from the declared length (never past the limit), so a large body is not
-    // copied through every doubling on its way in.
+    // copied through every doubling on its way in; only what arrives is counted and touched.
     let mut body = BytesMut::with_capacity(declared.unwrap_or(0).min(limit));
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|error| {
@@ -123,7 +125,27 @@ pub(crate) async fn read_limited(
         if body.len() + chunk.len() > limit {
             return Err(ApiError::payload_too_large(limit));
         }
+        held.grow_to(body.len() + chunk.len()).await?;
         body.extend_from_slice(&chunk);
     }
-    Ok(body.freeze())
+    Ok(Bytes::from_owner(HeldBody { body, _held: held }))
+}
+
+/// This request's share of the node's [`BodyBudget`](crate::body_budget::BodyBudget).
+pub(crate) fn held_for(request: &HttpRequest) -> Held {
+    request
+        .app_data::<ApiSettings>()
+        .map_or_else(Held::unbudgeted, |settings| settings.body_budget.hold())
+}
+
+/// A body with its share of the budget, given back when the last `Bytes` of it is dropped.
+struct HeldBody {
+    body: BytesMut,
+    _held: Held,
+}
+
+impl AsRef<[u8]> for HeldBody {
+    fn as_ref(&self) -> &[u8] {
+        &self.body
+    }
 }

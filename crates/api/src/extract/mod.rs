@@ -2,7 +2,7 @@
 
 mod auth;
 mod body;
-pub(crate) use body::read_limited;
+pub(crate) use body::{held_for, read_limited};
 pub(crate) mod json;
 mod pagination;
 mod path;

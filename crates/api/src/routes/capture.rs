@@ -11,7 +11,7 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::extract::read_limited;
-use crate::sdk_transport::{Transport, unpacked};
+use crate::sdk_transport::unpack_request;
 use crate::settings::ApiSettings;
 use decode::decode;
 
@@ -30,8 +30,8 @@ pub(crate) async fn capture(
         |settings| (settings.capture_max_body_bytes, settings.capture_max_events),
     );
     let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let json = unpacked(&body, Transport::of(&request), max_bytes)?;
-    let captured = decode(&json, max_events)?;
+    let unpacked = unpack_request(&request, &body, max_bytes).await?;
+    let captured = decode(&unpacked.json, max_events)?;
     let project = access.project_by_token(captured.token.as_deref()).await?;
     responses
         .capture(project.id, &captured.into_batch()?)

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::error::ApiError;
 use crate::extract::read_limited;
-use crate::sdk_transport::{Transport, unpack};
+use crate::sdk_transport::{parse, unpack_request};
 use crate::settings::ApiSettings;
 
 /// Evaluates the flags for the body's `distinct_id` and `person_properties`; answers the v2
@@ -28,8 +28,8 @@ pub(crate) async fn flags(
         .app_data::<ApiSettings>()
         .map_or(ApiSettings::DEFAULT_MAX_BODY_BYTES, |s| s.max_body_bytes);
     let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let transport = Transport::of(&request);
-    let Value::Object(body) = unpack(&body, transport, max_bytes)? else {
+    let unpacked = unpack_request(&request, &body, max_bytes).await?;
+    let Value::Object(body) = parse(&unpacked.json)? else {
         return Err(invalid(
             "body",
             ValidationCode::Invalid,

@@ -62,6 +62,7 @@ pub fn serve_args(database_url: &str) -> ServeArgs {
         max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
         capture_max_body_bytes: api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
         capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
+        body_memory_mb: burrow_server::cli::DEFAULT_BODY_MEMORY_MB,
         db_pool_size: Some(5),
         db_timeout_ms: 5000,
         workers: Some(1),

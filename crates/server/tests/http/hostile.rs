@@ -11,7 +11,7 @@ use flate2::write::GzEncoder;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
 use crate::process::{bootstrap, serve};
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -498,4 +498,44 @@ async fn flag_filters_with_a_pattern_that_cannot_compile_or_too_many_conditions_
         );
     }
     assert_eq!(app.rows("feature_flags").await, 0);
+}
+
+#[tokio::test]
+async fn bodies_past_the_nodes_memory_budget_wait_then_get_a_503_until_it_is_given_back() {
+    use tokio::io::AsyncWriteExt as _;
+
+    let app = spawn_app_with(|args| args.body_memory_mb = 1).await;
+    let address = app.address.trim_start_matches("http://").to_owned();
+    // A client announces a large body, sends more than the whole budget of it, and stalls.
+    let mut stalled = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /batch/ HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Content-Length: 4000000\r\n\r\n["
+    );
+    stalled.write_all(head.as_bytes()).await.unwrap();
+    stalled.write_all(&vec![b' '; 1_100_000]).await.unwrap();
+    stalled.flush().await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let capture = || {
+        app.request(Method::POST, "/batch/")
+            .json(&json!({"api_key": "unknown", "batch": [{"event": "$pageview", "distinct_id": "x"}]}))
+            .send()
+    };
+    let refused = capture().await.unwrap();
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let (status, body) = parts(refused).await;
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (503, Some("server_busy")),
+        "{body}"
+    );
+
+    drop(stalled);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (status, body) = parts(capture().await.unwrap()).await;
+    assert_eq!(
+        status, 401,
+        "past the budget again once it is given back: {body}"
+    );
 }
