@@ -90,14 +90,27 @@ impl CapturePayload<'_> {
     }
 }
 
-/// What is shared by the seeds of one read: the event limit, and the precise error a seed
-/// failed with (serde's own error type can only carry a message).
+/// What is shared by the seeds of one read: the event limit, and the precise error the read
+/// stopped for (serde's own error type can only carry a message).
+///
+/// Each seed announces, before it looks at its value, the refusal a value of the wrong type
+/// gets ([`Reader::expect`]); the visitor of the right type withdraws it at once
+/// ([`Reader::accepted`]). A wrong type then ends the read with serde's generic error and the
+/// announced refusal still standing; any later error (malformed JSON) finds none.
 struct Reader {
     max_events: usize,
     failure: RefCell<Option<ApiError>>,
 }
 
 impl Reader {
+    fn expect(&self, refusal: ApiError) {
+        *self.failure.borrow_mut() = Some(refusal);
+    }
+
+    fn accepted(&self) {
+        self.failure.borrow_mut().take();
+    }
+
     fn fail<E: de::Error>(&self, error: ApiError) -> E {
         *self.failure.borrow_mut() = Some(error);
         E::custom("refused")
@@ -172,6 +185,10 @@ impl<'de> DeserializeSeed<'de> for BodySeed<'_> {
     type Value = Body<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.0.expect(invalid(
+            "batch",
+            "The body must be an event or a batch of events.",
+        ));
         deserializer.deserialize_any(self)
     }
 }
@@ -188,6 +205,7 @@ impl<'de> Visitor<'de> for BodySeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        self.0.accepted();
         let mut batch = None;
         let mut sent_at = None;
         let mut single = WireEvent::default();
@@ -208,34 +226,6 @@ impl<'de> Visitor<'de> for BodySeed<'_> {
             None => (token, sent_at, vec![single]),
         })
     }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.not_events())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.not_events())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.not_events())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.not_events())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.not_events())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.not_events())
-    }
-}
-
-impl BodySeed<'_> {
-    fn not_events<E: de::Error>(&self) -> E {
-        self.0.fail(invalid(
-            "batch",
-            "The body must be an event or a batch of events.",
-        ))
-    }
 }
 
 /// A list of events, counted as it is read.
@@ -245,6 +235,8 @@ impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
     type Value = Vec<WireEvent<'de>>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        self.0
+            .expect(invalid("batch", "batch must be a list of events."));
         deserializer.deserialize_any(self)
     }
 }
@@ -257,6 +249,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        self.0.accepted();
         let mut events = Vec::new();
         loop {
             let index = events.len();
@@ -277,35 +270,6 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
             }
         }
     }
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.not_a_list())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.not_a_list())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.not_a_list())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.not_a_list())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.not_a_list())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.not_a_list())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.not_a_list())
-    }
-}
-
-impl EventsSeed<'_> {
-    fn not_a_list<E: de::Error>(&self) -> E {
-        self.0
-            .fail(invalid("batch", "batch must be a list of events."))
-    }
 }
 
 /// The event at `index` of a batch.
@@ -318,6 +282,9 @@ impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
     type Value = WireEvent<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        let index = self.index;
+        self.reader
+            .expect(invalid("batch", format!("Event {index} is not an object.")));
         deserializer.deserialize_any(self)
     }
 }
@@ -330,43 +297,16 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        self.reader.accepted();
         let mut event = WireEvent::default();
         while let Some(key) = map.next_key::<Key<'de>>()? {
             self.field(&key.0, &mut event, &mut map)?;
         }
         Ok(event)
     }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.not_an_object())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
 }
 
 impl EventSeed<'_> {
-    fn not_an_object<E: de::Error>(&self) -> E {
-        let index = self.index;
-        self.reader
-            .fail(invalid("batch", format!("Event {index} is not an object.")))
-    }
-
     /// Reads the value of `key` into `event`; unknown keys are skipped unread.
     fn field<'de, A: MapAccess<'de>>(
         &self,
@@ -430,6 +370,11 @@ impl<'de> DeserializeSeed<'de> for PropertiesSeed<'_, '_> {
     type Value = WireProperties<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        let index = self.0.index;
+        self.0.reader.expect(invalid(
+            "properties",
+            format!("Event {index}: properties must be an object."),
+        ));
         deserializer.deserialize_any(self)
     }
 }
@@ -442,6 +387,7 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        self.0.reader.accepted();
         let mut properties = WireProperties::default();
         while let Some(Key(key)) = map.next_key()? {
             match key.as_ref() {
@@ -460,36 +406,8 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.reader.accepted();
         Ok(WireProperties::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.not_an_object())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.not_an_object())
-    }
-}
-
-impl PropertiesSeed<'_, '_> {
-    fn not_an_object<E: de::Error>(&self) -> E {
-        let index = self.0.index;
-        self.0.reader.fail(invalid(
-            "properties",
-            format!("Event {index}: properties must be an object."),
-        ))
     }
 }
 
@@ -806,5 +724,42 @@ mod tests {
                 .len(),
             50
         );
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_named_and_malformed_json_is_a_parse_error() {
+        for (body, code, detail) in [
+            (
+                "42",
+                "invalid_input",
+                "The body must be an event or a batch of events.",
+            ),
+            (
+                r#"{"batch": 3}"#,
+                "invalid_input",
+                "batch must be a list of events.",
+            ),
+            (
+                r#"{"batch": [{}, 3]}"#,
+                "invalid_input",
+                "Event 1 is not an object.",
+            ),
+            (
+                r#"[{"properties": []}]"#,
+                "invalid_input",
+                "Event 0: properties must be an object.",
+            ),
+            (r#"[{"properties": {"a": tru}}]"#, "parse_error", ""),
+            (r#"[{"event": "a"}, {"#, "parse_error", ""),
+        ] {
+            let error = decode_all(body.as_bytes(), Transport::default(), MAX, EVENTS)
+                .err()
+                .unwrap();
+            let rendered = error.body();
+            assert_eq!(rendered.code, code, "{body}");
+            if !detail.is_empty() {
+                assert_eq!(rendered.detail, detail, "{body}");
+            }
+        }
     }
 }
