@@ -174,6 +174,7 @@ impl<'s> Scanner<'s> {
     /// One token starting with `byte`, not whitespace or a comment.
     fn token(&mut self, byte: u8) -> Result<(), Refusal> {
         let word_start = is_word_byte(byte);
+        let label = std::mem::take(&mut self.label_candidate);
         self.begin_token(word_start.then(|| self.word_at(self.at)));
         let statement_start = std::mem::take(&mut self.statement_start);
         let condition = std::mem::take(&mut self.condition_keyword);
@@ -218,7 +219,7 @@ impl<'s> Scanner<'s> {
                 self.at += 2;
                 self.last = Last::Dot;
             }
-            b':' if self.label_candidate => {
+            b':' if label => {
                 self.at += 1;
                 self.level.statements += 1;
                 self.statement_start = true;
@@ -280,7 +281,6 @@ impl<'s> Scanner<'s> {
         }
         self.ended = false;
         self.newline = false;
-        self.label_candidate = false;
     }
 
     fn word(&mut self, statement_start: bool) {
@@ -748,6 +748,12 @@ mod tests {
             format!("let x: {}T{};", "A<B,".repeat(deep), ">".repeat(deep)),
             format!("{}x, y;", "if(a)".repeat(deep)),
             format!("{}x\ny", "if(a)\n".repeat(deep)),
+            // Labels nest statements that a comma does not end, inside function bodies too.
+            format!(
+                "{}{}",
+                "a:b:c:d:e:f:g:h:i:j: y, function(){".repeat(deep / 10),
+                "}".repeat(deep / 10)
+            ),
         ] {
             assert!(
                 matches!(check(&source, false), Err(Refusal::TooDeep { .. })),
