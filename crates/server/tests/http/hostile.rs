@@ -12,6 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
+use crate::plugins::{plugin_path, set_level, source_plugin};
 use crate::process::{bootstrap, serve};
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -20,26 +21,11 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().expect("gzip in memory")
 }
 
-async fn source_plugin(app: &TestApp, tenant: &Tenant) -> String {
-    app.admin
-        .set_plugins_access_level(tenant.organization_id, PluginsAccessLevel::Install)
-        .await
-        .expect("setting the plugin level");
-    let (status, plugin) = parts(
-        app.send_json(
-            Method::POST,
-            &format!("/api/organizations/{}/plugins/", tenant.organization_id),
-            &tenant.key,
-            &json!({"plugin_type": "source", "name": "Deep"}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{plugin}");
-    format!(
-        "/api/organizations/{}/plugins/{}/",
-        tenant.organization_id, plugin["id"]
-    )
+/// A source plugin of the tenant's organization (at the install level): its path.
+async fn source_plugin_path(app: &TestApp, tenant: &Tenant) -> String {
+    set_level(app, tenant, PluginsAccessLevel::Install).await;
+    let plugin = source_plugin(app, tenant, "Deep").await;
+    plugin_path(tenant, &plugin["id"], "")
 }
 
 #[tokio::test]
@@ -47,7 +33,7 @@ async fn a_plugin_source_nested_fifty_thousand_levels_deep_is_saved_and_the_serv
 {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let plugin = source_plugin(&app, &ada).await;
+    let plugin = source_plugin_path(&app, &ada).await;
     let readable = json!({"index.ts": "export function processEvent(event) { return event }"});
     let (status, _) = parts(
         app.send_json(
@@ -347,17 +333,16 @@ async fn write(
             format!("/api/organizations/{}/plugins/", ada.organization_id),
             json!({"plugin_type": "source"}),
         ),
-        Route::PluginPatch => (Method::PATCH, source_plugin(app, ada).await, json!({})),
+        Route::PluginPatch => (Method::PATCH, source_plugin_path(app, ada).await, json!({})),
         Route::PluginConfigPatch => {
-            let plugin = source_plugin(app, ada).await;
-            let id = plugin.trim_end_matches('/').rsplit('/').next().unwrap();
+            let plugin = source_plugin(app, ada, "Configured").await;
             let configs = format!("/api/projects/{project}/plugin_configs/");
             let (status, config) = parts(
                 app.send_json(
                     Method::POST,
                     &configs,
                     &ada.key,
-                    &json!({"plugin": id.parse::<i64>().unwrap()}),
+                    &json!({"plugin": plugin["id"]}),
                 )
                 .await,
             )
@@ -388,6 +373,7 @@ async fn write(
 async fn every_limited_column_is_bounded_and_every_bounded_field_refuses_one_character_more() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
+    set_level(&app, &ada, PluginsAccessLevel::Install).await;
     let columns = app.database.limited_columns().await;
     let bounds = bounds();
     let mut listed: Vec<_> = bounds.iter().map(|(column, _)| *column).collect();
@@ -440,10 +426,7 @@ async fn every_limited_column_is_bounded_and_every_bounded_field_refuses_one_cha
 async fn a_plugin_named_past_its_column_is_a_400_not_a_500() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    app.admin
-        .set_plugins_access_level(ada.organization_id, PluginsAccessLevel::Install)
-        .await
-        .unwrap();
+    set_level(&app, &ada, PluginsAccessLevel::Install).await;
     let (status, body) = parts(
         app.send_json(
             Method::POST,

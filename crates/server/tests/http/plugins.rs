@@ -12,7 +12,7 @@ pub fn plugins_path(tenant: &Tenant) -> String {
     format!("/api/organizations/{}/plugins/", tenant.organization_id)
 }
 
-fn plugin_path(tenant: &Tenant, id: &Value, action: &str) -> String {
+pub fn plugin_path(tenant: &Tenant, id: &Value, action: &str) -> String {
     format!("{}{id}/{action}", plugins_path(tenant))
 }
 
@@ -42,14 +42,14 @@ async fn delete(app: &TestApp, path: &str, tenant: &Tenant) -> u16 {
         .as_u16()
 }
 
-async fn set_level(app: &TestApp, tenant: &Tenant, level: PluginsAccessLevel) {
+pub async fn set_level(app: &TestApp, tenant: &Tenant, level: PluginsAccessLevel) {
     app.admin
         .set_plugins_access_level(tenant.organization_id, level)
         .await
         .expect("setting the plugin level");
 }
 
-async fn source_plugin(app: &TestApp, tenant: &Tenant, name: &str) -> Value {
+pub async fn source_plugin(app: &TestApp, tenant: &Tenant, name: &str) -> Value {
     let (status, plugin) = send(
         app,
         Method::POST,
