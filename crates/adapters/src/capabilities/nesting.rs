@@ -173,13 +173,16 @@ impl<'s> Scanner<'s> {
 
     /// One token starting with `byte`, not whitespace or a comment.
     fn token(&mut self, byte: u8) -> Result<(), Refusal> {
-        let word_start = is_word_byte(byte);
+        let word = is_word_byte(byte).then(|| self.word_at(self.at));
         let label = std::mem::take(&mut self.label_candidate);
-        self.begin_token(word_start.then(|| self.word_at(self.at)));
+        self.begin_token(word);
         let statement_start = std::mem::take(&mut self.statement_start);
         let condition = std::mem::take(&mut self.condition_keyword);
+        if let Some(word) = word {
+            self.word(word, statement_start);
+            return self.bounded();
+        }
         match byte {
-            _ if word_start => self.word(statement_start),
             b'\'' | b'"' => {
                 self.string(byte)?;
                 self.operand();
@@ -190,7 +193,7 @@ impl<'s> Scanner<'s> {
             }
             b'(' | b'[' | b'{' => {
                 self.at += 1;
-                self.open(byte, condition)?;
+                self.open(byte, condition);
             }
             b')' | b']' | b'}' => {
                 self.at += 1;
@@ -283,9 +286,8 @@ impl<'s> Scanner<'s> {
         self.newline = false;
     }
 
-    fn word(&mut self, statement_start: bool) {
-        let start = self.at;
-        let word = self.word_at(start);
+    /// `word`, at `self.at`: a name, a number or a keyword.
+    fn word(&mut self, word: &[u8], statement_start: bool) {
         self.at += word.len();
         let after_dot = self.last == Last::Dot;
         if after_dot || !KEYWORDS.contains(&word) {
@@ -336,7 +338,8 @@ impl<'s> Scanner<'s> {
                 }
                 Some(b'$') if self.peek(1) == Some(b'{') => {
                     self.at += 2;
-                    return self.open(TEMPLATE, false);
+                    self.open(TEMPLATE, false);
+                    return Ok(());
                 }
                 Some(b'\n') => {
                     self.line += 1;
@@ -446,7 +449,7 @@ impl<'s> Scanner<'s> {
         }
     }
 
-    fn open(&mut self, opener: u8, condition: bool) -> Result<(), Refusal> {
+    fn open(&mut self, opener: u8, condition: bool) {
         let depth = self.depth() + 1;
         self.frames.push(Frame {
             opener,
@@ -457,7 +460,6 @@ impl<'s> Scanner<'s> {
         self.level = Level::default();
         self.statement_start = opener == b'{';
         self.last = Last::ExpectsOperand;
-        Ok(())
     }
 
     fn close(&mut self, closer: u8) -> Result<(), Refusal> {
