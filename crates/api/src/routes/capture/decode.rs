@@ -122,28 +122,55 @@ impl Reader {
 struct WireEvent<'b> {
     name: String,
     uuid: Option<Uuid>,
-    distinct_id: Option<String>,
+    ids: Ids,
     timestamp: Option<DateTime<Utc>>,
     offset_ms: Option<i64>,
-    api_key: Option<String>,
-    token: Option<String>,
     properties: WireProperties<'b>,
 }
 
-/// The properties capture reads: the ids and token, and the `$survey_*` and `$set` values.
+/// The properties capture reads: the ids, and the `$survey_*` and `$set` values.
 #[derive(Debug, Default)]
 struct WireProperties<'b> {
+    ids: Ids,
+    kept: Vec<(Cow<'b, str>, &'b RawValue)>,
+}
+
+/// What the SDKs put both on an event and in its properties: who it is about and which project
+/// it belongs to.
+#[derive(Debug, Default)]
+struct Ids {
     distinct_id: Option<String>,
     api_key: Option<String>,
     token: Option<String>,
-    kept: Vec<(Cow<'b, str>, &'b RawValue)>,
+}
+
+impl Ids {
+    /// Reads the value of `key` when it is one of the ids: `false` (the value left unread) when
+    /// it is not.
+    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "distinct_id" => self.distinct_id = id_text(map.next_value()?),
+            "api_key" => self.api_key = text(map.next_value()?),
+            "token" => self.token = text(map.next_value()?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Where the SDKs name the project: `api_key`, else `token`; empty is none.
+    fn token(&self) -> Option<String> {
+        self.api_key
+            .as_ref()
+            .or(self.token.as_ref())
+            .filter(|token| !token.is_empty())
+            .cloned()
+    }
 }
 
 impl WireEvent<'_> {
     /// The event's own token: on the event, or in its properties (the web SDK's place).
     fn token(&self) -> Option<String> {
-        token_of(&self.api_key, &self.token)
-            .or_else(|| token_of(&self.properties.api_key, &self.properties.token))
+        self.ids.token().or_else(|| self.properties.ids.token())
     }
 
     fn into_captured(self) -> Result<CapturedEvent, ApiError> {
@@ -159,21 +186,12 @@ impl WireEvent<'_> {
         Ok(CapturedEvent {
             event: self.name,
             uuid: self.uuid,
-            distinct_id: self.distinct_id.or(self.properties.distinct_id),
+            distinct_id: self.ids.distinct_id.or(self.properties.ids.distinct_id),
             timestamp: self.timestamp,
             offset_ms: self.offset_ms,
             properties,
         })
     }
-}
-
-/// Where a body or event names its project: `api_key`, else `token`; empty is none.
-fn token_of(api_key: &Option<String>, token: &Option<String>) -> Option<String> {
-    api_key
-        .as_ref()
-        .or(token.as_ref())
-        .filter(|token| !token.is_empty())
-        .cloned()
 }
 
 /// The body: an array of events, or an object that is either `{"batch": […]}` or one event.
@@ -220,7 +238,7 @@ impl<'de> Visitor<'de> for BodySeed<'_> {
                 .field(&key.0, &mut single, &mut map)?,
             }
         }
-        let token = token_of(&single.api_key, &single.token);
+        let token = single.ids.token();
         Ok(match batch {
             Some(events) => (token, sent_at, events),
             None => (token, sent_at, vec![single]),
@@ -315,6 +333,9 @@ impl EventSeed<'_> {
         map: &mut A,
     ) -> Result<(), A::Error> {
         let index = self.index;
+        if event.ids.read(key, map)? {
+            return Ok(());
+        }
         match key {
             "event" => {
                 let raw: &RawValue = map.next_value()?;
@@ -347,13 +368,10 @@ impl EventSeed<'_> {
                     }
                 };
             }
-            "distinct_id" => event.distinct_id = id_text(map.next_value()?),
             "timestamp" => event.timestamp = timestamp(map.next_value()?),
             "offset" => {
                 event.offset_ms = serde_json::from_str(map.next_value::<&RawValue>()?.get()).ok()
             }
-            "api_key" => event.api_key = text(map.next_value()?),
-            "token" => event.token = text(map.next_value()?),
             "properties" => event.properties = map.next_value_seed(PropertiesSeed(self))?,
             _ => {
                 map.next_value::<IgnoredAny>()?;
@@ -390,16 +408,13 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
         self.0.reader.accepted();
         let mut properties = WireProperties::default();
         while let Some(Key(key)) = map.next_key()? {
-            match key.as_ref() {
-                "distinct_id" => properties.distinct_id = id_text(map.next_value()?),
-                "api_key" => properties.api_key = text(map.next_value()?),
-                "token" => properties.token = text(map.next_value()?),
-                kept if kept == "$set" || kept.starts_with("$survey_") => {
-                    properties.kept.push((key, map.next_value()?));
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+            if properties.ids.read(&key, &mut map)? {
+                continue;
+            }
+            if key == "$set" || key.starts_with("$survey_") {
+                properties.kept.push((key, map.next_value()?));
+            } else {
+                map.next_value::<IgnoredAny>()?;
             }
         }
         Ok(properties)
