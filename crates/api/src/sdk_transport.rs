@@ -6,14 +6,16 @@ use std::borrow::Cow;
 use std::io::Read as _;
 
 use actix_web::HttpRequest;
+use actix_web::dev::Payload;
 use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
+use actix_web::web::Bytes;
 use base64::Engine as _;
 use flate2::read::GzDecoder;
 use serde_json::Value;
 
 use crate::body_budget::Held;
 use crate::error::ApiError;
-use crate::extract::held_for;
+use crate::extract::{held_for, read_limited};
 
 /// The first two bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -41,51 +43,67 @@ impl<'a> Transport<'a> {
 /// How many times its own size a gzip body may inflate to (beyond [`INFLATION_FLOOR`]): JSON
 /// batches compress ten to fifty times; a bomb's thousandfold is refused before it is inflated
 /// in full.
-pub(crate) const MAX_INFLATION_RATIO: usize = 100;
+const MAX_INFLATION_RATIO: usize = 100;
 
 /// What any gzip body may inflate to whatever its ratio, so that small bodies of repetitive
 /// events are never refused.
-pub(crate) const INFLATION_FLOOR: usize = 1024 * 1024;
+const INFLATION_FLOOR: usize = 1024 * 1024;
 
-/// A request's body unpacked for a handler: the JSON text inside, and the share of the node's
-/// body budget that what unpacking copied and inflated holds (given back when dropped).
-pub(crate) struct Unpacked<'b> {
-    pub json: Cow<'b, [u8]>,
+/// An SDK's request body, read and unpacked: the JSON text inside, and the node's body budget
+/// held for it and for what unpacking copied and inflated (given back when dropped).
+pub(crate) struct SdkBody {
+    raw: Bytes,
+    /// The text when an encoding was undone; `None` when it is the raw body itself.
+    unpacked: Option<Vec<u8>>,
     _held: Held,
 }
 
-/// Undoes the transport's encodings of `request`'s `body`, counting the copies it makes
-/// against the node's body budget before they are made.
-///
-/// # Errors
-/// 400 for anything malformed; 413 when the body inflates past `max_bytes` (or its ratio);
-/// 503 when the budget stays spent.
-pub(crate) async fn unpack_request<'b>(
-    request: &HttpRequest,
-    body: &'b [u8],
-    max_bytes: usize,
-) -> Result<Unpacked<'b>, ApiError> {
-    let packed = Packed::read(body, Transport::of(request))?;
-    let mut held = held_for(request);
-    let copied = match &packed.bytes {
-        Cow::Owned(bytes) => bytes.len(),
-        Cow::Borrowed(_) => 0,
-    };
-    held.grow_to(copied.saturating_add(packed.inflation_bound(max_bytes)))
-        .await?;
-    Ok(Unpacked {
-        json: packed.inflate(max_bytes)?,
-        _held: held,
-    })
-}
+impl SdkBody {
+    /// Reads `request`'s body (at most `max_bytes`) and undoes its transport's encodings. A
+    /// form or base64 copy is counted against the budget once made (it is no larger than the
+    /// body, counted as it arrived), what gzip may inflate to before it is inflated.
+    ///
+    /// # Errors
+    /// 400 for anything malformed; 413 when the body, or what it inflates to, passes
+    /// `max_bytes` (or the inflation ratio); 503 when the budget stays spent.
+    pub(crate) async fn read(
+        request: &HttpRequest,
+        payload: Payload,
+        max_bytes: usize,
+    ) -> Result<Self, ApiError> {
+        let raw = read_limited(request, Some(payload), max_bytes).await?;
+        let packed = Packed::read(&raw, Transport::of(request))?;
+        let mut held = held_for(request);
+        let copied = match &packed.bytes {
+            Cow::Owned(bytes) => bytes.len(),
+            Cow::Borrowed(_) => 0,
+        };
+        held.grow_to(copied.saturating_add(packed.inflation_bound(max_bytes)))
+            .await?;
+        let unpacked = match packed.inflate(max_bytes)? {
+            Cow::Owned(text) => Some(text),
+            Cow::Borrowed(_) => None,
+        };
+        Ok(Self {
+            raw,
+            unpacked,
+            _held: held,
+        })
+    }
 
-/// Parses unpacked JSON text.
-///
-/// # Errors
-/// 400 for malformed JSON.
-pub(crate) fn parse(json: &[u8]) -> Result<Value, ApiError> {
-    serde_json::from_slice(json)
-        .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
+    /// The JSON text.
+    pub(crate) fn json(&self) -> &[u8] {
+        self.unpacked.as_deref().unwrap_or(&self.raw)
+    }
+
+    /// The JSON text parsed whole (for small bodies; capture reads its own as a stream).
+    ///
+    /// # Errors
+    /// 400 for malformed JSON.
+    pub(crate) fn value(&self) -> Result<Value, ApiError> {
+        serde_json::from_slice(self.json())
+            .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
+    }
 }
 
 /// Undoes the transport's encodings: the JSON text inside, borrowed when nothing was encoded.

@@ -10,8 +10,7 @@ use domain::survey_response::SurveyResponseService;
 use serde_json::json;
 
 use crate::error::ApiError;
-use crate::extract::read_limited;
-use crate::sdk_transport::unpack_request;
+use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
 use decode::decode;
 
@@ -29,9 +28,8 @@ pub(crate) async fn capture(
         ),
         |settings| (settings.capture_max_body_bytes, settings.capture_max_events),
     );
-    let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let unpacked = unpack_request(&request, &body, max_bytes).await?;
-    let captured = decode(&unpacked.json, max_events)?;
+    let body = SdkBody::read(&request, payload.into_inner(), max_bytes).await?;
+    let captured = decode(body.json(), max_events)?;
     let project = access.project_by_token(captured.token.as_deref()).await?;
     responses
         .capture(project.id, &captured.into_batch()?)

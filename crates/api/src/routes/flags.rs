@@ -12,8 +12,7 @@ use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::extract::read_limited;
-use crate::sdk_transport::{parse, unpack_request};
+use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
 
 /// Evaluates the flags for the body's `distinct_id` and `person_properties`; answers the v2
@@ -27,9 +26,8 @@ pub(crate) async fn flags(
     let max_bytes = request
         .app_data::<ApiSettings>()
         .map_or(ApiSettings::DEFAULT_MAX_BODY_BYTES, |s| s.max_body_bytes);
-    let body = read_limited(&request, Some(payload.into_inner()), max_bytes).await?;
-    let unpacked = unpack_request(&request, &body, max_bytes).await?;
-    let Value::Object(body) = parse(&unpacked.json)? else {
+    let body = SdkBody::read(&request, payload.into_inner(), max_bytes).await?;
+    let Value::Object(body) = body.value()? else {
         return Err(invalid(
             "body",
             ValidationCode::Invalid,
