@@ -5,16 +5,16 @@ use std::time::Duration;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use deadpool::Runtime;
-use diesel_async::AsyncPgConnection;
-use diesel_async::RunQueryDsl;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use domain::Unexpected;
 use domain::ports::{ConnectionUsage, Readiness};
 
 use crate::errors::StorageContext as _;
+use crate::statement_log::StatementLog;
 
 /// How the pool is sized and how long a request may wait on it.
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +57,14 @@ impl Database {
         // one that fails mid-query is dropped then.
         let mut config = ManagerConfig::default();
         config.recycling_method = RecyclingMethod::Fast;
+        config.custom_setup = Box::new(|url| {
+            let url = url.to_owned();
+            Box::pin(async move {
+                let mut connection = AsyncPgConnection::establish(&url).await?;
+                connection.set_instrumentation(StatementLog);
+                Ok(connection)
+            })
+        });
         let manager =
             AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
         let pool = Pool::builder(manager)

@@ -85,19 +85,19 @@ pub(crate) async fn change_flag(
         .map_err(|error| write_error(error, LIVE_KEY_INDEX, "updating a feature flag"))
 }
 
-/// The project's flags with these ids, deleted ones included, without their creators: what a
-/// write plans against (never who made what; its answer is read whole afterwards). `lock` keeps
-/// them locked until the transaction ends, so no other write can change or delete them meanwhile.
+/// The project's flags with these ids in id order, deleted ones included, without their
+/// creators: what a write plans against (never who made what). `lock` keeps them locked until
+/// the transaction ends, so no other write can change or delete them meanwhile.
 pub(crate) async fn flags_by_id(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     mut ids: Vec<i32>,
     lock: bool,
-) -> Result<HashMap<i32, FeatureFlag>, Unexpected> {
+) -> Result<Vec<FeatureFlag>, Unexpected> {
     ids.sort_unstable();
     ids.dedup();
     if ids.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(Vec::new());
     }
     let query = feature_flags::table
         .filter(feature_flags::id.eq_any(ids))
@@ -112,9 +112,7 @@ pub(crate) async fn flags_by_id(
         query.load(conn).await
     }
     .during("reading feature flags for a write")?;
-    rows.into_iter()
-        .map(|row| Ok((row.id, row.into_flag(None)?)))
-        .collect()
+    rows.into_iter().map(|row| row.into_flag(None)).collect()
 }
 
 /// The users with these ids, as `created_by` shows them, in one query.

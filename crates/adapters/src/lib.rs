@@ -15,11 +15,13 @@ mod plugins;
 mod redis_rate_counters;
 mod rows;
 mod schema;
+mod statement_log;
 mod survey_responses;
 mod surveys;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod transaction;
 mod whole_surveys;
 
 pub use api_keys::PgApiKeyRepository;
@@ -32,6 +34,7 @@ pub use plugin_configs::PgPluginConfigRepository;
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use plugins::PgPluginRepository;
 pub use redis_rate_counters::RedisRateCounters;
+pub use statement_log::STATEMENT_LOG_TARGET;
 pub use survey_responses::PgSurveyResponseRepository;
 pub use surveys::PgSurveyRepository;
 pub use tenancy::PgTenancyRepository;

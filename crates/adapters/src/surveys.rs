@@ -1,30 +1,31 @@
-//! `SurveyRepository` over the `surveys` and `survey_activity` tables; each write, with its
-//! targeting flag changes and its activity entry, is one transaction that locks the survey and
-//! the flags it may change before planning.
+//! `SurveyRepository` over the `surveys` and `survey_activity` tables: the reads, and the
+//! primitives of a write's transaction. A survey write logs its activity entry in the same
+//! statement (`logged`), and every write returns what it wrote.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
-use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId};
+use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
-    CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags, Survey,
-    SurveyFilter, SurveyId, SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
+    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyRecord, SurveyRepository,
+    SurveyTransaction,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
-use uuid::Uuid;
 
 use crate::database::Database;
-use crate::errors::{StorageContext, TransactionError, write_error};
+use crate::errors::{StorageContext, write_error};
 use crate::feature_flags::{change_flag, flags_by_id, insert_flag};
 use crate::paging::{page, window};
-use crate::rows::{SurveyActivityRow, SurveyRow, SurveyStateRow, activity_page};
+use crate::rows::{NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page};
 use crate::schema::{survey_activity, surveys, users};
-use crate::whole_surveys::load_whole;
+use crate::transaction::{PgTransaction, logged};
+use crate::whole_surveys::{Lock, load_whole};
 
 type Pg = diesel::pg::Pg;
 
@@ -70,161 +71,13 @@ async fn load_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
+    lock: Lock,
 ) -> Result<Option<Survey>, Unexpected> {
     let ids = surveys::table
         .filter(surveys::id.eq(id.0))
         .select(surveys::id)
         .into_boxed();
-    Ok(load_whole(conn, project, ids).await?.pop())
-}
-
-/// The referenced flags, among the locked ones, that are live.
-fn referenced(flags: &HashMap<i32, FeatureFlag>, references: FlagReferences) -> ReferencedFlags {
-    let live = |id: Option<FlagId>| {
-        id.and_then(|id| flags.get(&id.0))
-            .filter(|flag| !flag.deleted)
-            .cloned()
-    };
-    ReferencedFlags {
-        linked: live(references.linked),
-        targeting: live(references.targeting),
-    }
-}
-
-/// The flags a survey write plans against. Those it may change (its targeting flags) are locked
-/// until the transaction ends, so no other write changes or deletes them meanwhile. Its linked
-/// flags are only read: a survey shows its linked flag even once deleted, so linking a flag that
-/// is deleted a moment later ends as linking it a moment before, and surveys linking one flag
-/// need not wait for each other's commits.
-#[derive(Default)]
-struct PlannedFlags {
-    flags: HashMap<i32, FeatureFlag>,
-    locked: Vec<i32>,
-}
-
-impl PlannedFlags {
-    async fn read(
-        conn: &mut impl AsyncConnection<Backend = Pg>,
-        project: ProjectId,
-        targeting: Vec<Option<FlagId>>,
-        linked: Vec<Option<FlagId>>,
-    ) -> Result<Self, Unexpected> {
-        let locked: Vec<i32> = targeting.into_iter().flatten().map(|id| id.0).collect();
-        let linked = linked
-            .into_iter()
-            .flatten()
-            .map(|id| id.0)
-            .filter(|id| !locked.contains(id))
-            .collect();
-        let mut flags = flags_by_id(conn, project, linked, false).await?;
-        flags.extend(flags_by_id(conn, project, locked.clone(), true).await?);
-        Ok(Self { flags, locked })
-    }
-
-    /// A flag this write locked, as long as it is live.
-    fn locked_live(&self, id: FlagId) -> bool {
-        self.locked.contains(&id.0) && self.flags.get(&id.0).is_some_and(|flag| !flag.deleted)
-    }
-}
-
-/// Executes a plan's targeting steps: soft-delete the flag let go of, then create or change the
-/// flag the survey ends up with. Returns that flag and whether the survey owns it.
-async fn store_targeting(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    write: &SurveyWrite,
-    planned: &PlannedFlags,
-) -> Result<(Option<i32>, bool), DomainError> {
-    if let Some(deleted) = write.targeting.delete {
-        change_flag(conn, project, deleted, FlagChanges::deletion()).await?;
-    }
-    let Some(flag) = &write.targeting.flag else {
-        return Ok((None, false));
-    };
-    let id = match flag {
-        TargetingFlag::New { flag, created_by } => {
-            insert_flag(conn, project, Some(*created_by), flag)
-                .await?
-                .id
-        }
-        // Nothing to write or read when nothing changes about a live flag this write locked.
-        TargetingFlag::Existing { id, changes, .. }
-            if changes.is_empty() && planned.locked_live(*id) =>
-        {
-            id.0
-        }
-        TargetingFlag::Existing { id, changes, .. } => {
-            change_flag(conn, project, *id, changes.clone())
-                .await?
-                .ok_or_else(|| {
-                    Unexpected::new(format!("targeting flag {} vanished while locked", id.0))
-                })?
-                .id
-        }
-    };
-    Ok((Some(id), flag.owned()))
-}
-
-/// Logs a write's activity entry for the survey.
-async fn log_activity(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    survey: SurveyId,
-    activity: &NewActivity,
-) -> Result<(), Unexpected> {
-    diesel::insert_into(survey_activity::table)
-        .values((
-            survey_activity::id.eq(Uuid::now_v7()),
-            survey_activity::project_id.eq(project.0),
-            survey_activity::survey_id.eq(survey.0),
-            survey_activity::user_id.eq(activity.user.0),
-            survey_activity::activity.eq(activity.activity),
-            survey_activity::detail.eq(&activity.detail),
-        ))
-        .execute(conn)
-        .await
-        .during("logging a survey's activity")?;
-    Ok(())
-}
-
-/// Inserts a new survey as planned, with its targeting flag and activity entry, and reads it
-/// back.
-async fn insert_survey(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    id: SurveyId,
-    creator: UserId,
-    write: &SurveyWrite,
-    planned: &PlannedFlags,
-) -> Result<Survey, DomainError> {
-    let (targeting_flag, owned) = store_targeting(conn, project, write, planned).await?;
-    diesel::insert_into(surveys::table)
-        .values((
-            SurveyStateRow::from(&write.state),
-            surveys::id.eq(id.0),
-            surveys::project_id.eq(project.0),
-            surveys::targeting_flag_id.eq(targeting_flag),
-            surveys::owns_targeting_flag.eq(owned),
-            surveys::created_by_id.eq(creator.0),
-        ))
-        .execute(conn)
-        .await
-        .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))?;
-    if let Some(activity) = &write.activity {
-        log_activity(conn, project, id, activity).await?;
-    }
-    Ok(reload_survey(conn, project, id).await?)
-}
-
-/// A survey that was just written, read back inside its transaction.
-async fn reload_survey(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    project: ProjectId,
-    id: SurveyId,
-) -> Result<Survey, Unexpected> {
-    load_survey(conn, project, id)
-        .await?
-        .ok_or_else(|| Unexpected::new(format!("survey {} vanished while being written", id.0)))
+    Ok(load_whole(conn, project, ids, lock).await?.pop())
 }
 
 #[async_trait]
@@ -266,152 +119,17 @@ impl SurveyRepository for PgSurveyRepository {
                 .select(surveys::id),
             page_request,
         );
-        Ok(page(count, load_whole(&mut conn, project, ids).await?))
+        let surveys = load_whole(&mut conn, project, ids, Lock::None).await?;
+        Ok(page(count, surveys))
     }
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        load_survey(&mut conn, project, id).await
+        load_survey(&mut conn, project, id, Lock::None).await
     }
 
-    async fn create(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        creator: UserId,
-        references: FlagReferences,
-        planner: &CreatePlanner<'_>,
-    ) -> Result<Survey, DomainError> {
-        let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
-            let planned = PlannedFlags::read(
-                conn,
-                project,
-                vec![references.targeting],
-                vec![references.linked],
-            )
-            .await?;
-            let write = planner(&referenced(&planned.flags, references))?;
-            Ok(insert_survey(conn, project, id, creator, &write, &planned).await?)
-        })
-        .await
-        .map_err(|TransactionError(error)| error)
-    }
-
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        references: FlagReferences,
-        planner: &UpdatePlanner<'_>,
-    ) -> Result<Survey, DomainError> {
-        let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
-            let row = surveys::table
-                .filter(surveys::id.eq(id.0))
-                .filter(surveys::project_id.eq(project.0))
-                .select(SurveyRow::as_select())
-                .for_update()
-                .first(conn)
-                .await
-                .optional()
-                .during("locking a survey")?
-                .ok_or(DomainError::NotFound)?;
-            let planned = PlannedFlags::read(
-                conn,
-                project,
-                vec![row.targeting_flag_id.map(FlagId), references.targeting],
-                vec![row.linked_flag_id.map(FlagId), references.linked],
-            )
-            .await?;
-            let current = row.into_planned_survey(&planned.flags)?;
-            let write = planner(&current, &referenced(&planned.flags, references))?;
-            let (targeting_flag, owned) = store_targeting(conn, project, &write, &planned).await?;
-            diesel::update(surveys::table.find(id.0))
-                .set((
-                    SurveyStateRow::from(&write.state),
-                    surveys::targeting_flag_id.eq(targeting_flag),
-                    surveys::owns_targeting_flag.eq(owned),
-                    surveys::updated_at.eq(diesel::dsl::now),
-                ))
-                .execute(conn)
-                .await
-                .map_err(|error| write_error(error, NAME_CONSTRAINT, "updating a survey"))?;
-            if let Some(activity) = &write.activity {
-                log_activity(conn, project, id, activity).await?;
-            }
-            Ok(reload_survey(conn, project, id).await?)
-        })
-        .await
-        .map_err(|TransactionError(error)| error)
-    }
-
-    async fn delete(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        note: &DeletionNote<'_>,
-    ) -> Result<bool, DomainError> {
-        let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
-            let deleted = diesel::delete(
-                surveys::table
-                    .filter(surveys::id.eq(id.0))
-                    .filter(surveys::project_id.eq(project.0)),
-            )
-            .returning((
-                surveys::targeting_flag_id,
-                surveys::owns_targeting_flag,
-                surveys::name,
-            ))
-            .get_result::<(Option<i32>, bool, String)>(conn)
-            .await
-            .optional()
-            .during("deleting a survey")?;
-            let Some((targeting, owned, name)) = deleted else {
-                return Ok(false);
-            };
-            if let (Some(flag), true) = (targeting, owned) {
-                // A flag deleted through the flags API meanwhile is already gone.
-                change_flag(conn, project, FlagId(flag), FlagChanges::deletion()).await?;
-            }
-            log_activity(conn, project, id, &note(&name)).await?;
-            Ok(true)
-        })
-        .await
-        .map_err(|TransactionError(error)| error)
-    }
-
-    async fn create_copies(
-        &self,
-        targets: &[CopyTarget],
-        creator: UserId,
-        name_prefix: &str,
-        planner: &CopyPlanner<'_>,
-    ) -> Result<Vec<Survey>, DomainError> {
-        let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
-            let mut copies = Vec::with_capacity(targets.len());
-            // A copy makes its own flags; it plans against none.
-            let none = PlannedFlags::default();
-            for target in targets {
-                let taken: BTreeSet<String> = surveys::table
-                    .filter(surveys::project_id.eq(target.project.0))
-                    .filter(surveys::name.like(prefix_pattern(name_prefix)))
-                    .select(surveys::name)
-                    .load::<String>(conn)
-                    .await
-                    .during("reading the names a copy could take")?
-                    .into_iter()
-                    .collect();
-                let write = planner(target.project, &taken)?;
-                let copy = insert_survey(conn, target.project, target.id, creator, &write, &none);
-                copies.push(copy.await?);
-            }
-            Ok(copies)
-        })
-        .await
-        .map_err(|TransactionError(error)| error)
+    async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::begin(&self.database).await?))
     }
 
     async fn activity(
@@ -453,5 +171,167 @@ impl SurveyRepository for PgSurveyRepository {
         .await
         .during("listing survey activity")?;
         Ok(activity_page(total, rows))
+    }
+}
+
+#[async_trait]
+impl SurveyTransaction for PgTransaction {
+    async fn lock_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<Survey>, Unexpected> {
+        load_survey(self.connection(), project, id, Lock::ForUpdate).await
+    }
+
+    async fn flags(
+        &mut self,
+        project: ProjectId,
+        ids: &[FlagId],
+        lock: FlagLock,
+    ) -> Result<Vec<FeatureFlag>, Unexpected> {
+        let ids = ids.iter().map(|id| id.0).collect();
+        let lock = lock == FlagLock::ForUpdate;
+        flags_by_id(self.connection(), project, ids, lock).await
+    }
+
+    async fn insert_flag(
+        &mut self,
+        project: ProjectId,
+        creator: UserId,
+        flag: &NewFlag,
+    ) -> Result<FeatureFlag, DomainError> {
+        let row = insert_flag(self.connection(), project, Some(creator), flag).await?;
+        Ok(row.into_flag(None)?)
+    }
+
+    async fn change_flag(
+        &mut self,
+        project: ProjectId,
+        id: FlagId,
+        changes: &FlagChanges,
+    ) -> Result<Option<FeatureFlag>, DomainError> {
+        let row = change_flag(self.connection(), project, id, changes.clone()).await?;
+        Ok(row.map(|row| row.into_flag(None)).transpose()?)
+    }
+
+    async fn insert_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        record: SurveyRecord<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<DateTime<Utc>, DomainError> {
+        let insert = diesel::insert_into(surveys::table)
+            .values((
+                SurveyStateRow::from(record.state),
+                surveys::id.eq(id.0),
+                surveys::project_id.eq(project.0),
+                surveys::targeting_flag_id.eq(record.targeting_flag.map(|flag| flag.0)),
+                surveys::owns_targeting_flag.eq(record.owns_targeting_flag),
+                surveys::created_by_id.eq(creator.0),
+            ))
+            .returning(surveys::created_at);
+        let conn = self.connection();
+        match activity {
+            Some(activity) => {
+                let log = diesel::insert_into(survey_activity::table)
+                    .values(NewSurveyActivityRow::new(project, id, activity));
+                logged(log, insert).get_result(conn).await
+            }
+            None => insert.get_result(conn).await,
+        }
+        .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))
+    }
+
+    async fn update_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        record: SurveyRecord<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<(), DomainError> {
+        let update = diesel::update(
+            surveys::table
+                .filter(surveys::id.eq(id.0))
+                .filter(surveys::project_id.eq(project.0)),
+        )
+        .set((
+            SurveyStateRow::from(record.state),
+            surveys::targeting_flag_id.eq(record.targeting_flag.map(|flag| flag.0)),
+            surveys::owns_targeting_flag.eq(record.owns_targeting_flag),
+            surveys::updated_at.eq(diesel::dsl::now),
+        ));
+        let conn = self.connection();
+        let updated = match activity {
+            Some(activity) => {
+                let log = diesel::insert_into(survey_activity::table)
+                    .values(NewSurveyActivityRow::new(project, id, activity));
+                logged(log, update).execute(conn).await
+            }
+            None => update.execute(conn).await,
+        }
+        .map_err(|error| write_error(error, NAME_CONSTRAINT, "updating a survey"))?;
+        if updated == 0 {
+            let error = format!("survey {} vanished while locked", id.0);
+            return Err(Unexpected::new(error).into());
+        }
+        Ok(())
+    }
+
+    async fn delete_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<DeletedSurvey>, Unexpected> {
+        let deleted = diesel::delete(
+            surveys::table
+                .filter(surveys::id.eq(id.0))
+                .filter(surveys::project_id.eq(project.0)),
+        )
+        .returning((
+            surveys::name,
+            surveys::targeting_flag_id,
+            surveys::owns_targeting_flag,
+        ))
+        .get_result::<(String, Option<i32>, bool)>(self.connection())
+        .await
+        .optional()
+        .during("deleting a survey")?;
+        Ok(deleted.map(|(name, targeting, owned)| DeletedSurvey {
+            name,
+            targeting_flag: targeting.map(FlagId),
+            owned_targeting_flag: owned,
+        }))
+    }
+
+    async fn log_activity(
+        &mut self,
+        project: ProjectId,
+        survey: SurveyId,
+        activity: &NewActivity,
+    ) -> Result<(), Unexpected> {
+        diesel::insert_into(survey_activity::table)
+            .values(NewSurveyActivityRow::new(project, survey, activity))
+            .execute(self.connection())
+            .await
+            .during("logging a survey's activity")?;
+        Ok(())
+    }
+
+    async fn names_starting_with(
+        &mut self,
+        project: ProjectId,
+        prefix: &str,
+    ) -> Result<BTreeSet<String>, Unexpected> {
+        let names = surveys::table
+            .filter(surveys::project_id.eq(project.0))
+            .filter(surveys::name.like(prefix_pattern(prefix)))
+            .select(surveys::name)
+            .load::<String>(self.connection())
+            .await
+            .during("reading the names a copy could take")?;
+        Ok(names.into_iter().collect())
     }
 }

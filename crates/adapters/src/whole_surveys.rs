@@ -3,6 +3,8 @@
 //! in summary (PostHog's minimal flag), so the flags' creators are not read.
 
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::result::QueryResult;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::Unexpected;
@@ -27,17 +29,28 @@ type Joined = (
     Option<FlagRow>,
 );
 
+/// Whether a read locks the surveys it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lock {
+    /// `FOR UPDATE OF surveys`: the rows stay locked until the transaction ends, and a row a
+    /// concurrent write changed is read as that write left it (a lock taken in a sub-select
+    /// would not re-read it).
+    ForUpdate,
+    None,
+}
+
 /// The project's surveys among `ids`, newest first (ties by id, descending).
 pub(crate) async fn load_whole(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     ids: SurveyIds<'_>,
+    lock: Lock,
 ) -> Result<Vec<Survey>, Unexpected> {
     let (linked, targeting) = diesel::alias!(
         feature_flags as linked_flags,
         feature_flags as targeting_flags,
     );
-    let rows = surveys::table
+    let query = surveys::table
         .left_join(users::table.on(users::id.nullable().eq(surveys::created_by_id)))
         .left_join(
             linked.on(linked
@@ -73,10 +86,12 @@ pub(crate) async fn load_whole(
             targeting
                 .fields(<FlagRow as Selectable<Pg>>::construct_selection())
                 .nullable(),
-        ))
-        .load::<Joined>(conn)
-        .await
-        .during("loading surveys with their creators and flags")?;
+        ));
+    let rows = match lock {
+        Lock::ForUpdate => ForUpdateOfSurveys(query).load::<Joined>(conn).await,
+        Lock::None => query.load::<Joined>(conn).await,
+    }
+    .during("loading surveys with their creators and flags")?;
     rows.into_iter().map(into_survey).collect()
 }
 
@@ -84,4 +99,25 @@ fn into_survey((row, creator, linked, targeting): Joined) -> Result<Survey, Unex
     let linked = linked.map(|flag| flag.into_flag(None)).transpose()?;
     let targeting = targeting.map(|flag| flag.into_flag(None)).transpose()?;
     row.into_whole_survey(creator.map(Into::into), linked, targeting)
+}
+
+/// `<query> FOR UPDATE OF surveys`, which diesel's locking clause cannot say (it locks every
+/// joined table, which PostgreSQL refuses for the nullable side of an outer join).
+struct ForUpdateOfSurveys<Q>(Q);
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for ForUpdateOfSurveys<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(" FOR UPDATE OF surveys");
+        Ok(())
+    }
+}
+
+impl<Q: Query> Query for ForUpdateOfSurveys<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q> QueryId for ForUpdateOfSurveys<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
 }

@@ -1,9 +1,10 @@
-//! What every port shares: paging, and the readiness check behind `/_readyz`. Each aggregate's
-//! own port lives beside it (`survey::port`, `feature_flag::port`, `tenancy::port`, …).
+//! What every port shares: paging, transactions (the unit of work a service runs its writes
+//! in), and the readiness check behind `/_readyz`. Each aggregate's own port lives beside it
+//! (`survey::port`, `feature_flag::port`, `tenancy::port`, …).
 
 use async_trait::async_trait;
 
-use crate::error::Unexpected;
+use crate::error::{DomainError, Unexpected};
 
 /// A window into an ordered list: `limit` items starting at `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +25,54 @@ impl<T> Page<T> {
         Page {
             count: self.count,
             items: self.items.into_iter().map(f).collect(),
+        }
+    }
+}
+
+/// An open transaction of a store: what a use case writes through it becomes visible all at
+/// once on `commit`, or not at all. Each aggregate's transaction trait adds the primitive reads
+/// and writes its use cases are made of; the sequence lives in the domain service, once, and
+/// runs alike on every store.
+#[async_trait]
+pub trait Transaction: Send {
+    /// # Errors
+    /// `Unexpected` when the store cannot commit; nothing was written then.
+    async fn commit(self: Box<Self>) -> Result<(), Unexpected>;
+
+    /// Undoes everything written through the transaction. A store also rolls back a
+    /// transaction dropped without either, at a higher cost (PostgreSQL closes the connection).
+    ///
+    /// # Errors
+    /// `Unexpected` when the store could not say it rolled back.
+    async fn rollback(self: Box<Self>) -> Result<(), Unexpected>;
+}
+
+/// Ends `transaction` as the work done in it turned out: commits when it succeeded, rolls back
+/// when it failed and returns its error as is. Use cases open a transaction, run their steps
+/// in an `async fn` of their own and end with this, so the whole stays an ordinary (`Send`)
+/// future.
+///
+/// # Errors
+/// The work's error, or `Unexpected` when the commit fails.
+pub async fn conclude<T, R>(
+    transaction: Box<T>,
+    outcome: Result<R, DomainError>,
+) -> Result<R, DomainError>
+where
+    T: Transaction + ?Sized,
+{
+    match outcome {
+        Ok(value) => {
+            transaction.commit().await?;
+            Ok(value)
+        }
+        Err(error) => {
+            if let Err(failure) = transaction.rollback().await {
+                // The work's error is what the caller needs; the store has discarded the
+                // transaction either way.
+                tracing::warn!(error = %failure, "rolling back a failed write");
+            }
+            Err(error)
         }
     }
 }

@@ -14,7 +14,7 @@ use domain::person::PersonRepository;
 use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::InMemoryStore;
+use domain::testing::{InMemoryStore, someone};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -503,7 +503,7 @@ async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_perso
     let survey = surveys
         .create(
             PROJECT,
-            UserId(1),
+            &someone(UserId(1)),
             NewSurvey::new(SurveyChanges {
                 name: Patch::Value("NPS".into()),
                 survey_type: Patch::Value(SurveyType::Popover),

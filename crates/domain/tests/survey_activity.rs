@@ -15,7 +15,7 @@ use domain::ports::PageRequest;
 use domain::survey::{
     Conditions, NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType,
 };
-use domain::tenancy::{PluginsAccessLevel, ProjectId, TenantRef, UserId};
+use domain::tenancy::{PluginsAccessLevel, ProjectId, TenantRef, UserBasic};
 use domain::testing::InMemoryStore;
 use serde_json::{Map, Value, json};
 
@@ -28,7 +28,7 @@ struct World {
     second: ProjectAccess,
     /// A third one.
     third: ProjectAccess,
-    user: UserId,
+    user: UserBasic,
 }
 
 async fn world() -> World {
@@ -81,7 +81,7 @@ async fn world() -> World {
         home,
         second,
         third,
-        user: ada.record.user.id,
+        user: UserBasic::from(&ada.record.user),
     }
 }
 
@@ -116,7 +116,7 @@ impl World {
         })
         .unwrap();
         self.surveys
-            .create(project, self.user, survey)
+            .create(project, &self.user, survey)
             .await
             .unwrap()
     }
@@ -159,7 +159,7 @@ async fn create_update_and_delete_are_logged_newest_first_with_the_user_and_the_
         .update(
             home,
             survey.id,
-            world.user,
+            world.user.id,
             SurveyChanges {
                 name: Patch::Value("Renamed".into()),
                 archived: Some(true),
@@ -173,7 +173,7 @@ async fn create_update_and_delete_are_logged_newest_first_with_the_user_and_the_
         .update(
             home,
             survey.id,
-            world.user,
+            world.user.id,
             SurveyChanges {
                 archived: Some(true),
                 ..SurveyChanges::default()
@@ -183,7 +183,7 @@ async fn create_update_and_delete_are_logged_newest_first_with_the_user_and_the_
         .unwrap();
     world
         .surveys
-        .delete(home, survey.id, world.user)
+        .delete(home, survey.id, world.user.id)
         .await
         .unwrap();
 
@@ -240,7 +240,7 @@ async fn a_failed_write_logs_nothing() {
         .update(
             home,
             other.id,
-            world.user,
+            world.user.id,
             SurveyChanges {
                 name: Patch::Value("Taken".into()),
                 ..SurveyChanges::default()
@@ -250,7 +250,7 @@ async fn a_failed_write_logs_nothing() {
     assert!(matches!(refused, Err(DomainError::Invalid(_))));
     let missing = world
         .surveys
-        .delete(home, domain::survey::SurveyId::generate(), world.user)
+        .delete(home, domain::survey::SurveyId::generate(), world.user.id)
         .await;
     assert!(matches!(missing, Err(DomainError::NotFound)));
     assert_eq!(world.log(home).await.len(), 2, "two creates only");
@@ -284,7 +284,7 @@ async fn a_surveys_log_is_its_own_entries_and_a_projects_log_is_its_own_surveys(
 
     world
         .surveys
-        .delete(home, other.id, world.user)
+        .delete(home, other.id, world.user.id)
         .await
         .unwrap();
     let gone = world.surveys.activity(home, Some(other.id), all()).await;
@@ -335,7 +335,7 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
         .flags
         .create(
             home,
-            world.user,
+            world.user.id,
             NewFlag {
                 key: FlagKey::parse("linked").unwrap(),
                 name: String::new(),
@@ -374,7 +374,7 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
         .surveys
         .duplicate_to_projects(
             &source,
-            world.user,
+            &world.user,
             &[
                 world.second.clone(),
                 world.third.clone(),
@@ -403,7 +403,7 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
             copy.state.conditions.clone().map(Value::Object),
             Some(json!({"url": "/welcome"}))
         );
-        assert_eq!(copy.created_by.as_ref().unwrap().id, world.user);
+        assert_eq!(copy.created_by.as_ref().unwrap().id, world.user.id);
         let flag = copy.targeting_flag.as_ref().expect("a targeting flag");
         assert_eq!(flag.project_id, copy.project_id);
         assert_ne!(Some(flag.id), source.targeting_flag.as_ref().map(|f| f.id));
@@ -455,7 +455,7 @@ async fn a_copy_whose_name_is_taken_gets_a_counter() {
     }
     let copies = world
         .surveys
-        .duplicate_to_projects(&source, world.user, std::slice::from_ref(&world.second))
+        .duplicate_to_projects(&source, &world.user, std::slice::from_ref(&world.second))
         .await
         .unwrap();
     let name = &copies[0].state.name;
@@ -473,7 +473,7 @@ async fn copying_into_the_source_project_adds_a_copy_beside_it() {
     let source = world.create_in(home, "Onboarding").await;
     let copies = world
         .surveys
-        .duplicate_to_projects(&source, world.user, std::slice::from_ref(&world.home))
+        .duplicate_to_projects(&source, &world.user, std::slice::from_ref(&world.home))
         .await
         .unwrap();
     assert_eq!(copies.len(), 1);

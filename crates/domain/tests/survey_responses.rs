@@ -12,7 +12,7 @@ use domain::survey_response::{
     CaptureBatch, CapturedEvent, CountFilter, DateWindow, SurveyResponseService,
 };
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::InMemoryStore;
+use domain::testing::{InMemoryStore, someone};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -56,7 +56,7 @@ async fn launched(world: &World, project: ProjectId, days_ago: i64) -> Survey {
         .surveys
         .create(
             project,
-            USER,
+            &someone(USER),
             NewSurvey::new(SurveyChanges {
                 name: Patch::Value("NPS".into()),
                 survey_type: Patch::Value(SurveyType::Popover),

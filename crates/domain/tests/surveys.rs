@@ -15,7 +15,7 @@ use domain::survey::{
     SurveyId, SurveyService, SurveyType,
 };
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::InMemoryStore;
+use domain::testing::{InMemoryStore, someone};
 use serde_json::{Value, json};
 
 const PROJECT: ProjectId = ProjectId(1);
@@ -105,7 +105,7 @@ impl World {
 
     async fn create_in(&self, project: ProjectId, value: Value) -> Result<Survey, DomainError> {
         let survey = NewSurvey::new(changes(value)?)?;
-        self.surveys.create(project, USER, survey).await
+        self.surveys.create(project, &someone(USER), survey).await
     }
 
     async fn patch(&self, survey: &Survey, value: Value) -> Result<Survey, DomainError> {

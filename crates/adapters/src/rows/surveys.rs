@@ -1,12 +1,10 @@
 //! Rows of surveys: the read shape, the state written on insert and update, and the activity
 //! log.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
-use domain::activity::ActivityEntry;
+use domain::activity::{ActivityEntry, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagId};
 use domain::survey::{Iterations, Schedule, Survey, SurveyId, SurveyState, SurveyType, activity};
 use domain::tenancy::{ProjectId, UserBasic};
@@ -24,7 +22,6 @@ pub(crate) struct SurveyRow {
     pub description: String,
     pub survey_type: String,
     pub linked_flag_id: Option<i32>,
-    pub targeting_flag_id: Option<i32>,
     pub owns_targeting_flag: bool,
     pub questions: Option<Value>,
     pub conditions: Option<Value>,
@@ -44,18 +41,6 @@ pub(crate) struct SurveyRow {
 }
 
 impl SurveyRow {
-    /// The survey as a write plans against it: its flags picked out of what the write read,
-    /// without creators (a plan never depends on who made what). A flag missing from `flags`
-    /// (another project's) is shown as absent.
-    pub fn into_planned_survey(
-        self,
-        flags: &HashMap<i32, FeatureFlag>,
-    ) -> Result<Survey, Unexpected> {
-        let flag = |flag_id: Option<i32>| flag_id.and_then(|flag_id| flags.get(&flag_id).cloned());
-        let (linked, targeting) = (flag(self.linked_flag_id), flag(self.targeting_flag_id));
-        self.into_whole_survey(None, linked, targeting)
-    }
-
     /// The survey, given what it points at.
     pub fn into_whole_survey(
         self,
@@ -165,6 +150,31 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             current_iteration: state.iterations.current,
             current_iteration_start_date: state.iterations.current_start_date,
             enable_partial_responses: state.enable_partial_responses,
+        }
+    }
+}
+
+/// A survey activity entry as inserted.
+#[derive(Insertable)]
+#[diesel(table_name = survey_activity)]
+pub(crate) struct NewSurveyActivityRow<'a> {
+    id: Uuid,
+    project_id: i32,
+    survey_id: Uuid,
+    user_id: i32,
+    activity: &'static str,
+    detail: &'a Value,
+}
+
+impl<'a> NewSurveyActivityRow<'a> {
+    pub fn new(project: ProjectId, survey: SurveyId, activity: &'a NewActivity) -> Self {
+        Self {
+            id: Uuid::now_v7(),
+            project_id: project.0,
+            survey_id: survey.0,
+            user_id: activity.user.0,
+            activity: activity.activity,
+            detail: &activity.detail,
         }
     }
 }

@@ -28,6 +28,7 @@ mod persons;
 mod plugins;
 mod postgres;
 mod response_counts;
+mod statements;
 mod stores;
 mod survey_activity;
 mod survey_responses;

@@ -10,6 +10,7 @@ use diesel::sql_types;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use domain::DomainError;
 use domain::feature_flag::FlagChanges;
+use domain::survey::writes;
 use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyState, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,
@@ -37,17 +38,16 @@ async fn survey(stores: &Stores, state: SurveyState) -> Survey {
             activity: None,
         })
     };
-    stores
-        .surveys
-        .create(
-            stores.project,
-            SurveyId::generate(),
-            stores.user.id,
-            FlagReferences::default(),
-            &planner,
-        )
-        .await
-        .unwrap()
+    writes::create(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        &stores.user,
+        FlagReferences::default(),
+        &planner,
+    )
+    .await
+    .unwrap()
 }
 
 /// Opens two pooled connections before a race, so neither writer is held up connecting.
@@ -84,9 +84,14 @@ async fn concurrent_updates_of_one_survey_apply_one_after_the_other() {
                     activity: None,
                 })
             };
-            surveys
-                .update(project, created.id, FlagReferences::default(), &planner)
-                .await
+            writes::update(
+                &*surveys,
+                project,
+                created.id,
+                FlagReferences::default(),
+                &planner,
+            )
+            .await
         })
     };
     let (a, b) = tokio::join!(append('a'), append('b'));
@@ -164,9 +169,7 @@ async fn a_flag_deleted_while_a_survey_adopts_it_waits_and_ends_deleted_and_inac
                 linked: None,
                 targeting: Some(flag.id),
             };
-            surveys
-                .update(project, created.id, references, &planner)
-                .await
+            writes::update(&*surveys, project, created.id, references, &planner).await
         })
     };
     let deleting = {
@@ -225,12 +228,18 @@ async fn two_concurrent_creates_with_one_name_yield_one_survey_and_one_conflict(
             })
         };
         let surveys = stores.surveys.clone();
-        let (project, user) = (stores.project, stores.user.id);
+        let (project, user) = (stores.project, stores.user.clone());
         async move {
             let references = FlagReferences::default();
-            surveys
-                .create(project, SurveyId::generate(), user, references, &planner)
-                .await
+            writes::create(
+                &*surveys,
+                project,
+                SurveyId::generate(),
+                &user,
+                references,
+                &planner,
+            )
+            .await
         }
     };
     let (a, b) = tokio::join!(create("flag-a"), create("flag-b"));

@@ -10,6 +10,7 @@ use domain::DomainError;
 use domain::ValidationError;
 use domain::activity::{ActivityPage, NewActivity};
 use domain::ports::PageRequest;
+use domain::survey::writes;
 use domain::survey::{
     CopyTarget, FlagReferences, ReferencedFlags, Survey, SurveyId, SurveyState, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,
@@ -53,16 +54,16 @@ impl Stores {
                 activity: Some(activity.clone()),
             })
         };
-        self.surveys
-            .create(
-                project,
-                SurveyId::generate(),
-                self.user.id,
-                FlagReferences::default(),
-                &planner,
-            )
-            .await
-            .expect("creating a survey")
+        writes::create(
+            &*self.surveys,
+            project,
+            SurveyId::generate(),
+            &self.user,
+            FlagReferences::default(),
+            &planner,
+        )
+        .await
+        .expect("creating a survey")
     }
 
     /// Renames a survey of the main project, logging `activity` (or nothing).
@@ -82,9 +83,14 @@ impl Stores {
                 activity: activity.clone(),
             })
         };
-        self.surveys
-            .update(self.project, id, FlagReferences::default(), &planner)
-            .await
+        writes::update(
+            &*self.surveys,
+            self.project,
+            id,
+            FlagReferences::default(),
+            &planner,
+        )
+        .await
     }
 
     async fn log(&self, project: ProjectId, survey: Option<SurveyId>) -> ActivityPage {
@@ -121,11 +127,14 @@ async fn every_write_logs_the_entry_its_plan_carries_with_the_user(stores: Store
         .await
         .unwrap();
     assert!(
-        stores
-            .surveys
-            .delete(stores.project, survey.id, &stores.deletion_note())
-            .await
-            .unwrap()
+        writes::delete(
+            &*stores.surveys,
+            stores.project,
+            survey.id,
+            &stores.deletion_note()
+        )
+        .await
+        .unwrap()
     );
 
     let log = stores.log(stores.project, None).await;
@@ -180,27 +189,26 @@ async fn a_write_that_fails_logs_nothing(stores: Stores) {
     let refused = |_: &Survey, _: &ReferencedFlags| -> Result<SurveyWrite, DomainError> {
         Err(ValidationError::invalid("name", "no").into())
     };
-    let planned_error = stores
-        .surveys
-        .update(
-            stores.project,
-            other.id,
-            FlagReferences::default(),
-            &refused,
-        )
-        .await;
+    let planned_error = writes::update(
+        &*stores.surveys,
+        stores.project,
+        other.id,
+        FlagReferences::default(),
+        &refused,
+    )
+    .await;
     assert!(matches!(planned_error, Err(DomainError::Invalid(_))));
 
     let note = stores.deletion_note();
-    let missing = stores
-        .surveys
-        .delete(stores.project, SurveyId::generate(), &note)
-        .await;
+    let missing = writes::delete(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        &note,
+    )
+    .await;
     assert!(!missing.unwrap());
-    let foreign = stores
-        .surveys
-        .delete(stores.other_project, taken.id, &note)
-        .await;
+    let foreign = writes::delete(&*stores.surveys, stores.other_project, taken.id, &note).await;
     assert!(!foreign.unwrap());
 
     assert_eq!(
@@ -353,11 +361,10 @@ async fn copies_are_inserted_in_order_each_planned_against_the_names_its_project
     let planner =
         |project: ProjectId, taken: &BTreeSet<String>| copier.plan(&stores, project, taken, None);
     let targets = targets(&[stores.other_project, stores.project]);
-    let copies = stores
-        .surveys
-        .create_copies(&targets, stores.user.id, "Copy #", &planner)
-        .await
-        .unwrap();
+    let copies =
+        writes::create_copies(&*stores.surveys, &targets, &stores.user, "Copy #", &planner)
+            .await
+            .unwrap();
 
     let shown = copier.shown.lock().unwrap().clone();
     assert_eq!(
@@ -398,15 +405,14 @@ async fn a_failing_copy_writes_no_copy_no_flag_and_no_entry(stores: Stores) {
     let planner = |project: ProjectId, taken: &BTreeSet<String>| {
         copier.plan(&stores, project, taken, Some(stores.project))
     };
-    let result = stores
-        .surveys
-        .create_copies(
-            &targets(&[stores.other_project, stores.project]),
-            stores.user.id,
-            "Copy",
-            &planner,
-        )
-        .await;
+    let result = writes::create_copies(
+        &*stores.surveys,
+        &targets(&[stores.other_project, stores.project]),
+        &stores.user,
+        "Copy",
+        &planner,
+    )
+    .await;
     assert!(matches!(result, Err(DomainError::Invalid(_))), "{result:?}");
     assert_eq!(
         copier.shown.lock().unwrap().len(),
@@ -428,15 +434,14 @@ async fn a_copy_with_a_taken_name_is_a_conflict_and_writes_nothing(stores: Store
             activity: Some(stores.note("created", json!({}))),
         })
     };
-    let result = stores
-        .surveys
-        .create_copies(
-            &targets(&[stores.other_project, stores.project]),
-            stores.user.id,
-            "Taken",
-            &careless,
-        )
-        .await;
+    let result = writes::create_copies(
+        &*stores.surveys,
+        &targets(&[stores.other_project, stores.project]),
+        &stores.user,
+        "Taken",
+        &careless,
+    )
+    .await;
     assert!(matches!(result, Err(DomainError::Conflict)), "{result:?}");
     assert_eq!(stores.survey_count().await, 1);
     assert!(stores.logged(stores.other_project).await.is_empty());

@@ -39,7 +39,7 @@ async fn launched_in(stores: &Stores, project: ProjectId, name: &str, start: &st
     SurveyService::new(Arc::clone(&stores.surveys))
         .create(
             project,
-            stores.user.id,
+            &stores.user,
             NewSurvey::new(SurveyChanges {
                 name: Patch::Value(name.into()),
                 survey_type: Patch::Value(SurveyType::Popover),
@@ -171,7 +171,7 @@ async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
     let draft = SurveyService::new(Arc::clone(&stores.surveys))
         .create(
             stores.project,
-            stores.user.id,
+            &stores.user,
             NewSurvey::new(SurveyChanges {
                 name: Patch::Value("Draft".into()),
                 survey_type: Patch::Value(SurveyType::Popover),

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag};
 use domain::patch::Patch;
 use domain::ports::PageRequest;
+use domain::survey::writes;
 use domain::survey::{
     FlagReferences, Iterations, NewSurvey, ReferencedFlags, Schedule, Survey, SurveyChanges,
     SurveyFilter, SurveyId, SurveyService, SurveyState, SurveyType, SurveyWrite, TargetingFlag,
@@ -162,15 +163,15 @@ impl Stores {
         state: SurveyState,
         targeting: TargetingPlan,
     ) -> Result<Survey, DomainError> {
-        self.surveys
-            .create(
-                self.project,
-                id,
-                self.user.id,
-                FlagReferences::default(),
-                &planned(state, targeting),
-            )
-            .await
+        writes::create(
+            &*self.surveys,
+            self.project,
+            id,
+            &self.user,
+            FlagReferences::default(),
+            &planned(state, targeting),
+        )
+        .await
     }
 
     /// Updates a survey of the main project, keeping its state and executing `targeting`.
@@ -180,9 +181,14 @@ impl Stores {
         targeting: TargetingPlan,
     ) -> Result<Survey, DomainError> {
         let planner = retargeted(targeting);
-        self.surveys
-            .update(self.project, id, FlagReferences::default(), &planner)
-            .await
+        writes::update(
+            &*self.surveys,
+            self.project,
+            id,
+            FlagReferences::default(),
+            &planner,
+        )
+        .await
     }
 
     async fn survey(&self, id: SurveyId) -> Option<Survey> {
@@ -245,17 +251,16 @@ async fn surveys_are_listed_newest_first_in_pages_with_their_count(stores: Store
     for name in ["first", "second", "third"] {
         stores.create(state(name), TargetingPlan::default()).await;
     }
-    stores
-        .surveys
-        .create(
-            stores.other_project,
-            SurveyId::generate(),
-            stores.user.id,
-            FlagReferences::default(),
-            &planned(state("elsewhere"), TargetingPlan::default()),
-        )
-        .await
-        .unwrap();
+    writes::create(
+        &*stores.surveys,
+        stores.other_project,
+        SurveyId::generate(),
+        &stores.user,
+        FlagReferences::default(),
+        &planned(state("elsewhere"), TargetingPlan::default()),
+    )
+    .await
+    .unwrap();
 
     assert_eq!(
         stores.names(&SurveyFilter::default()).await,
@@ -401,17 +406,16 @@ async fn a_survey_name_is_unique_within_a_project_on_create_and_on_update(stores
     assert!(matches!(again, Err(DomainError::Conflict)), "{again:?}");
     assert_eq!(stores.survey_count().await, 1);
 
-    let elsewhere = stores
-        .surveys
-        .create(
-            stores.other_project,
-            SurveyId::generate(),
-            stores.user.id,
-            FlagReferences::default(),
-            &planned(state("NPS"), TargetingPlan::default()),
-        )
-        .await
-        .unwrap();
+    let elsewhere = writes::create(
+        &*stores.surveys,
+        stores.other_project,
+        SurveyId::generate(),
+        &stores.user,
+        FlagReferences::default(),
+        &planned(state("NPS"), TargetingPlan::default()),
+    )
+    .await
+    .unwrap();
     assert_eq!(elsewhere.project_id, stores.other_project);
 
     let csat = stores.create(state("CSAT"), TargetingPlan::default()).await;
@@ -427,27 +431,25 @@ async fn a_survey_name_is_unique_within_a_project_on_create_and_on_update(stores
             })
         }
     };
-    let taken = stores
-        .surveys
-        .update(
-            stores.project,
-            csat.id,
-            FlagReferences::default(),
-            &renaming("NPS"),
-        )
-        .await;
+    let taken = writes::update(
+        &*stores.surveys,
+        stores.project,
+        csat.id,
+        FlagReferences::default(),
+        &renaming("NPS"),
+    )
+    .await;
     assert!(matches!(taken, Err(DomainError::Conflict)), "{taken:?}");
     assert_eq!(stores.survey(csat.id).await, Some(csat.clone()));
 
-    let own = stores
-        .surveys
-        .update(
-            stores.project,
-            csat.id,
-            FlagReferences::default(),
-            &renaming("CSAT"),
-        )
-        .await;
+    let own = writes::update(
+        &*stores.surveys,
+        stores.project,
+        csat.id,
+        FlagReferences::default(),
+        &renaming("CSAT"),
+    )
+    .await;
     assert_eq!(
         own.unwrap().state,
         csat.state,
@@ -523,11 +525,14 @@ async fn a_survey_owns_its_targeting_flag_exactly_when_the_plan_says_so(stores: 
     assert!(!updated.owns_targeting_flag);
     assert_eq!(updated.targeting_flag.map(|f| f.id), Some(flag.id));
     assert!(
-        stores
-            .surveys
-            .delete(stores.project, survey.id, &stores.deletion_note())
-            .await
-            .unwrap()
+        writes::delete(
+            &*stores.surveys,
+            stores.project,
+            survey.id,
+            &stores.deletion_note()
+        )
+        .await
+        .unwrap()
     );
     assert_eq!(
         stores.all_flags().await,
@@ -561,16 +566,15 @@ async fn an_update_applies_the_planned_changes_to_the_kept_targeting_flag(stores
         })
     };
 
-    let updated = stores
-        .surveys
-        .update(
-            stores.project,
-            created.id,
-            FlagReferences::default(),
-            &planner,
-        )
-        .await
-        .unwrap();
+    let updated = writes::update(
+        &*stores.surveys,
+        stores.project,
+        created.id,
+        FlagReferences::default(),
+        &planner,
+    )
+    .await
+    .unwrap();
     assert_eq!(updated.state, next);
     assert_eq!(updated.created_at, created.created_at);
     assert!(updated.owns_targeting_flag);
@@ -711,16 +715,15 @@ async fn a_planner_error_is_returned_as_is_and_nothing_is_written(stores: Stores
     let refusal = || ValidationError::invalid("questions", "planned to fail");
     let failing_create =
         |_: &ReferencedFlags| -> Result<SurveyWrite, DomainError> { Err(refusal().into()) };
-    let created = stores
-        .surveys
-        .create(
-            stores.project,
-            SurveyId::generate(),
-            stores.user.id,
-            FlagReferences::default(),
-            &failing_create,
-        )
-        .await;
+    let created = writes::create(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        &stores.user,
+        FlagReferences::default(),
+        &failing_create,
+    )
+    .await;
     match created {
         Err(DomainError::Invalid(error)) => assert_eq!(error, refusal()),
         other => panic!("expected the planner's error, got {other:?}"),
@@ -735,15 +738,14 @@ async fn a_planner_error_is_returned_as_is_and_nothing_is_written(stores: Stores
     let failing_update = |_: &Survey, _: &ReferencedFlags| -> Result<SurveyWrite, DomainError> {
         Err(DomainError::NotFound)
     };
-    let updated = stores
-        .surveys
-        .update(
-            stores.project,
-            survey.id,
-            FlagReferences::default(),
-            &failing_update,
-        )
-        .await;
+    let updated = writes::update(
+        &*stores.surveys,
+        stores.project,
+        survey.id,
+        FlagReferences::default(),
+        &failing_update,
+    )
+    .await;
     assert!(matches!(updated, Err(DomainError::NotFound)), "{updated:?}");
     assert_eq!(stores.survey(survey.id).await, Some(survey));
     assert_eq!(stores.all_flags().await, flags_before);
@@ -786,15 +788,14 @@ async fn a_name_conflict_rolls_back_the_targeting_changes_made_before_it(stores:
             activity: None,
         })
     };
-    let renamed = stores
-        .surveys
-        .update(
-            stores.project,
-            survey.id,
-            FlagReferences::default(),
-            &renaming,
-        )
-        .await;
+    let renamed = writes::update(
+        &*stores.surveys,
+        stores.project,
+        survey.id,
+        FlagReferences::default(),
+        &renaming,
+    )
+    .await;
     assert!(matches!(renamed, Err(DomainError::Conflict)), "{renamed:?}");
     assert_eq!(stores.survey(survey.id).await, Some(survey));
     assert_eq!(
@@ -832,17 +833,16 @@ async fn the_planner_is_shown_only_live_flags_of_the_project(stores: Stores) {
             record(flags);
             Ok(write(state(&format!("Survey {index}"))))
         };
-        stores
-            .surveys
-            .create(
-                stores.project,
-                SurveyId::generate(),
-                stores.user.id,
-                references(Some(linked), Some(targeting)),
-                &planner,
-            )
-            .await
-            .unwrap();
+        writes::create(
+            &*stores.surveys,
+            stores.project,
+            SurveyId::generate(),
+            &stores.user,
+            references(Some(linked), Some(targeting)),
+            &planner,
+        )
+        .await
+        .unwrap();
     }
     let survey = stores
         .create(state("Updated"), TargetingPlan::default())
@@ -852,16 +852,15 @@ async fn the_planner_is_shown_only_live_flags_of_the_project(stores: Stores) {
         Ok(write(current.state.clone()))
     };
     for (linked, targeting) in [(gone.id, live.id), (missing, foreign.id)] {
-        stores
-            .surveys
-            .update(
-                stores.project,
-                survey.id,
-                references(Some(linked), Some(targeting)),
-                &planner,
-            )
-            .await
-            .unwrap();
+        writes::update(
+            &*stores.surveys,
+            stores.project,
+            survey.id,
+            references(Some(linked), Some(targeting)),
+            &planner,
+        )
+        .await
+        .unwrap();
     }
 
     let live = stores
@@ -910,16 +909,15 @@ async fn the_planner_of_an_update_is_shown_the_survey_as_stored(stores: Stores) 
             activity: None,
         })
     };
-    stores
-        .surveys
-        .update(
-            stores.project,
-            created.id,
-            FlagReferences::default(),
-            &planner,
-        )
-        .await
-        .unwrap();
+    writes::update(
+        &*stores.surveys,
+        stores.project,
+        created.id,
+        FlagReferences::default(),
+        &planner,
+    )
+    .await
+    .unwrap();
     assert_eq!(shown.into_inner().unwrap(), Some(without_creators(stored)));
 }
 
@@ -936,15 +934,23 @@ async fn updating_a_missing_or_foreign_survey_is_not_found_without_planning(stor
     };
     let none = FlagReferences::default();
 
-    let foreign = stores
-        .surveys
-        .update(stores.other_project, created.id, none, &planner)
-        .await;
+    let foreign = writes::update(
+        &*stores.surveys,
+        stores.other_project,
+        created.id,
+        none,
+        &planner,
+    )
+    .await;
     assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
-    let missing = stores
-        .surveys
-        .update(stores.project, SurveyId::generate(), none, &planner)
-        .await;
+    let missing = writes::update(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        none,
+        &planner,
+    )
+    .await;
     assert!(matches!(missing, Err(DomainError::NotFound)), "{missing:?}");
     assert!(!planned.load(Ordering::SeqCst));
     assert_eq!(stores.survey(created.id).await, Some(created));
@@ -968,18 +974,24 @@ async fn deleting_a_survey_soft_deletes_only_the_targeting_flag_it_owns(stores: 
     let adopter = stores.create(state("Adopter"), adopting).await;
 
     assert!(
-        stores
-            .surveys
-            .delete(stores.project, owner.id, &stores.deletion_note())
-            .await
-            .unwrap()
+        writes::delete(
+            &*stores.surveys,
+            stores.project,
+            owner.id,
+            &stores.deletion_note()
+        )
+        .await
+        .unwrap()
     );
     assert!(
-        stores
-            .surveys
-            .delete(stores.project, adopter.id, &stores.deletion_note())
-            .await
-            .unwrap()
+        writes::delete(
+            &*stores.surveys,
+            stores.project,
+            adopter.id,
+            &stores.deletion_note()
+        )
+        .await
+        .unwrap()
     );
 
     assert_eq!(stores.survey_count().await, 0);
@@ -1001,28 +1013,40 @@ async fn deleting_a_missing_or_foreign_survey_returns_false(stores: Stores) {
             ending_with(stores.new_targeting("owned", true)),
         )
         .await;
-    let foreign = stores
-        .surveys
-        .delete(stores.other_project, owner.id, &stores.deletion_note())
-        .await;
+    let foreign = writes::delete(
+        &*stores.surveys,
+        stores.other_project,
+        owner.id,
+        &stores.deletion_note(),
+    )
+    .await;
     assert!(!foreign.unwrap());
     let note = stores.deletion_note();
-    let missing = stores
-        .surveys
-        .delete(stores.project, SurveyId::generate(), &note);
+    let missing = writes::delete(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        &note,
+    );
     assert!(!missing.await.unwrap());
     assert_eq!(stores.survey(owner.id).await, Some(owner.clone()));
     assert!(
-        stores
-            .surveys
-            .delete(stores.project, owner.id, &stores.deletion_note())
-            .await
-            .unwrap()
+        writes::delete(
+            &*stores.surveys,
+            stores.project,
+            owner.id,
+            &stores.deletion_note()
+        )
+        .await
+        .unwrap()
     );
-    let again = stores
-        .surveys
-        .delete(stores.project, owner.id, &stores.deletion_note())
-        .await;
+    let again = writes::delete(
+        &*stores.surveys,
+        stores.project,
+        owner.id,
+        &stores.deletion_note(),
+    )
+    .await;
     assert!(!again.unwrap(), "a survey is deleted once");
 }
 
@@ -1037,11 +1061,14 @@ async fn deleting_a_survey_whose_owned_flag_is_already_deleted_succeeds(stores: 
     stores.delete_flag(owned.id).await;
 
     assert!(
-        stores
-            .surveys
-            .delete(stores.project, owner.id, &stores.deletion_note())
-            .await
-            .unwrap()
+        writes::delete(
+            &*stores.surveys,
+            stores.project,
+            owner.id,
+            &stores.deletion_note()
+        )
+        .await
+        .unwrap()
     );
     assert_eq!(stores.survey_count().await, 0);
     assert_eq!(
@@ -1108,7 +1135,7 @@ async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(
     let survey = service
         .create(
             stores.project,
-            stores.user.id,
+            &stores.user,
             NewSurvey::new(launched()).unwrap(),
         )
         .await
@@ -1142,7 +1169,7 @@ async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(
             ..launched()
         });
         let other = NewSurvey::new(other).unwrap();
-        refused(service.create(stores.project, stores.user.id, other).await);
+        refused(service.create(stores.project, &stores.user, other).await);
     }
     assert_eq!(stores.survey_count().await, 1);
     assert_eq!(stores.survey(survey.id).await, Some(survey));

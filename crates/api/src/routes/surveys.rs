@@ -8,6 +8,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use domain::access::{AccessError, AccessService, ProjectAccess};
 use domain::survey::{NewSurvey, Survey, SurveyFilter, SurveyId, SurveyService};
+use domain::tenancy::UserBasic;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -145,7 +146,7 @@ pub(crate) async fn create(
     let survey = surveys
         .create(
             access.project.id,
-            access.principal.user.id,
+            &UserBasic::from(&access.principal.user),
             NewSurvey::new(request.changes)?,
         )
         .await?;
@@ -303,7 +304,7 @@ pub(crate) async fn duplicate_to_projects(
             _ => ApiError::permission_denied(TARGETS_UNREACHABLE),
         })?;
     let copies = surveys
-        .duplicate_to_projects(&source, access.principal.user.id, &targets)
+        .duplicate_to_projects(&source, &UserBasic::from(&access.principal.user), &targets)
         .await?;
     let created_surveys: Vec<CreatedSurvey> = copies
         .into_iter()

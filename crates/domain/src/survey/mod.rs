@@ -1,9 +1,10 @@
 //! Surveys: the entity, its rules, and the use cases behind `/api/projects/{id}/surveys/`.
 //!
 //! The HTTP layer reads a body into a command (`NewSurvey`, `SurveyChanges`), checking each
-//! field on its way in. Inside the repository's transaction, with the survey and the flags it
-//! names locked, `plan` turns the command into what to write (cross-field rules, targeting flag
-//! changes, computed iterations, the activity entry), and the repository writes exactly that.
+//! field on its way in. `writes` runs each write as one transaction of the store's primitives:
+//! with the survey and the flags it names locked, `plan` turns the command into what to write
+//! (cross-field rules, targeting flag changes, computed iterations, the activity entry), and
+//! the primitives write exactly that.
 
 pub mod activity;
 mod command;
@@ -16,6 +17,7 @@ mod port;
 mod questions;
 mod service;
 mod settings;
+pub mod writes;
 
 use std::fmt;
 
@@ -29,8 +31,8 @@ use crate::tenancy::{ProjectId, UserBasic, UserId};
 pub use command::{MAX_NAME_CHARS, NewSurvey, SurveyChanges};
 pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
 pub use port::{
-    CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags,
-    SurveyRepository, SurveyWrite, UpdatePlanner,
+    CopyTarget, DeletedSurvey, FlagLock, FlagReferences, ReferencedFlags, SurveyRecord,
+    SurveyRepository, SurveyTransaction, SurveyWrite,
 };
 pub use questions::Questions;
 pub use service::SurveyService;

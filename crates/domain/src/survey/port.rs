@@ -1,16 +1,17 @@
-//! The port of stored surveys and their activity log. Every write is one transaction: the store
-//! locks the survey and the flags the write may change, lets the domain plan against them, and
-//! writes the plan as it is, its activity entry included.
+//! The port of stored surveys and their activity log: reads, and a transaction of primitive
+//! operations that `survey::writes` composes into each write, so every store runs the same
+//! sequence.
 
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 use super::{Survey, SurveyFilter, SurveyId, SurveyState, TargetingPlan};
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
-use crate::feature_flag::{FeatureFlag, FlagId};
-use crate::ports::{Page, PageRequest};
+use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
+use crate::ports::{Page, PageRequest, Transaction};
 use crate::tenancy::{ProjectId, UserId};
 
 /// The flags a write names by id (`linked_flag_id`, `targeting_flag_id`).
@@ -46,23 +47,142 @@ pub struct CopyTarget {
     pub id: SurveyId,
 }
 
-/// Plans a create from the referenced flags.
-pub type CreatePlanner<'a> =
-    dyn Fn(&ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
+/// What a survey row holds besides its id, project and creator: its state and the targeting flag
+/// it points at.
+#[derive(Debug, Clone, Copy)]
+pub struct SurveyRecord<'a> {
+    pub state: &'a SurveyState,
+    pub targeting_flag: Option<FlagId>,
+    /// Whether the survey owns that flag (created it, and deletes it when it goes).
+    pub owns_targeting_flag: bool,
+}
 
-/// Plans an update from the survey as stored (and locked) and the referenced flags. Creators
-/// (the survey's, its flags') may be left out: a plan never depends on who made what.
-pub type UpdatePlanner<'a> =
-    dyn Fn(&Survey, &ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
+/// What a deleted survey left behind: what its deletion still has to clean up and log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeletedSurvey {
+    pub name: String,
+    pub targeting_flag: Option<FlagId>,
+    pub owned_targeting_flag: bool,
+}
 
-/// Plans the copy into one project from the names of that project's surveys that start with the
-/// prefix the call names (copies already made by the same call included), so it can pick a free
-/// name.
-pub type CopyPlanner<'a> =
-    dyn Fn(ProjectId, &BTreeSet<String>) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
+/// The primitive reads and writes of survey use cases, inside one transaction. Stores only
+/// execute them; what to read, lock and write, and in which order, is `survey::writes`.
+#[async_trait]
+pub trait SurveyTransaction: Transaction {
+    /// The project's survey, whole (its flags as a survey shows them, its creator), locked
+    /// until the transaction ends so concurrent writes of it apply one after the other.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn lock_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<Survey>, Unexpected>;
 
-/// The activity entry of a deletion, from the name the deleted survey had.
-pub type DeletionNote<'a> = dyn Fn(&str) -> NewActivity + Send + Sync + 'a;
+    /// The project's flags among `ids`, deleted ones included, without their creators. `Lock`
+    /// keeps them locked until the transaction ends (always in id order, so two writes locking
+    /// the same flags cannot deadlock); a linked flag need not be, as a survey shows its linked
+    /// flag even once deleted.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn flags(
+        &mut self,
+        project: ProjectId,
+        ids: &[FlagId],
+        lock: FlagLock,
+    ) -> Result<Vec<FeatureFlag>, Unexpected>;
+
+    /// Inserts a flag and returns it as stored, without its creator.
+    ///
+    /// # Errors
+    /// `Conflict` when the project has a live flag with that key; `Unexpected`.
+    async fn insert_flag(
+        &mut self,
+        project: ProjectId,
+        creator: UserId,
+        flag: &NewFlag,
+    ) -> Result<FeatureFlag, DomainError>;
+
+    /// Applies `changes` to a live flag of the project and returns it as stored, without its
+    /// creator; `None` when there is no such live flag.
+    ///
+    /// # Errors
+    /// `Conflict` when a change of key collides; `Unexpected`.
+    async fn change_flag(
+        &mut self,
+        project: ProjectId,
+        id: FlagId,
+        changes: &FlagChanges,
+    ) -> Result<Option<FeatureFlag>, DomainError>;
+
+    /// Inserts a survey and logs `activity` for it, if any; returns when it was created.
+    ///
+    /// # Errors
+    /// `Conflict` when the project has a survey of that name; `Unexpected`.
+    async fn insert_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        record: SurveyRecord<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<DateTime<Utc>, DomainError>;
+
+    /// Overwrites a (locked) survey's record and logs `activity` for it, if any.
+    ///
+    /// # Errors
+    /// `Conflict` when another survey of the project has that name; `Unexpected`.
+    async fn update_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        record: SurveyRecord<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<(), DomainError>;
+
+    /// Deletes the project's survey; `None` when it has no such survey.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn delete_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<DeletedSurvey>, Unexpected>;
+
+    /// Logs an entry for a survey (which may be gone: entries outlive it).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn log_activity(
+        &mut self,
+        project: ProjectId,
+        survey: SurveyId,
+        activity: &NewActivity,
+    ) -> Result<(), Unexpected>;
+
+    /// The names of the project's surveys that start with `prefix` (matched literally), the
+    /// ones this transaction wrote included.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn names_starting_with(
+        &mut self,
+        project: ProjectId,
+        prefix: &str,
+    ) -> Result<BTreeSet<String>, Unexpected>;
+}
+
+/// Whether [`SurveyTransaction::flags`] locks what it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlagLock {
+    /// Locked until the transaction ends: flags the write may change.
+    ForUpdate,
+    /// Only read.
+    None,
+}
 
 #[async_trait]
 pub trait SurveyRepository: Send + Sync {
@@ -82,63 +202,11 @@ pub trait SurveyRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
 
-    /// Reads the referenced flags (locking the targeting one, which the write may change),
-    /// asks `planner` what to write, and inserts the survey with its targeting plan and
-    /// activity entry, atomically. A planner error is returned as is and nothing is written.
+    /// Opens a transaction for one write.
     ///
     /// # Errors
-    /// `Conflict` when the project has a survey of that name; the planner's errors;
-    /// `Unexpected`.
-    async fn create(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        creator: UserId,
-        references: FlagReferences,
-        planner: &CreatePlanner<'_>,
-    ) -> Result<Survey, DomainError>;
-
-    /// Locks the survey and the targeting flags involved (its own and the referenced one),
-    /// reads the linked ones, asks `planner` what to write given them, and writes it,
-    /// atomically. A linked flag is not locked: linking a flag deleted a moment later ends as
-    /// linking it a moment before, since a survey shows its linked flag even once deleted. Concurrent updates of one survey apply one after the
-    /// other. A planner error is returned as is and nothing is written.
-    ///
-    /// # Errors
-    /// `NotFound`, `Conflict` (a taken name), the planner's errors, `Unexpected`.
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        references: FlagReferences,
-        planner: &UpdatePlanner<'_>,
-    ) -> Result<Survey, DomainError>;
-
-    /// Deletes the survey, soft-deletes the targeting flag it owns and logs `note`'s entry,
-    /// atomically; returns whether the survey existed (nothing is logged when it did not).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn delete(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        note: &DeletionNote<'_>,
-    ) -> Result<bool, DomainError>;
-
-    /// Inserts one survey per target, in order, each planned by `planner` against the names its
-    /// project already has that start with `name_prefix`, with its targeting plan and activity
-    /// entry, created by `creator`: all of them or, on any error, none.
-    ///
-    /// # Errors
-    /// `Conflict` when a name is taken after all; the planner's errors; `Unexpected`.
-    async fn create_copies(
-        &self,
-        targets: &[CopyTarget],
-        creator: UserId,
-        name_prefix: &str,
-        planner: &CopyPlanner<'_>,
-    ) -> Result<Vec<Survey>, DomainError>;
+    /// `Unexpected` when storage cannot be reached.
+    async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected>;
 
     /// The project's survey activity, or one survey's (`survey`), newest first (ties by id,
     /// descending). Entries outlive their survey.

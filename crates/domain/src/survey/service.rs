@@ -10,13 +10,13 @@ use super::copy::{copy_name, name_prefix, plan_copy};
 use super::plan::{plan_create, plan_update};
 use super::{
     CopyTarget, FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyFilter,
-    SurveyId, SurveyRepository, activity,
+    SurveyId, SurveyRepository, activity, writes,
 };
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{ProjectId, UserId};
+use crate::tenancy::{ProjectId, UserBasic, UserId};
 
 pub struct SurveyService {
     surveys: Arc<dyn SurveyRepository>,
@@ -72,13 +72,13 @@ impl SurveyService {
     pub async fn create(
         &self,
         project: ProjectId,
-        creator: UserId,
+        creator: &UserBasic,
         survey: NewSurvey,
     ) -> Result<Survey, DomainError> {
         let references = references(&survey.changes);
-        let planner = |flags: &ReferencedFlags| Ok(plan_create(&survey, flags, creator)?);
-        self.surveys
-            .create(project, SurveyId::generate(), creator, references, &planner)
+        let planner = |flags: &ReferencedFlags| Ok(plan_create(&survey, flags, creator.id)?);
+        let id = SurveyId::generate();
+        writes::create(&*self.surveys, project, id, creator, references, &planner)
             .await
             .map_err(|error| {
                 error.conflict_as(|| name_taken("There is already a survey with this name."))
@@ -100,8 +100,7 @@ impl SurveyService {
         let planner = |current: &Survey, flags: &ReferencedFlags| {
             Ok(plan_update(current, &changes, flags, editor)?)
         };
-        self.surveys
-            .update(project, id, references(&changes), &planner)
+        writes::update(&*self.surveys, project, id, references(&changes), &planner)
             .await
             .map_err(|error| {
                 error.conflict_as(|| name_taken("There is already another survey with this name."))
@@ -120,7 +119,7 @@ impl SurveyService {
         deleter: UserId,
     ) -> Result<(), DomainError> {
         let note = |name: &str| activity::deleted(name, deleter);
-        if self.surveys.delete(project, id, &note).await? {
+        if writes::delete(&*self.surveys, project, id, &note).await? {
             Ok(())
         } else {
             Err(DomainError::NotFound)
@@ -136,7 +135,7 @@ impl SurveyService {
     pub async fn duplicate_to_projects(
         &self,
         source: &Survey,
-        creator: UserId,
+        creator: &UserBasic,
         targets: &[ProjectAccess],
     ) -> Result<Vec<Survey>, DomainError> {
         let mut seen = BTreeSet::new();
@@ -151,15 +150,10 @@ impl SurveyService {
         let now = Utc::now();
         let planner = |_, taken: &BTreeSet<String>| {
             let name = copy_name(&source.state.name, now, taken);
-            Ok(plan_copy(source, name, creator)?)
+            Ok(plan_copy(source, name, creator.id)?)
         };
-        self.surveys
-            .create_copies(
-                &targets,
-                creator,
-                &name_prefix(&source.state.name),
-                &planner,
-            )
+        let prefix = name_prefix(&source.state.name);
+        writes::create_copies(&*self.surveys, &targets, creator, &prefix, &planner)
             .await
             .map_err(|error| {
                 error.conflict_as(|| name_taken("There is already a survey with this name."))

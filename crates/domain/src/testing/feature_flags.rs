@@ -112,19 +112,6 @@ impl State {
         }
         Ok(())
     }
-
-    /// Soft-deletes a live flag of the project; a flag already deleted (or not the project's)
-    /// is left as it is.
-    pub(super) fn delete_flag_if_live(
-        &mut self,
-        project: ProjectId,
-        id: FlagId,
-    ) -> Result<(), DomainError> {
-        match self.change_flag(project, id, FlagChanges::deletion()) {
-            Ok(()) | Err(DomainError::NotFound) => Ok(()),
-            Err(other) => Err(other),
-        }
-    }
 }
 
 #[async_trait]

@@ -9,6 +9,7 @@ mod plugins;
 mod survey_responses;
 mod surveys;
 mod tenancy;
+mod transaction;
 mod upstream;
 
 pub use upstream::{CannedUpstream, WordAnalyzer};
@@ -64,6 +65,8 @@ struct StoredSurvey {
 #[derive(Debug, Clone, Default)]
 pub struct InMemoryStore {
     state: Arc<Mutex<State>>,
+    /// Held by the open transaction (`transaction::Draft`), so transactions take turns.
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl InMemoryStore {
@@ -122,6 +125,20 @@ impl InMemoryStore {
         {
             key.last_used_at = at;
         }
+    }
+}
+
+/// A user as an authenticated caller holds it, for tests of services that take the acting user
+/// whole without storing one.
+pub fn someone(id: UserId) -> UserBasic {
+    UserBasic {
+        id,
+        uuid: Uuid::from_u128(u128::from(id.0.unsigned_abs())),
+        distinct_id: format!("user-{}", id.0),
+        first_name: "Ada".into(),
+        last_name: String::new(),
+        email: format!("user-{}@example.com", id.0),
+        is_email_verified: true,
     }
 }
 

@@ -1,23 +1,24 @@
-//! The survey port, faked: writes apply to a copy of the state that replaces it only on success,
-//! as a transaction would, activity entries included.
+//! The survey port, faked: reads of the shared state, and the transaction primitives over a
+//! `Draft`, which replaces the state only on commit.
 
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::feature_flag::{FeatureFlag, FlagId};
+use crate::feature_flag::{FlagChanges, NewFlag};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    CopyPlanner, CopyTarget, CreatePlanner, DeletionNote, FlagReferences, ReferencedFlags, Survey,
-    SurveyFilter, SurveyId, SurveyRepository, SurveyWrite, TargetingFlag, UpdatePlanner,
-    activity::SCOPE,
+    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyRecord, SurveyRepository,
+    SurveyTransaction, activity::SCOPE,
 };
 use crate::tenancy::{ProjectId, UserId};
 
+use super::transaction::Draft;
 use super::{InMemoryStore, State, StoredSurvey};
 
 /// A survey activity entry with what the adapter's table keeps beside it.
@@ -58,18 +59,6 @@ impl State {
             .any(|s| s.project_id == project && s.state.name == name && s.id != except)
     }
 
-    /// The live flags of the project that a write names.
-    fn referenced(&self, project: ProjectId, references: FlagReferences) -> ReferencedFlags {
-        let live = |id: Option<FlagId>| {
-            id.and_then(|id| self.flag_any(id))
-                .filter(|flag| flag.project_id == project && !flag.deleted)
-        };
-        ReferencedFlags {
-            linked: live(references.linked),
-            targeting: live(references.targeting),
-        }
-    }
-
     fn log_survey(&mut self, project: ProjectId, survey: SurveyId, activity: &NewActivity) {
         self.survey_activity.push(StoredActivity {
             project,
@@ -86,69 +75,6 @@ impl State {
                 created_at: Utc::now(),
             },
         });
-    }
-
-    /// Inserts a new survey and stores `write` over it; returns its index.
-    fn insert_survey(
-        &mut self,
-        project: ProjectId,
-        id: SurveyId,
-        creator: UserId,
-        write: SurveyWrite,
-    ) -> Result<usize, DomainError> {
-        self.surveys.push(StoredSurvey {
-            id,
-            project_id: project,
-            state: write.state.clone(),
-            targeting_flag_id: None,
-            owns_targeting_flag: false,
-            created_at: Utc::now(),
-            created_by: Some(creator),
-        });
-        let index = self.surveys.len() - 1;
-        self.store(index, write)?;
-        Ok(index)
-    }
-
-    /// Stores a planned write of the survey at `index`, executing its targeting plan as the
-    /// adapter does: delete, then point at the resulting flag; then logs its activity.
-    fn store(&mut self, index: usize, write: SurveyWrite) -> Result<(), DomainError> {
-        let (project, id) = (self.surveys[index].project_id, self.surveys[index].id);
-        if self.name_taken(project, &write.state.name, id) {
-            return Err(DomainError::Conflict);
-        }
-        if let Some(activity) = &write.activity {
-            self.log_survey(project, id, activity);
-        }
-        self.surveys[index].state = write.state;
-        if let Some(deleted) = write.targeting.delete {
-            self.delete_flag_if_live(project, deleted)?;
-        }
-        let owned = write
-            .targeting
-            .flag
-            .as_ref()
-            .is_some_and(TargetingFlag::owned);
-        let flag = match write.targeting.flag {
-            None => None,
-            Some(TargetingFlag::New { flag, created_by }) => {
-                Some(self.insert_flag(project, Some(created_by), flag)?)
-            }
-            Some(TargetingFlag::Existing { id, changes, .. }) => {
-                // The plan only keeps flags it was shown live under the lock; anything else is
-                // a broken invariant, as the adapter reports it.
-                if self.live_flag_mut(project, id).is_none() {
-                    let error =
-                        format!("targeting flag {} is not a live flag of the project", id.0);
-                    return Err(Unexpected::new(error).into());
-                }
-                self.change_flag(project, id, changes)?;
-                Some(id)
-            }
-        };
-        self.surveys[index].targeting_flag_id = flag;
-        self.surveys[index].owns_targeting_flag = owned;
-        Ok(())
     }
 }
 
@@ -193,93 +119,8 @@ impl SurveyRepository for InMemoryStore {
             .map(|s| state.survey_view(s)))
     }
 
-    async fn create(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        creator: UserId,
-        references: FlagReferences,
-        planner: &CreatePlanner<'_>,
-    ) -> Result<Survey, DomainError> {
-        let mut guard = self.lock();
-        let mut draft = guard.clone();
-        let write = planner(&draft.referenced(project, references))?;
-        let index = draft.insert_survey(project, id, creator, write)?;
-        let view = draft.survey_view(&draft.surveys[index]);
-        *guard = draft;
-        Ok(view)
-    }
-
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        references: FlagReferences,
-        planner: &UpdatePlanner<'_>,
-    ) -> Result<Survey, DomainError> {
-        let mut guard = self.lock();
-        let mut draft = guard.clone();
-        let index = draft
-            .surveys
-            .iter()
-            .position(|s| s.id == id && s.project_id == project)
-            .ok_or(DomainError::NotFound)?;
-        let current = draft.survey_view(&draft.surveys[index]);
-        let write = planner(&current, &draft.referenced(project, references))?;
-        draft.store(index, write)?;
-        let view = draft.survey_view(&draft.surveys[index]);
-        *guard = draft;
-        Ok(view)
-    }
-
-    async fn delete(
-        &self,
-        project: ProjectId,
-        id: SurveyId,
-        note: &DeletionNote<'_>,
-    ) -> Result<bool, DomainError> {
-        let mut guard = self.lock();
-        let mut state = guard.clone();
-        let Some(index) = state
-            .surveys
-            .iter()
-            .position(|s| s.id == id && s.project_id == project)
-        else {
-            return Ok(false);
-        };
-        let survey = state.surveys.remove(index);
-        if let (Some(flag), true) = (survey.targeting_flag_id, survey.owns_targeting_flag) {
-            // A flag deleted through the flags API meanwhile is already gone.
-            state.delete_flag_if_live(project, flag)?;
-        }
-        state.log_survey(project, id, &note(&survey.state.name));
-        *guard = state;
-        Ok(true)
-    }
-
-    async fn create_copies(
-        &self,
-        targets: &[CopyTarget],
-        creator: UserId,
-        name_prefix: &str,
-        planner: &CopyPlanner<'_>,
-    ) -> Result<Vec<Survey>, DomainError> {
-        let mut guard = self.lock();
-        let mut draft = guard.clone();
-        let mut copies = Vec::with_capacity(targets.len());
-        for target in targets {
-            let taken: BTreeSet<String> = draft
-                .surveys
-                .iter()
-                .filter(|s| s.project_id == target.project && s.state.name.starts_with(name_prefix))
-                .map(|s| s.state.name.clone())
-                .collect();
-            let write = planner(target.project, &taken)?;
-            let index = draft.insert_survey(target.project, target.id, creator, write)?;
-            copies.push(draft.survey_view(&draft.surveys[index]));
-        }
-        *guard = draft;
-        Ok(copies)
+    async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected> {
+        Ok(Box::new(Draft::begin(self).await))
     }
 
     async fn activity(
@@ -312,5 +153,170 @@ impl SurveyRepository for InMemoryStore {
                 .collect(),
             total,
         })
+    }
+}
+
+/// A flag as a survey shows it: without its creator.
+fn shown(flag: FeatureFlag) -> FeatureFlag {
+    FeatureFlag {
+        created_by: None,
+        ..flag
+    }
+}
+
+#[async_trait]
+impl SurveyTransaction for Draft {
+    async fn lock_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<Survey>, Unexpected> {
+        let state = &self.state;
+        Ok(state
+            .surveys
+            .iter()
+            .find(|s| s.id == id && s.project_id == project)
+            .map(|s| state.survey_view(s)))
+    }
+
+    async fn flags(
+        &mut self,
+        project: ProjectId,
+        ids: &[FlagId],
+        _lock: FlagLock,
+    ) -> Result<Vec<FeatureFlag>, Unexpected> {
+        let mut flags: Vec<FeatureFlag> = self
+            .state
+            .flags
+            .iter()
+            .filter(|f| f.flag.project_id == project && ids.contains(&f.flag.id))
+            .map(|f| shown(f.flag.clone()))
+            .collect();
+        flags.sort_by_key(|flag| flag.id.0);
+        Ok(flags)
+    }
+
+    async fn insert_flag(
+        &mut self,
+        project: ProjectId,
+        creator: UserId,
+        flag: &NewFlag,
+    ) -> Result<FeatureFlag, DomainError> {
+        let id = self
+            .state
+            .insert_flag(project, Some(creator), flag.clone())?;
+        self.state
+            .flag_any(id)
+            .map(shown)
+            .ok_or_else(|| Unexpected::new("an inserted flag vanished").into())
+    }
+
+    async fn change_flag(
+        &mut self,
+        project: ProjectId,
+        id: FlagId,
+        changes: &FlagChanges,
+    ) -> Result<Option<FeatureFlag>, DomainError> {
+        match self.state.change_flag(project, id, changes.clone()) {
+            Ok(()) => Ok(self.state.flag_any(id).map(shown)),
+            Err(DomainError::NotFound) => Ok(None),
+            Err(other) => Err(other),
+        }
+    }
+
+    async fn insert_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        record: SurveyRecord<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<DateTime<Utc>, DomainError> {
+        if self.state.name_taken(project, &record.state.name, id) {
+            return Err(DomainError::Conflict);
+        }
+        let created_at = Utc::now();
+        self.state.surveys.push(StoredSurvey {
+            id,
+            project_id: project,
+            state: record.state.clone(),
+            targeting_flag_id: record.targeting_flag,
+            owns_targeting_flag: record.owns_targeting_flag,
+            created_at,
+            created_by: Some(creator),
+        });
+        if let Some(activity) = activity {
+            self.state.log_survey(project, id, activity);
+        }
+        Ok(created_at)
+    }
+
+    async fn update_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        record: SurveyRecord<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<(), DomainError> {
+        if self.state.name_taken(project, &record.state.name, id) {
+            return Err(DomainError::Conflict);
+        }
+        let stored = self
+            .state
+            .surveys
+            .iter_mut()
+            .find(|s| s.id == id && s.project_id == project)
+            .ok_or_else(|| Unexpected::new(format!("survey {} vanished while locked", id.0)))?;
+        stored.state = record.state.clone();
+        stored.targeting_flag_id = record.targeting_flag;
+        stored.owns_targeting_flag = record.owns_targeting_flag;
+        if let Some(activity) = activity {
+            self.state.log_survey(project, id, activity);
+        }
+        Ok(())
+    }
+
+    async fn delete_survey(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<DeletedSurvey>, Unexpected> {
+        let surveys = &mut self.state.surveys;
+        let Some(index) = surveys
+            .iter()
+            .position(|s| s.id == id && s.project_id == project)
+        else {
+            return Ok(None);
+        };
+        let survey = surveys.remove(index);
+        Ok(Some(DeletedSurvey {
+            name: survey.state.name,
+            targeting_flag: survey.targeting_flag_id,
+            owned_targeting_flag: survey.owns_targeting_flag,
+        }))
+    }
+
+    async fn log_activity(
+        &mut self,
+        project: ProjectId,
+        survey: SurveyId,
+        activity: &NewActivity,
+    ) -> Result<(), Unexpected> {
+        self.state.log_survey(project, survey, activity);
+        Ok(())
+    }
+
+    async fn names_starting_with(
+        &mut self,
+        project: ProjectId,
+        prefix: &str,
+    ) -> Result<BTreeSet<String>, Unexpected> {
+        Ok(self
+            .state
+            .surveys
+            .iter()
+            .filter(|s| s.project_id == project && s.state.name.starts_with(prefix))
+            .map(|s| s.state.name.clone())
+            .collect())
     }
 }
