@@ -20,6 +20,7 @@ mod surveys;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod text;
 mod whole_surveys;
 
 pub use api_keys::PgApiKeyRepository;
