@@ -26,7 +26,7 @@ contract!(
     the_current_tenant_can_be_switched_to_existing_ones_only,
     visible_projects_respect_membership_and_key_restrictions,
     created_keys_keep_their_scopes_and_restrictions,
-    a_key_needs_an_existing_owner_and_a_hash_of_its_own,
+    a_key_needs_an_existing_owner_and_an_id_and_hash_of_its_own,
     touch_records_when_a_key_was_last_used,
     a_deactivated_users_keys_stop_working_at_once,
 );
@@ -638,7 +638,7 @@ async fn created_keys_keep_their_scopes_and_restrictions(stores: Stores) {
     assert_eq!(bootstrap_owner.id, stores.user.id);
 }
 
-async fn a_key_needs_an_existing_owner_and_a_hash_of_its_own(stores: Stores) {
+async fn a_key_needs_an_existing_owner_and_an_id_and_hash_of_its_own(stores: Stores) {
     let (secure_value, key) = restricted_key(None, None);
     let no_user = UserId(stores.user.id.0 + 1000);
     assert!(stores.keys.create(no_user, key.clone()).await.is_err());
@@ -657,13 +657,28 @@ async fn a_key_needs_an_existing_owner_and_a_hash_of_its_own(stores: Stores) {
         stores.keys.create(stores.other_user, twin).await.is_err(),
         "a hash names one key"
     );
-    let (_, owner) = stores
+    let (first, owner) = stores
         .keys
         .find_active(&stores.key.secure_value())
         .await
         .unwrap()
         .unwrap();
     assert_eq!(owner.id, stores.user.id, "the first key keeps its owner");
+
+    let (secure_value, mut same_id) = restricted_key(None, None);
+    same_id.id = first.id;
+    assert!(
+        stores.keys.create(stores.user.id, same_id).await.is_err(),
+        "an id names one key"
+    );
+    assert!(
+        stores
+            .keys
+            .find_active(&secure_value)
+            .await
+            .unwrap()
+            .is_none()
+    );
 }
 
 async fn touch_records_when_a_key_was_last_used(stores: Stores) {
