@@ -21,6 +21,7 @@ mod surveys;
 mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod text;
 mod transaction;
 mod whole_surveys;
 

@@ -1,5 +1,6 @@
 //! `PersonRepository` over the `person_properties` table: one jsonb object per project and
-//! distinct id, merged with `||` in one upsert.
+//! distinct id, merged with `||` in one upsert. Distinct ids and properties are captured text, so
+//! they are written and looked up as PostgreSQL can store them (`text.rs`).
 
 use async_trait::async_trait;
 use diesel::prelude::*;
@@ -13,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::database::Database;
 use crate::errors::StorageContext;
 use crate::schema::person_properties;
+use crate::text::{pg_object, pg_text};
 
 /// Person properties in PostgreSQL.
 pub struct PgPersonRepository {
@@ -33,10 +35,11 @@ impl PersonRepository for PgPersonRepository {
         project: ProjectId,
         distinct_id: &str,
     ) -> Result<Map<String, Value>, Unexpected> {
+        let distinct_id = pg_text(distinct_id);
         let mut conn = self.database.connection().await?;
         let stored = person_properties::table
             .filter(person_properties::project_id.eq(project.0))
-            .filter(person_properties::distinct_id.eq(distinct_id))
+            .filter(person_properties::distinct_id.eq(distinct_id.as_ref()))
             .select(person_properties::properties)
             .first::<Value>(&mut conn)
             .await
@@ -61,8 +64,8 @@ impl PersonRepository for PgPersonRepository {
         diesel::insert_into(person_properties::table)
             .values((
                 person_properties::project_id.eq(project.0),
-                person_properties::distinct_id.eq(distinct_id),
-                person_properties::properties.eq(Value::Object(set.clone())),
+                person_properties::distinct_id.eq(pg_text(distinct_id).as_ref()),
+                person_properties::properties.eq(Value::Object(pg_object(set.clone()))),
             ))
             .on_conflict((
                 person_properties::project_id,

@@ -26,6 +26,7 @@ use crate::database::Database;
 use crate::errors::StorageContext;
 use crate::paging::{page, window};
 use crate::schema::{survey_events, survey_responses};
+use crate::text::{pg_object, pg_text};
 
 /// Survey events and responses in PostgreSQL.
 pub struct PgSurveyResponseRepository {
@@ -187,6 +188,23 @@ SELECT 'both', count(*), 0, NULL, NULL FROM (
     SELECT distinct_id FROM kept GROUP BY distinct_id
     HAVING bool_or(event = 'survey dismissed') AND bool_or(event = 'survey sent')
 ) both_kinds";
+
+/// The event with its captured text as PostgreSQL can store it, before anything is grouped by
+/// that text (so ids that differ only where U+0000 was are one submission, as stored).
+fn storable(event: &SurveyEvent) -> SurveyEvent {
+    SurveyEvent {
+        uuid: event.uuid,
+        kind: event.kind,
+        survey_id: pg_text(&event.survey_id).into_owned(),
+        distinct_id: pg_text(&event.distinct_id).into_owned(),
+        timestamp: event.timestamp,
+        submission_id: event
+            .submission_id
+            .as_deref()
+            .map(|id| pg_text(id).into_owned()),
+        properties: pg_object(event.properties.clone()),
+    }
+}
 
 /// The responses one batch adds: per submission, its latest new send, in key order.
 fn latest_sends<'a>(
@@ -375,7 +393,8 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         for event in events {
             unique.entry(event.uuid).or_insert(event);
         }
-        let unique: Vec<&SurveyEvent> = unique.into_values().collect();
+        let stored: Vec<SurveyEvent> = unique.into_values().map(storable).collect();
+        let unique: Vec<&SurveyEvent> = stored.iter().collect();
         let mut conn = self.database.connection().await?;
         conn.transaction::<_, diesel::result::Error, _>(async |conn| {
             let inserted = insert_events(conn, project, &unique).await?;

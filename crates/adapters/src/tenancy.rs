@@ -52,12 +52,14 @@ async fn insert_project(
         .await
 }
 
+/// The user whose email is `email` up to case, lowered by PostgreSQL on both sides as the unique
+/// index on `lower(email)` is, so a lookup agrees with that index whatever the database's locale.
 async fn find_user_by_email(
     conn: &mut impl diesel_async::AsyncConnection<Backend = Pg>,
     email: &str,
 ) -> QueryResult<Option<UserRow>> {
     users::table
-        .filter(lower(users::email).eq(email.to_lowercase()))
+        .filter(lower(users::email).eq(lower(email)))
         .select(UserRow::as_select())
         .first(conn)
         .await

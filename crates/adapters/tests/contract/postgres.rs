@@ -1,6 +1,7 @@
 //! What only PostgreSQL can show: row locks ordering concurrent writes, a unique constraint
-//! settling a race, and rows no port could have written. The fake runs every call under one
-//! mutex, so a race cannot happen there and these tests could not fail on it.
+//! settling a race, rows no port could have written, and captured text its `text` and `jsonb`
+//! cannot hold (U+0000). The fake runs every call under one mutex and stores any string, so these
+//! tests could not fail on it.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -15,7 +16,10 @@ use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyState, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,
 };
+use domain::survey_response::{DateWindow, SurveyEvent, SurveyEventKind};
+use serde_json::{Value, json};
 use tokio::sync::oneshot;
+use uuid::Uuid;
 
 use crate::stores::{Stores, all, at};
 
@@ -324,4 +328,52 @@ async fn a_stored_survey_with_an_unknown_type_or_schedule_is_unexpected_not_a_pa
         .list(stores.project, &SurveyFilter::default(), all())
         .await;
     assert!(listed.is_err());
+}
+
+#[tokio::test]
+async fn captured_nul_characters_are_stored_as_the_replacement_character() {
+    let stores = Stores::postgres().await;
+    let properties = json!({"$survey_id": "s\0", "$survey_response_q": {"a\0": ["b\0"]}});
+    let event = SurveyEvent {
+        uuid: Uuid::now_v7(),
+        kind: SurveyEventKind::Sent,
+        survey_id: "s\0".into(),
+        distinct_id: "p\0".into(),
+        timestamp: at("2026-01-01T00:00:00Z"),
+        submission_id: Some("x\0".into()),
+        properties: properties.as_object().unwrap().clone(),
+    };
+    let recorded = stores
+        .survey_responses
+        .record(stores.project, &[event])
+        .await;
+    assert_eq!(recorded.unwrap(), 1);
+    let page = stores
+        .survey_responses
+        .responses(stores.project, "s\u{FFFD}", DateWindow::default(), all())
+        .await
+        .unwrap();
+    let response = &page.items[0];
+    assert_eq!(response.distinct_id, "p\u{FFFD}");
+    assert_eq!(response.submission_id.as_deref(), Some("x\u{FFFD}"));
+    assert_eq!(
+        Value::Object(response.answers.clone()),
+        json!({"q": {"a\u{FFFD}": ["b\u{FFFD}"]}})
+    );
+
+    // A person is written and looked up under the id as captured, so both find the same row.
+    let set = json!({"k\0": "v\0"});
+    stores
+        .persons
+        .merge_properties(stores.project, "p\0", set.as_object().unwrap())
+        .await
+        .unwrap();
+    for lookup in ["p\0", "p\u{FFFD}"] {
+        let found = stores.persons.properties(stores.project, lookup).await;
+        assert_eq!(
+            Value::Object(found.unwrap()),
+            json!({"k\u{FFFD}": "v\u{FFFD}"}),
+            "{lookup:?}"
+        );
+    }
 }

@@ -1,13 +1,14 @@
 //! The two stores under contract, behind one `Stores` value: the ports over a fresh
 //! `InMemoryStore` or a fresh PostgreSQL database, each set up through its own
-//! `TenancyRepository` with the same tenant (one user owning two projects of one organization).
+//! `TenancyRepository` with the same tenants (one user owning two projects of one organization,
+//! another user owning a third project in an organization of their own).
 
 use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
 use adapters::{
-    PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
-    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
+    PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
+    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -15,7 +16,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Integer, Text, Timestamptz};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use domain::activity::NewActivity;
-use domain::api_key::NewApiKey;
+use domain::api_key::{ApiKeyRepository, NewApiKey, PlainApiKey};
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
 };
@@ -28,34 +29,45 @@ use domain::survey::SurveyRepository;
 use domain::survey_response::SurveyResponseRepository;
 use domain::tenancy::{
     BootstrapPlan, BootstrapRecord, Email, OrganizationId, PluginsAccessLevel, ProjectId,
-    TenancyRepository, UserBasic, generate_project_api_token,
+    TenancyRepository, UserBasic, UserId, generate_project_api_token,
 };
 use domain::testing::InMemoryStore;
 use serde_json::json;
 
-/// A user owning a new organization with one project.
+/// What bootstraps a user owning a new organization with one project, and the plan's key in
+/// clear text (to present it).
+pub fn bootstrap_plan(email: &str, organization: &str) -> (PlainApiKey, BootstrapPlan) {
+    let (plain, key) = NewApiKey::mint("test", ScopeGrants::parse(&["*"]).unwrap(), None, None);
+    let plan = BootstrapPlan {
+        email: Email::parse(email).unwrap(),
+        first_name: "Ada".into(),
+        organization_name: organization.into(),
+        plugins_access_level: PluginsAccessLevel::Install,
+        project_name: "Project".into(),
+        project_api_token: generate_project_api_token(),
+        key,
+    };
+    (plain, plan)
+}
+
+/// A user owning a new organization with one project, and their key in clear text.
 async fn bootstrap(
     tenancy: &dyn TenancyRepository,
     email: &str,
     organization: &str,
-) -> BootstrapRecord {
-    let (_, key) = NewApiKey::mint("test", ScopeGrants::parse(&["*"]).unwrap(), None, None);
-    tenancy
-        .bootstrap(BootstrapPlan {
-            email: Email::parse(email).unwrap(),
-            first_name: "Ada".into(),
-            organization_name: organization.into(),
-            plugins_access_level: PluginsAccessLevel::Install,
-            project_name: "Project".into(),
-            project_api_token: generate_project_api_token(),
-            key,
-        })
+) -> (PlainApiKey, BootstrapRecord) {
+    let (plain, plan) = bootstrap_plan(email, organization);
+    let record = tenancy
+        .bootstrap(plan)
         .await
-        .expect("bootstrapping a tenant")
+        .expect("bootstrapping a tenant");
+    (plain, record)
 }
 
 /// One store's repositories and the tenant every contract test writes as.
 pub struct Stores {
+    pub tenancy: Arc<dyn TenancyRepository>,
+    pub keys: Arc<dyn ApiKeyRepository>,
     pub surveys: Arc<dyn SurveyRepository>,
     pub flags: Arc<dyn FeatureFlagRepository>,
     pub plugins: Arc<dyn PluginRepository>,
@@ -70,6 +82,10 @@ pub struct Stores {
     /// A second project of the same organization, to check that nothing leaks across.
     pub other_project: ProjectId,
     pub user: UserBasic,
+    /// The user's bootstrap key (every scope, no restriction) in clear text.
+    pub key: PlainApiKey,
+    /// The owner of the other organization, a member of nothing else.
+    pub other_user: UserId,
     backdoor: Box<dyn Backdoor>,
 }
 
@@ -89,7 +105,8 @@ trait Backdoor: Send + Sync {
     async fn all_flags(&self, project: ProjectId) -> Vec<StoredFlag>;
     /// How many surveys are stored, across projects.
     async fn survey_count(&self) -> usize;
-    /// Gives every stored flag and survey the same `created_at`, so list order comes down to ids.
+    /// Gives every stored flag, survey and organization the same `created_at`, so list order
+    /// comes down to ids.
     async fn set_every_created_at(&self, at: DateTime<Utc>);
 }
 
@@ -161,7 +178,7 @@ impl Backdoor for TestDatabase {
 
     async fn set_every_created_at(&self, at: DateTime<Utc>) {
         let mut conn = connect(self).await;
-        for table in ["feature_flags", "surveys"] {
+        for table in ["feature_flags", "surveys", "organizations"] {
             diesel::sql_query(format!("UPDATE {table} SET created_at = $1"))
                 .bind::<Timestamptz, _>(at)
                 .execute(&mut conn)
@@ -176,7 +193,7 @@ impl Stores {
     pub async fn in_memory() -> Self {
         let store = InMemoryStore::new();
         Self::open(
-            &store.clone(),
+            (Arc::new(store.clone()), Arc::new(store.clone())),
             Arc::new(store.clone()),
             Arc::new(store.clone()),
             (Arc::new(store.clone()), Arc::new(store.clone())),
@@ -195,7 +212,10 @@ impl Stores {
     pub async fn on_postgres(db: &TestDatabase) -> Self {
         let database = &db.database;
         Self::open(
-            &PgTenancyRepository::new(database.clone()),
+            (
+                Arc::new(PgTenancyRepository::new(database.clone())),
+                Arc::new(PgApiKeyRepository::new(database.clone())),
+            ),
             Arc::new(PgSurveyRepository::new(database.clone())),
             Arc::new(PgFeatureFlagRepository::new(database.clone())),
             (
@@ -217,15 +237,16 @@ impl Stores {
     /// Bootstraps the tenant through the store's own tenancy port, so both stores hold the same
     /// user, organization and projects.
     async fn open(
-        tenancy: &dyn TenancyRepository,
+        (tenancy, keys): (Arc<dyn TenancyRepository>, Arc<dyn ApiKeyRepository>),
         surveys: Arc<dyn SurveyRepository>,
         flags: Arc<dyn FeatureFlagRepository>,
         (plugins, plugin_configs): (Arc<dyn PluginRepository>, Arc<dyn PluginConfigRepository>),
         (survey_responses, persons): (Arc<dyn SurveyResponseRepository>, Arc<dyn PersonRepository>),
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
-        let record = bootstrap(tenancy, "ada@example.com", "Org").await;
-        let other_organization = bootstrap(tenancy, "bob@example.com", "Other org").await;
+        let (key, record) = bootstrap(tenancy.as_ref(), "ada@example.com", "Org").await;
+        let (_, other_organization) =
+            bootstrap(tenancy.as_ref(), "bob@example.com", "Other org").await;
         let other = tenancy
             .create_project(
                 record.organization.id,
@@ -235,6 +256,8 @@ impl Stores {
             .await
             .expect("creating a second project");
         Self {
+            tenancy,
+            keys,
             surveys,
             flags,
             plugins,
@@ -247,6 +270,8 @@ impl Stores {
             project: record.project.id,
             other_project: other.id,
             user: UserBasic::from(&record.user),
+            key,
+            other_user: other_organization.user.id,
             backdoor,
         }
     }
@@ -267,6 +292,15 @@ impl Stores {
 
     pub async fn set_every_created_at(&self, at: DateTime<Utc>) {
         self.backdoor.set_every_created_at(at).await;
+    }
+
+    /// A new user owning a new organization with one project, and their key in clear text.
+    pub async fn bootstrap(
+        &self,
+        email: &str,
+        organization: &str,
+    ) -> (PlainApiKey, BootstrapRecord) {
+        bootstrap(self.tenancy.as_ref(), email, organization).await
     }
 
     /// The activity entry of a deletion by the user, naming the deleted survey.

@@ -8,12 +8,9 @@ pub use port::PersonRepository;
 
 use crate::survey_response::MAX_ID_CHARS;
 
-/// A distinct id as persons are stored and looked up under it: U+0000 (which PostgreSQL's text
-/// cannot hold) as U+FFFD, and at most [`MAX_ID_CHARS`] characters, as PostHog truncates. Capture
-/// stores with it and `/flags` looks up with it, so both name the same person.
+/// A distinct id as persons are stored and looked up under it: at most [`MAX_ID_CHARS`]
+/// characters, as PostHog truncates. Capture stores with it and `/flags` looks up with it, so both
+/// name the same person.
 pub fn stored_distinct_id(raw: &str) -> String {
-    raw.replace('\0', "\u{FFFD}")
-        .chars()
-        .take(MAX_ID_CHARS)
-        .collect()
+    raw.chars().take(MAX_ID_CHARS).collect()
 }

@@ -114,14 +114,11 @@ impl CaptureBatch {
             if set.is_empty() {
                 continue;
             }
-            let set = set
-                .iter()
-                .map(|(key, value)| (without_nul(key), value_without_nul(value)));
             match positions.get(&distinct_id) {
-                Some(&position) => sets[position].1.extend(set),
+                Some(&position) => sets[position].1.extend(set.clone()),
                 None => {
                     positions.insert(distinct_id.clone(), sets.len());
-                    sets.push((distinct_id, set.collect()));
+                    sets.push((distinct_id, set.clone()));
                 }
             }
         }
@@ -161,7 +158,7 @@ fn distinct_id(event: &CapturedEvent) -> Option<String> {
 /// A property as text: strings as they are, numbers as written (SDKs send ids of both kinds).
 fn property_string(properties: &Map<String, Value>, key: &str) -> Option<String> {
     match properties.get(key)? {
-        Value::String(text) => Some(without_nul(text)),
+        Value::String(text) => Some(text.clone()),
         Value::Number(number) => Some(number.to_string()),
         _ => None,
     }
@@ -172,27 +169,8 @@ fn survey_properties(properties: &Map<String, Value>) -> Map<String, Value> {
     properties
         .iter()
         .filter(|(key, _)| key.starts_with("$survey_"))
-        .map(|(key, value)| (without_nul(key), value_without_nul(value)))
+        .map(|(key, value)| (key.clone(), value.clone()))
         .collect()
-}
-
-/// Text as stored: PostgreSQL's text and jsonb cannot hold U+0000, so it becomes U+FFFD.
-fn without_nul(text: &str) -> String {
-    text.replace('\0', "\u{FFFD}")
-}
-
-fn value_without_nul(value: &Value) -> Value {
-    match value {
-        Value::String(text) => Value::String(without_nul(text)),
-        Value::Array(items) => Value::Array(items.iter().map(value_without_nul).collect()),
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(key, value)| (without_nul(key), value_without_nul(value)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]
@@ -238,7 +216,7 @@ mod tests {
             ),
             event(
                 "survey shown",
-                json!({"distinct_id": "p", "$survey_id": "s", "$set": {"a": "b\u{0}"}}),
+                json!({"distinct_id": "p", "$survey_id": "s", "$set": {"a": "b"}}),
             ),
             event(
                 "survey shown",
@@ -254,7 +232,7 @@ mod tests {
             vec![
                 (
                     "p".to_owned(),
-                    json!({"$survey_responded/s": true, "a": "b\u{FFFD}"})
+                    json!({"$survey_responded/s": true, "a": "b"})
                         .as_object()
                         .unwrap()
                         .clone()
@@ -339,22 +317,6 @@ mod tests {
             .survey_events(at(0))
             .unwrap();
         assert_eq!(kept[0].distinct_id.chars().count(), MAX_ID_CHARS);
-    }
-
-    #[test]
-    fn nul_characters_which_postgresql_cannot_store_are_replaced() {
-        let mut nul = event(
-            "survey sent",
-            json!({"$survey_id": "s\0", "$survey_response_q": {"a\0": ["b\0"]}}),
-        );
-        nul.distinct_id = Some("p\u{0}".into());
-        let kept = batch(vec![nul]).survey_events(at(0)).unwrap();
-        assert_eq!(kept[0].survey_id, "s\u{FFFD}");
-        assert_eq!(kept[0].distinct_id, "p\u{FFFD}");
-        assert_eq!(
-            kept[0].properties["$survey_response_q"],
-            json!({"a\u{FFFD}": ["b\u{FFFD}"]})
-        );
     }
 
     #[test]

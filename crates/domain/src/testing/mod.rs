@@ -103,8 +103,8 @@ impl InMemoryStore {
         self.lock().surveys.len()
     }
 
-    /// Gives every stored flag and survey the same `created_at`, so tests can check that lists
-    /// order ties by id.
+    /// Gives every stored flag, survey and organization the same `created_at`, so tests can
+    /// check that lists order ties by id.
     pub fn set_every_created_at(&self, at: DateTime<Utc>) {
         let mut state = self.lock();
         for stored in &mut state.flags {
@@ -112,6 +112,9 @@ impl InMemoryStore {
         }
         for survey in &mut state.surveys {
             survey.created_at = at;
+        }
+        for organization in &mut state.organizations {
+            organization.created_at = at;
         }
     }
 

@@ -1,7 +1,7 @@
 //! The tenancy and API key ports, faked.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SubsecRound as _, Utc};
 use uuid::Uuid;
 
 use crate::api_key::ApiKeyRepository;
@@ -32,6 +32,56 @@ fn new_user(state: &State, email: &Email, first_name: &str) -> User {
         current_project_id: None,
         created_at: Utc::now(),
     }
+}
+
+/// A write PostgreSQL's constraints refuse (a taken unique value, a reference to nothing),
+/// refused alike so that no test passes on the fake alone.
+fn refused(what: String) -> Unexpected {
+    Unexpected::new(format!("refused as PostgreSQL would: {what}"))
+}
+
+/// Refuses a project token another project holds (`projects.api_token` is unique).
+fn check_token_free(state: &State, token: &str) -> Result<(), Unexpected> {
+    if state.projects.iter().any(|p| p.api_token == token) {
+        return Err(refused(format!("project token {token} is taken")));
+    }
+    Ok(())
+}
+
+/// Refuses a key whose id or stored hash another key holds (both are unique).
+fn check_key_free(state: &State, key: &NewApiKey) -> Result<(), Unexpected> {
+    if state
+        .keys
+        .iter()
+        .any(|(value, stored)| *value == key.secure_value || stored.id == key.id)
+    {
+        return Err(refused(format!("key {} is taken", key.id)));
+    }
+    Ok(())
+}
+
+/// Refuses a reference to an organization that does not exist (a foreign key).
+fn check_organization(state: &State, organization: OrganizationId) -> Result<(), Unexpected> {
+    if !state.organizations.iter().any(|o| o.id == organization) {
+        return Err(refused(format!("no organization {organization}")));
+    }
+    Ok(())
+}
+
+/// Refuses a reference to a project that does not exist (a foreign key).
+fn check_project(state: &State, project: ProjectId) -> Result<(), Unexpected> {
+    if !state.projects.iter().any(|p| p.id == project) {
+        return Err(refused(format!("no project {project}")));
+    }
+    Ok(())
+}
+
+/// Refuses a reference to a user that does not exist (a foreign key).
+fn check_user(state: &State, user: UserId) -> Result<(), Unexpected> {
+    if !state.users.iter().any(|u| u.id == user) {
+        return Err(refused(format!("no user {}", user.0)));
+    }
+    Ok(())
 }
 
 fn insert_project(
@@ -86,12 +136,16 @@ impl ApiKeyRepository for InMemoryStore {
     }
 
     async fn touch(&self, key_id: Uuid, at: DateTime<Utc>) -> Result<(), Unexpected> {
-        self.set_key_last_used_at(key_id, Some(at));
+        // PostgreSQL keeps microseconds, and diesel drops the rest on the way in.
+        self.set_key_last_used_at(key_id, Some(at.trunc_subsecs(6)));
         Ok(())
     }
 
     async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected> {
-        insert_key(&mut self.lock(), owner, key);
+        let mut state = self.lock();
+        check_user(&state, owner)?;
+        check_key_free(&state, &key)?;
+        insert_key(&mut state, owner, key);
         Ok(())
     }
 }
@@ -224,6 +278,9 @@ impl TenancyRepository for InMemoryStore {
 
     async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected> {
         let mut state = self.lock();
+        // All or nothing: whatever the transaction would fail on is checked before any write.
+        check_token_free(&state, &plan.project_api_token)?;
+        check_key_free(&state, &plan.key)?;
         let existing = state
             .users
             .iter()
@@ -270,12 +327,10 @@ impl TenancyRepository for InMemoryStore {
         name: &str,
         api_token: &str,
     ) -> Result<Project, Unexpected> {
-        Ok(insert_project(
-            &mut self.lock(),
-            organization,
-            name,
-            api_token,
-        ))
+        let mut state = self.lock();
+        check_organization(&state, organization)?;
+        check_token_free(&state, api_token)?;
+        Ok(insert_project(&mut state, organization, name, api_token))
     }
 
     async fn upsert_membership(
@@ -285,6 +340,8 @@ impl TenancyRepository for InMemoryStore {
         level: MembershipLevel,
     ) -> Result<(), Unexpected> {
         let mut state = self.lock();
+        check_user(&state, user)?;
+        check_organization(&state, organization)?;
         state
             .memberships
             .retain(|(u, o, _)| !(*u == user && *o == organization));
@@ -314,10 +371,18 @@ impl TenancyRepository for InMemoryStore {
         organization: OrganizationId,
         project: Option<ProjectId>,
     ) -> Result<(), Unexpected> {
-        if let Some(found) = self.lock().users.iter_mut().find(|u| u.id == user) {
-            found.current_organization_id = Some(organization);
-            found.current_project_id = project;
+        let mut state = self.lock();
+        // An update of no user checks nothing, as PostgreSQL's updates of no row do.
+        let Some(index) = state.users.iter().position(|u| u.id == user) else {
+            return Ok(());
+        };
+        check_organization(&state, organization)?;
+        if let Some(project) = project {
+            check_project(&state, project)?;
         }
+        let found = &mut state.users[index];
+        found.current_organization_id = Some(organization);
+        found.current_project_id = project;
         Ok(())
     }
 
