@@ -8,7 +8,7 @@ use crate::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagI
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserId};
 
-use super::{InMemoryStore, State, StoredFlag};
+use super::{InMemoryStore, State, StoredFlag, page_of};
 
 impl State {
     pub(super) fn flag_view(&self, stored: &StoredFlag) -> FeatureFlag {
@@ -129,13 +129,7 @@ impl FeatureFlagRepository for InMemoryStore {
             .map(|f| state.flag_view(f))
             .collect();
         flags.sort_by_key(|f| std::cmp::Reverse((f.created_at, f.id)));
-        let count = flags.len() as u64;
-        let items = flags
-            .into_iter()
-            .skip(page.offset as usize)
-            .take(page.limit as usize)
-            .collect();
-        Ok(Page { count, items })
+        Ok(page_of(flags, page))
     }
 
     async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected> {

@@ -21,6 +21,7 @@ use uuid::Uuid;
 
 use crate::api_key::ApiKey;
 use crate::feature_flag::{FeatureFlag, FlagId};
+use crate::ports::{Page, PageRequest};
 use crate::survey::{SurveyId, SurveyState};
 use crate::tenancy::{
     MembershipLevel, Organization, OrganizationId, Project, ProjectId, User, UserBasic, UserId,
@@ -143,6 +144,19 @@ pub fn someone(id: UserId) -> UserBasic {
         email: format!("user-{}@example.com", id.0),
         is_email_verified: true,
     }
+}
+
+/// The page of `items` that `page` asks for, and how many items there are: the paging every
+/// fake list shares, so all of them treat an offset past the end (or past `usize`) alike, as an
+/// empty page.
+fn page_of<T>(items: Vec<T>, page: PageRequest) -> Page<T> {
+    let count = items.len() as u64;
+    let items = items
+        .into_iter()
+        .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
+        .take(page.limit as usize)
+        .collect();
+    Page { count, items }
 }
 
 impl State {

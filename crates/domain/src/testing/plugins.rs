@@ -17,7 +17,7 @@ use crate::plugin_config::{
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{OrganizationId, ProjectId};
 
-use super::{InMemoryStore, State};
+use super::{InMemoryStore, State, page_of};
 
 #[derive(Debug, Clone)]
 pub(super) struct StoredPlugin {
@@ -33,15 +33,6 @@ pub(super) struct StoredActivity {
     organization: OrganizationId,
     user: crate::tenancy::UserId,
     entry: ActivityEntry,
-}
-
-/// `items` narrowed to `page`.
-fn window<T>(items: Vec<T>, page: PageRequest) -> Vec<T> {
-    items
-        .into_iter()
-        .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
-        .take(page.limit as usize)
-        .collect()
 }
 
 impl State {
@@ -161,12 +152,7 @@ impl PluginRepository for InMemoryStore {
             .filter(|p| state.visible_to(organization, p))
             .collect();
         visible.sort_by_key(|p| p.id);
-        let count = visible.len() as u64;
-        let items = window(visible, page)
-            .into_iter()
-            .map(|p| state.plugin_view(p))
-            .collect();
-        Ok(Page { count, items })
+        Ok(page_of(visible, page).map(|p| state.plugin_view(p)))
     }
 
     async fn get(
@@ -291,10 +277,10 @@ impl PluginRepository for InMemoryStore {
             })
             .collect();
         entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
-        let total = entries.len() as u64;
+        let Page { count, items } = page_of(entries, page);
         Ok(ActivityPage {
-            entries: window(entries, page),
-            total,
+            entries: items,
+            total: count,
         })
     }
 }
@@ -314,11 +300,7 @@ impl PluginConfigRepository for InMemoryStore {
             .cloned()
             .collect();
         live.sort_by_key(|c| (c.state.order, c.id));
-        let count = live.len() as u64;
-        Ok(Page {
-            count,
-            items: window(live, page),
-        })
+        Ok(page_of(live, page))
     }
 
     async fn get(

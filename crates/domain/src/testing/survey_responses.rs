@@ -14,7 +14,7 @@ use crate::survey_response::{
 };
 use crate::tenancy::ProjectId;
 
-use super::{InMemoryStore, State};
+use super::{InMemoryStore, State, page_of};
 
 /// A stored response and what it belongs to.
 #[derive(Debug, Clone)]
@@ -150,15 +150,7 @@ impl SurveyResponseRepository for InMemoryStore {
             .filter(|r| window.contains(r.timestamp))
             .collect();
         responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
-        Ok(Page {
-            count: responses.len() as u64,
-            items: responses
-                .into_iter()
-                .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
-                .take(page.limit as usize)
-                .cloned()
-                .collect(),
-        })
+        Ok(page_of(responses, page).map(Clone::clone))
     }
 
     async fn set_archived(

@@ -19,7 +19,7 @@ use crate::survey::{
 use crate::tenancy::{ProjectId, UserId};
 
 use super::transaction::Draft;
-use super::{InMemoryStore, State, StoredSurvey};
+use super::{InMemoryStore, State, StoredSurvey, page_of};
 
 /// A survey activity entry with what the adapter's table keeps beside it.
 #[derive(Debug, Clone)]
@@ -100,14 +100,7 @@ impl SurveyRepository for InMemoryStore {
         };
         let mut surveys: Vec<_> = state.surveys.iter().filter(matches).collect();
         surveys.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
-        let count = surveys.len() as u64;
-        let items = surveys
-            .into_iter()
-            .skip(page.offset as usize)
-            .take(page.limit as usize)
-            .map(|s| state.survey_view(s))
-            .collect();
-        Ok(Page { count, items })
+        Ok(page_of(surveys, page).map(|s| state.survey_view(s)))
     }
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
@@ -144,14 +137,10 @@ impl SurveyRepository for InMemoryStore {
             })
             .collect();
         entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
-        let total = entries.len() as u64;
+        let Page { count, items } = page_of(entries, page);
         Ok(ActivityPage {
-            entries: entries
-                .into_iter()
-                .skip(usize::try_from(page.offset).unwrap_or(usize::MAX))
-                .take(page.limit as usize)
-                .collect(),
-            total,
+            entries: items,
+            total: count,
         })
     }
 }

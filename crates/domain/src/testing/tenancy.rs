@@ -16,7 +16,7 @@ use crate::tenancy::{
     PluginsAccessLevel, Project, ProjectId, User, UserId,
 };
 
-use super::{InMemoryStore, State};
+use super::{InMemoryStore, State, page_of};
 
 fn new_user(state: &State, email: &Email, first_name: &str) -> User {
     User {
@@ -254,13 +254,7 @@ impl TenancyRepository for InMemoryStore {
             .cloned()
             .collect();
         projects.sort_by_key(|p| p.id);
-        let count = projects.len() as u64;
-        let items = projects
-            .into_iter()
-            .skip(page.offset as usize)
-            .take(page.limit as usize)
-            .collect();
-        Ok(Page { count, items })
+        Ok(page_of(projects, page))
     }
 
     async fn user(&self, id: UserId) -> Result<Option<User>, Unexpected> {
