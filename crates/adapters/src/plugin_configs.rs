@@ -1,22 +1,26 @@
-//! `PluginConfigRepository` over `plugin_configs` (soft-deleted configs are hidden).
+//! `PluginConfigRepository` over `plugin_configs` (soft-deleted configs are hidden). Writes run
+//! in a `PgTransaction`: the config locked (`FOR UPDATE`), then written with `RETURNING`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use domain::plugin::PluginId;
+use domain::Unexpected;
+use domain::plugin::{Plugin, PluginId};
 use domain::plugin_config::{
     PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
+    PluginConfigTransaction,
 };
 use domain::ports::{Page, PageRequest};
-use domain::tenancy::ProjectId;
-use domain::{DomainError, Unexpected};
+use domain::tenancy::{OrganizationId, ProjectId};
 use serde_json::Value;
 
 use crate::database::Database;
 use crate::errors::StorageContext;
 use crate::paging::{page, window};
+use crate::plugins::visible_plugin;
 use crate::schema::plugin_configs;
+use crate::transaction::PgTransaction;
 
 /// Plugin configs in PostgreSQL.
 pub struct PgPluginConfigRepository {
@@ -95,11 +99,18 @@ impl<'a> From<&'a PluginConfigState> for ConfigStateRow<'a> {
     }
 }
 
+/// Whether a config is a live one of the project (a condition, so a lock can use it too).
+#[diesel::dsl::auto_type]
+fn live_in(project: i32) -> _ {
+    plugin_configs::project_id
+        .eq(project)
+        .and(plugin_configs::deleted.eq(false))
+}
+
 /// The live configs of a project.
 fn live(project: ProjectId) -> plugin_configs::BoxedQuery<'static, diesel::pg::Pg> {
     plugin_configs::table
-        .filter(plugin_configs::project_id.eq(project.0))
-        .filter(plugin_configs::deleted.eq(false))
+        .filter(live_in(project.0))
         .into_boxed()
 }
 
@@ -149,71 +160,78 @@ impl PluginConfigRepository for PgPluginConfigRepository {
             .transpose()
     }
 
-    async fn create(
-        &self,
+    async fn begin(&self) -> Result<Box<dyn PluginConfigTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::begin(&self.database).await?))
+    }
+}
+
+#[async_trait]
+impl PluginConfigTransaction for PgTransaction {
+    async fn lock(
+        &mut self,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<Option<PluginConfig>, Unexpected> {
+        plugin_configs::table
+            .filter(live_in(project.0))
+            .filter(plugin_configs::id.eq(id.0))
+            .select(ConfigRow::as_select())
+            .for_update()
+            .first(self.connection())
+            .await
+            .optional()
+            .during("locking a plugin config")?
+            .map(ConfigRow::into_config)
+            .transpose()
+    }
+
+    async fn plugin(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+    ) -> Result<Option<Plugin>, Unexpected> {
+        visible_plugin(self.connection(), organization, id).await
+    }
+
+    async fn insert(
+        &mut self,
         project: ProjectId,
         plugin: PluginId,
         state: PluginConfigState,
-    ) -> Result<PluginConfig, DomainError> {
-        let mut conn = self.database.connection().await?;
-        let row = diesel::insert_into(plugin_configs::table)
+    ) -> Result<PluginConfig, Unexpected> {
+        diesel::insert_into(plugin_configs::table)
             .values((
                 ConfigStateRow::from(&state),
                 plugin_configs::project_id.eq(project.0),
                 plugin_configs::plugin_id.eq(plugin.0),
             ))
             .returning(ConfigRow::as_returning())
-            .get_result(&mut conn)
+            .get_result(self.connection())
             .await
-            .during("creating a plugin config")?;
-        Ok(row.into_config()?)
+            .during("creating a plugin config")?
+            .into_config()
     }
 
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: PluginConfigId,
-        state: PluginConfigState,
-    ) -> Result<PluginConfig, DomainError> {
-        let mut conn = self.database.connection().await?;
-        let row = diesel::update(
+    async fn update(&mut self, config: PluginConfig) -> Result<PluginConfig, Unexpected> {
+        let updated_at = diesel::update(
             plugin_configs::table
-                .filter(plugin_configs::id.eq(id.0))
-                .filter(plugin_configs::project_id.eq(project.0))
-                .filter(plugin_configs::deleted.eq(false)),
+                .filter(plugin_configs::id.eq(config.id.0))
+                .filter(plugin_configs::project_id.eq(config.project_id.0)),
         )
         .set((
-            ConfigStateRow::from(&state),
+            ConfigStateRow::from(&config.state),
+            plugin_configs::deleted.eq(config.deleted),
             plugin_configs::updated_at.eq(diesel::dsl::now),
         ))
-        .returning(ConfigRow::as_returning())
-        .get_result(&mut conn)
+        .returning(plugin_configs::updated_at)
+        .get_result(self.connection())
         .await
         .optional()
         .during("updating a plugin config")?
-        .ok_or(DomainError::NotFound)?;
-        Ok(row.into_config()?)
-    }
-
-    async fn delete(&self, project: ProjectId, id: PluginConfigId) -> Result<(), DomainError> {
-        let mut conn = self.database.connection().await?;
-        let deleted = diesel::update(
-            plugin_configs::table
-                .filter(plugin_configs::id.eq(id.0))
-                .filter(plugin_configs::project_id.eq(project.0))
-                .filter(plugin_configs::deleted.eq(false)),
-        )
-        .set((
-            plugin_configs::deleted.eq(true),
-            plugin_configs::enabled.eq(false),
-            plugin_configs::updated_at.eq(diesel::dsl::now),
-        ))
-        .execute(&mut conn)
-        .await
-        .during("deleting a plugin config")?;
-        if deleted == 0 {
-            return Err(DomainError::NotFound);
-        }
-        Ok(())
+        .ok_or_else(|| Unexpected::new(format!("plugin config {} is not stored", config.id.0)))?;
+        Ok(PluginConfig {
+            updated_at,
+            ..config
+        })
     }
 }

@@ -74,6 +74,19 @@ async fn load_named(
         .collect()
 }
 
+/// The plugin `organization` can see with this id, on any connection: the repository's own or a
+/// plugin config transaction's.
+pub(crate) async fn visible_plugin(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    organization: OrganizationId,
+    id: PluginId,
+) -> Result<Option<Plugin>, Unexpected> {
+    let ids = visible_to(organization)
+        .filter(plugins::id.eq(id.0))
+        .select(plugins::id);
+    Ok(load_named(conn, ids).await?.pop())
+}
+
 /// One plugin by id, whoever owns it.
 fn by_id(id: i32) -> plugins::BoxedQuery<'static, Pg, sql_types::Integer> {
     plugins::table
@@ -204,10 +217,7 @@ impl PluginRepository for PgPluginRepository {
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let ids = visible_to(organization)
-            .filter(plugins::id.eq(id.0))
-            .select(plugins::id);
-        Ok(load_named(&mut conn, ids).await?.pop())
+        visible_plugin(&mut conn, organization, id).await
     }
 
     async fn create(

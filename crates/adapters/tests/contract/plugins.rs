@@ -1,12 +1,20 @@
 //! Contract tests of the plugin and plugin config repositories: who sees which plugin, one
-//! install of a URL per organization, whole-or-nothing writes, cascades, unused plugins and the
-//! activity log.
+//! install of a URL per organization, whole-or-nothing writes, cascades, unused plugins, the
+//! activity log, and config transactions (seen only once committed, one config written by one
+//! at a time).
+
+use std::sync::Arc;
 
 use domain::DomainError;
 use domain::activity::NewActivity;
-use domain::plugin::{Plugin, PluginId, PluginState, PluginType, PluginWrite, SourceChanges};
-use domain::plugin_config::PluginConfigState;
-use domain::tenancy::{OrganizationId, UserId};
+use domain::patch::Patch;
+use domain::plugin::{
+    Plugin, PluginAccess, PluginId, PluginState, PluginType, PluginWrite, SourceChanges,
+};
+use domain::plugin_config::{
+    PluginConfig, PluginConfigChanges, PluginConfigService, PluginConfigState,
+};
+use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId, UserId};
 use serde_json::{Map, json};
 
 use crate::stores::{Stores, all};
@@ -20,6 +28,8 @@ contract! {
     unused_lists_the_owners_plugins_without_an_enabled_live_config,
     activity_is_per_organization_newest_first_and_paged,
     configs_are_listed_by_order_and_deleted_ones_hidden,
+    a_config_transaction_is_seen_only_once_committed,
+    concurrent_updates_of_one_config_lose_no_change,
 }
 
 fn user(stores: &Stores) -> UserId {
@@ -67,6 +77,41 @@ fn config(enabled: bool, order: i32) -> PluginConfigState {
     }
 }
 
+/// Stores a config in a transaction of its own, for any plugin (the service would refuse one the
+/// organization cannot see).
+async fn configure(
+    stores: &Stores,
+    project: ProjectId,
+    plugin: PluginId,
+    state: PluginConfigState,
+) -> PluginConfig {
+    let mut transaction = stores.plugin_configs.begin().await.unwrap();
+    let config = transaction.insert(project, plugin, state).await.unwrap();
+    transaction.commit().await.unwrap();
+    config
+}
+
+/// The config use cases over the store, as the tenant's owner with every plugin right.
+fn service(stores: &Stores) -> (PluginConfigService, PluginAccess) {
+    let service = PluginConfigService::new(stores.plugin_configs.clone(), stores.plugins.clone());
+    let access = PluginAccess {
+        organization: stores.organization,
+        level: PluginsAccessLevel::Install,
+        user: user(stores),
+    };
+    (service, access)
+}
+
+/// Deletes a config as the service does, in the tenant's organization.
+async fn delete(
+    stores: &Stores,
+    project: ProjectId,
+    config: &PluginConfig,
+) -> Result<(), DomainError> {
+    let (service, access) = service(stores);
+    service.delete(&access, project, config.id).await
+}
+
 fn ids(plugins: &[Plugin]) -> Vec<PluginId> {
     plugins.iter().map(|p| p.id).collect()
 }
@@ -87,11 +132,7 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
         })
         .await
         .unwrap();
-    let used = stores
-        .plugin_configs
-        .create(stores.project, configured.id, config(false, 0))
-        .await
-        .unwrap();
+    let used = configure(&stores, stores.project, configured.id, config(false, 0)).await;
 
     let page = stores
         .plugins
@@ -126,11 +167,13 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
             .unwrap()
             .is_none()
     );
-    stores
-        .plugin_configs
-        .create(stores.other_organization_project, own.id, config(true, 0))
-        .await
-        .unwrap();
+    configure(
+        &stores,
+        stores.other_organization_project,
+        own.id,
+        config(true, 0),
+    )
+    .await;
     assert!(
         stores
             .plugins
@@ -141,11 +184,7 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
         "a config in one of its projects makes a plugin visible to that organization"
     );
 
-    stores
-        .plugin_configs
-        .delete(stores.project, used.id)
-        .await
-        .unwrap();
+    delete(&stores, stores.project, &used).await.unwrap();
     assert!(
         stores
             .plugins
@@ -264,11 +303,7 @@ async fn source_files_are_set_and_deleted_as_the_write_says(stores: Stores) {
 
 async fn uninstalling_takes_the_configs_and_files_along_and_is_logged(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Gone").await;
-    let config = stores
-        .plugin_configs
-        .create(stores.project, plugin.id, config(true, 0))
-        .await
-        .unwrap();
+    let config = configure(&stores, stores.project, plugin.id, config(true, 0)).await;
     let uninstalled = NewActivity {
         user: user(&stores),
         activity: "uninstalled",
@@ -318,20 +353,10 @@ async fn unused_lists_the_owners_plugins_without_an_enabled_live_config(stores: 
     let deleted = install(&stores, stores.organization, "Deleted").await;
     let bare = install(&stores, stores.organization, "Bare").await;
     install(&stores, stores.other_organization, "Foreign").await;
-    let configs = &stores.plugin_configs;
-    configs
-        .create(stores.project, enabled.id, config(true, 0))
-        .await
-        .unwrap();
-    configs
-        .create(stores.project, disabled.id, config(false, 0))
-        .await
-        .unwrap();
-    let gone = configs
-        .create(stores.project, deleted.id, config(true, 0))
-        .await
-        .unwrap();
-    configs.delete(stores.project, gone.id).await.unwrap();
+    configure(&stores, stores.project, enabled.id, config(true, 0)).await;
+    configure(&stores, stores.project, disabled.id, config(false, 0)).await;
+    let gone = configure(&stores, stores.project, deleted.id, config(true, 0)).await;
+    delete(&stores, stores.project, &gone).await.unwrap();
     assert_eq!(
         stores.plugins.unused(stores.organization).await.unwrap(),
         [disabled.id, deleted.id, bare.id]
@@ -376,46 +401,163 @@ async fn activity_is_per_organization_newest_first_and_paged(stores: Stores) {
 
 async fn configs_are_listed_by_order_and_deleted_ones_hidden(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Configured").await;
-    let configs = &stores.plugin_configs;
-    let second = configs
-        .create(stores.project, plugin.id, config(true, 2))
-        .await
-        .unwrap();
-    let first = configs
-        .create(stores.project, plugin.id, config(false, 1))
-        .await
-        .unwrap();
-    let gone = configs
-        .create(stores.project, plugin.id, config(true, 0))
-        .await
-        .unwrap();
-    configs
-        .create(stores.other_project, plugin.id, config(true, 0))
-        .await
-        .unwrap();
-    configs.delete(stores.project, gone.id).await.unwrap();
+    let second = configure(&stores, stores.project, plugin.id, config(true, 2)).await;
+    let first = configure(&stores, stores.project, plugin.id, config(false, 1)).await;
+    let gone = configure(&stores, stores.project, plugin.id, config(true, 0)).await;
+    configure(&stores, stores.other_project, plugin.id, config(true, 0)).await;
+    delete(&stores, stores.project, &gone).await.unwrap();
     assert!(matches!(
-        configs.delete(stores.project, gone.id).await,
+        delete(&stores, stores.project, &gone).await,
         Err(DomainError::NotFound)
     ));
+    let configs = &stores.plugin_configs;
     let page = configs.list(stores.project, all()).await.unwrap();
     assert_eq!(page.count, 2);
     assert_eq!(
         page.items.iter().map(|c| c.id).collect::<Vec<_>>(),
         [first.id, second.id]
     );
-    let mut changed = first.state.clone();
-    changed.enabled = true;
-    changed.config.insert("host".into(), json!("eu"));
-    let updated = configs
-        .update(stores.project, first.id, changed.clone())
+
+    let mut transaction = configs.begin().await.unwrap();
+    assert_eq!(
+        transaction
+            .lock(stores.other_project, first.id)
+            .await
+            .unwrap(),
+        None,
+        "a config is locked only in its own project"
+    );
+    assert_eq!(
+        transaction.lock(stores.project, gone.id).await.unwrap(),
+        None,
+        "a deleted config is not locked"
+    );
+    let mut changed = transaction
+        .lock(stores.project, first.id)
+        .await
+        .unwrap()
+        .expect("a live config");
+    assert_eq!(changed, first);
+    changed.state.enabled = true;
+    changed.state.config.insert("host".into(), json!("eu"));
+    let updated = transaction.update(changed.clone()).await.unwrap();
+    transaction.commit().await.unwrap();
+    assert_eq!(updated.state, changed.state);
+    assert!(updated.updated_at >= first.updated_at);
+    assert_eq!(
+        configs.get(stores.project, first.id).await.unwrap(),
+        Some(updated),
+        "an update returns the config as stored"
+    );
+}
+
+async fn a_config_transaction_is_seen_only_once_committed(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Pending").await;
+    let kept = configure(&stores, stores.project, plugin.id, config(true, 0)).await;
+    let configs = &stores.plugin_configs;
+
+    let mut transaction = configs.begin().await.unwrap();
+    let added = transaction
+        .insert(stores.project, plugin.id, config(false, 1))
         .await
         .unwrap();
-    assert_eq!(updated.state, changed);
-    assert!(matches!(
-        configs
-            .update(stores.other_project, first.id, changed)
-            .await,
-        Err(DomainError::NotFound)
-    ));
+    let mut changed = transaction
+        .lock(stores.project, kept.id)
+        .await
+        .unwrap()
+        .unwrap();
+    changed.state.order = 7;
+    transaction.update(changed).await.unwrap();
+    assert_eq!(
+        transaction.lock(stores.project, added.id).await.unwrap(),
+        Some(added.clone()),
+        "a transaction sees its own writes"
+    );
+    transaction.rollback().await.unwrap();
+    assert_eq!(configs.get(stores.project, added.id).await.unwrap(), None);
+    assert_eq!(
+        configs.get(stores.project, kept.id).await.unwrap(),
+        Some(kept.clone()),
+        "a rolled back transaction writes nothing"
+    );
+
+    let mut transaction = configs.begin().await.unwrap();
+    let added = transaction
+        .insert(stores.project, plugin.id, config(false, 1))
+        .await
+        .unwrap();
+    transaction.commit().await.unwrap();
+    assert_eq!(
+        configs.get(stores.project, added.id).await.unwrap(),
+        Some(added),
+        "an insert returns the config as stored"
+    );
+}
+
+/// The fields one concurrent update changes in a round, and how to tell its value from the
+/// ones of earlier rounds.
+fn change(round: i32, writer: i32) -> PluginConfigChanges {
+    let mark = format!("{round}.{writer}");
+    match writer % 3 {
+        0 => PluginConfigChanges {
+            name: Patch::Value(format!("name {mark}")),
+            ..PluginConfigChanges::default()
+        },
+        1 => PluginConfigChanges {
+            description: Patch::Value(format!("description {mark}")),
+            ..PluginConfigChanges::default()
+        },
+        _ => PluginConfigChanges {
+            order: Some(round * 100 + writer),
+            ..PluginConfigChanges::default()
+        },
+    }
+}
+
+async fn concurrent_updates_of_one_config_lose_no_change(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Busy").await;
+    let config = configure(&stores, stores.project, plugin.id, config(true, 0)).await;
+    let (service, access) = service(&stores);
+    let service = Arc::new(service);
+    for round in 1..=5 {
+        // Each round, 15 updates at once, five to each of name, description and order: each
+        // keeps the fields it does not send, which are the ones the others change.
+        let updates: Vec<_> = (0..15)
+            .map(|writer| {
+                let service = Arc::clone(&service);
+                let (project, id) = (stores.project, config.id);
+                tokio::spawn(async move {
+                    service
+                        .update(&access, project, id, change(round, writer))
+                        .await
+                })
+            })
+            .collect();
+        for update in updates {
+            update.await.unwrap().expect("an update");
+        }
+        let state = stores
+            .plugin_configs
+            .get(stores.project, config.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .state;
+        let lost = format!("an update of round {round} was lost: {state:?}");
+        assert!(
+            state
+                .name
+                .as_deref()
+                .is_some_and(|name| name.starts_with(&format!("name {round}."))),
+            "{lost}"
+        );
+        assert!(
+            state
+                .description
+                .as_deref()
+                .is_some_and(|text| text.starts_with(&format!("description {round}."))),
+            "{lost}"
+        );
+        assert_eq!(state.order / 100, round, "{lost}");
+    }
 }

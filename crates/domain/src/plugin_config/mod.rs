@@ -12,7 +12,7 @@ use crate::patch::Patch;
 use crate::plugin::PluginId;
 use crate::tenancy::ProjectId;
 
-pub use port::PluginConfigRepository;
+pub use port::{PluginConfigRepository, PluginConfigTransaction};
 pub use service::{PluginConfigService, SECRET_PLACEHOLDER};
 
 /// Longest `name` a config stores (PostHog's column).

@@ -1,5 +1,10 @@
 //! The plugin config use cases. A config may only use a plugin its project's organization can
 //! see, and the values of secret fields never leave the server.
+//!
+//! Every write is one transaction the service runs itself: lock what the write depends on,
+//! decide the write with the pure rules below, write, then commit, or roll back on any error
+//! (`ports::conclude`), so concurrent writes of one config each see the other's result instead
+//! of overwriting it.
 
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
@@ -9,10 +14,11 @@ use serde_json::{Map, Value};
 
 use super::{
     NewPluginConfig, PluginConfig, PluginConfigChanges, PluginConfigId, PluginConfigRepository,
+    PluginConfigTransaction,
 };
-use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
 use crate::plugin::{Plugin, PluginAccess, PluginId, PluginRepository};
-use crate::ports::{Page, PageRequest};
+use crate::ports::{Page, PageRequest, conclude};
 use crate::tenancy::ProjectId;
 
 /// What a secret field's value is shown as (PostHog's placeholder).
@@ -68,8 +74,13 @@ impl PluginConfigService {
         id: PluginConfigId,
     ) -> Result<PluginConfig, DomainError> {
         access.require_read()?;
-        let config = self.live(project, id).await?;
-        self.masked(access, config).await
+        let config = self
+            .configs
+            .get(project, id)
+            .await?
+            .ok_or(DomainError::NotFound)?;
+        let plugin = self.plugin_of(access, &config).await?;
+        Ok(mask(&plugin, config))
     }
 
     /// # Errors
@@ -81,16 +92,9 @@ impl PluginConfigService {
         config: NewPluginConfig,
     ) -> Result<PluginConfig, DomainError> {
         access.require_read()?;
-        let plugin = self
-            .plugins
-            .get(access.organization, config.plugin)
-            .await?
-            .ok_or_else(|| missing_plugin(config.plugin))?;
-        let stored = self
-            .configs
-            .create(project, plugin.id, config.state)
-            .await?;
-        Ok(mask(&plugin, stored))
+        let mut transaction = self.configs.begin().await?;
+        let outcome = create_in(transaction.as_mut(), access, project, config).await;
+        conclude(transaction, outcome).await
     }
 
     /// # Errors
@@ -103,22 +107,9 @@ impl PluginConfigService {
         changes: PluginConfigChanges,
     ) -> Result<PluginConfig, DomainError> {
         access.require_read()?;
-        let current = self.live(project, id).await?;
-        let plugin = self.plugin_of(access, &current).await?;
-        let mut state = current.state.clone();
-        if let Some(enabled) = changes.enabled {
-            state.enabled = enabled;
-        }
-        if let Some(order) = changes.order {
-            state.order = order;
-        }
-        state.name = changes.name.apply(state.name.take());
-        state.description = changes.description.apply(state.description.take());
-        if let Some(config) = changes.config {
-            state.config = merge_config(&plugin, &current.state.config, config);
-        }
-        let stored = self.configs.update(project, id, state).await?;
-        Ok(mask(&plugin, stored))
+        let mut transaction = self.configs.begin().await?;
+        let outcome = update_in(transaction.as_mut(), access, project, id, changes).await;
+        conclude(transaction, outcome).await
     }
 
     /// # Errors
@@ -130,18 +121,9 @@ impl PluginConfigService {
         id: PluginConfigId,
     ) -> Result<(), DomainError> {
         access.require_read()?;
-        self.configs.delete(project, id).await
-    }
-
-    async fn live(
-        &self,
-        project: ProjectId,
-        id: PluginConfigId,
-    ) -> Result<PluginConfig, DomainError> {
-        self.configs
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)
+        let mut transaction = self.configs.begin().await?;
+        let outcome = delete_in(transaction.as_mut(), project, id).await;
+        conclude(transaction, outcome).await
     }
 
     async fn plugin_of(
@@ -149,25 +131,96 @@ impl PluginConfigService {
         access: &PluginAccess,
         config: &PluginConfig,
     ) -> Result<Plugin, DomainError> {
-        self.plugins
+        let found = self
+            .plugins
             .get(access.organization, config.plugin_id)
-            .await?
-            .ok_or_else(|| {
-                DomainError::Unexpected(crate::Unexpected::new(format!(
-                    "plugin config {} uses plugin {} its organization cannot see",
-                    config.id.0, config.plugin_id
-                )))
-            })
+            .await?;
+        used_plugin(config, found)
     }
+}
 
-    async fn masked(
-        &self,
-        access: &PluginAccess,
-        config: PluginConfig,
-    ) -> Result<PluginConfig, DomainError> {
-        let plugin = self.plugin_of(access, &config).await?;
-        Ok(mask(&plugin, config))
+/// Creating: the plugin is checked in the transaction that stores the config.
+async fn create_in(
+    transaction: &mut dyn PluginConfigTransaction,
+    access: &PluginAccess,
+    project: ProjectId,
+    config: NewPluginConfig,
+) -> Result<PluginConfig, DomainError> {
+    let plugin = transaction
+        .plugin(access.organization, config.plugin)
+        .await?
+        .ok_or_else(|| missing_plugin(config.plugin))?;
+    let stored = transaction.insert(project, plugin.id, config.state).await?;
+    Ok(mask(&plugin, stored))
+}
+
+/// Updating: the changes apply to the config as locked, never to an earlier read of it.
+async fn update_in(
+    transaction: &mut dyn PluginConfigTransaction,
+    access: &PluginAccess,
+    project: ProjectId,
+    id: PluginConfigId,
+    changes: PluginConfigChanges,
+) -> Result<PluginConfig, DomainError> {
+    let current = transaction
+        .lock(project, id)
+        .await?
+        .ok_or(DomainError::NotFound)?;
+    let found = transaction
+        .plugin(access.organization, current.plugin_id)
+        .await?;
+    let plugin = used_plugin(&current, found)?;
+    let stored = transaction
+        .update(changed(&plugin, current, changes))
+        .await?;
+    Ok(mask(&plugin, stored))
+}
+
+/// Deleting: a deleted config is kept, disabled, so it no longer counts as a use.
+async fn delete_in(
+    transaction: &mut dyn PluginConfigTransaction,
+    project: ProjectId,
+    id: PluginConfigId,
+) -> Result<(), DomainError> {
+    let mut config = transaction
+        .lock(project, id)
+        .await?
+        .ok_or(DomainError::NotFound)?;
+    config.deleted = true;
+    config.state.enabled = false;
+    transaction.update(config).await?;
+    Ok(())
+}
+
+/// The plugin a config uses, which its organization must still see.
+fn used_plugin(config: &PluginConfig, found: Option<Plugin>) -> Result<Plugin, DomainError> {
+    found.ok_or_else(|| {
+        DomainError::Unexpected(Unexpected::new(format!(
+            "plugin config {} uses plugin {} its organization cannot see",
+            config.id.0, config.plugin_id
+        )))
+    })
+}
+
+/// `current` with `changes` applied: the fields sent change, the others stay as stored.
+fn changed(
+    plugin: &Plugin,
+    mut current: PluginConfig,
+    changes: PluginConfigChanges,
+) -> PluginConfig {
+    let state = &mut current.state;
+    if let Some(enabled) = changes.enabled {
+        state.enabled = enabled;
     }
+    if let Some(order) = changes.order {
+        state.order = order;
+    }
+    state.name = changes.name.apply(state.name.take());
+    state.description = changes.description.apply(state.description.take());
+    if let Some(config) = changes.config {
+        state.config = merge_config(plugin, &state.config, config);
+    }
+    current
 }
 
 fn missing_plugin(id: PluginId) -> DomainError {

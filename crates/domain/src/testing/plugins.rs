@@ -1,5 +1,6 @@
 //! The plugin and plugin config ports, faked: visibility across organizations, one install of a
-//! URL per organization, writes that apply whole or not at all, cascades on uninstall.
+//! URL per organization, writes that apply whole or not at all, cascades on uninstall, and
+//! the config transaction's primitives over the fakes' shared `Draft`.
 
 use async_trait::async_trait;
 use chrono::Utc;
@@ -13,10 +14,12 @@ use crate::plugin::{
 };
 use crate::plugin_config::{
     PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
+    PluginConfigTransaction,
 };
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{OrganizationId, ProjectId};
 
+use super::transaction::Draft;
 use super::{InMemoryStore, State, page_of};
 
 #[derive(Debug, Clone)]
@@ -48,6 +51,14 @@ impl State {
                 .unwrap_or_default(),
             state: stored.state.clone(),
         }
+    }
+
+    /// The plugin as `organization` sees it, if it may.
+    fn visible_plugin(&self, organization: OrganizationId, id: PluginId) -> Option<Plugin> {
+        self.plugins
+            .iter()
+            .find(|p| p.id == id && self.visible_to(organization, p))
+            .map(|p| self.plugin_view(p))
     }
 
     fn organization_of(&self, project: ProjectId) -> Option<OrganizationId> {
@@ -160,12 +171,7 @@ impl PluginRepository for InMemoryStore {
         organization: OrganizationId,
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
-        let state = self.lock();
-        Ok(state
-            .plugins
-            .iter()
-            .find(|p| p.id == id && state.visible_to(organization, p))
-            .map(|p| state.plugin_view(p)))
+        Ok(self.lock().visible_plugin(organization, id))
     }
 
     async fn create(
@@ -316,16 +322,46 @@ impl PluginConfigRepository for InMemoryStore {
             .cloned())
     }
 
-    async fn create(
-        &self,
+    async fn begin(&self) -> Result<Box<dyn PluginConfigTransaction>, Unexpected> {
+        Ok(Box::new(Draft::begin(self).await))
+    }
+}
+
+#[async_trait]
+impl PluginConfigTransaction for Draft {
+    async fn lock(
+        &mut self,
+        project: ProjectId,
+        id: PluginConfigId,
+    ) -> Result<Option<PluginConfig>, Unexpected> {
+        Ok(self
+            .state
+            .plugin_configs
+            .iter()
+            .find(|c| c.id == id && c.project_id == project && !c.deleted)
+            .cloned())
+    }
+
+    async fn plugin(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+    ) -> Result<Option<Plugin>, Unexpected> {
+        Ok(self.state.visible_plugin(organization, id))
+    }
+
+    async fn insert(
+        &mut self,
         project: ProjectId,
         plugin: PluginId,
         state: PluginConfigState,
-    ) -> Result<PluginConfig, DomainError> {
-        let mut store = self.lock();
+    ) -> Result<PluginConfig, Unexpected> {
+        let configs = &mut self.state.plugin_configs;
+        // Ids are never reused, as from a sequence (an uninstall removes configs).
+        let last = configs.iter().map(|c| c.id.0).max().unwrap_or(0);
         let now = Utc::now();
         let config = PluginConfig {
-            id: PluginConfigId(store.plugin_configs.len() as i32 + 1),
+            id: PluginConfigId(last + 1),
             project_id: project,
             plugin_id: plugin,
             state,
@@ -333,41 +369,21 @@ impl PluginConfigRepository for InMemoryStore {
             created_at: now,
             updated_at: now,
         };
-        store.plugin_configs.push(config.clone());
+        configs.push(config.clone());
         Ok(config)
     }
 
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: PluginConfigId,
-        state: PluginConfigState,
-    ) -> Result<PluginConfig, DomainError> {
-        let mut store = self.lock();
-        let config = live_config(&mut store, project, id)?;
-        config.state = state;
+    async fn update(&mut self, mut config: PluginConfig) -> Result<PluginConfig, Unexpected> {
+        let stored = self
+            .state
+            .plugin_configs
+            .iter_mut()
+            .find(|c| c.id == config.id && c.project_id == config.project_id)
+            .ok_or_else(|| {
+                Unexpected::new(format!("plugin config {} is not stored", config.id.0))
+            })?;
         config.updated_at = Utc::now();
-        Ok(config.clone())
+        *stored = config.clone();
+        Ok(config)
     }
-
-    async fn delete(&self, project: ProjectId, id: PluginConfigId) -> Result<(), DomainError> {
-        let mut store = self.lock();
-        let config = live_config(&mut store, project, id)?;
-        config.deleted = true;
-        config.state.enabled = false;
-        config.updated_at = Utc::now();
-        Ok(())
-    }
-}
-
-fn live_config(
-    state: &mut State,
-    project: ProjectId,
-    id: PluginConfigId,
-) -> Result<&mut PluginConfig, DomainError> {
-    state
-        .plugin_configs
-        .iter_mut()
-        .find(|c| c.id == id && c.project_id == project && !c.deleted)
-        .ok_or(DomainError::NotFound)
 }
