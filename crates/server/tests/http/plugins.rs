@@ -535,6 +535,63 @@ async fn plugin_configs_hide_secret_values_and_keep_them_when_patched_with_null(
 }
 
 #[tokio::test]
+async fn concurrent_patches_of_one_config_each_keep_the_others_changes() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let plugin = source_plugin(&app, &ada, "Busy").await;
+    let configs = format!("/api/projects/{}/plugin_configs/", ada.project_id);
+    let (status, config) = send(
+        &app,
+        Method::POST,
+        &configs,
+        &ada,
+        json!({"plugin": plugin["id"], "enabled": false, "order": 0}),
+    )
+    .await;
+    assert_eq!(status, 201, "{config}");
+    let path = format!("{configs}{}/", config["id"]);
+    for round in 1..=5 {
+        // Each round, fifteen PATCHes at once, five to each of name, description and order:
+        // each leaves the fields it does not send as stored, which are the ones the others
+        // change.
+        let patches: Vec<_> = (0..15)
+            .map(|writer| {
+                let mark = format!("{round}.{writer}");
+                let body = match writer % 3 {
+                    0 => json!({"name": format!("name {mark}")}),
+                    1 => json!({"description": format!("description {mark}")}),
+                    _ => json!({"order": round * 100 + writer}),
+                };
+                tokio::spawn(
+                    app.request(Method::PATCH, &path)
+                        .bearer_auth(&ada.key)
+                        .json(&body)
+                        .send(),
+                )
+            })
+            .collect();
+        for patch in patches {
+            let (status, body) = parts(patch.await.unwrap().unwrap()).await;
+            assert_eq!(status, 200, "{body}");
+        }
+        let (_, stored) = get(&app, &path, &ada).await;
+        let (name, description) = (format!("name {round}."), format!("description {round}."));
+        assert!(
+            stored["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with(&name))
+                && stored["description"]
+                    .as_str()
+                    .is_some_and(|d| d.starts_with(&description))
+                && stored["order"]
+                    .as_i64()
+                    .is_some_and(|order| order / 100 == round),
+            "a PATCH of round {round} was lost: {stored}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn urls_outside_posthogs_grammar_and_unconfigured_sources_are_400s() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
