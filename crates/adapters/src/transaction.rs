@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::QueryResult;
+use diesel_async::pooled_connection::deadpool::Object;
 use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager};
 use domain::Unexpected;
 use domain::ports::Transaction;
@@ -13,10 +14,12 @@ use domain::ports::Transaction;
 use crate::database::{Connection, Database};
 use crate::errors::StorageContext as _;
 
-/// A pooled connection inside `BEGIN`. Dropped without `commit` or `rollback` (a panic), the
-/// pool discards the connection, which ends the transaction on the server.
+/// A pooled connection inside `BEGIN`. Dropped before `commit` or `rollback` finished (a
+/// cancelled request, a panic), it closes its connection instead of handing it back, so the
+/// server rolls back and releases the locks at once rather than when the pool next looks.
 pub(crate) struct PgTransaction {
-    connection: Connection,
+    /// `None` once the transaction ended and the connection went back to the pool.
+    connection: Option<Connection>,
 }
 
 impl PgTransaction {
@@ -26,27 +29,50 @@ impl PgTransaction {
         AnsiTransactionManager::begin_transaction(&mut *connection)
             .await
             .during("beginning a transaction")?;
-        Ok(Self { connection })
+        Ok(Self {
+            connection: Some(connection),
+        })
     }
 
     /// The connection, for the transaction's statements.
     pub(crate) fn connection(&mut self) -> &mut AsyncPgConnection {
-        &mut self.connection
+        self.connection
+            .as_deref_mut()
+            .expect("a transaction keeps its connection until it ends")
+    }
+
+    /// Ends the transaction with `end`; the connection goes back to the pool only if it worked.
+    async fn end(
+        mut self: Box<Self>,
+        end: impl AsyncFnOnce(&mut AsyncPgConnection) -> QueryResult<()>,
+        what: &'static str,
+    ) -> Result<(), Unexpected> {
+        end(self.connection()).await.during(what)?;
+        self.connection.take();
+        Ok(())
+    }
+}
+
+impl Drop for PgTransaction {
+    fn drop(&mut self) {
+        if let Some(connection) = self.connection.take() {
+            drop(Object::take(connection));
+        }
     }
 }
 
 #[async_trait]
 impl Transaction for PgTransaction {
-    async fn commit(mut self: Box<Self>) -> Result<(), Unexpected> {
-        AnsiTransactionManager::commit_transaction(&mut *self.connection)
-            .await
-            .during("committing a transaction")
+    async fn commit(self: Box<Self>) -> Result<(), Unexpected> {
+        let commit =
+            async |c: &mut AsyncPgConnection| AnsiTransactionManager::commit_transaction(c).await;
+        self.end(commit, "committing a transaction").await
     }
 
-    async fn rollback(mut self: Box<Self>) -> Result<(), Unexpected> {
-        AnsiTransactionManager::rollback_transaction(&mut *self.connection)
-            .await
-            .during("rolling back a transaction")
+    async fn rollback(self: Box<Self>) -> Result<(), Unexpected> {
+        let rollback =
+            async |c: &mut AsyncPgConnection| AnsiTransactionManager::rollback_transaction(c).await;
+        self.end(rollback, "rolling back a transaction").await
     }
 }
 

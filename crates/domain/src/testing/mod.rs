@@ -67,7 +67,7 @@ struct StoredSurvey {
 pub struct InMemoryStore {
     state: Arc<Mutex<State>>,
     /// Held by the open transaction (`transaction::Draft`), so transactions take turns.
-    turn: Arc<tokio::sync::Mutex<()>>,
+    turn: Arc<futures_util::lock::Mutex<()>>,
 }
 
 impl InMemoryStore {

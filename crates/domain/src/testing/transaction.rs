@@ -3,7 +3,7 @@
 //! write locked everything it touches, so concurrent ones cannot lose each other's writes.
 
 use async_trait::async_trait;
-use tokio::sync::OwnedMutexGuard;
+use futures_util::lock::OwnedMutexGuard;
 
 use super::{InMemoryStore, State};
 use crate::error::Unexpected;
