@@ -42,6 +42,8 @@ impl Default for PoolSettings {
 #[derive(Clone)]
 pub struct Database {
     pool: Pool<AsyncPgConnection>,
+    /// What the pool's connections run, for the log and for tests counting statements.
+    pub(crate) statements: StatementLog,
 }
 
 pub(crate) type Connection = Object<AsyncPgConnection>;
@@ -57,11 +59,14 @@ impl Database {
         // one that fails mid-query is dropped then.
         let mut config = ManagerConfig::default();
         config.recycling_method = RecyclingMethod::Fast;
-        config.custom_setup = Box::new(|url| {
+        let statements = StatementLog::default();
+        let log = statements.clone();
+        config.custom_setup = Box::new(move |url| {
             let url = url.to_owned();
+            let log = log.clone();
             Box::pin(async move {
                 let mut connection = AsyncPgConnection::establish(&url).await?;
-                connection.set_instrumentation(StatementLog);
+                connection.set_instrumentation(log);
                 Ok(connection)
             })
         });
@@ -75,7 +80,7 @@ impl Database {
             .runtime(Runtime::Tokio1)
             .build()
             .context("building the PostgreSQL connection pool")?;
-        Ok(Self { pool })
+        Ok(Self { pool, statements })
     }
 
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {

@@ -42,31 +42,6 @@ pub(crate) fn is_unique_violation(error: &diesel::result::Error, constraint: &st
     )
 }
 
-/// The error of a transaction whose body returns domain errors: diesel's transaction manager
-/// needs `From<diesel::result::Error>`, which `DomainError` (a domain type) cannot have here.
-pub(crate) struct TransactionError(pub DomainError);
-
-impl From<diesel::result::Error> for TransactionError {
-    fn from(error: diesel::result::Error) -> Self {
-        Self(DomainError::Unexpected(unexpected(
-            error,
-            "running a transaction",
-        )))
-    }
-}
-
-impl From<DomainError> for TransactionError {
-    fn from(error: DomainError) -> Self {
-        Self(error)
-    }
-}
-
-impl From<Unexpected> for TransactionError {
-    fn from(error: Unexpected) -> Self {
-        Self(DomainError::Unexpected(error))
-    }
-}
-
 /// A write's failure: `Conflict` for a unique violation of `constraint`, else `Unexpected`.
 pub(crate) fn write_error(
     error: diesel::result::Error,

@@ -20,7 +20,7 @@ use crate::errors::StorageContext;
 use crate::paging::{page, window};
 use crate::plugins::visible_plugin;
 use crate::schema::plugin_configs;
-use crate::transaction::PgTransaction;
+use crate::transaction::{Lock, PgTransaction};
 
 /// Plugin configs in PostgreSQL.
 pub struct PgPluginConfigRepository {
@@ -190,7 +190,7 @@ impl PluginConfigTransaction for PgTransaction {
         organization: OrganizationId,
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
-        visible_plugin(self.connection(), organization, id).await
+        visible_plugin(self.connection(), organization, id, Lock::None).await
     }
 
     async fn insert(

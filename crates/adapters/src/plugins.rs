@@ -1,26 +1,29 @@
-//! `PluginRepository` over `plugins`, `plugin_source_files` and `plugin_activity`; each write,
-//! with its files and its activity entry, is one transaction.
+//! `PluginRepository` over `plugins`, `plugin_source_files` and `plugin_activity`: the reads,
+//! and the primitives of a write's transaction; file changes carry the activity entry in the
+//! same statement, and every write returns what it wrote.
 
 use async_trait::async_trait;
+use diesel::pg::upsert::excluded;
 use diesel::prelude::*;
+use diesel::query_builder::{QueryFragment, QueryId};
 use diesel::sql_types;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::plugin::{
-    Plugin, PluginFiles, PluginId, PluginPlanner, PluginRepository, PluginWrite, SourceChanges,
+    Plugin, PluginFiles, PluginId, PluginRepository, PluginState, PluginTransaction, SourceChanges,
 };
 use domain::ports::{Page, PageRequest};
 use domain::tenancy::OrganizationId;
 use domain::{DomainError, Unexpected};
-use uuid::Uuid;
 
 use crate::database::Database;
-use crate::errors::{StorageContext, TransactionError, write_error};
+use crate::errors::{StorageContext, write_error};
 use crate::paging::{page, window};
-use crate::rows::{ActivityRow, PluginRow, PluginStateRow, activity_page};
+use crate::rows::{ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page};
 use crate::schema::{
     organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects, users,
 };
+use crate::transaction::{Lock, PgTransaction, for_update_of, logged};
 
 type Pg = diesel::pg::Pg;
 
@@ -56,137 +59,62 @@ fn visible_to(organization: OrganizationId) -> plugins::BoxedQuery<'static, Pg> 
         .into_boxed()
 }
 
-/// The plugins among `ids`, by id, each with its organization's name, in one statement.
+/// The plugins among `ids`, by id, each with its organization's name, in one statement;
+/// `lock` keeps the plugins' rows locked until the transaction ends.
 async fn load_named(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     ids: plugins::BoxedQuery<'_, Pg, sql_types::Integer>,
+    lock: Lock,
 ) -> Result<Vec<Plugin>, Unexpected> {
-    plugins::table
+    let query = plugins::table
         .inner_join(organizations::table)
         .filter(plugins::id.eq_any(ids))
         .order(plugins::id.asc())
-        .select((PluginRow::as_select(), organizations::name))
-        .load::<(PluginRow, String)>(conn)
-        .await
-        .during("loading plugins with their organizations' names")?
-        .into_iter()
-        .map(|(row, name)| row.into_plugin(name))
-        .collect()
+        .select((PluginRow::as_select(), organizations::name));
+    match lock {
+        Lock::ForUpdate => {
+            for_update_of(query, "plugins")
+                .load::<(PluginRow, String)>(conn)
+                .await
+        }
+        Lock::None => query.load::<(PluginRow, String)>(conn).await,
+    }
+    .during("loading plugins with their organizations' names")?
+    .into_iter()
+    .map(|(row, name)| row.into_plugin(name))
+    .collect()
 }
 
 /// The plugin `organization` can see with this id, on any connection: the repository's own or a
-/// plugin config transaction's.
+/// transaction's.
 pub(crate) async fn visible_plugin(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     organization: OrganizationId,
     id: PluginId,
+    lock: Lock,
 ) -> Result<Option<Plugin>, Unexpected> {
     let ids = visible_to(organization)
         .filter(plugins::id.eq(id.0))
         .select(plugins::id);
-    Ok(load_named(conn, ids).await?.pop())
+    Ok(load_named(conn, ids, lock).await?.pop())
 }
 
-/// One plugin by id, whoever owns it.
-fn by_id(id: i32) -> plugins::BoxedQuery<'static, Pg, sql_types::Integer> {
-    plugins::table
-        .filter(plugins::id.eq(id))
-        .select(plugins::id)
-        .into_boxed()
-}
-
-/// Writes source file changes: sets and deletes.
-async fn write_source(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    plugin: i32,
-    changes: &SourceChanges,
-) -> QueryResult<()> {
-    for (filename, content) in changes {
-        let file = plugin_source_files::table
-            .filter(plugin_source_files::plugin_id.eq(plugin))
-            .filter(plugin_source_files::filename.eq(filename));
-        match content {
-            Some(source) => {
-                diesel::insert_into(plugin_source_files::table)
-                    .values((
-                        plugin_source_files::plugin_id.eq(plugin),
-                        plugin_source_files::filename.eq(filename),
-                        plugin_source_files::source.eq(source),
-                    ))
-                    .on_conflict((
-                        plugin_source_files::plugin_id,
-                        plugin_source_files::filename,
-                    ))
-                    .do_update()
-                    .set((
-                        plugin_source_files::source.eq(source),
-                        plugin_source_files::updated_at.eq(diesel::dsl::now),
-                    ))
-                    .execute(conn)
-                    .await?;
-            }
-            None => {
-                diesel::delete(file).execute(conn).await?;
-            }
+/// Runs `write`, carrying `log`'s activity entry in the same statement when there is one.
+async fn with_log<W>(
+    conn: &mut AsyncPgConnection,
+    log: Option<NewPluginActivityRow<'_>>,
+    write: W,
+) -> QueryResult<usize>
+where
+    W: QueryFragment<Pg> + QueryId + Send,
+{
+    match log {
+        Some(log) => {
+            let log = diesel::insert_into(plugin_activity::table).values(log);
+            logged(log, write).execute(conn).await
         }
+        None => write.execute(conn).await,
     }
-    Ok(())
-}
-
-async fn write_activity(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    organization: OrganizationId,
-    plugin: i32,
-    activity: &NewActivity,
-) -> QueryResult<usize> {
-    diesel::insert_into(plugin_activity::table)
-        .values((
-            plugin_activity::id.eq(Uuid::now_v7()),
-            plugin_activity::organization_id.eq(organization.0),
-            plugin_activity::plugin_id.eq(plugin),
-            plugin_activity::user_id.eq(activity.user.0),
-            plugin_activity::scope.eq("Plugin"),
-            plugin_activity::activity.eq(activity.activity),
-            plugin_activity::detail.eq(&activity.detail),
-        ))
-        .execute(conn)
-        .await
-}
-
-/// A plugin's files, activity and archive, after its row was written.
-async fn write_rest(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    organization: OrganizationId,
-    id: i32,
-    write: &PluginWrite,
-) -> Result<(), Unexpected> {
-    write_source(conn, id, &write.source)
-        .await
-        .during("writing a plugin's source files")?;
-    if let Some(archive) = &write.archive {
-        diesel::update(plugins::table.find(id))
-            .set(plugins::archive.eq(archive))
-            .execute(conn)
-            .await
-            .during("storing a plugin's archive")?;
-    }
-    if let Some(activity) = &write.activity {
-        write_activity(conn, organization, id, activity)
-            .await
-            .during("logging a plugin's activity")?;
-    }
-    Ok(())
-}
-
-/// One plugin by id with its organization's name, read inside a write's transaction.
-async fn reload(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
-    id: i32,
-) -> Result<Plugin, Unexpected> {
-    load_named(conn, by_id(id))
-        .await?
-        .pop()
-        .ok_or_else(|| Unexpected::new(format!("plugin {id} vanished while being written")))
 }
 
 #[async_trait]
@@ -208,7 +136,7 @@ impl PluginRepository for PgPluginRepository {
                 .select(plugins::id),
             page_request,
         );
-        Ok(page(count, load_named(&mut conn, ids).await?))
+        Ok(page(count, load_named(&mut conn, ids, Lock::None).await?))
     }
 
     async fn get(
@@ -217,104 +145,32 @@ impl PluginRepository for PgPluginRepository {
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        visible_plugin(&mut conn, organization, id).await
+        visible_plugin(&mut conn, organization, id, Lock::None).await
     }
 
-    async fn create(
+    async fn installed(
         &self,
         organization: OrganizationId,
-        write: PluginWrite,
-    ) -> Result<Plugin, DomainError> {
+        display_url: &str,
+    ) -> Result<bool, Unexpected> {
         let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
-            let id = diesel::insert_into(plugins::table)
-                .values((
-                    PluginStateRow::from(&write.state),
-                    plugins::organization_id.eq(organization.0),
-                ))
-                .returning(plugins::id)
-                .get_result::<i32>(conn)
-                .await
-                .map_err(|error| write_error(error, URL_INDEX, "installing a plugin"))?;
-            write_rest(conn, organization, id, &write).await?;
-            Ok(reload(conn, id).await?)
-        })
-        .await
-        .map_err(|TransactionError(error)| error)
-    }
-
-    async fn update(
-        &self,
-        organization: OrganizationId,
-        id: PluginId,
-        planner: &PluginPlanner<'_>,
-    ) -> Result<Plugin, DomainError> {
-        let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
+        diesel::select(diesel::dsl::exists(
             plugins::table
-                .filter(plugins::id.eq(id.0))
                 .filter(plugins::organization_id.eq(organization.0))
-                .select(plugins::id)
-                .for_update()
-                .first::<i32>(conn)
-                .await
-                .optional()
-                .during("locking a plugin")?
-                .ok_or(DomainError::NotFound)?;
-            let current = reload(conn, id.0).await?;
-            let write = planner(&current)?;
-            diesel::update(plugins::table.find(id.0))
-                .set((
-                    PluginStateRow::from(&write.state),
-                    plugins::updated_at.eq(diesel::dsl::now),
-                ))
-                .execute(conn)
-                .await
-                .map_err(|error| write_error(error, URL_INDEX, "updating a plugin"))?;
-            write_rest(conn, organization, id.0, &write).await?;
-            Ok(reload(conn, id.0).await?)
-        })
+                .filter(plugins::url_key.eq(display_url)),
+        ))
+        .get_result(&mut conn)
         .await
-        .map_err(|TransactionError(error)| error)
+        .during("looking for an install of a URL")
     }
 
-    async fn delete(
-        &self,
-        organization: OrganizationId,
-        id: PluginId,
-        activity: NewActivity,
-    ) -> Result<(), DomainError> {
-        let mut conn = self.database.connection().await?;
-        conn.transaction::<_, TransactionError, _>(async |conn| {
-            let deleted = diesel::delete(
-                plugins::table
-                    .filter(plugins::id.eq(id.0))
-                    .filter(plugins::organization_id.eq(organization.0)),
-            )
-            .execute(conn)
-            .await
-            .during("uninstalling a plugin")?;
-            if deleted == 0 {
-                return Err(DomainError::NotFound.into());
-            }
-            write_activity(conn, organization, id.0, &activity)
-                .await
-                .during("logging a plugin's activity")?;
-            Ok(())
-        })
-        .await
-        .map_err(|TransactionError(error)| error)
+    async fn begin(&self) -> Result<Box<dyn PluginTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::begin(&self.database).await?))
     }
 
     async fn source(&self, id: PluginId) -> Result<PluginFiles, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let files = plugin_source_files::table
-            .filter(plugin_source_files::plugin_id.eq(id.0))
-            .select((plugin_source_files::filename, plugin_source_files::source))
-            .load::<(String, String)>(&mut conn)
-            .await
-            .during("loading a plugin's source files")?;
-        Ok(files.into_iter().collect())
+        source_files(&mut conn, id).await
     }
 
     async fn unused(&self, organization: OrganizationId) -> Result<Vec<PluginId>, Unexpected> {
@@ -365,5 +221,140 @@ impl PluginRepository for PgPluginRepository {
         .await
         .during("listing plugin activity")?;
         Ok(activity_page(total, rows))
+    }
+}
+
+/// A plugin's source files.
+async fn source_files(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    id: PluginId,
+) -> Result<PluginFiles, Unexpected> {
+    let files = plugin_source_files::table
+        .filter(plugin_source_files::plugin_id.eq(id.0))
+        .select((plugin_source_files::filename, plugin_source_files::source))
+        .load::<(String, String)>(conn)
+        .await
+        .during("loading a plugin's source files")?;
+    Ok(files.into_iter().collect())
+}
+
+#[async_trait]
+impl PluginTransaction for PgTransaction {
+    async fn lock(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+    ) -> Result<Option<Plugin>, Unexpected> {
+        visible_plugin(self.connection(), organization, id, Lock::ForUpdate).await
+    }
+
+    async fn source(&mut self, id: PluginId) -> Result<PluginFiles, Unexpected> {
+        source_files(self.connection(), id).await
+    }
+
+    async fn insert(
+        &mut self,
+        organization: OrganizationId,
+        state: &PluginState,
+        archive: Option<&[u8]>,
+    ) -> Result<(PluginId, PluginState), DomainError> {
+        let row = diesel::insert_into(plugins::table)
+            .values((
+                PluginStateRow::from(state),
+                plugins::organization_id.eq(organization.0),
+                plugins::archive.eq(archive),
+            ))
+            .returning(PluginRow::as_returning())
+            .get_result::<PluginRow>(self.connection())
+            .await
+            .map_err(|error| write_error(error, URL_INDEX, "installing a plugin"))?;
+        Ok(row.into_state()?)
+    }
+
+    async fn update(
+        &mut self,
+        id: PluginId,
+        state: &PluginState,
+        archive: Option<&[u8]>,
+    ) -> Result<PluginState, DomainError> {
+        let row = diesel::update(plugins::table.find(id.0))
+            .set((
+                PluginStateRow::from(state),
+                plugins::updated_at.eq(diesel::dsl::now),
+                archive.map(|archive| plugins::archive.eq(archive)),
+            ))
+            .returning(PluginRow::as_returning())
+            .get_result::<PluginRow>(self.connection())
+            .await
+            .map_err(|error| write_error(error, URL_INDEX, "updating a plugin"))?;
+        Ok(row.into_state()?.1)
+    }
+
+    async fn delete(&mut self, id: PluginId) -> Result<(), Unexpected> {
+        diesel::delete(plugins::table.find(id.0))
+            .execute(self.connection())
+            .await
+            .during("uninstalling a plugin")?;
+        Ok(())
+    }
+
+    async fn record(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+        source: &SourceChanges,
+        activity: Option<&NewActivity>,
+    ) -> Result<(), Unexpected> {
+        let mut log =
+            activity.map(|activity| NewPluginActivityRow::new(organization, id, activity));
+        let (set, deleted): (Vec<_>, Vec<_>) =
+            source.iter().partition(|(_, content)| content.is_some());
+        let conn = self.connection();
+        if !set.is_empty() {
+            let files: Vec<_> = set
+                .iter()
+                .filter_map(|(filename, content)| {
+                    let source = content.as_deref()?;
+                    Some((
+                        plugin_source_files::plugin_id.eq(id.0),
+                        plugin_source_files::filename.eq(filename.as_str()),
+                        plugin_source_files::source.eq(source),
+                    ))
+                })
+                .collect();
+            let upsert = diesel::insert_into(plugin_source_files::table)
+                .values(files)
+                .on_conflict((
+                    plugin_source_files::plugin_id,
+                    plugin_source_files::filename,
+                ))
+                .do_update()
+                .set((
+                    plugin_source_files::source.eq(excluded(plugin_source_files::source)),
+                    plugin_source_files::updated_at.eq(diesel::dsl::now),
+                ));
+            with_log(conn, log.take(), upsert)
+                .await
+                .during("writing a plugin's source files")?;
+        }
+        if !deleted.is_empty() {
+            let names: Vec<&str> = deleted.iter().map(|(name, _)| name.as_str()).collect();
+            let delete = diesel::delete(
+                plugin_source_files::table
+                    .filter(plugin_source_files::plugin_id.eq(id.0))
+                    .filter(plugin_source_files::filename.eq_any(names)),
+            );
+            with_log(conn, log.take(), delete)
+                .await
+                .during("deleting a plugin's source files")?;
+        }
+        if let Some(log) = log {
+            diesel::insert_into(plugin_activity::table)
+                .values(log)
+                .execute(conn)
+                .await
+                .during("logging a plugin's activity")?;
+        }
+        Ok(())
     }
 }

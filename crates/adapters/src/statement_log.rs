@@ -1,40 +1,83 @@
 //! The statement log: every statement a pooled connection runs (`BEGIN` and `COMMIT` included)
 //! becomes a `debug` event of target `burrow::sql`, its SQL text without the bound values (which
 //! may be tokens, secrets or personal data). Operators turn it on to see what a request costs
-//! (`RUST_LOG=burrow::sql=debug`), and tests count a use case's statements with it.
+//! (`RUST_LOG=burrow::sql=debug`); tests record one pool's statements while a use case runs
+//! (`testing::statements_of`) to count them.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use diesel::connection::{Instrumentation, InstrumentationEvent};
 
 /// The target of the statement log's events.
 pub const STATEMENT_LOG_TARGET: &str = "burrow::sql";
 
-/// Installed on every connection the pool opens.
-pub(crate) struct StatementLog;
+/// One pool's statement log, installed on every connection it opens.
+#[derive(Clone, Default)]
+pub(crate) struct StatementLog {
+    recorder: Arc<Recorder>,
+}
+
+#[derive(Default)]
+struct Recorder {
+    /// Checked first, so a pool nobody records costs no lock per statement.
+    on: AtomicBool,
+    statements: Mutex<Vec<String>>,
+}
+
+impl StatementLog {
+    /// Starts keeping the statements this pool runs, forgetting any kept before.
+    #[cfg(feature = "testing")]
+    pub(crate) fn start_recording(&self) {
+        self.recorder.statements().clear();
+        self.recorder.on.store(true, Ordering::SeqCst);
+    }
+
+    /// Stops keeping statements and returns those kept since `start_recording`.
+    #[cfg(feature = "testing")]
+    pub(crate) fn stop_recording(&self) -> Vec<String> {
+        self.recorder.on.store(false, Ordering::SeqCst);
+        std::mem::take(&mut *self.recorder.statements())
+    }
+}
+
+impl Recorder {
+    fn statements(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        // A panic while holding the lock leaves a list of strings, still fine to use.
+        self.statements
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
 
 impl Instrumentation for StatementLog {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
-        if let InstrumentationEvent::FinishQuery { query, error, .. } = event {
-            tracing::debug!(
-                target: STATEMENT_LOG_TARGET,
-                statement = %WithoutBinds(query),
-                failed = error.is_some(),
-                "statement"
-            );
+        let InstrumentationEvent::FinishQuery { query, error, .. } = event else {
+            return;
+        };
+        let recording = self.recorder.on.load(Ordering::SeqCst);
+        if !recording && !tracing::enabled!(target: STATEMENT_LOG_TARGET, tracing::Level::DEBUG) {
+            return;
+        }
+        let sql = without_binds(query);
+        tracing::debug!(
+            target: STATEMENT_LOG_TARGET,
+            statement = %sql,
+            failed = error.is_some(),
+            "statement"
+        );
+        if recording {
+            self.recorder.statements().push(sql);
         }
     }
 }
 
 /// A statement's SQL, without the ` -- binds: […]` diesel's rendering ends with.
-struct WithoutBinds<'a>(&'a dyn fmt::Display);
-
-impl fmt::Display for WithoutBinds<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rendered = self.0.to_string();
-        let sql = rendered
-            .split_once(" -- binds: ")
-            .map_or(rendered.as_str(), |(sql, _)| sql);
-        f.write_str(sql)
+fn without_binds(query: &dyn fmt::Display) -> String {
+    let mut rendered = query.to_string();
+    if let Some(end) = rendered.find(" -- binds: ") {
+        rendered.truncate(end);
     }
+    rendered
 }

@@ -24,8 +24,8 @@ use crate::feature_flags::{change_flag, flags_by_id, insert_flag};
 use crate::paging::{page, window};
 use crate::rows::{NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page};
 use crate::schema::{survey_activity, surveys, users};
-use crate::transaction::{PgTransaction, logged};
-use crate::whole_surveys::{Lock, load_whole};
+use crate::transaction::{Lock, PgTransaction, logged};
+use crate::whole_surveys::load_whole;
 
 type Pg = diesel::pg::Pg;
 

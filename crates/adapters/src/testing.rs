@@ -2,7 +2,6 @@
 //! a template that was migrated once, so tests run in parallel without sharing rows.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use diesel::QueryableByName;
@@ -11,7 +10,6 @@ use sha2::{Digest, Sha256};
 
 use crate::database::{Database, PoolSettings};
 use crate::migrations::{quote_identifier, run_migrations};
-use crate::statement_log::STATEMENT_LOG_TARGET;
 
 /// Server used when `BURROW_TEST_DATABASE_URL` is unset: the local trust-auth cluster.
 const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -254,42 +252,12 @@ fn migrations_fingerprint() -> anyhow::Result<String> {
     Ok(hex::encode(&hasher.finalize()[..6]))
 }
 
-/// Runs `work` and returns, beside its output, the statements it ran on pooled connections
-/// (`BEGIN` and `COMMIT` included), read off the statement log: what a use case costs in round
-/// trips, checked by tests instead of timed.
-pub async fn statements_of<F: Future>(work: F) -> (F::Output, Vec<String>) {
-    use tracing::instrument::WithSubscriber as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-
-    let recorded = Arc::new(Mutex::new(Vec::new()));
-    let subscriber = tracing_subscriber::registry().with(StatementRecorder(Arc::clone(&recorded)));
-    let output = work.with_subscriber(subscriber).await;
-    let statements = std::mem::take(&mut *recorded.lock().expect("recorder poisoned"));
-    (output, statements)
-}
-
-/// Keeps the `statement` field of every statement log event.
-struct StatementRecorder(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StatementRecorder {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        if event.metadata().target() != STATEMENT_LOG_TARGET {
-            return;
-        }
-        let mut statement = StatementField(None);
-        event.record(&mut statement);
-        if let Some(statement) = statement.0 {
-            self.0.lock().expect("recorder poisoned").push(statement);
-        }
-    }
-}
-
-struct StatementField(Option<String>);
-
-impl tracing::field::Visit for StatementField {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "statement" {
-            self.0 = Some(format!("{value:?}"));
-        }
-    }
+/// Runs `work` and returns, beside its output, the statements `database`'s connections ran
+/// meanwhile (`BEGIN` and `COMMIT` included), read off its statement log: what a use case costs
+/// in round trips, checked by tests instead of timed. Each test has a pool of its own, so
+/// nothing else runs on it meanwhile.
+pub async fn statements_of<F: Future>(database: &Database, work: F) -> (F::Output, Vec<String>) {
+    database.statements.start_recording();
+    let output = work.await;
+    (output, database.statements.stop_recording())
 }

@@ -1,6 +1,6 @@
 //! A PostgreSQL transaction held open across the domain's primitive calls (the unit of work of
-//! `domain::ports::Transaction`), and `logged`, which lets a write carry its activity entry in
-//! the same statement.
+//! `domain::ports::Transaction`); `logged`, which lets a write carry its activity entry in the
+//! same statement; and `for_update_of`, which locks one table of a joined read.
 
 use async_trait::async_trait;
 use diesel::pg::Pg;
@@ -107,6 +107,45 @@ impl<L, W: Query> Query for Logged<L, W> {
 }
 
 impl<L, W> QueryId for Logged<L, W> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+/// Whether a read inside a transaction locks the rows it is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lock {
+    /// Locked until the transaction ends (see [`for_update_of`]).
+    ForUpdate,
+    None,
+}
+
+/// `<query> FOR UPDATE OF <table>`: locks the rows one table contributes to a joined read, which
+/// diesel's locking clause cannot say (it locks every joined table, which PostgreSQL refuses for
+/// the nullable side of an outer join). A row a concurrent write changed is read as that write
+/// left it, as with any top-level lock (a lock taken in a sub-select would not re-read it).
+pub(crate) fn for_update_of<Q>(query: Q, table: &'static str) -> ForUpdateOf<Q> {
+    ForUpdateOf { query, table }
+}
+
+/// See [`for_update_of`].
+pub(crate) struct ForUpdateOf<Q> {
+    query: Q,
+    table: &'static str,
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for ForUpdateOf<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        self.query.walk_ast(out.reborrow())?;
+        out.push_sql(" FOR UPDATE OF ");
+        out.push_identifier(self.table)
+    }
+}
+
+impl<Q: Query> Query for ForUpdateOf<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q> QueryId for ForUpdateOf<Q> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
 }

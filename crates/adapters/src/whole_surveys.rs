@@ -3,8 +3,6 @@
 //! in summary (PostHog's minimal flag), so the flags' creators are not read.
 
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::result::QueryResult;
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::Unexpected;
@@ -14,6 +12,7 @@ use domain::tenancy::ProjectId;
 use crate::errors::StorageContext;
 use crate::rows::{FlagRow, SurveyRow, UserBasicRow};
 use crate::schema::{feature_flags, surveys, users};
+use crate::transaction::{Lock, for_update_of};
 
 type Pg = diesel::pg::Pg;
 
@@ -28,16 +27,6 @@ type Joined = (
     Option<FlagRow>,
     Option<FlagRow>,
 );
-
-/// Whether a read locks the surveys it reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lock {
-    /// `FOR UPDATE OF surveys`: the rows stay locked until the transaction ends, and a row a
-    /// concurrent write changed is read as that write left it (a lock taken in a sub-select
-    /// would not re-read it).
-    ForUpdate,
-    None,
-}
 
 /// The project's surveys among `ids`, newest first (ties by id, descending).
 pub(crate) async fn load_whole(
@@ -88,7 +77,7 @@ pub(crate) async fn load_whole(
                 .nullable(),
         ));
     let rows = match lock {
-        Lock::ForUpdate => ForUpdateOfSurveys(query).load::<Joined>(conn).await,
+        Lock::ForUpdate => for_update_of(query, "surveys").load::<Joined>(conn).await,
         Lock::None => query.load::<Joined>(conn).await,
     }
     .during("loading surveys with their creators and flags")?;
@@ -99,25 +88,4 @@ fn into_survey((row, creator, linked, targeting): Joined) -> Result<Survey, Unex
     let linked = linked.map(|flag| flag.into_flag(None)).transpose()?;
     let targeting = targeting.map(|flag| flag.into_flag(None)).transpose()?;
     row.into_whole_survey(creator.map(Into::into), linked, targeting)
-}
-
-/// `<query> FOR UPDATE OF surveys`, which diesel's locking clause cannot say (it locks every
-/// joined table, which PostgreSQL refuses for the nullable side of an outer join).
-struct ForUpdateOfSurveys<Q>(Q);
-
-impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for ForUpdateOfSurveys<Q> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        self.0.walk_ast(out.reborrow())?;
-        out.push_sql(" FOR UPDATE OF surveys");
-        Ok(())
-    }
-}
-
-impl<Q: Query> Query for ForUpdateOfSurveys<Q> {
-    type SqlType = Q::SqlType;
-}
-
-impl<Q> QueryId for ForUpdateOfSurveys<Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
 }

@@ -46,6 +46,8 @@ fn world() -> World {
 fn access(organization: u128, level: PluginsAccessLevel) -> PluginAccess {
     PluginAccess {
         organization: OrganizationId(Uuid::from_u128(organization)),
+        // These organizations are not stored, so reads show them nameless too.
+        organization_name: String::new(),
         level,
         user: UserId(1),
     }
@@ -242,12 +244,17 @@ async fn an_install_reads_the_manifest_and_main_file_at_the_newest_tag() {
 
     let again = world
         .plugins
-        .install(&root(), remote(URL))
+        .install(&root(), remote(&format!("{URL}?private_token=t")))
         .await
         .unwrap_err();
     assert_eq!(
         invalid(again).1,
         format!("Plugin from URL \"{URL}\" already installed!")
+    );
+    assert_eq!(
+        world.upstream.latest_asked(),
+        1,
+        "an installed URL is refused before anything is downloaded"
     );
     assert!(
         world

@@ -9,7 +9,7 @@ mod tenancy;
 
 pub(crate) use activity::{ActivityRecord, activity_page};
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
-pub(crate) use plugins::{ActivityRow, PluginRow, PluginStateRow};
+pub(crate) use plugins::{ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow};
 pub(crate) use surveys::{NewSurveyActivityRow, SurveyActivityRow, SurveyRow, SurveyStateRow};
 pub(crate) use tenancy::{
     ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,

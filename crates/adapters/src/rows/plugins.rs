@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
-use domain::activity::ActivityEntry;
+use domain::activity::{ActivityEntry, NewActivity};
 use domain::plugin::{Plugin, PluginId, PluginState, PluginType};
 use domain::tenancy::OrganizationId;
 use serde_json::Value;
@@ -35,6 +35,18 @@ pub(crate) struct PluginRow {
 
 impl PluginRow {
     pub fn into_plugin(self, organization_name: String) -> Result<Plugin, Unexpected> {
+        let organization_id = OrganizationId(self.organization_id);
+        let (id, state) = self.into_state()?;
+        Ok(Plugin {
+            id,
+            organization_id,
+            organization_name,
+            state,
+        })
+    }
+
+    /// The plugin's id and state: what a write returns (its caller knows the organization).
+    pub fn into_state(self) -> Result<(PluginId, PluginState), Unexpected> {
         let plugin_type = PluginType::parse(&self.plugin_type).ok_or_else(|| {
             Unexpected::new(format!(
                 "plugin {} has type {:?}",
@@ -47,11 +59,9 @@ impl PluginRow {
                 self.id
             )));
         };
-        Ok(Plugin {
-            id: PluginId(self.id),
-            organization_id: OrganizationId(self.organization_id),
-            organization_name,
-            state: PluginState {
+        Ok((
+            PluginId(self.id),
+            PluginState {
                 plugin_type,
                 name: self.name,
                 description: self.description,
@@ -67,7 +77,34 @@ impl PluginRow {
                 metrics: self.metrics,
                 public_jobs: self.public_jobs,
             },
-        })
+        ))
+    }
+}
+
+/// A plugin activity entry as inserted.
+#[derive(Insertable)]
+#[diesel(table_name = plugin_activity)]
+pub(crate) struct NewPluginActivityRow<'a> {
+    id: Uuid,
+    organization_id: Uuid,
+    plugin_id: i32,
+    user_id: i32,
+    scope: &'static str,
+    activity: &'static str,
+    detail: &'a Value,
+}
+
+impl<'a> NewPluginActivityRow<'a> {
+    pub fn new(organization: OrganizationId, plugin: PluginId, activity: &'a NewActivity) -> Self {
+        Self {
+            id: Uuid::now_v7(),
+            organization_id: organization.0,
+            plugin_id: plugin.0,
+            user_id: activity.user.0,
+            scope: "Plugin",
+            activity: activity.activity,
+            detail: &activity.detail,
+        }
     }
 }
 

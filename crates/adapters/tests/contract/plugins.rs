@@ -8,6 +8,7 @@ use std::sync::Arc;
 use domain::DomainError;
 use domain::activity::NewActivity;
 use domain::patch::Patch;
+use domain::plugin::writes::{self, Installer};
 use domain::plugin::{
     Plugin, PluginAccess, PluginId, PluginState, PluginType, PluginWrite, SourceChanges,
 };
@@ -60,11 +61,13 @@ fn write(stores: &Stores, name: &str, url: Option<&str>) -> PluginWrite {
 }
 
 async fn install(stores: &Stores, organization: OrganizationId, name: &str) -> Plugin {
-    stores
-        .plugins
-        .create(organization, write(stores, name, None))
-        .await
-        .expect("installing")
+    writes::install(
+        &*stores.plugins,
+        stores.installer(organization),
+        write(stores, name, None),
+    )
+    .await
+    .expect("installing")
 }
 
 fn config(enabled: bool, order: i32) -> PluginConfigState {
@@ -96,6 +99,7 @@ fn service(stores: &Stores) -> (PluginConfigService, PluginAccess) {
     let service = PluginConfigService::new(stores.plugin_configs.clone(), stores.plugins.clone());
     let access = PluginAccess {
         organization: stores.organization,
+        organization_name: "Org".into(),
         level: PluginsAccessLevel::Install,
         user: user(stores),
     };
@@ -112,6 +116,22 @@ async fn delete(
     service.delete(&access, project, config.id).await
 }
 
+impl Stores {
+    /// `organization` as a write acts in it: the contract's tenants are named when
+    /// bootstrapped (`stores.rs`).
+    fn installer(&self, organization: OrganizationId) -> Installer<'static> {
+        let organization_name = if organization == self.organization {
+            "Org"
+        } else {
+            "Other org"
+        };
+        Installer {
+            organization,
+            organization_name,
+        }
+    }
+}
+
 fn ids(plugins: &[Plugin]) -> Vec<PluginId> {
     plugins.iter().map(|p| p.id).collect()
 }
@@ -121,17 +141,20 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
     let foreign = install(&stores, stores.other_organization, "Foreign").await;
     let global = install(&stores, stores.other_organization, "Global").await;
     let configured = install(&stores, stores.other_organization, "Configured").await;
-    stores
-        .plugins
-        .update(stores.other_organization, global.id, &|current| {
+    writes::update(
+        &*stores.plugins,
+        stores.other_organization,
+        global.id,
+        &|current| {
             let mut global = write(&stores, "Global", None);
             global.state = current.state.clone();
             global.state.is_global = true;
             global.activity = None;
             Ok(global)
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await
+    .unwrap();
     let used = configure(&stores, stores.project, configured.id, config(false, 0)).await;
 
     let page = stores
@@ -198,35 +221,37 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
 
 async fn a_url_is_installed_once_per_organization_whatever_its_query(stores: Stores) {
     let url = "https://github.com/posthog/hello";
-    stores
-        .plugins
-        .create(
-            stores.organization,
-            write(&stores, "A", Some(&format!("{url}?private_token=a"))),
-        )
-        .await
-        .unwrap();
-    let again = stores
-        .plugins
-        .create(stores.organization, write(&stores, "B", Some(url)))
-        .await;
+    writes::install(
+        &*stores.plugins,
+        stores.installer(stores.organization),
+        write(&stores, "A", Some(&format!("{url}?private_token=a"))),
+    )
+    .await
+    .unwrap();
+    let again = writes::install(
+        &*stores.plugins,
+        stores.installer(stores.organization),
+        write(&stores, "B", Some(url)),
+    )
+    .await;
     assert!(matches!(again, Err(DomainError::Conflict)), "{again:?}");
     assert!(
-        stores
-            .plugins
-            .create(stores.other_organization, write(&stores, "C", Some(url)))
-            .await
-            .is_ok()
+        writes::install(
+            &*stores.plugins,
+            stores.installer(stores.other_organization),
+            write(&stores, "C", Some(url))
+        )
+        .await
+        .is_ok()
     );
     assert!(
-        stores
-            .plugins
-            .create(
-                stores.organization,
-                write(&stores, "D", Some(&format!("{url}-other")))
-            )
-            .await
-            .is_ok()
+        writes::install(
+            &*stores.plugins,
+            stores.installer(stores.organization),
+            write(&stores, "D", Some(&format!("{url}-other")))
+        )
+        .await
+        .is_ok()
     );
     assert_eq!(
         stores
@@ -241,21 +266,22 @@ async fn a_url_is_installed_once_per_organization_whatever_its_query(stores: Sto
 
 async fn a_failed_update_writes_nothing_and_only_the_owner_may_update(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Kept").await;
-    let refused = stores
-        .plugins
-        .update(stores.organization, plugin.id, &|_| {
-            Err(DomainError::Forbidden("no".into()))
-        })
-        .await;
+    let refused = writes::update(&*stores.plugins, stores.organization, plugin.id, &|_| {
+        Err(DomainError::Forbidden("no".into()))
+    })
+    .await;
     assert!(matches!(refused, Err(DomainError::Forbidden(_))));
-    let foreign = stores
-        .plugins
-        .update(stores.other_organization, plugin.id, &|current| {
+    let foreign = writes::update(
+        &*stores.plugins,
+        stores.other_organization,
+        plugin.id,
+        &|current| {
             let mut renamed = write(&stores, "Stolen", None);
             renamed.state = current.state.clone();
             Ok(renamed)
-        })
-        .await;
+        },
+    )
+    .await;
     assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
     let stored = stores
         .plugins
@@ -277,9 +303,11 @@ async fn a_failed_update_writes_nothing_and_only_the_owner_may_update(stores: St
 
 async fn source_files_are_set_and_deleted_as_the_write_says(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Files").await;
-    let updated = stores
-        .plugins
-        .update(stores.organization, plugin.id, &|current| {
+    let updated = writes::update(
+        &*stores.plugins,
+        stores.organization,
+        plugin.id,
+        &|current| {
             Ok(PluginWrite {
                 state: current.state.clone(),
                 source: SourceChanges::from([
@@ -290,9 +318,10 @@ async fn source_files_are_set_and_deleted_as_the_write_says(stores: Stores) {
                 archive: None,
                 activity: None,
             })
-        })
-        .await
-        .unwrap();
+        },
+    )
+    .await
+    .unwrap();
     assert_eq!(updated.id, plugin.id);
     let files = stores.plugins.source(plugin.id).await.unwrap();
     assert_eq!(
@@ -310,17 +339,20 @@ async fn uninstalling_takes_the_configs_and_files_along_and_is_logged(stores: St
         detail: json!({"name": "Gone"}),
     };
     assert!(matches!(
-        stores
-            .plugins
-            .delete(stores.other_organization, plugin.id, uninstalled.clone())
-            .await,
+        writes::uninstall(
+            &*stores.plugins,
+            stores.other_organization,
+            plugin.id,
+            &|_| Ok(uninstalled.clone())
+        )
+        .await,
         Err(DomainError::NotFound)
     ));
-    stores
-        .plugins
-        .delete(stores.organization, plugin.id, uninstalled)
-        .await
-        .unwrap();
+    writes::uninstall(&*stores.plugins, stores.organization, plugin.id, &|_| {
+        Ok(uninstalled.clone())
+    })
+    .await
+    .unwrap();
     assert!(
         stores
             .plugins
@@ -525,6 +557,7 @@ async fn concurrent_updates_of_one_config_lose_no_change(stores: Stores) {
         let updates: Vec<_> = (0..15)
             .map(|writer| {
                 let service = Arc::clone(&service);
+                let access = access.clone();
                 let (project, id) = (stores.project, config.id);
                 tokio::spawn(async move {
                     service

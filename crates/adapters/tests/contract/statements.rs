@@ -4,9 +4,12 @@
 
 use std::sync::Arc;
 
-use adapters::testing::statements_of;
+use adapters::testing::{TestDatabase, statements_of};
 use domain::patch::Patch;
+use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::tenancy::PluginsAccessLevel;
+use domain::testing::{CannedUpstream, WordAnalyzer};
 use serde_json::json;
 
 use crate::stores::Stores;
@@ -54,14 +57,16 @@ fn named(name: &str) -> SurveyChanges {
 
 #[tokio::test]
 async fn a_survey_create_with_a_targeting_filter_takes_four_statements() {
-    let stores = Stores::postgres().await;
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
     let service = SurveyService::new(Arc::clone(&stores.surveys));
     let changes = SurveyChanges {
         targeting_flag_filters: Some(targeting_filters()),
         ..named("NPS")
     };
 
-    let (survey, statements) = statements_of(create(&service, &stores, changes)).await;
+    let (survey, statements) =
+        statements_of(&db.database, create(&service, &stores, changes)).await;
 
     at_most(4, &statements);
     assert!(survey.targeting_flag.is_some() && survey.owns_targeting_flag);
@@ -73,7 +78,8 @@ async fn a_survey_create_with_a_targeting_filter_takes_four_statements() {
 
 #[tokio::test]
 async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_five_statements() {
-    let stores = Stores::postgres().await;
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
     let service = SurveyService::new(Arc::clone(&stores.surveys));
     let linked = stores.flag("linked").await;
     let changes = SurveyChanges {
@@ -88,7 +94,7 @@ async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_five_stateme
     };
 
     let update = service.update(stores.project, survey.id, stores.user.id, rename);
-    let (renamed, statements) = statements_of(update).await;
+    let (renamed, statements) = statements_of(&db.database, update).await;
 
     at_most(5, &statements);
     let renamed = renamed.expect("renaming the survey");
@@ -102,4 +108,65 @@ async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_five_stateme
     );
     let stored = stores.surveys.get(stores.project, survey.id).await.unwrap();
     assert_eq!(stored.unwrap().state.name, "Net promoter score");
+}
+
+#[tokio::test]
+async fn a_plugin_install_from_a_url_takes_five_statements() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let upstream = CannedUpstream::new();
+    let manifest = json!({"name": "Hello", "config": [{"key": "greeting"}]}).to_string();
+    upstream.publish(
+        "v1.0.0",
+        &[
+            ("plugin.json", manifest.as_str()),
+            (
+                "index.js",
+                "export function processEvent(event) { return event }",
+            ),
+            ("README.md", "# hi"),
+        ],
+    );
+    let service = PluginService::new(
+        Arc::clone(&stores.plugins),
+        Arc::new(upstream),
+        Arc::new(WordAnalyzer),
+        PluginSettings::default(),
+    );
+    let access = PluginAccess {
+        organization: stores.organization,
+        organization_name: "Org".into(),
+        level: PluginsAccessLevel::Install,
+        user: stores.user.id,
+    };
+    let plugin = NewPlugin {
+        url: Some("https://github.com/posthog/hello".into()),
+        fields: PluginFields::default(),
+    };
+
+    let (installed, statements) =
+        statements_of(&db.database, service.install(&access, plugin)).await;
+
+    // The check that the URL is not installed yet, before the download; then the install.
+    let (check, install) = statements.split_first().expect("statements were logged");
+    assert!(
+        check.starts_with("SELECT EXISTS"),
+        "{}",
+        statements.join("\n")
+    );
+    at_most(4, install);
+    let installed = installed.expect("installing the plugin");
+    assert_eq!(
+        stores
+            .plugins
+            .get(stores.organization, installed.id)
+            .await
+            .unwrap(),
+        Some(installed.clone())
+    );
+    let files = stores.plugins.source(installed.id).await.unwrap();
+    assert_eq!(
+        files.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["index.ts", "plugin.json"]
+    );
 }

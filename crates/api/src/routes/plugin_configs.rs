@@ -59,6 +59,7 @@ async fn plugin_access(
     let organization = tenancy.organization_of(access).await?;
     Ok(PluginAccess {
         organization: organization.id,
+        organization_name: organization.name.clone(),
         level: organization.plugins_access_level,
         user: access.principal.user.id,
     })

@@ -73,6 +73,7 @@ impl From<Plugin> for PluginResponse {
 fn plugin_access(access: &OrganizationAccess) -> PluginAccess {
     PluginAccess {
         organization: access.organization.id,
+        organization_name: access.organization.name.clone(),
         level: access.organization.plugins_access_level,
         user: access.principal.user.id,
     }

@@ -10,9 +10,11 @@ const GLOBAL_NEEDS_ROOT: &str = "This organization can't manage global plugins!"
 const MANAGED_ELSEWHERE: &str = "This plugin installation is managed by another organization";
 
 /// The organization a plugin request is made in, its level, and who makes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginAccess {
     pub organization: OrganizationId,
+    /// Shown with a plugin the caller installs; the caller's organization access knows it.
+    pub organization_name: String,
     pub level: PluginsAccessLevel,
     pub user: UserId,
 }

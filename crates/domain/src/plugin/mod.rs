@@ -9,6 +9,7 @@ mod port;
 mod service;
 mod upstream;
 mod url;
+pub mod writes;
 
 use std::fmt;
 
@@ -20,7 +21,7 @@ use crate::tenancy::OrganizationId;
 pub use access::PluginAccess;
 pub use command::{NewPlugin, PluginChanges, PluginFields};
 pub use manifest::{MAX_ICON_CHARS, MAX_NAME_CHARS, Manifest};
-pub use port::{PluginPlanner, PluginRepository, PluginWrite, SourceChanges};
+pub use port::{PluginRepository, PluginTransaction, PluginWrite, SourceChanges};
 pub use service::{MAX_FILENAME_CHARS, MAX_SOURCE_BYTES, PluginService, PluginSettings};
 pub use upstream::{
     Capabilities, PluginArchive, PluginFiles, PluginUpstream, SourceAnalyzer, UpstreamError,

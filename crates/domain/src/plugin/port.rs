@@ -1,5 +1,6 @@
-//! The port of stored plugins, their source files and their activity log. Every write, with its
-//! source files and its activity entry, is one transaction.
+//! The port of stored plugins, their source files and their activity log: reads, and a
+//! transaction of primitive operations that `plugin::writes` composes into each write (its
+//! source files and its activity entry with it).
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use async_trait::async_trait;
 use super::{Plugin, PluginFiles, PluginId, PluginState};
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
-use crate::ports::{Page, PageRequest};
+use crate::ports::{Page, PageRequest, Transaction};
 use crate::tenancy::OrganizationId;
 
 /// Source files to write: `Some` sets a file, `None` deletes it; files not named stay.
@@ -24,9 +25,6 @@ pub struct PluginWrite {
     /// `None` for bookkeeping no one needs to read about (an update check).
     pub activity: Option<NewActivity>,
 }
-
-/// Plans an update from the plugin as stored (and locked).
-pub type PluginPlanner<'a> = dyn Fn(&Plugin) -> Result<PluginWrite, DomainError> + Send + Sync + 'a;
 
 #[async_trait]
 pub trait PluginRepository: Send + Sync {
@@ -51,39 +49,22 @@ pub trait PluginRepository: Send + Sync {
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected>;
 
-    /// Stores a new plugin of `organization` with its source files, archive and activity entry.
+    /// Whether `organization` installed a plugin of this URL (its query string left out):
+    /// checked before any download; the unique index still settles a race.
     ///
     /// # Errors
-    /// `Conflict` when the organization already has a plugin of that URL (its query string
-    /// ignored); `Unexpected`.
-    async fn create(
+    /// `Unexpected` when storage fails.
+    async fn installed(
         &self,
         organization: OrganizationId,
-        write: PluginWrite,
-    ) -> Result<Plugin, DomainError>;
+        display_url: &str,
+    ) -> Result<bool, Unexpected>;
 
-    /// Locks one of `organization`'s own plugins, asks `planner` what to write, and writes it.
+    /// Opens a transaction for one write.
     ///
     /// # Errors
-    /// `NotFound` when the organization owns no such plugin; the planner's errors; `Unexpected`.
-    async fn update(
-        &self,
-        organization: OrganizationId,
-        id: PluginId,
-        planner: &PluginPlanner<'_>,
-    ) -> Result<Plugin, DomainError>;
-
-    /// Deletes one of `organization`'s own plugins (its configs and files go with it) and
-    /// writes the activity entry.
-    ///
-    /// # Errors
-    /// `NotFound`, `Unexpected`.
-    async fn delete(
-        &self,
-        organization: OrganizationId,
-        id: PluginId,
-        activity: NewActivity,
-    ) -> Result<(), DomainError>;
+    /// `Unexpected` when storage cannot be reached.
+    async fn begin(&self) -> Result<Box<dyn PluginTransaction>, Unexpected>;
 
     /// The plugin's source files.
     ///
@@ -107,4 +88,69 @@ pub trait PluginRepository: Send + Sync {
         organization: OrganizationId,
         page: PageRequest,
     ) -> Result<ActivityPage, Unexpected>;
+}
+
+/// The primitive reads and writes of plugin use cases, inside one transaction. What to read,
+/// check and write, in which order, is `plugin::writes`.
+#[async_trait]
+pub trait PluginTransaction: Transaction {
+    /// A plugin `organization` can see, with its organization's name, locked until the
+    /// transaction ends so concurrent writes of it apply one after the other.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn lock(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+    ) -> Result<Option<Plugin>, Unexpected>;
+
+    /// A plugin's source files.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn source(&mut self, id: PluginId) -> Result<PluginFiles, Unexpected>;
+
+    /// Inserts a plugin of `organization`, with its archive; returns its id and its state as
+    /// stored.
+    ///
+    /// # Errors
+    /// `Conflict` when the organization has a plugin of that URL; `Unexpected`.
+    async fn insert(
+        &mut self,
+        organization: OrganizationId,
+        state: &PluginState,
+        archive: Option<&[u8]>,
+    ) -> Result<(PluginId, PluginState), DomainError>;
+
+    /// Overwrites a (locked) plugin's state, and its archive when one is given; returns the
+    /// state as stored.
+    ///
+    /// # Errors
+    /// `Conflict` for a URL the organization has already; `Unexpected`.
+    async fn update(
+        &mut self,
+        id: PluginId,
+        state: &PluginState,
+        archive: Option<&[u8]>,
+    ) -> Result<PluginState, DomainError>;
+
+    /// Deletes a plugin; its configs and files go with it.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn delete(&mut self, id: PluginId) -> Result<(), Unexpected>;
+
+    /// Writes source file changes of a plugin and logs `activity` in `organization`'s log (the
+    /// plugin may be gone: entries outlive it).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn record(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+        source: &SourceChanges,
+        activity: Option<&NewActivity>,
+    ) -> Result<(), Unexpected>;
 }

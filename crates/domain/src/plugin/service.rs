@@ -7,6 +7,7 @@ use chrono::Utc;
 use serde_json::{Map, Value, json};
 
 use super::install::{Extracted, MAIN_FILE, MANIFEST_FILE, extract};
+use super::writes::{self, Installer};
 use super::{
     Capabilities, MAX_TAG_CHARS, Manifest, NewPlugin, Plugin, PluginAccess, PluginArchive,
     PluginChanges, PluginFiles, PluginId, PluginRepository, PluginState, PluginType,
@@ -114,9 +115,24 @@ impl PluginService {
         let mut state = PluginState::empty(plugin_type);
         plugin.fields.apply(&mut state);
         state.plugin_type = plugin_type;
+        let already_installed = |url: &PluginUrl| -> DomainError {
+            ValidationError::general(
+                ValidationCode::Unique,
+                format!("Plugin from URL \"{}\" already installed!", url.display()),
+            )
+            .into()
+        };
         let mut source = SourceChanges::new();
         let mut archive = None;
         if let Some(url) = &url {
+            // Before any download: an install that cannot be stored costs nothing upstream.
+            if self
+                .plugins
+                .installed(access.organization, url.display())
+                .await?
+            {
+                return Err(already_installed(url));
+            }
             let fetched = self.fetch(url, None).await?;
             let extracted = extract(&fetched.files, &self.settings.posthog_version)?;
             self.take_code(&mut state, &extracted, fetched.tag);
@@ -135,18 +151,17 @@ impl PluginService {
                 detail: json!({"name": name}),
             }),
         };
-        self.plugins
-            .create(access.organization, write)
-            .await
-            .map_err(|error| {
-                error.conflict_as(|| {
-                    let shown = url.as_ref().map_or("", PluginUrl::display);
-                    ValidationError::general(
-                        ValidationCode::Unique,
-                        format!("Plugin from URL \"{shown}\" already installed!"),
-                    )
-                })
-            })
+        let installer = Installer {
+            organization: access.organization,
+            organization_name: &access.organization_name,
+        };
+        match writes::install(&*self.plugins, installer, write).await {
+            // Installed by a concurrent request since the check above.
+            Err(DomainError::Conflict) => Err(url
+                .as_ref()
+                .map_or(DomainError::Conflict, already_installed)),
+            other => other,
+        }
     }
 
     /// Changes the writable fields of one of the organization's own plugins.
@@ -164,8 +179,8 @@ impl PluginService {
         if changes.is_global.is_some() {
             access.require_global()?;
         }
-        access.require_owner(&self.visible(access, id).await?)?;
         let planner = |current: &Plugin| {
+            access.require_owner(current)?;
             let mut state = current.state.clone();
             changes.apply(&mut state);
             Ok(PluginWrite {
@@ -179,7 +194,7 @@ impl PluginService {
                 archive: None,
             })
         };
-        self.plugins.update(access.organization, id, &planner).await
+        writes::update(&*self.plugins, access.organization, id, &planner).await
     }
 
     /// Uninstalls one of the organization's own plugins; its configs and files go with it.
@@ -189,21 +204,22 @@ impl PluginService {
     /// for a global plugin.
     pub async fn uninstall(&self, access: &PluginAccess, id: PluginId) -> Result<(), DomainError> {
         access.require_write()?;
-        let plugin = self.visible(access, id).await?;
-        access.require_owner(&plugin)?;
-        if plugin.state.is_global {
-            return Err(ValidationError::general(
-                ValidationCode::Invalid,
-                "This plugin is marked as global! Make it local before uninstallation",
-            )
-            .into());
-        }
-        let activity = NewActivity {
-            user: access.user,
-            activity: "uninstalled",
-            detail: json!({"name": plugin.state.name}),
+        let check = |plugin: &Plugin| {
+            access.require_owner(plugin)?;
+            if plugin.state.is_global {
+                return Err(ValidationError::general(
+                    ValidationCode::Invalid,
+                    "This plugin is marked as global! Make it local before uninstallation",
+                )
+                .into());
+            }
+            Ok(NewActivity {
+                user: access.user,
+                activity: "uninstalled",
+                detail: json!({"name": plugin.state.name}),
+            })
         };
-        self.plugins.delete(access.organization, id, activity).await
+        writes::uninstall(&*self.plugins, access.organization, id, &check).await
     }
 
     /// The plugin's source files, `{filename: content}`.
@@ -235,8 +251,6 @@ impl PluginService {
         changes: SourceChanges,
     ) -> Result<PluginFiles, DomainError> {
         access.require_write()?;
-        let plugin = self.visible(access, id).await?;
-        access.require_detail_action(&plugin, "source editing")?;
         for (name, content) in &changes {
             check_source_file(name, content.as_deref())?;
         }
@@ -250,6 +264,7 @@ impl PluginService {
             None => None,
         };
         let planner = |current: &Plugin| {
+            access.require_detail_action(current, "source editing")?;
             let mut state = current.state.clone();
             if let Some(manifest) = &manifest {
                 state.name = Some(manifest.name.clone());
@@ -269,10 +284,9 @@ impl PluginService {
                 archive: None,
             })
         };
-        self.plugins
-            .update(access.organization, id, &planner)
-            .await?;
-        Ok(self.plugins.source(id).await?)
+        let (_, files) =
+            writes::update_source(&*self.plugins, access.organization, id, &planner).await?;
+        Ok(files)
     }
 
     /// Resolves the newest tag of the plugin's URL and records it (pinned URLs report their own
@@ -299,6 +313,7 @@ impl PluginService {
         })?;
         let latest = self.resolve_tag(&url, None).await?;
         let planner = |current: &Plugin| {
+            access.require_detail_action(current, "installation")?;
             let mut state = current.state.clone();
             state.latest_tag = Some(latest.clone());
             state.latest_tag_checked_at = Some(Utc::now());
@@ -309,7 +324,7 @@ impl PluginService {
                 activity: None,
             })
         };
-        self.plugins.update(access.organization, id, &planner).await
+        writes::update(&*self.plugins, access.organization, id, &planner).await
     }
 
     /// Downloads the plugin again — at `tag` when given, else the newest (or pinned) version —
@@ -333,6 +348,7 @@ impl PluginService {
         let fetched = self.fetch(&url, tag).await?;
         let extracted = extract(&fetched.files, &self.settings.posthog_version)?;
         let planner = |current: &Plugin| {
+            access.require_detail_action(current, "upgrading")?;
             let mut state = current.state.clone();
             self.take_code(&mut state, &extracted, fetched.tag.clone());
             Ok(PluginWrite {
@@ -346,7 +362,7 @@ impl PluginService {
                 archive: fetched.archive.clone(),
             })
         };
-        self.plugins.update(access.organization, id, &planner).await
+        writes::update(&*self.plugins, access.organization, id, &planner).await
     }
 
     /// The repository listing, as the configured upstream serves it.

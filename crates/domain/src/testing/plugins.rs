@@ -9,8 +9,8 @@ use uuid::Uuid;
 use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::plugin::{
-    Plugin, PluginFiles, PluginId, PluginPlanner, PluginRepository, PluginState, PluginWrite,
-    SourceChanges,
+    Plugin, PluginFiles, PluginId, PluginRepository, PluginState, PluginTransaction, SourceChanges,
+    writes,
 };
 use crate::plugin_config::{
     PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
@@ -61,6 +61,10 @@ impl State {
             .map(|p| self.plugin_view(p))
     }
 
+    fn stored_plugin(&self, id: PluginId) -> Option<&StoredPlugin> {
+        self.plugins.iter().find(|p| p.id == id)
+    }
+
     fn organization_of(&self, project: ProjectId) -> Option<OrganizationId> {
         self.projects
             .iter()
@@ -109,33 +113,6 @@ impl State {
             },
         });
     }
-
-    /// Stores a write over the plugin at `index`, as the adapter does.
-    fn store_plugin(&mut self, index: usize, write: PluginWrite) {
-        let (id, organization) = (self.plugins[index].id, self.plugins[index].organization);
-        let plugin = &mut self.plugins[index];
-        plugin.state = write.state;
-        apply_source(&mut plugin.source, &write.source);
-        if let Some(archive) = write.archive {
-            plugin.archive = Some(archive);
-        }
-        if let Some(activity) = &write.activity {
-            self.log(organization, id, activity);
-        }
-    }
-}
-
-fn apply_source(files: &mut PluginFiles, changes: &SourceChanges) {
-    for (name, content) in changes {
-        match content {
-            Some(text) => {
-                files.insert(name.clone(), text.clone());
-            }
-            None => {
-                files.remove(name);
-            }
-        }
-    }
 }
 
 impl InMemoryStore {
@@ -174,64 +151,20 @@ impl PluginRepository for InMemoryStore {
         Ok(self.lock().visible_plugin(organization, id))
     }
 
-    async fn create(
+    async fn installed(
         &self,
         organization: OrganizationId,
-        write: PluginWrite,
-    ) -> Result<Plugin, DomainError> {
-        let mut state = self.lock();
-        let id = PluginId(state.plugins.len() as i32 + 1);
-        if state.url_taken(organization, &write.state, id) {
-            return Err(DomainError::Conflict);
-        }
-        state.plugins.push(StoredPlugin {
-            id,
-            organization,
-            state: write.state.clone(),
-            source: PluginFiles::new(),
-            archive: None,
-        });
-        let index = state.plugins.len() - 1;
-        state.store_plugin(index, write);
-        Ok(state.plugin_view(&state.plugins[index]))
-    }
-
-    async fn update(
-        &self,
-        organization: OrganizationId,
-        id: PluginId,
-        planner: &PluginPlanner<'_>,
-    ) -> Result<Plugin, DomainError> {
-        let mut state = self.lock();
-        let index = state
+        display_url: &str,
+    ) -> Result<bool, Unexpected> {
+        Ok(self
+            .lock()
             .plugins
             .iter()
-            .position(|p| p.id == id && p.organization == organization)
-            .ok_or(DomainError::NotFound)?;
-        let write = planner(&state.plugin_view(&state.plugins[index]))?;
-        if state.url_taken(organization, &write.state, id) {
-            return Err(DomainError::Conflict);
-        }
-        state.store_plugin(index, write);
-        Ok(state.plugin_view(&state.plugins[index]))
+            .any(|p| p.organization == organization && p.state.display_url() == Some(display_url)))
     }
 
-    async fn delete(
-        &self,
-        organization: OrganizationId,
-        id: PluginId,
-        activity: NewActivity,
-    ) -> Result<(), DomainError> {
-        let mut state = self.lock();
-        let index = state
-            .plugins
-            .iter()
-            .position(|p| p.id == id && p.organization == organization)
-            .ok_or(DomainError::NotFound)?;
-        state.plugins.remove(index);
-        state.plugin_configs.retain(|config| config.plugin_id != id);
-        state.log(organization, id, &activity);
-        Ok(())
+    async fn begin(&self) -> Result<Box<dyn PluginTransaction>, Unexpected> {
+        Ok(Box::new(Draft::begin(self).await))
     }
 
     async fn source(&self, id: PluginId) -> Result<PluginFiles, Unexpected> {
@@ -288,6 +221,98 @@ impl PluginRepository for InMemoryStore {
             entries: items,
             total: count,
         })
+    }
+}
+
+#[async_trait]
+impl PluginTransaction for Draft {
+    async fn lock(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+    ) -> Result<Option<Plugin>, Unexpected> {
+        Ok(self.state.visible_plugin(organization, id))
+    }
+
+    async fn source(&mut self, id: PluginId) -> Result<PluginFiles, Unexpected> {
+        Ok(self
+            .state
+            .stored_plugin(id)
+            .map(|p| p.source.clone())
+            .unwrap_or_default())
+    }
+
+    async fn insert(
+        &mut self,
+        organization: OrganizationId,
+        state: &PluginState,
+        archive: Option<&[u8]>,
+    ) -> Result<(PluginId, PluginState), DomainError> {
+        let next = self.state.plugins.iter().map(|p| p.id.0).max().unwrap_or(0) + 1;
+        let id = PluginId(next);
+        if self.state.url_taken(organization, state, id) {
+            return Err(DomainError::Conflict);
+        }
+        self.state.plugins.push(StoredPlugin {
+            id,
+            organization,
+            state: state.clone(),
+            source: PluginFiles::new(),
+            archive: archive.map(<[u8]>::to_vec),
+        });
+        Ok((id, state.clone()))
+    }
+
+    async fn update(
+        &mut self,
+        id: PluginId,
+        state: &PluginState,
+        archive: Option<&[u8]>,
+    ) -> Result<PluginState, DomainError> {
+        let vanished = || Unexpected::new(format!("plugin {} vanished while locked", id.0));
+        let organization = self
+            .state
+            .stored_plugin(id)
+            .map(|p| p.organization)
+            .ok_or_else(vanished)?;
+        if self.state.url_taken(organization, state, id) {
+            return Err(DomainError::Conflict);
+        }
+        let stored = self
+            .state
+            .plugins
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(vanished)?;
+        stored.state = state.clone();
+        if let Some(archive) = archive {
+            stored.archive = Some(archive.to_vec());
+        }
+        Ok(state.clone())
+    }
+
+    async fn delete(&mut self, id: PluginId) -> Result<(), Unexpected> {
+        self.state.plugins.retain(|p| p.id != id);
+        self.state
+            .plugin_configs
+            .retain(|config| config.plugin_id != id);
+        Ok(())
+    }
+
+    async fn record(
+        &mut self,
+        organization: OrganizationId,
+        id: PluginId,
+        source: &SourceChanges,
+        activity: Option<&NewActivity>,
+    ) -> Result<(), Unexpected> {
+        if let Some(stored) = self.state.plugins.iter_mut().find(|p| p.id == id) {
+            writes::apply(&mut stored.source, source);
+        }
+        if let Some(activity) = activity {
+            self.state.log(organization, id, activity);
+        }
+        Ok(())
     }
 }
 
