@@ -12,13 +12,13 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::contract::schemas::PluginType;
 use crate::dto::ActivityResponse;
 use crate::error::ApiError;
 use crate::extract::{
     JsonObject, NumberedPage, OrganizationCaller, PageNumber, Paginated, Pagination, Plugins,
     path_id,
 };
-use crate::openapi::schemas::PluginType;
 
 /// PostHog's plugin fields; `url` without its query string (it may hold a token).
 #[derive(Debug, Serialize, ToSchema)]

@@ -14,13 +14,13 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::dto::{ActivityResponse, FlagSummary, UserBasicResponse};
 use crate::error::ApiError;
 use crate::extract::{
     ActivityLogs, JsonObject, NumberedPage, PageNumber, Paginated, Pagination, ProjectCaller,
     Surveys, path_id,
 };
-use crate::openapi::schemas::{SurveySchedule, SurveyType};
 
 /// PostHog's refusal when a copy's target is missing or out of the key's reach; one message for
 /// both, so a key cannot probe which projects exist.

@@ -1,14 +1,17 @@
-//! Schemas with no response type of their own to derive from: the choice lists (read from the
-//! domain's enums), the error body, the two page shapes, and the request bodies (handlers read
-//! bodies field by field through `fields::Fields`, so these structs only describe them).
+//! Schemas with no type of their own to derive from: the choice lists (read from the domain's
+//! enums), the error body, the two page shapes, the query parameters several routes share, and
+//! the small bodies routes describe in place.
 
 use std::borrow::Cow;
 
 use domain::plugin::PluginType as DomainPluginType;
 use domain::survey::{Schedule, SurveyType as DomainSurveyType};
-use utoipa::openapi::RefOr;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::{KnownFormat, RefOr, Required, SchemaFormat};
 use utoipa::{PartialSchema, ToSchema};
+
+use crate::extract::{DEFAULT_LIMIT, MAX_LIMIT, PageNumber};
 
 /// A string schema allowing exactly `choices`.
 fn choice(description: &str, choices: impl IntoIterator<Item = &'static str>) -> RefOr<Schema> {
@@ -94,7 +97,7 @@ pub(crate) struct ErrorSchema {
 }
 
 /// `{"count","next","previous","results"}` of `item` (limit/offset pagination).
-pub(crate) fn paginated(item: &str) -> RefOr<Schema> {
+pub(crate) fn paginated(item: RefOr<Schema>) -> RefOr<Schema> {
     ObjectBuilder::new()
         .property("count", integer("How many there are in all."))
         .property("next", link())
@@ -108,7 +111,7 @@ pub(crate) fn paginated(item: &str) -> RefOr<Schema> {
 }
 
 /// `{"results","next","previous","total_count"}` of `item` (page-number pagination).
-pub(crate) fn numbered(item: &str) -> RefOr<Schema> {
+pub(crate) fn numbered(item: RefOr<Schema>) -> RefOr<Schema> {
     ObjectBuilder::new()
         .property("results", array_of(item))
         .property("next", link())
@@ -135,6 +138,95 @@ fn link() -> ObjectBuilder {
         .description(Some("An absolute URL, or `null`."))
 }
 
-fn array_of(item: &str) -> ArrayBuilder {
-    ArrayBuilder::new().items(RefOr::Ref(utoipa::openapi::Ref::from_schema_name(item)))
+fn array_of(item: RefOr<Schema>) -> ArrayBuilder {
+    ArrayBuilder::new().items(item)
+}
+
+/// Any JSON value.
+pub(crate) fn any() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(SchemaType::AnyValue)
+}
+
+pub(crate) fn string() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::String)
+}
+
+pub(crate) fn uuid() -> ObjectBuilder {
+    string().format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
+}
+
+/// `{"status": "ok"}`.
+pub(crate) fn status_ok() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .property("status", string().enum_values(Some(["ok"])))
+        .required("status")
+}
+
+/// `{"success": true}`.
+pub(crate) fn success() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .property("success", ObjectBuilder::new().schema_type(Type::Boolean))
+        .required("success")
+}
+
+/// `{filename: content}`; with `deleting`, a `null` content deletes the file.
+pub(crate) fn source_files(deleting: bool) -> ObjectBuilder {
+    let content = if deleting {
+        ObjectBuilder::new().schema_type(SchemaType::from_iter([Type::String, Type::Null]))
+    } else {
+        string()
+    };
+    ObjectBuilder::new().additional_properties(Some(content))
+}
+
+/// An optional query parameter.
+pub(crate) fn query(name: &str, description: &str, schema: impl Into<RefOr<Schema>>) -> Parameter {
+    ParameterBuilder::new()
+        .name(name)
+        .parameter_in(ParameterIn::Query)
+        .required(Required::False)
+        .description(Some(description))
+        .schema(Some(schema))
+        .build()
+}
+
+pub(crate) fn limit_offset() -> [Parameter; 2] {
+    [
+        query(
+            "limit",
+            &format!(
+                "Page size (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}); unusable values fall \
+                 back to the default."
+            ),
+            ObjectBuilder::new().schema_type(Type::Integer),
+        ),
+        query(
+            "offset",
+            "How many to skip (default 0).",
+            ObjectBuilder::new().schema_type(Type::Integer),
+        ),
+    ]
+}
+
+pub(crate) fn page_limit() -> [Parameter; 2] {
+    [
+        query(
+            "page",
+            "Page number, from 1.",
+            ObjectBuilder::new().schema_type(Type::Integer),
+        ),
+        query(
+            "limit",
+            &format!("Page size (default {}).", PageNumber::DEFAULT_LIMIT),
+            ObjectBuilder::new().schema_type(Type::Integer),
+        ),
+    ]
+}
+
+pub(crate) fn date_window() -> [Parameter; 2] {
+    let date = || string().format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)));
+    [
+        query("date_from", "ISO 8601 with a timezone.", date()),
+        query("date_to", "ISO 8601 with a timezone.", date()),
+    ]
 }
