@@ -8,62 +8,10 @@
     reason = "schema-only types: they describe bodies and are never built"
 )]
 
-use chrono::{DateTime, Utc};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::schemas::{PluginType, SurveySchedule, SurveyType};
-
-/// A survey to create (POST: `name` and `type` required), replace (PUT: likewise) or change
-/// (PATCH: any subset).
-#[derive(ToSchema)]
-#[schema(as = SurveyWrite)]
-pub(crate) struct SurveyWrite {
-    /// Unique in the project; trimmed; at most 400 characters.
-    #[schema(nullable = false, min_length = 1, max_length = 400)]
-    name: Option<String>,
-    #[schema(nullable = false)]
-    description: Option<String>,
-    #[schema(value_type = SurveyType, required = false)]
-    r#type: Option<String>,
-    /// `null` means `once`.
-    #[schema(value_type = Option<SurveySchedule>)]
-    schedule: Option<String>,
-    /// A live flag of the same project; `null` unlinks.
-    linked_flag_id: Option<i32>,
-    /// Adopts a live flag of the same project as targeting flag; `null` lets go of it.
-    targeting_flag_id: Option<i32>,
-    /// Filters for the survey's own targeting flag (`{}` or `null`: none).
-    #[schema(value_type = Option<Object>)]
-    targeting_flag_filters: Option<Value>,
-    /// Deletes the survey's own targeting flag (an adopted one is only detached).
-    remove_targeting_flag: Option<bool>,
-    /// `{question, type: open|link|rating|single_choice|multiple_choice, …}` objects.
-    #[schema(value_type = Option<Vec<Object>>)]
-    questions: Option<Value>,
-    #[schema(value_type = Option<Object>)]
-    conditions: Option<Value>,
-    #[schema(value_type = Option<Object>)]
-    appearance: Option<Value>,
-    start_date: Option<DateTime<Utc>>,
-    end_date: Option<DateTime<Utc>>,
-    #[schema(nullable = false)]
-    archived: Option<bool>,
-    #[schema(minimum = 0, maximum = 2_147_483_647)]
-    responses_limit: Option<i64>,
-    #[schema(minimum = 0, maximum = 500)]
-    iteration_count: Option<i64>,
-    #[schema(minimum = 0, maximum = 3650)]
-    iteration_frequency_days: Option<i64>,
-    enable_partial_responses: Option<bool>,
-}
-
-/// `duplicate_to_projects`: the projects to copy the survey into.
-#[derive(ToSchema)]
-pub(crate) struct DuplicateToProjects {
-    #[schema(min_items = 1)]
-    target_team_ids: Vec<i64>,
-}
+use super::schemas::PluginType;
 
 /// A feature flag to create (`key` required) or change (any subset; `deleted: true` deletes).
 #[derive(ToSchema)]

@@ -179,6 +179,34 @@ pub(crate) fn source_files(deleting: bool) -> ObjectBuilder {
     ObjectBuilder::new().additional_properties(Some(content))
 }
 
+/// A string of at most `max_chars` characters (`null` allowed when `nullable`): a body field
+/// whose limit is a domain constant, which derive attributes cannot name.
+pub(crate) fn text(max_chars: usize, nullable: bool) -> ObjectBuilder {
+    let string = if nullable {
+        SchemaType::from_iter([Type::String, Type::Null])
+    } else {
+        Type::String.into()
+    };
+    ObjectBuilder::new()
+        .schema_type(string)
+        .max_length(Some(max_chars))
+}
+
+/// An integer in `min..=max` (`null` allowed when `nullable`), read as DRF reads one: a body
+/// field whose bounds are domain constants, which derive attributes cannot name.
+pub(crate) fn integer_within(min: i64, max: i64, nullable: bool) -> ObjectBuilder {
+    let integer = if nullable {
+        SchemaType::from_iter([Type::Integer, Type::Null])
+    } else {
+        Type::Integer.into()
+    };
+    ObjectBuilder::new()
+        .schema_type(integer)
+        .format(Some(SchemaFormat::KnownFormat(KnownFormat::Int64)))
+        .minimum(Some(min))
+        .maximum(Some(max))
+}
+
 /// An optional query parameter.
 pub(crate) fn query(name: &str, description: &str, schema: impl Into<RefOr<Schema>>) -> Parameter {
     ParameterBuilder::new()

@@ -12,8 +12,7 @@ use super::{
     static_assets, survey_responses, surveys, users,
 };
 use crate::contract::requests::{
-    CaptureBody, DuplicateToProjects, FeatureFlagWrite, PluginConfigWrite, PluginUpgrade,
-    PluginWrite, SurveyWrite, SwitchCurrent,
+    CaptureBody, FeatureFlagWrite, PluginConfigWrite, PluginUpgrade, PluginWrite, SwitchCurrent,
 };
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
@@ -23,7 +22,7 @@ use plugin_configs::PluginConfigResponse;
 use plugins::PluginResponse;
 use projects::ProjectResponse;
 use survey_responses::{ResponseBody, StatsBody};
-use surveys::{DuplicatedResponse, SurveyResponse};
+use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
 
 /// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
 /// prefix), and no two patterns match the same path, so the order of entries does not matter
