@@ -4,7 +4,6 @@
 //! OpenAPI document (`crate::openapi`) both read these declarations, and neither knows the
 //! other's internals: `openapi` renders what `routes` declares.
 
-pub(crate) mod requests;
 pub(crate) mod schemas;
 
 use utoipa::openapi::path::Parameter;

@@ -3,6 +3,8 @@
 
 mod request;
 
+pub(crate) use request::{PluginUpgrade, PluginWrite};
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::access::OrganizationAccess;
@@ -189,7 +191,7 @@ pub(crate) async fn upgrade(
 ) -> Result<Json<PluginResponse>, ApiError> {
     let id = path_id::<PluginId>(&request)?;
     let plugin = plugins
-        .upgrade(&plugin_access(&access), id, request::upgrade_tag(&body)?)
+        .upgrade(&plugin_access(&access), id, PluginUpgrade::read(&body)?.tag)
         .await?;
     Ok(Json(plugin.into()))
 }

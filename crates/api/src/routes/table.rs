@@ -11,9 +11,6 @@ use super::{
     personal_api_keys, plugin_configs, plugins, projects, public_surveys, sdk_config,
     static_assets, survey_responses, surveys, users,
 };
-use crate::contract::requests::{
-    CaptureBody, FeatureFlagWrite, PluginConfigWrite, PluginUpgrade, PluginWrite, SwitchCurrent,
-};
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
 use crate::dto::{ActivityResponse, FlagResponse};
@@ -73,7 +70,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
                     "users_switch_current",
                     "Switch the current project or organization",
                 )
-                .body::<SwitchCurrent>()
+                .body::<users::SwitchCurrent>()
                 .ok::<users::MeResponse>(),
             ),
         ResourceSpec::at("/api/personal_api_keys")
@@ -178,7 +175,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 query("token", "The project's public token.", string()),
                 query("api_key", "The same, as older SDKs send it.", string()),
             ])
-            .required_body::<CaptureBody>()
+            .required_body::<capture::CapturePayload<'static>>()
             .ok_inline(
                 ObjectBuilder::new()
                     .property("status", ObjectBuilder::new().schema_type(Type::Integer))
@@ -341,7 +338,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
                 Method::POST,
                 plugins::create,
                 plugins("plugins_create", "Install a plugin")
-                    .body::<PluginWrite>()
+                    .body::<plugins::PluginWrite>()
                     .created::<PluginResponse>()
                     .also(502),
             ),
@@ -380,14 +377,14 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
                 Method::PATCH,
                 plugins::update,
                 plugins("plugins_partial_update", "Change a plugin")
-                    .body::<PluginWrite>()
+                    .body::<plugins::PluginWrite>()
                     .ok::<PluginResponse>(),
             )
             .route(
                 Method::PUT,
                 plugins::update,
                 plugins("plugins_update", "Change a plugin (as PATCH)")
-                    .body::<PluginWrite>()
+                    .body::<plugins::PluginWrite>()
                     .ok::<PluginResponse>(),
             )
             .route(
@@ -432,7 +429,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
                 "plugins_upgrade",
                 "Download the plugin again (optionally another version)",
             )
-            .body::<PluginUpgrade>()
+            .body::<plugins::PluginUpgrade>()
             .ok::<PluginResponse>()
             .also(502),
         ),
@@ -599,7 +596,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 Method::POST,
                 feature_flags::create,
                 flags("feature_flags_create", "Create a flag")
-                    .body::<FeatureFlagWrite>()
+                    .body::<feature_flags::FeatureFlagWrite>()
                     .created::<FlagResponse>(),
             ),
         ResourceSpec::at(format!("{project}/plugin_configs"))
@@ -613,7 +610,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 Method::POST,
                 plugin_configs::create,
                 configs("plugin_configs_create", "Configure a plugin")
-                    .body::<PluginConfigWrite>()
+                    .body::<plugin_configs::PluginConfigWrite>()
                     .created::<PluginConfigResponse>(),
             ),
         ResourceSpec::at(format!("{project}/plugin_configs/{{config_id}}"))
@@ -627,7 +624,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 Method::PATCH,
                 plugin_configs::update,
                 configs("plugin_configs_partial_update", "Change a plugin config")
-                    .body::<PluginConfigWrite>()
+                    .body::<plugin_configs::PluginConfigWrite>()
                     .ok::<PluginConfigResponse>(),
             )
             .route(
@@ -645,7 +642,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 Method::PATCH,
                 feature_flags::update,
                 flags("feature_flags_partial_update", "Change a flag")
-                    .body::<FeatureFlagWrite>()
+                    .body::<feature_flags::FeatureFlagWrite>()
                     .ok::<FlagResponse>(),
             )
             .route(
