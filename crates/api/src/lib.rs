@@ -3,6 +3,7 @@
 
 mod body_budget;
 mod catch_panic;
+mod contract;
 mod dto;
 mod error;
 mod extract;
@@ -77,6 +78,9 @@ pub fn app(
         .app_data(web::Data::from(services.readiness))
         .app_data(web::Data::new(metrics))
         .app_data(settings)
+        .app_data(web::Data::new(
+            routes::ApiDocument(openapi::document_json()),
+        ))
         .configure(routes::configure)
         .default_service(web::to(routes::not_found))
         // Order matters: the last `wrap` runs first. Paths lose their trailing slash before

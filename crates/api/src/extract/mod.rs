@@ -10,7 +10,7 @@ mod scopes;
 
 pub use auth::{Caller, KeyHolder, OrganizationCaller, ProjectCaller};
 pub use json::JsonObject;
-pub use pagination::{NumberedPage, PageNumber, Paginated, Pagination};
+pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginated, Pagination};
 pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{
     ActivityLogs, ExtractorScope, FeatureFlags, Organizations, Plugins, Projects, ScopeRequirement,

@@ -1,20 +1,14 @@
-//! The OpenAPI 3.1 document of the whole API, served at `/api/schema/`, and the pages that show
-//! it to people (`ui.rs`). The document is built from the route table: every route it lists
-//! (but the pages and their assets) becomes an operation, described in `operations.rs`, with its
-//! path parameters, the errors it may answer, and the scope its handler's extractor enforces
-//! (`x-required-scope`, read back from the handler's types like `api::route_table` does).
-//! Response schemas are derived with utoipa from the response types themselves.
+//! The OpenAPI 3.1 document of the whole API, served at `/api/schema/`. It renders the route
+//! table's declarations: every route that declares an operation (all but the pages rendering
+//! the document) becomes one, with its path parameters, the errors it may answer, and the scope
+//! its handler's extractor enforces (`x-required-scope`, read back from the handler's types like
+//! `api::route_table` does). Request and response schemas are derived with utoipa from the types
+//! the operations name: the bodies the parsers build and the response DTOs.
 
-mod operations;
-mod requests;
-pub(crate) mod schemas;
-pub(crate) mod ui;
-
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
-use actix_web::HttpResponse;
 use actix_web::http::Method;
-use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use utoipa::openapi::extensions::ExtensionsBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn};
 use utoipa::openapi::request_body::RequestBodyBuilder;
@@ -26,10 +20,10 @@ use utoipa::openapi::{
     Content, InfoBuilder, KnownFormat, OpenApi, OpenApiBuilder, Paths, Ref, RefOr, Required,
     SchemaFormat,
 };
-use utoipa::{PartialSchema, ToSchema};
 
-use crate::routes::{RouteInfo, route_table};
-use operations::{Auth, describe};
+use crate::contract::schemas::ErrorSchema;
+use crate::contract::{Auth, Components, Operation, collect};
+use crate::routes::{RouteInfo, operations};
 
 /// The security scheme every keyed operation names.
 const PERSONAL_API_KEY: &str = "PersonalApiKey";
@@ -53,18 +47,18 @@ pub fn document_json() -> &'static str {
     })
 }
 
-/// Whether the route at `path` is in the document: every route but the pages that render it
-/// and their assets.
+/// Whether the route at `path` (a route-table pattern) is in the document: every route but the
+/// pages that render it and their assets.
 pub fn documents(path: &str) -> bool {
-    !ui::PATHS.contains(&path)
-}
-
-/// `GET /api/schema/`: the document, without a key.
-pub(crate) async fn schema() -> HttpResponse {
-    HttpResponse::Ok()
-        .insert_header((CONTENT_TYPE, "application/json"))
-        .insert_header((CACHE_CONTROL, "no-cache"))
-        .body(document_json())
+    static PATHS: OnceLock<BTreeSet<String>> = OnceLock::new();
+    PATHS
+        .get_or_init(|| {
+            operations()
+                .into_iter()
+                .map(|(route, _)| route.path)
+                .collect()
+        })
+        .contains(path)
 }
 
 /// A route-table path as OpenAPI writes it: `{survey_id:[0-9a-fA-F-]{32,36}}` → `{survey_id}`.
@@ -97,25 +91,22 @@ pub fn openapi_path(route_path: &str) -> String {
 
 fn build() -> OpenApi {
     let mut paths = Paths::new();
-    for route in route_table() {
-        if !documents(&route.path) {
-            continue;
-        }
-        let path = openapi_path(&route.path);
-        let (lookup, environment) = match path.strip_prefix("/api/environments/") {
-            Some(rest) => (format!("/api/projects/{rest}"), true),
-            None => (path.clone(), false),
-        };
-        let (Some(method), Some(described)) =
-            (http_method(&route.method), describe(&route.method, &lookup))
-        else {
+    let mut schemas = Components::new();
+    for (route, operation) in operations() {
+        let Some(method) = http_method(&route.method) else {
             // Left out; `tests::every_route_is_an_operation_and_nothing_else_is` names it.
             continue;
         };
+        for component in &operation.components {
+            component(&mut schemas);
+        }
+        let path = openapi_path(&route.path);
+        // The same operations serve `/api/environments/…`; their ids must differ.
+        let environment = path.starts_with("/api/environments/");
         paths.add_path_operation(
             &path,
             vec![method],
-            operation(&route, &path, described, environment),
+            render(&route, &path, operation, environment),
         );
     }
     OpenApiBuilder::new()
@@ -133,7 +124,7 @@ fn build() -> OpenApi {
                 .build(),
         )
         .paths(paths)
-        .components(Some(components()))
+        .components(Some(components(schemas)))
         .tags(Some(
             [
                 ("surveys", "Surveys, their responses, stats and activity"),
@@ -172,10 +163,10 @@ fn http_method(method: &Method) -> Option<HttpMethod> {
 }
 
 /// The full operation: its description, path parameters, body, answers and scope.
-fn operation(
+fn render(
     route: &RouteInfo,
     path: &str,
-    described: operations::Operation,
+    described: Operation,
     environment: bool,
 ) -> utoipa::openapi::path::Operation {
     let id = if environment {
@@ -349,18 +340,10 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
     }
 }
 
-fn components() -> utoipa::openapi::schema::Components {
-    let mut schemas: Vec<(String, RefOr<Schema>)> = Vec::new();
-    crate::routes::response_schemas(&mut schemas);
-    collect::<schemas::ErrorSchema>(&mut schemas);
-    collect::<requests::SurveyWrite>(&mut schemas);
-    collect::<requests::DuplicateToProjects>(&mut schemas);
-    collect::<requests::FeatureFlagWrite>(&mut schemas);
-    collect::<requests::PluginWrite>(&mut schemas);
-    collect::<requests::PluginUpgrade>(&mut schemas);
-    collect::<requests::PluginConfigWrite>(&mut schemas);
-    collect::<requests::SwitchCurrent>(&mut schemas);
-    collect::<requests::CaptureBody>(&mut schemas);
+/// The request and response types the operations name (`schemas`), the error body, the shared
+/// error responses and the security scheme.
+fn components(mut schemas: Components) -> utoipa::openapi::schema::Components {
+    collect::<ErrorSchema>(&mut schemas);
     schemas.sort_by(|a, b| a.0.cmp(&b.0));
     schemas.dedup_by(|a, b| a.0 == b.0);
     let error = |description: &str| {
@@ -413,12 +396,6 @@ fn components() -> utoipa::openapi::schema::Components {
             ),
         )
         .build()
-}
-
-/// `T`'s schema and every schema it refers to, named.
-pub(crate) fn collect<T: ToSchema>(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-    schemas.push((T::name().into_owned(), <T as PartialSchema>::schema()));
-    T::schemas(schemas);
 }
 
 #[cfg(test)]

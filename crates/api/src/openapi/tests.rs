@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::*;
+use crate::routes::route_table;
 
 /// The document as JSON, to read it the way clients do.
 fn json() -> Value {
@@ -35,7 +36,7 @@ fn every_route_is_an_operation_and_nothing_else_is() {
     let unrouted: Vec<_> = document.difference(&routes).collect();
     assert!(
         undocumented.is_empty() && unrouted.is_empty(),
-        "routes the document lacks (describe them in openapi/operations.rs): {undocumented:#?}\n\
+        "routes the document lacks (declare their operation in routes/table.rs): {undocumented:#?}\n\
          operations no route answers: {unrouted:#?}"
     );
     // The pages and their assets are served, just not described.

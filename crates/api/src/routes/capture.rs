@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
+pub(crate) use decode::CapturePayload;
 use decode::decode;
 
 /// Accepts one event or a batch; stores its survey events, drops the rest.

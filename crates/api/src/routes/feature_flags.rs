@@ -2,6 +2,8 @@
 
 mod request;
 
+pub(crate) use request::FeatureFlagWrite;
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::feature_flag::{FeatureFlagService, FlagId};

@@ -1,7 +1,9 @@
-//! Route table: every path, the methods it answers, the handler for each, and the scope that
-//! handler's extractor types enforce. The table is data, so [`route_table`] and its test read back
-//! exactly what is registered.
+//! Route table: every path, the methods it answers, the handler for each, the scope that
+//! handler's extractor types enforce, and its operation on the wire (`table.rs`). The table is
+//! data, so [`route_table`], its test and the OpenAPI document read back exactly what is
+//! registered.
 
+mod api_schema;
 mod capture;
 mod feature_flags;
 mod flags;
@@ -16,6 +18,7 @@ mod sdk_config;
 mod static_assets;
 mod survey_responses;
 mod surveys;
+mod table;
 mod users;
 
 use std::fmt;
@@ -24,12 +27,12 @@ use actix_web::http::Method;
 use actix_web::{FromRequest, Handler, Responder, Route, web};
 use domain::scope::RequiredScope;
 
-use utoipa::openapi::{RefOr, Schema};
-
+use crate::contract::Operation;
 use crate::error::ApiError;
 use crate::extract::{ExtractorScope, ScopeRequirement, required_scope};
-use crate::openapi::{self, collect, ui};
+use table::table;
 
+pub(crate) use self::api_schema::ApiDocument;
 pub use self::static_assets::StaticAssets;
 
 /// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`
@@ -67,22 +70,23 @@ pub fn route_table() -> Vec<RouteInfo> {
         .collect()
 }
 
-/// The response types of every route, and the types they contain, named for the OpenAPI
-/// document's components.
-pub(crate) fn response_schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-    collect::<crate::dto::FlagResponse>(schemas);
-    collect::<crate::dto::ActivityResponse>(schemas);
-    collect::<organizations::OrganizationResponse>(schemas);
-    collect::<personal_api_keys::PersonalApiKeyResponse>(schemas);
-    collect::<plugin_configs::PluginConfigResponse>(schemas);
-    collect::<plugins::PluginResponse>(schemas);
-    collect::<projects::ProjectResponse>(schemas);
-    collect::<public_surveys::SurveyFeed>(schemas);
-    collect::<survey_responses::ResponseBody>(schemas);
-    collect::<survey_responses::StatsBody>(schemas);
-    collect::<surveys::SurveyResponse>(schemas);
-    collect::<surveys::DuplicatedResponse>(schemas);
-    collect::<users::MeResponse>(schemas);
+/// Every route that is an operation of the OpenAPI document (all but the pages rendering it),
+/// with the operation its table entry declares.
+pub(crate) fn operations() -> Vec<(RouteInfo, Operation)> {
+    table()
+        .into_iter()
+        .flat_map(|resource| {
+            let path = resource.path;
+            resource.routes.into_iter().filter_map(move |route| {
+                let info = RouteInfo {
+                    method: route.method,
+                    path: path.clone(),
+                    scope: route.scope,
+                };
+                Some((info, route.operation?))
+            })
+        })
+        .collect()
 }
 
 /// Registers every resource of the table. Beyond the methods the table lists, each resource
@@ -121,153 +125,6 @@ fn sdk_cors() -> actix_cors::Cors {
         .max_age(86_400)
 }
 
-/// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
-/// prefix), and no two patterns match the same path, so the order of entries does not matter.
-fn table() -> Vec<ResourceSpec> {
-    let mut table = vec![
-        ResourceSpec::at("/_health").route(Method::GET, health::health),
-        ResourceSpec::at("/_readyz").route(Method::GET, health::ready),
-        ResourceSpec::at("/metrics").route(Method::GET, crate::metrics::metrics),
-        ResourceSpec::at("/api/schema").route(Method::GET, openapi::schema),
-        ResourceSpec::at(ui::SWAGGER_UI).route(Method::GET, ui::swagger_ui),
-        ResourceSpec::at(ui::SWAGGER_UI_JS).route(Method::GET, ui::swagger_ui_js),
-        ResourceSpec::at(ui::SWAGGER_UI_CSS).route(Method::GET, ui::swagger_ui_css),
-        ResourceSpec::at(ui::REDOC).route(Method::GET, ui::redoc),
-        ResourceSpec::at(ui::REDOC_JS).route(Method::GET, ui::redoc_js),
-        ResourceSpec::at("/api/users/@me")
-            .route(Method::GET, users::me)
-            .route(Method::PATCH, users::switch_current),
-        ResourceSpec::at("/api/personal_api_keys")
-            .route(Method::GET, personal_api_keys::refused)
-            .route(Method::POST, personal_api_keys::refused),
-        ResourceSpec::at("/api/personal_api_keys/{key_id}")
-            .route(Method::GET, personal_api_keys::retrieve)
-            .route(Method::PATCH, personal_api_keys::refused)
-            .route(Method::PUT, personal_api_keys::refused)
-            .route(Method::DELETE, personal_api_keys::refused),
-        ResourceSpec::at("/api/organizations").route(Method::GET, organizations::list),
-        ResourceSpec::at("/api/projects").route(Method::GET, projects::list),
-        ResourceSpec::at("/api/projects/{project_id}").route(Method::GET, projects::retrieve),
-    ];
-    table.extend(sdk_resources());
-    table.extend(organization_resources("/api/organizations"));
-    // PostHog also serves project resources under `/api/environments/{id}/`, and clients use both.
-    table.extend(project_resources("/api/projects"));
-    table.extend(project_resources("/api/environments"));
-    table
-}
-
-/// What PostHog's SDKs call from browsers and servers, named by a project's public token
-/// instead of a personal key, answered to any origin.
-fn sdk_resources() -> Vec<ResourceSpec> {
-    let mut resources: Vec<ResourceSpec> = ["/batch", "/capture", "/e", "/i/v0/e"]
-        .into_iter()
-        .map(|path| ResourceSpec::at(path).route(Method::POST, capture::capture))
-        .collect();
-    resources.push(ResourceSpec::at("/api/surveys").route(Method::GET, public_surveys::feed));
-    resources.push(
-        ResourceSpec::at("/array/{token}/config").route(Method::GET, sdk_config::remote_config),
-    );
-    resources.push(
-        ResourceSpec::at("/array/{token}/config.js")
-            .route(Method::GET, sdk_config::remote_config_script),
-    );
-    resources.push(ResourceSpec::at("/flags").route(Method::POST, flags::flags));
-    // Any one segment, so even a refused name is answered with CORS; the handlers serve plain
-    // names only.
-    resources.push(
-        ResourceSpec::at("/static/{version}/{file}").route(Method::GET, static_assets::versioned),
-    );
-    resources
-        .push(ResourceSpec::at("/static/{file}").route(Method::GET, static_assets::unversioned));
-    resources
-        .into_iter()
-        .map(ResourceSpec::cross_origin)
-        .collect()
-}
-
-/// The organization named by `{organization_id}` under `prefix`, and the resources inside it.
-fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
-    let organization = format!("{prefix}/{{organization_id}}");
-    let plugins = format!("{organization}/plugins");
-    // Plugin ids are digits only, so `activity`, `repository` and `unused` never read as ids.
-    let plugin = format!("{plugins}/{{plugin_id:\\d+}}");
-    vec![
-        ResourceSpec::at(organization.clone()).route(Method::GET, organizations::retrieve),
-        ResourceSpec::at(format!("{organization}/projects"))
-            .route(Method::GET, projects::list_in_organization),
-        ResourceSpec::at(format!("{organization}/projects/{{project_id}}"))
-            .route(Method::GET, projects::retrieve_in_organization),
-        ResourceSpec::at(plugins.clone())
-            .route(Method::GET, plugins::list)
-            .route(Method::POST, plugins::create),
-        ResourceSpec::at(format!("{plugins}/activity")).route(Method::GET, plugins::activity),
-        ResourceSpec::at(format!("{plugins}/repository")).route(Method::GET, plugins::repository),
-        ResourceSpec::at(format!("{plugins}/unused")).route(Method::GET, plugins::unused),
-        ResourceSpec::at(plugin.clone())
-            .route(Method::GET, plugins::retrieve)
-            .route(Method::PATCH, plugins::update)
-            .route(Method::PUT, plugins::update)
-            .route(Method::DELETE, plugins::delete),
-        ResourceSpec::at(format!("{plugin}/check_for_updates"))
-            .route(Method::GET, plugins::check_for_updates),
-        ResourceSpec::at(format!("{plugin}/source")).route(Method::GET, plugins::source),
-        ResourceSpec::at(format!("{plugin}/update_source"))
-            .route(Method::PATCH, plugins::update_source),
-        ResourceSpec::at(format!("{plugin}/upgrade")).route(Method::POST, plugins::upgrade),
-    ]
-}
-
-/// The resources that live inside the project named by `{project_id}` under `prefix`.
-fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
-    let project = format!("{prefix}/{{project_id}}");
-    let all_surveys = format!("{project}/surveys");
-    // Survey ids are UUIDs, so `responses_count`, `stats` and `activity` never read as ids.
-    let survey = format!("{all_surveys}/{{survey_id:[0-9a-fA-F-]{{32,36}}}}");
-    vec![
-        ResourceSpec::at(all_surveys.clone())
-            .route(Method::GET, surveys::list)
-            .route(Method::POST, surveys::create),
-        ResourceSpec::at(format!("{all_surveys}/responses_count"))
-            .route(Method::GET, survey_responses::responses_count),
-        ResourceSpec::at(format!("{all_surveys}/stats"))
-            .route(Method::GET, survey_responses::project_stats),
-        ResourceSpec::at(format!("{survey}/stats"))
-            .route(Method::GET, survey_responses::survey_stats),
-        ResourceSpec::at(format!("{survey}/responses")).route(Method::GET, survey_responses::list),
-        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive"))
-            .route(Method::POST, survey_responses::archive),
-        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/unarchive"))
-            .route(Method::POST, survey_responses::unarchive),
-        ResourceSpec::at(format!("{survey}/archived-response-uuids"))
-            .route(Method::GET, survey_responses::archived_uuids),
-        ResourceSpec::at(format!("{all_surveys}/activity"))
-            .route(Method::GET, surveys::project_activity),
-        ResourceSpec::at(format!("{survey}/activity")).route(Method::GET, surveys::survey_activity),
-        ResourceSpec::at(format!("{survey}/duplicate_to_projects"))
-            .route(Method::POST, surveys::duplicate_to_projects),
-        ResourceSpec::at(survey)
-            .route(Method::GET, surveys::retrieve)
-            .route(Method::PATCH, surveys::partial_update)
-            .route(Method::PUT, surveys::full_update)
-            .route(Method::DELETE, surveys::delete),
-        ResourceSpec::at(format!("{project}/feature_flags"))
-            .route(Method::GET, feature_flags::list)
-            .route(Method::POST, feature_flags::create),
-        ResourceSpec::at(format!("{project}/plugin_configs"))
-            .route(Method::GET, plugin_configs::list)
-            .route(Method::POST, plugin_configs::create),
-        ResourceSpec::at(format!("{project}/plugin_configs/{{config_id}}"))
-            .route(Method::GET, plugin_configs::retrieve)
-            .route(Method::PATCH, plugin_configs::update)
-            .route(Method::DELETE, plugin_configs::delete),
-        ResourceSpec::at(format!("{project}/feature_flags/{{flag_id}}"))
-            .route(Method::GET, feature_flags::retrieve)
-            .route(Method::PATCH, feature_flags::update)
-            .route(Method::DELETE, feature_flags::delete),
-    ]
-}
-
 /// One path and the methods it answers, registered as one `web::resource` (a second resource
 /// with the same path would never be reached).
 struct ResourceSpec {
@@ -277,13 +134,15 @@ struct ResourceSpec {
     cross_origin: bool,
 }
 
-/// One method of a resource: its handler, and the scope the handler's extractors enforce.
+/// One method of a resource: its handler, the scope the handler's extractors enforce, and its
+/// operation (none for the pages that render the document).
 struct RouteSpec {
     method: Method,
     scope: Option<RequiredScope>,
     handler: Route,
     /// For a `GET`: the same handler answering `HEAD`.
     head: Option<Route>,
+    operation: Option<Operation>,
 }
 
 /// `OPTIONS`: the methods the resource allows, in `Allow` and, as DRF describes a view, in a
@@ -326,9 +185,29 @@ impl ResourceSpec {
         }
     }
 
-    /// Answers `method` with `handler`, whose scope is read from the types of its arguments:
-    /// the one the caller extractor will check, never a second copy that could disagree.
-    fn route<F, Args>(mut self, method: Method, handler: F) -> Self
+    /// Answers `method` with `handler`, described by `operation`. The handler's scope is read
+    /// from the types of its arguments: the one the caller extractor will check, never a second
+    /// copy that could disagree.
+    fn route<F, Args>(self, method: Method, handler: F, operation: Operation) -> Self
+    where
+        F: Handler<Args>,
+        Args: FromRequest + ExtractorScope + 'static,
+        F::Output: Responder + 'static,
+    {
+        self.answer(method, handler, Some(operation))
+    }
+
+    /// Answers `GET` with a page rendering the document: served, but no operation of it.
+    fn page<F, Args>(self, handler: F) -> Self
+    where
+        F: Handler<Args>,
+        Args: FromRequest + ExtractorScope + 'static,
+        F::Output: Responder + 'static,
+    {
+        self.answer(Method::GET, handler, None)
+    }
+
+    fn answer<F, Args>(mut self, method: Method, handler: F, operation: Option<Operation>) -> Self
     where
         F: Handler<Args>,
         Args: FromRequest + ExtractorScope + 'static,
@@ -342,6 +221,7 @@ impl ResourceSpec {
             method,
             scope,
             head,
+            operation,
         });
         self
     }

@@ -2,6 +2,8 @@
 
 mod request;
 
+pub(crate) use request::PluginConfigWrite;
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};

@@ -3,6 +3,8 @@
 
 mod request;
 
+pub(crate) use request::{PluginUpgrade, PluginWrite};
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::access::OrganizationAccess;
@@ -12,13 +14,13 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::contract::schemas::PluginType;
 use crate::dto::ActivityResponse;
 use crate::error::ApiError;
 use crate::extract::{
     JsonObject, NumberedPage, OrganizationCaller, PageNumber, Paginated, Pagination, Plugins,
     path_id,
 };
-use crate::openapi::schemas::PluginType;
 
 /// PostHog's plugin fields; `url` without its query string (it may hold a token).
 #[derive(Debug, Serialize, ToSchema)]
@@ -190,7 +192,7 @@ pub(crate) async fn upgrade(
 ) -> Result<Json<PluginResponse>, ApiError> {
     let id = path_id::<PluginId>(&request)?;
     let plugin = plugins
-        .upgrade(&plugin_access(&access), id, request::upgrade_tag(&body)?)
+        .upgrade(&plugin_access(&access), id, PluginUpgrade::read(&body)?.tag)
         .await?;
     Ok(Json(plugin.into()))
 }

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::error::ApiError;
-use crate::openapi::schemas::{SurveySchedule, SurveyType};
 
 /// The feed: PostHog also sends the team's survey config, which Burrow does not have.
 #[derive(Debug, Serialize, ToSchema)]

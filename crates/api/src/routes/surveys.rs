@@ -3,6 +3,8 @@
 
 mod request;
 
+pub(crate) use request::{DuplicateToProjects, SurveyWrite};
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -14,13 +16,13 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::dto::{ActivityResponse, FlagSummary, UserBasicResponse};
 use crate::error::ApiError;
 use crate::extract::{
     ActivityLogs, JsonObject, NumberedPage, PageNumber, Paginated, Pagination, ProjectCaller,
     Surveys, path_id,
 };
-use crate::openapi::schemas::{SurveySchedule, SurveyType};
 
 /// PostHog's refusal when a copy's target is missing or out of the key's reach; one message for
 /// both, so a key cannot probe which projects exist.
@@ -142,15 +144,16 @@ pub(crate) async fn create(
     ProjectCaller(access, _): ProjectCaller<Surveys>,
     JsonObject(body): JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let request = request::survey_request(&body)?;
+    let request = SurveyWrite::read(&body)?;
+    let echo = request.remove_targeting_flag();
     let survey = surveys
         .create(
             access.project.id,
             &UserBasic::from(&access.principal.user),
-            NewSurvey::new(request.changes)?,
+            NewSurvey::new(request.into_changes())?,
         )
         .await?;
-    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, request.remove_targeting_flag)))
+    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, echo)))
 }
 
 pub(crate) async fn retrieve(
@@ -200,22 +203,16 @@ async fn update(
     replace: Replace,
 ) -> Result<Json<SurveyResponse>, ApiError> {
     let id = path_id::<SurveyId>(request)?;
-    let request = request::survey_request(&body)?;
+    let request = SurveyWrite::read(&body)?;
+    let echo = request.remove_targeting_flag();
+    let changes = request.into_changes();
     if replace == Replace::Yes {
-        request.changes.require_name_and_type()?;
+        changes.require_name_and_type()?;
     }
     let survey = surveys
-        .update(
-            access.project.id,
-            id,
-            access.principal.user.id,
-            request.changes,
-        )
+        .update(access.project.id, id, access.principal.user.id, changes)
         .await?;
-    Ok(Json(SurveyResponse::new(
-        survey,
-        request.remove_targeting_flag,
-    )))
+    Ok(Json(SurveyResponse::new(survey, echo)))
 }
 
 pub(crate) async fn delete(
@@ -295,7 +292,7 @@ pub(crate) async fn duplicate_to_projects(
     let source = surveys
         .get(access.project.id, path_id::<SurveyId>(&request)?)
         .await?;
-    let ids = request::target_team_ids(&body)?;
+    let ids = DuplicateToProjects::read(&body)?.target_team_ids;
     let targets = access_service
         .projects(&access.principal, &ids)
         .await

@@ -1,4 +1,5 @@
-//! `/api/users/@me/`: who the key belongs to.
+//! `/api/users/@me/`: who the key belongs to, and the body that switches their current project
+//! or organization ([`SwitchCurrent`], also its schema in the OpenAPI document).
 
 use actix_web::web::{self, Json};
 use chrono::{DateTime, Utc};
@@ -6,9 +7,12 @@ use domain::ValidationError;
 use domain::access::{AccessService, OrganizationAccess, Principal, ProjectAccess};
 use domain::tenancy::{OrganizationId, OrganizationMembership, ProjectId, User, UserBasic};
 use serde::Serialize;
+use serde_json::{Map, Value};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::ObjectBuilder;
 use uuid::Uuid;
 
+use crate::contract::schemas::integer_within;
 use crate::dto::UserBasicResponse;
 use crate::error::ApiError;
 use crate::extract::{Caller, JsonObject, Users};
@@ -81,6 +85,49 @@ pub(crate) async fn me(
     respond(&access, principal).await
 }
 
+/// `PATCH /api/users/@me/`: switch the current project or organization.
+#[derive(ToSchema)]
+pub(crate) struct SwitchCurrent {
+    #[schema(schema_with = team_schema, required = false)]
+    set_current_team: Option<ProjectId>,
+    /// An organization id; its first project the key sees becomes current.
+    #[schema(value_type = Option<String>, nullable = false, format = Uuid)]
+    set_current_organization: Option<OrganizationId>,
+}
+
+/// Project ids are positive `i32`s.
+fn team_schema() -> ObjectBuilder {
+    integer_within(1, i32::MAX.into(), false)
+        .description(Some("A project id; its organization becomes current too."))
+}
+
+impl SwitchCurrent {
+    /// Reads the body: the organization, then the project.
+    ///
+    /// # Errors
+    /// The first invalid field.
+    fn read(body: &Map<String, Value>) -> Result<Self, ValidationError> {
+        let fields = Fields(body);
+        Ok(Self {
+            set_current_organization: non_null(
+                fields.string("set_current_organization")?,
+                "set_current_organization",
+            )?
+            .map(|raw| {
+                Uuid::parse_str(&raw).map(OrganizationId).map_err(|_| {
+                    ValidationError::invalid("set_current_organization", "Must be a valid UUID.")
+                })
+            })
+            .transpose()?,
+            set_current_team: non_null(
+                fields.bounded_integer("set_current_team", 1, i32::MAX.into())?,
+                "set_current_team",
+            )?
+            .map(ProjectId),
+        })
+    }
+}
+
 /// `set_current_organization` (UUID) or `set_current_team` (project id) switch the user's
 /// current organization and project.
 pub(crate) async fn switch_current(
@@ -88,24 +135,13 @@ pub(crate) async fn switch_current(
     Caller(mut principal, _): Caller<Users>,
     JsonObject(body): JsonObject,
 ) -> Result<Json<MeResponse>, ApiError> {
-    let fields = Fields(&body);
-    let organization = non_null(
-        fields.string("set_current_organization")?,
-        "set_current_organization",
-    )?
-    .map(|raw| {
-        Uuid::parse_str(&raw).map(OrganizationId).map_err(|_| {
-            ValidationError::invalid("set_current_organization", "Must be a valid UUID.")
-        })
-    })
-    .transpose()?;
-    let project = non_null(
-        fields.bounded_integer("set_current_team", 1, i64::from(i32::MAX))?,
-        "set_current_team",
-    )?
-    .map(ProjectId);
+    let switch = SwitchCurrent::read(&body)?;
     principal.user = access
-        .switch_current(&principal, organization, project)
+        .switch_current(
+            &principal,
+            switch.set_current_organization,
+            switch.set_current_team,
+        )
         .await?;
     respond(&access, principal).await
 }

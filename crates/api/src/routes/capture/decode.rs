@@ -19,6 +19,9 @@ use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyEventKind};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::{PartialSchema, ToSchema};
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -30,6 +33,52 @@ pub(crate) struct CapturePayload<'b> {
     pub token: Option<String>,
     sent_at: Option<DateTime<Utc>>,
     events: Vec<WireEvent<'b>>,
+}
+
+/// The body in the OpenAPI document (`CaptureBody`): the fields this reader looks at first.
+/// Written out here, not derived, because the body is read by the serde seeds below, which no
+/// derive can describe.
+impl PartialSchema for CapturePayload<'_> {
+    fn schema() -> RefOr<Schema> {
+        let or_null = |kind| SchemaType::from_iter([kind, Type::Null]);
+        ObjectBuilder::new()
+            .description(Some(
+                "An SDK's capture request: one event, or a batch, with the project's public token.",
+            ))
+            .property(
+                "api_key",
+                ObjectBuilder::new()
+                    .schema_type(or_null(Type::String))
+                    .description(Some(
+                        "The project's public token (also read as `token`, or from the query \
+                         string).",
+                    )),
+            )
+            .property(
+                "event",
+                ObjectBuilder::new()
+                    .schema_type(or_null(Type::String))
+                    .description(Some("One event's name, when the body is one event.")),
+            )
+            .property(
+                "properties",
+                ObjectBuilder::new().schema_type(or_null(Type::Object)),
+            )
+            .property(
+                "batch",
+                ArrayBuilder::new()
+                    .schema_type(or_null(Type::Array))
+                    .items(ObjectBuilder::new())
+                    .description(Some("Several events.")),
+            )
+            .into()
+    }
+}
+
+impl ToSchema for CapturePayload<'_> {
+    fn name() -> Cow<'static, str> {
+        "CaptureBody".into()
+    }
 }
 
 /// Reads the events of an unpacked body, at most `max_events` of them.

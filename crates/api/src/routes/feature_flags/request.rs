@@ -1,37 +1,92 @@
-//! A feature flag request body read into the domain's command.
+//! A feature flag request body read into [`FeatureFlagWrite`] — also its schema in the OpenAPI
+//! document — and from there into the domain's command.
 
 use domain::ValidationError;
 use domain::feature_flag::{FlagChanges, FlagFilters, FlagKey, NewFlag};
 use domain::patch::Patch;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
 
 use crate::fields::{Fields, non_null, not_null};
+
+/// A feature flag to create (`key` required) or change (any subset; `deleted: true` deletes).
+#[derive(ToSchema)]
+pub(crate) struct FeatureFlagWrite {
+    /// Letters, digits, `-` and `_`; unique among the project's live flags.
+    #[schema(value_type = Option<String>, nullable = false, pattern = "^[a-zA-Z0-9_-]+$")]
+    key: Option<FlagKey>,
+    #[schema(nullable = false)]
+    name: Option<String>,
+    /// `{groups: [{properties, rollout_percentage, variant}], multivariate?, payloads?}`.
+    #[schema(value_type = Object, required = false)]
+    filters: Option<FlagFilters>,
+    #[schema(nullable = false)]
+    active: Option<bool>,
+    #[schema(nullable = false)]
+    ensure_experience_continuity: Option<bool>,
+    /// PATCH only: `true` deletes the flag (soft).
+    #[schema(nullable = false)]
+    deleted: Option<bool>,
+}
+
+/// Each reader fills the fields in its own order (a struct literal evaluates them as written), so
+/// the first error reported stays the one PostHog reports for that method.
+impl FeatureFlagWrite {
+    /// Reads a create body: `key` first (required), `null` elsewhere taken as absent, and no
+    /// `deleted`.
+    fn create(body: &Map<String, Value>) -> Result<Self, ValidationError> {
+        let fields = Fields(body);
+        Ok(Self {
+            key: Some(match fields.string("key")? {
+                Patch::Value(key) => FlagKey::parse(&key)?,
+                Patch::Absent => return Err(ValidationError::required("key")),
+                Patch::Null => return Err(not_null("key")),
+            }),
+            name: fields.string("name")?.value(),
+            filters: fields
+                .raw("filters")
+                .value()
+                .map(FlagFilters::parse)
+                .transpose()?,
+            active: fields.boolean("active")?.value(),
+            ensure_experience_continuity: fields.boolean("ensure_experience_continuity")?.value(),
+            deleted: None,
+        })
+    }
+
+    /// Reads a PATCH body: `name` first, and no field may be `null`.
+    fn change(body: &Map<String, Value>) -> Result<Self, ValidationError> {
+        let fields = Fields(body);
+        Ok(Self {
+            name: non_null(fields.string("name")?, "name")?,
+            key: non_null(fields.string("key")?, "key")?
+                .map(|key| FlagKey::parse(&key))
+                .transpose()?,
+            filters: non_null(fields.raw("filters"), "filters")?
+                .map(FlagFilters::parse)
+                .transpose()?,
+            active: non_null(fields.boolean("active")?, "active")?,
+            ensure_experience_continuity: non_null(
+                fields.boolean("ensure_experience_continuity")?,
+                "ensure_experience_continuity",
+            )?,
+            deleted: non_null(fields.boolean("deleted")?, "deleted")?,
+        })
+    }
+}
 
 /// Reads a create body: `key` required, everything else defaulted.
 ///
 /// # Errors
 /// The first invalid field.
 pub(super) fn new_flag(body: &Map<String, Value>) -> Result<NewFlag, ValidationError> {
-    let fields = Fields(body);
-    let key = match fields.string("key")? {
-        Patch::Value(key) => FlagKey::parse(&key)?,
-        Patch::Absent => return Err(ValidationError::required("key")),
-        Patch::Null => return Err(not_null("key")),
-    };
+    let write = FeatureFlagWrite::create(body)?;
     Ok(NewFlag {
-        key,
-        name: fields.string("name")?.value().unwrap_or_default(),
-        filters: fields
-            .raw("filters")
-            .value()
-            .map(FlagFilters::parse)
-            .transpose()?
-            .unwrap_or_default(),
-        active: fields.boolean("active")?.value().unwrap_or(true),
-        ensure_experience_continuity: fields
-            .boolean("ensure_experience_continuity")?
-            .value()
-            .unwrap_or(false),
+        key: write.key.ok_or_else(|| ValidationError::required("key"))?,
+        name: write.name.unwrap_or_default(),
+        filters: write.filters.unwrap_or_default(),
+        active: write.active.unwrap_or(true),
+        ensure_experience_continuity: write.ensure_experience_continuity.unwrap_or(false),
     })
 }
 
@@ -40,21 +95,14 @@ pub(super) fn new_flag(body: &Map<String, Value>) -> Result<NewFlag, ValidationE
 /// # Errors
 /// The first invalid field.
 pub(super) fn flag_changes(body: &Map<String, Value>) -> Result<FlagChanges, ValidationError> {
-    let fields = Fields(body);
+    let write = FeatureFlagWrite::change(body)?;
     Ok(FlagChanges {
-        name: non_null(fields.string("name")?, "name")?,
-        key: non_null(fields.string("key")?, "key")?
-            .map(|key| FlagKey::parse(&key))
-            .transpose()?,
-        filters: non_null(fields.raw("filters"), "filters")?
-            .map(FlagFilters::parse)
-            .transpose()?,
-        active: non_null(fields.boolean("active")?, "active")?,
-        ensure_experience_continuity: non_null(
-            fields.boolean("ensure_experience_continuity")?,
-            "ensure_experience_continuity",
-        )?,
-        deleted: non_null(fields.boolean("deleted")?, "deleted")?,
+        name: write.name,
+        key: write.key,
+        filters: write.filters,
+        active: write.active,
+        ensure_experience_continuity: write.ensure_experience_continuity,
+        deleted: write.deleted,
     })
 }
 

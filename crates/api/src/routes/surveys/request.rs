@@ -1,6 +1,9 @@
-//! A survey request body read into the domain's command, field by field in the serializer's
-//! order, so the first error reported is the one PostHog would report.
+//! A survey request body read into [`SurveyWrite`], field by field in the serializer's order so
+//! the first error reported is the one PostHog would report, and from there into the domain's
+//! command. `SurveyWrite` is also the body's schema in the OpenAPI document, its limits read
+//! from the same domain constants the reader enforces.
 
+use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::feature_flag::FlagId;
@@ -11,57 +14,150 @@ use domain::survey::{
 };
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::ObjectBuilder;
 
+use crate::contract::schemas::{self, integer_within, text};
 use crate::fields::{Fields, non_null, not_null, too_long};
 
-/// A create or update body as the domain's command, and what the response echoes.
-pub(super) struct SurveyRequest {
-    pub changes: SurveyChanges,
-    /// `remove_targeting_flag` as sent (`null` when absent); responses echo it.
-    pub remove_targeting_flag: Option<bool>,
+/// A survey to create (POST: `name` and `type` required), replace (PUT: likewise) or change
+/// (PATCH: any subset).
+#[derive(ToSchema)]
+pub(crate) struct SurveyWrite {
+    #[schema(schema_with = name_schema, required = false)]
+    name: Patch<String>,
+    #[schema(value_type = Option<String>, nullable = false)]
+    description: Patch<String>,
+    #[schema(rename = "type", value_type = schemas::SurveyType, required = false)]
+    survey_type: Patch<SurveyType>,
+    /// `null` means `once`.
+    #[schema(value_type = Option<schemas::SurveySchedule>)]
+    schedule: Patch<Schedule>,
+    /// A live flag of the same project; `null` unlinks.
+    #[schema(value_type = Option<i32>)]
+    linked_flag_id: Patch<FlagId>,
+    /// Adopts a live flag of the same project as targeting flag; `null` lets go of it.
+    #[schema(value_type = Option<i32>)]
+    targeting_flag_id: Patch<FlagId>,
+    /// Filters for the survey's own targeting flag (`{}` or `null`: none).
+    #[schema(value_type = Option<Object>)]
+    targeting_flag_filters: Option<Map<String, Value>>,
+    /// Deletes the survey's own targeting flag (an adopted one is only detached).
+    remove_targeting_flag: Option<bool>,
+    /// `{question, type: open|link|rating|single_choice|multiple_choice, …}` objects.
+    #[schema(value_type = Option<Vec<Object>>)]
+    questions: Patch<Questions>,
+    #[schema(value_type = Option<Object>)]
+    conditions: Patch<Conditions>,
+    #[schema(value_type = Option<Object>)]
+    appearance: Patch<Appearance>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    start_date: Patch<DateTime<Utc>>,
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    end_date: Patch<DateTime<Utc>>,
+    #[schema(nullable = false)]
+    archived: Option<bool>,
+    #[schema(schema_with = responses_limit_schema, required = false)]
+    responses_limit: Patch<i32>,
+    #[schema(schema_with = iteration_count_schema, required = false)]
+    iteration_count: Patch<i32>,
+    #[schema(schema_with = iteration_frequency_schema, required = false)]
+    iteration_frequency_days: Patch<i32>,
+    #[schema(value_type = Option<bool>)]
+    enable_partial_responses: Patch<bool>,
 }
 
-/// Reads a create or update body.
-///
-/// # Errors
-/// The first invalid field.
-pub(super) fn survey_request(body: &Map<String, Value>) -> Result<SurveyRequest, ValidationError> {
-    let fields = Fields(body);
-    let remove_targeting_flag;
-    let changes = SurveyChanges {
-        name: parse_name(&fields)?,
-        description: match fields.string("description")? {
-            Patch::Null => return Err(not_null("description")),
-            other => other,
-        },
-        survey_type: parse_type(&fields)?,
-        schedule: parse_schedule(&fields)?,
-        linked_flag_id: fields.integer("linked_flag_id")?.map(to_flag_id),
-        targeting_flag_id: fields.integer("targeting_flag_id")?.map(to_flag_id),
-        targeting_flag_filters: parse_targeting_filters(&fields)?,
-        remove_targeting_flag: {
-            remove_targeting_flag = fields.boolean("remove_targeting_flag")?.value();
-            remove_targeting_flag.unwrap_or(false)
-        },
-        questions: fields.raw("questions").try_map(Questions::parse)?,
-        conditions: fields.raw("conditions").try_map(Conditions::parse)?,
-        appearance: fields.raw("appearance").try_map(Appearance::parse)?,
-        start_date: fields.datetime("start_date")?,
-        end_date: fields.datetime("end_date")?,
-        archived: non_null(fields.boolean("archived")?, "archived")?,
-        responses_limit: fields.bounded_integer("responses_limit", 0, i64::from(i32::MAX))?,
-        iteration_count: fields.bounded_integer("iteration_count", 0, i64::from(MAX_ITERATIONS))?,
-        iteration_frequency_days: fields.bounded_integer(
-            "iteration_frequency_days",
-            0,
-            i64::from(MAX_FREQUENCY_DAYS),
-        )?,
-        enable_partial_responses: fields.boolean("enable_partial_responses")?,
-    };
-    Ok(SurveyRequest {
-        changes,
-        remove_targeting_flag,
-    })
+/// The most responses a survey may be limited to: what the column holds.
+const MAX_RESPONSES_LIMIT: i32 = i32::MAX;
+
+fn name_schema() -> ObjectBuilder {
+    text(MAX_NAME_CHARS, false)
+        .min_length(Some(1))
+        .description(Some(format!(
+            "Unique in the project; trimmed; at most {MAX_NAME_CHARS} characters."
+        )))
+}
+
+fn responses_limit_schema() -> ObjectBuilder {
+    integer_within(0, MAX_RESPONSES_LIMIT.into(), true)
+}
+
+fn iteration_count_schema() -> ObjectBuilder {
+    integer_within(0, MAX_ITERATIONS.into(), true)
+}
+
+fn iteration_frequency_schema() -> ObjectBuilder {
+    integer_within(0, MAX_FREQUENCY_DAYS.into(), true)
+}
+
+impl SurveyWrite {
+    /// Reads a create or update body.
+    ///
+    /// # Errors
+    /// The first invalid field.
+    pub(super) fn read(body: &Map<String, Value>) -> Result<Self, ValidationError> {
+        let fields = Fields(body);
+        Ok(Self {
+            name: parse_name(&fields)?,
+            description: match fields.string("description")? {
+                Patch::Null => return Err(not_null("description")),
+                other => other,
+            },
+            survey_type: parse_type(&fields)?,
+            schedule: parse_schedule(&fields)?,
+            linked_flag_id: fields.integer("linked_flag_id")?.map(to_flag_id),
+            targeting_flag_id: fields.integer("targeting_flag_id")?.map(to_flag_id),
+            targeting_flag_filters: parse_targeting_filters(&fields)?,
+            remove_targeting_flag: fields.boolean("remove_targeting_flag")?.value(),
+            questions: fields.raw("questions").try_map(Questions::parse)?,
+            conditions: fields.raw("conditions").try_map(Conditions::parse)?,
+            appearance: fields.raw("appearance").try_map(Appearance::parse)?,
+            start_date: fields.datetime("start_date")?,
+            end_date: fields.datetime("end_date")?,
+            archived: non_null(fields.boolean("archived")?, "archived")?,
+            responses_limit: fields.bounded_integer(
+                "responses_limit",
+                0,
+                MAX_RESPONSES_LIMIT.into(),
+            )?,
+            iteration_count: fields.bounded_integer("iteration_count", 0, MAX_ITERATIONS.into())?,
+            iteration_frequency_days: fields.bounded_integer(
+                "iteration_frequency_days",
+                0,
+                MAX_FREQUENCY_DAYS.into(),
+            )?,
+            enable_partial_responses: fields.boolean("enable_partial_responses")?,
+        })
+    }
+
+    /// `remove_targeting_flag` as sent (`None` when absent): responses echo it.
+    pub(super) fn remove_targeting_flag(&self) -> Option<bool> {
+        self.remove_targeting_flag
+    }
+
+    /// The domain's command.
+    pub(super) fn into_changes(self) -> SurveyChanges {
+        SurveyChanges {
+            name: self.name,
+            description: self.description,
+            survey_type: self.survey_type,
+            schedule: self.schedule,
+            linked_flag_id: self.linked_flag_id,
+            targeting_flag_id: self.targeting_flag_id,
+            targeting_flag_filters: self.targeting_flag_filters,
+            remove_targeting_flag: self.remove_targeting_flag.unwrap_or(false),
+            questions: self.questions,
+            conditions: self.conditions,
+            appearance: self.appearance,
+            start_date: self.start_date,
+            end_date: self.end_date,
+            archived: self.archived,
+            responses_limit: self.responses_limit,
+            iteration_count: self.iteration_count,
+            iteration_frequency_days: self.iteration_frequency_days,
+            enable_partial_responses: self.enable_partial_responses,
+        }
+    }
 }
 
 fn to_flag_id(id: i64) -> FlagId {
@@ -143,27 +239,38 @@ fn parse_targeting_filters(
 /// PostHog's message for every malformed `target_team_ids`.
 const TARGETS_INVALID: &str = "target_team_ids must be a non-empty list of team IDs";
 
-/// The projects a `duplicate_to_projects` body names, in its order.
-///
-/// # Errors
-/// `target_team_ids` absent, not a list, empty, or holding anything but integers.
-pub(super) fn target_team_ids(
-    body: &Map<String, Value>,
-) -> Result<Vec<ProjectId>, ValidationError> {
-    let invalid = || ValidationError::invalid("target_team_ids", TARGETS_INVALID);
-    let ids = body
-        .get("target_team_ids")
-        .and_then(Value::as_array)
-        .filter(|ids| !ids.is_empty())
-        .ok_or_else(invalid)?;
-    ids.iter()
-        .map(|id| {
-            // Ids outside i32 cannot exist; -1 names no project and is refused as unreachable.
-            id.as_i64()
-                .map(|id| ProjectId(i32::try_from(id).unwrap_or(-1)))
-                .ok_or_else(invalid)
-        })
-        .collect()
+/// `duplicate_to_projects`: the projects to copy the survey into.
+#[derive(ToSchema)]
+pub(crate) struct DuplicateToProjects {
+    // In the body's order.
+    #[schema(value_type = Vec<i64>, min_items = 1)]
+    pub target_team_ids: Vec<ProjectId>,
+}
+
+impl DuplicateToProjects {
+    /// Reads a `duplicate_to_projects` body.
+    ///
+    /// # Errors
+    /// `target_team_ids` absent, not a list, empty, or holding anything but integers.
+    pub(super) fn read(body: &Map<String, Value>) -> Result<Self, ValidationError> {
+        let invalid = || ValidationError::invalid("target_team_ids", TARGETS_INVALID);
+        let ids = body
+            .get("target_team_ids")
+            .and_then(Value::as_array)
+            .filter(|ids| !ids.is_empty())
+            .ok_or_else(invalid)?;
+        let target_team_ids = ids
+            .iter()
+            .map(|id| {
+                // Ids outside i32 cannot exist; -1 names no project and is refused as
+                // unreachable.
+                id.as_i64()
+                    .map(|id| ProjectId(i32::try_from(id).unwrap_or(-1)))
+                    .ok_or_else(invalid)
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { target_team_ids })
+    }
 }
 
 #[cfg(test)]
@@ -173,12 +280,14 @@ mod tests {
     use super::*;
 
     fn parse(value: Value) -> Result<SurveyChanges, ValidationError> {
-        survey_request(value.as_object().unwrap()).map(|request| request.changes)
+        SurveyWrite::read(value.as_object().unwrap()).map(SurveyWrite::into_changes)
     }
 
     #[test]
     fn target_team_ids_must_be_a_non_empty_list_of_integers() {
-        let ids = |body: Value| target_team_ids(body.as_object().unwrap());
+        let ids = |body: Value| {
+            DuplicateToProjects::read(body.as_object().unwrap()).map(|read| read.target_team_ids)
+        };
         assert_eq!(
             ids(json!({"target_team_ids": [3, 1, 99999999999_i64]})).unwrap(),
             [ProjectId(3), ProjectId(1), ProjectId(-1)]
@@ -309,9 +418,9 @@ mod tests {
     #[test]
     fn remove_targeting_flag_is_kept_as_sent_for_the_echo() {
         let echo = |value: Value| {
-            survey_request(value.as_object().unwrap())
+            SurveyWrite::read(value.as_object().unwrap())
                 .unwrap()
-                .remove_targeting_flag
+                .remove_targeting_flag()
         };
         assert_eq!(echo(json!({})), None);
         assert_eq!(echo(json!({"remove_targeting_flag": false})), Some(false));

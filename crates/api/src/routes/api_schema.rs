@@ -1,11 +1,11 @@
-//! The pages that render the OpenAPI document for people, at PostHog's paths:
-//! `/api/schema/swagger-ui/` (Swagger UI) and `/api/schema/redoc/` (Redoc). Their scripts and
-//! styles are vendored from the npm registry (`crates/api/assets/`) and served from Burrow
-//! itself, under URLs that name the version, so they are cached for a year and no page needs a
-//! CDN.
+//! The OpenAPI document's route (`/api/schema/`) and the pages that render it for people, at
+//! PostHog's paths: `/api/schema/swagger-ui/` (Swagger UI) and `/api/schema/redoc/` (Redoc).
+//! Their scripts and styles are vendored from the npm registry (`crates/api/assets/`) and served
+//! from Burrow itself, under URLs that name the version, so they are cached for a year and no
+//! page needs a CDN.
 
-use actix_web::HttpResponse;
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use actix_web::{HttpResponse, web};
 
 pub(crate) const SWAGGER_UI: &str = "/api/schema/swagger-ui";
 pub(crate) const REDOC: &str = "/api/schema/redoc";
@@ -13,11 +13,20 @@ pub(crate) const SWAGGER_UI_JS: &str = "/api/schema/swagger-ui/5.35.0/swagger-ui
 pub(crate) const SWAGGER_UI_CSS: &str = "/api/schema/swagger-ui/5.35.0/swagger-ui.css";
 pub(crate) const REDOC_JS: &str = "/api/schema/redoc/2.5.4/redoc.standalone.js";
 
-/// The routes of this module: not operations of the document they render.
-pub(crate) const PATHS: [&str; 5] = [SWAGGER_UI, REDOC, SWAGGER_UI_JS, SWAGGER_UI_CSS, REDOC_JS];
-
 /// Where the pages load the document from.
 const DOCUMENT: &str = "/api/schema/";
+
+/// The OpenAPI document as served. `crate::app` hands it over: the document is built from the
+/// route table, so the table cannot name its builder without the two depending on each other.
+pub(crate) struct ApiDocument(pub &'static str);
+
+/// `GET /api/schema/`: the document, without a key.
+pub(crate) async fn schema(document: web::Data<ApiDocument>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, "application/json"))
+        .insert_header((CACHE_CONTROL, "no-cache"))
+        .body(document.0)
+}
 
 pub(crate) async fn swagger_ui() -> HttpResponse {
     page(&format!(

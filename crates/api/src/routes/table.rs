@@ -1,0 +1,654 @@
+//! The whole API as data: every path, the methods it answers, and for each its handler and its
+//! operation — summary, tag, id, query parameters, request and response types — declared here
+//! once. Registration (`super::configure`), `route_table()` and the OpenAPI document all read
+//! this table.
+
+use actix_web::http::Method;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+
+use super::{
+    ResourceSpec, api_schema, capture, feature_flags, flags, health, organizations,
+    personal_api_keys, plugin_configs, plugins, projects, public_surveys, sdk_config,
+    static_assets, survey_responses, surveys, users,
+};
+use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
+use crate::contract::{Auth, Operation};
+use crate::dto::{ActivityResponse, FlagResponse};
+use organizations::OrganizationResponse;
+use plugin_configs::PluginConfigResponse;
+use plugins::PluginResponse;
+use projects::ProjectResponse;
+use survey_responses::{ResponseBody, StatsBody};
+use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
+
+/// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
+/// prefix), and no two patterns match the same path, so the order of entries does not matter
+/// to routing; the document lists paths in this order.
+pub(super) fn table() -> Vec<ResourceSpec> {
+    let service = |id, summary| Operation::new("service", id, summary).auth(Auth::Open);
+    let users = |id, summary| Operation::new("users", id, summary);
+    let keys = |id, summary| Operation::new("personal_api_keys", id, summary);
+    let mut table = vec![
+        ResourceSpec::at("/_health").route(
+            Method::GET,
+            health::health,
+            service("health", "Whether the process runs").ok_inline(status_ok()),
+        ),
+        ResourceSpec::at("/_readyz").route(
+            Method::GET,
+            health::ready,
+            service("ready", "Whether PostgreSQL answers")
+                .ok_inline(status_ok())
+                .also(503),
+        ),
+        ResourceSpec::at("/metrics").route(
+            Method::GET,
+            crate::metrics::metrics,
+            service("metrics", "Prometheus metrics of this node")
+                .text("text/plain; version=0.0.4; charset=utf-8"),
+        ),
+        ResourceSpec::at("/api/schema").route(
+            Method::GET,
+            api_schema::schema,
+            service("schema", "This OpenAPI document").ok_inline(ObjectBuilder::new()),
+        ),
+        ResourceSpec::at(api_schema::SWAGGER_UI).page(api_schema::swagger_ui),
+        ResourceSpec::at(api_schema::SWAGGER_UI_JS).page(api_schema::swagger_ui_js),
+        ResourceSpec::at(api_schema::SWAGGER_UI_CSS).page(api_schema::swagger_ui_css),
+        ResourceSpec::at(api_schema::REDOC).page(api_schema::redoc),
+        ResourceSpec::at(api_schema::REDOC_JS).page(api_schema::redoc_js),
+        ResourceSpec::at("/api/users/@me")
+            .route(
+                Method::GET,
+                users::me,
+                users("users_me", "The key's owner").ok::<users::MeResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                users::switch_current,
+                users(
+                    "users_switch_current",
+                    "Switch the current project or organization",
+                )
+                .body::<users::SwitchCurrent>()
+                .ok::<users::MeResponse>(),
+            ),
+        ResourceSpec::at("/api/personal_api_keys")
+            .route(
+                Method::GET,
+                personal_api_keys::refused,
+                keys(
+                    "personal_api_keys_list",
+                    "Listing keys (refused to personal keys)",
+                )
+                .ok_inline(ObjectBuilder::new()),
+            )
+            .route(
+                Method::POST,
+                personal_api_keys::refused,
+                keys(
+                    "personal_api_keys_create",
+                    "Making a key (refused to personal keys)",
+                )
+                .body_inline(ObjectBuilder::new())
+                .ok_inline(ObjectBuilder::new()),
+            ),
+        ResourceSpec::at("/api/personal_api_keys/{key_id}")
+            .route(
+                Method::GET,
+                personal_api_keys::retrieve,
+                keys(
+                    "personal_api_keys_retrieve",
+                    "The calling key (`@current` or its own id); any other id is 403",
+                )
+                .ok::<personal_api_keys::PersonalApiKeyResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                personal_api_keys::refused,
+                keys(
+                    "personal_api_keys_partial_update",
+                    "Changing a key (refused)",
+                )
+                .body_inline(ObjectBuilder::new())
+                .ok_inline(ObjectBuilder::new()),
+            )
+            .route(
+                Method::PUT,
+                personal_api_keys::refused,
+                keys("personal_api_keys_update", "Replacing a key (refused)")
+                    .body_inline(ObjectBuilder::new())
+                    .ok_inline(ObjectBuilder::new()),
+            )
+            .route(
+                Method::DELETE,
+                personal_api_keys::refused,
+                keys("personal_api_keys_destroy", "Deleting a key (refused)")
+                    .ok_inline(ObjectBuilder::new()),
+            ),
+        ResourceSpec::at("/api/organizations").route(
+            Method::GET,
+            organizations::list,
+            Operation::new(
+                "organizations",
+                "organizations_list",
+                "Organizations the user belongs to and the key reaches",
+            )
+            .paginated::<OrganizationResponse>(),
+        ),
+        ResourceSpec::at("/api/projects").route(
+            Method::GET,
+            projects::list,
+            Operation::new(
+                "projects",
+                "projects_list",
+                "Projects of the user's organizations that the key reaches",
+            )
+            .paginated::<ProjectResponse>(),
+        ),
+        ResourceSpec::at("/api/projects/{project_id}").route(
+            Method::GET,
+            projects::retrieve,
+            Operation::new("projects", "projects_retrieve", "One project").ok::<ProjectResponse>(),
+        ),
+    ];
+    table.extend(sdk_resources());
+    table.extend(organization_resources("/api/organizations"));
+    // PostHog also serves project resources under `/api/environments/{id}/`, and clients use both.
+    table.extend(project_resources("/api/projects"));
+    table.extend(project_resources("/api/environments"));
+    table
+}
+
+/// What PostHog's SDKs call from browsers and servers, named by a project's public token
+/// instead of a personal key, answered to any origin.
+fn sdk_resources() -> Vec<ResourceSpec> {
+    let sdk = |id, summary| Operation::new("sdk", id, summary).auth(Auth::ProjectToken);
+    let capture = |id, summary| {
+        sdk(id, summary)
+            .query([
+                query(
+                    "compression",
+                    "`gzip-js` or `base64` when the body is encoded so.",
+                    string(),
+                ),
+                query("token", "The project's public token.", string()),
+                query("api_key", "The same, as older SDKs send it.", string()),
+            ])
+            .required_body::<capture::CapturePayload<'static>>()
+            .ok_inline(
+                ObjectBuilder::new()
+                    .property("status", ObjectBuilder::new().schema_type(Type::Integer))
+                    .required("status"),
+            )
+    };
+    // Any one segment, so even a refused name is answered with CORS; the handlers serve plain
+    // names only.
+    let static_file = |id| {
+        Operation::new(
+            "sdk",
+            id,
+            "A file of posthog-js's dist (e.g. surveys.js) from BURROW_STATIC_DIR",
+        )
+        .auth(Auth::Open)
+        .query([query(
+            "v",
+            "A version to prefer when it is there (the unversioned path only).",
+            string(),
+        )])
+        .text("application/javascript")
+        .also(404)
+    };
+    [
+        ResourceSpec::at("/batch").route(
+            Method::POST,
+            capture::capture,
+            capture("capture_batch", "Capture a batch of events (SDKs)"),
+        ),
+        ResourceSpec::at("/capture").route(
+            Method::POST,
+            capture::capture,
+            capture("capture", "Capture events (SDKs)"),
+        ),
+        ResourceSpec::at("/e").route(
+            Method::POST,
+            capture::capture,
+            capture("capture_e", "Capture events (SDKs, short path)"),
+        ),
+        ResourceSpec::at("/i/v0/e").route(
+            Method::POST,
+            capture::capture,
+            capture("capture_i_v0_e", "Capture events (SDKs, versioned path)"),
+        ),
+        ResourceSpec::at("/api/surveys").route(
+            Method::GET,
+            public_surveys::feed,
+            sdk(
+                "surveys_feed",
+                "The project's unarchived surveys, as PostHog's SDKs fetch them",
+            )
+            .query([
+                query("token", "The project's public token.", string()),
+                query("api_key", "The same, as older SDKs send it.", string()),
+            ])
+            .ok::<public_surveys::SurveyFeed>(),
+        ),
+        ResourceSpec::at("/array/{token}/config").route(
+            Method::GET,
+            sdk_config::remote_config,
+            sdk(
+                "remote_config",
+                "The remote config posthog-js loads: surveys and flags on, gzip capture at /i/v0/e/",
+            )
+            .ok_inline(ObjectBuilder::new())
+            .also(404),
+        ),
+        ResourceSpec::at("/array/{token}/config.js").route(
+            Method::GET,
+            sdk_config::remote_config_script,
+            sdk(
+                "remote_config_script",
+                "The same remote config as a script setting window._POSTHOG_REMOTE_CONFIG[token]",
+            )
+            .text("application/javascript; charset=utf-8")
+            .also(404),
+        ),
+        ResourceSpec::at("/flags").route(
+            Method::POST,
+            flags::flags,
+            sdk(
+                "flags",
+                "The project's flags and its surveys' internal targeting flags, evaluated for one person",
+            )
+            .query([query(
+                "v",
+                "2 (or more) for the `flags` answer; otherwise the legacy `featureFlags` one.",
+                ObjectBuilder::new().schema_type(Type::Integer),
+            )])
+            .body_inline(
+                ObjectBuilder::new()
+                    .property("token", string())
+                    .property("distinct_id", string())
+                    .property("person_properties", ObjectBuilder::new())
+                    .property("flag_keys", ArrayBuilder::new().items(string()))
+                    .required("distinct_id"),
+            )
+            .ok_inline(ObjectBuilder::new()),
+        ),
+        ResourceSpec::at("/static/{version}/{file}").route(
+            Method::GET,
+            static_assets::versioned,
+            static_file("static_versioned"),
+        ),
+        ResourceSpec::at("/static/{file}").route(
+            Method::GET,
+            static_assets::unversioned,
+            static_file("static_newest"),
+        ),
+    ]
+    .into_iter()
+    .map(ResourceSpec::cross_origin)
+    .collect()
+}
+
+/// The organization named by `{organization_id}` under `prefix`, and the resources inside it.
+fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
+    let organization = format!("{prefix}/{{organization_id}}");
+    let all_plugins = format!("{organization}/plugins");
+    // Plugin ids are digits only, so `activity`, `repository` and `unused` never read as ids.
+    let plugin = format!("{all_plugins}/{{plugin_id:\\d+}}");
+    let projects = |id, summary| Operation::new("projects", id, summary);
+    let plugins = |id, summary| Operation::new("plugins", id, summary);
+    vec![
+        ResourceSpec::at(organization.clone()).route(
+            Method::GET,
+            organizations::retrieve,
+            Operation::new(
+                "organizations",
+                "organizations_retrieve",
+                "One organization",
+            )
+            .ok::<OrganizationResponse>(),
+        ),
+        ResourceSpec::at(format!("{organization}/projects")).route(
+            Method::GET,
+            projects::list_in_organization,
+            projects(
+                "organizations_projects_list",
+                "The organization's projects the key sees",
+            )
+            .paginated::<ProjectResponse>(),
+        ),
+        ResourceSpec::at(format!("{organization}/projects/{{project_id}}")).route(
+            Method::GET,
+            projects::retrieve_in_organization,
+            projects(
+                "organizations_projects_retrieve",
+                "One of the organization's projects",
+            )
+            .ok::<ProjectResponse>(),
+        ),
+        ResourceSpec::at(all_plugins.clone())
+            .route(
+                Method::GET,
+                plugins::list,
+                plugins("plugins_list", "The organization's plugins").paginated::<PluginResponse>(),
+            )
+            .route(
+                Method::POST,
+                plugins::create,
+                plugins("plugins_create", "Install a plugin")
+                    .body::<plugins::PluginWrite>()
+                    .created::<PluginResponse>()
+                    .also(502),
+            ),
+        ResourceSpec::at(format!("{all_plugins}/activity")).route(
+            Method::GET,
+            plugins::activity,
+            plugins("plugins_activity", "The organization's plugin activity")
+                .numbered::<ActivityResponse>(),
+        ),
+        ResourceSpec::at(format!("{all_plugins}/repository")).route(
+            Method::GET,
+            plugins::repository,
+            plugins(
+                "plugins_repository",
+                "The configured plugin listing, verbatim (`[]` when none is configured)",
+            )
+            .ok_inline(any())
+            .also(502),
+        ),
+        ResourceSpec::at(format!("{all_plugins}/unused")).route(
+            Method::GET,
+            plugins::unused,
+            plugins(
+                "plugins_unused",
+                "Ids of the organization's plugins no project has enabled",
+            )
+            .ok_inline(ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::Integer))),
+        ),
+        ResourceSpec::at(plugin.clone())
+            .route(
+                Method::GET,
+                plugins::retrieve,
+                plugins("plugins_retrieve", "One plugin").ok::<PluginResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                plugins::update,
+                plugins("plugins_partial_update", "Change a plugin")
+                    .body::<plugins::PluginWrite>()
+                    .ok::<PluginResponse>(),
+            )
+            .route(
+                Method::PUT,
+                plugins::update,
+                plugins("plugins_update", "Change a plugin (as PATCH)")
+                    .body::<plugins::PluginWrite>()
+                    .ok::<PluginResponse>(),
+            )
+            .route(
+                Method::DELETE,
+                plugins::delete,
+                plugins("plugins_destroy", "Uninstall a plugin").no_content(),
+            ),
+        ResourceSpec::at(format!("{plugin}/check_for_updates")).route(
+            Method::GET,
+            plugins::check_for_updates,
+            plugins(
+                "plugins_check_for_updates",
+                "The plugin with `latest_tag` set to the newest version",
+            )
+            .ok_around::<PluginResponse>(|plugin| {
+                ObjectBuilder::new()
+                    .property("plugin", plugin)
+                    .required("plugin")
+                    .into()
+            })
+            .also(502),
+        ),
+        ResourceSpec::at(format!("{plugin}/source")).route(
+            Method::GET,
+            plugins::source,
+            plugins("plugins_source", "The plugin's source files").ok_inline(source_files(false)),
+        ),
+        ResourceSpec::at(format!("{plugin}/update_source")).route(
+            Method::PATCH,
+            plugins::update_source,
+            plugins(
+                "plugins_update_source",
+                "Write source files (`null` deletes one)",
+            )
+            .body_inline(source_files(true))
+            .ok_inline(source_files(false)),
+        ),
+        ResourceSpec::at(format!("{plugin}/upgrade")).route(
+            Method::POST,
+            plugins::upgrade,
+            plugins(
+                "plugins_upgrade",
+                "Download the plugin again (optionally another version)",
+            )
+            .body::<plugins::PluginUpgrade>()
+            .ok::<PluginResponse>()
+            .also(502),
+        ),
+    ]
+}
+
+/// The resources that live inside the project named by `{project_id}` under `prefix`. Their
+/// operations are declared once for both prefixes; the document tells the two apart.
+fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
+    let project = format!("{prefix}/{{project_id}}");
+    let all_surveys = format!("{project}/surveys");
+    // Survey ids are UUIDs, so `responses_count`, `stats` and `activity` never read as ids.
+    let survey = format!("{all_surveys}/{{survey_id:[0-9a-fA-F-]{{32,36}}}}");
+    let surveys = |id, summary| Operation::new("surveys", id, summary);
+    let flags = |id, summary| Operation::new("feature_flags", id, summary);
+    let configs = |id, summary| Operation::new("plugin_configs", id, summary);
+    vec![
+        ResourceSpec::at(all_surveys.clone())
+            .route(
+                Method::GET,
+                surveys::list,
+                surveys("surveys_list", "The project's surveys, newest first")
+                    .query([
+                        query(
+                            "search",
+                            "Terms that must all appear in the name or description.",
+                            string(),
+                        ),
+                        query(
+                            "archived",
+                            "Only archived (`true`) or unarchived (`false`) surveys.",
+                            ObjectBuilder::new().schema_type(Type::Boolean),
+                        ),
+                    ])
+                    .paginated::<SurveyResponse>(),
+            )
+            .route(
+                Method::POST,
+                surveys::create,
+                surveys("surveys_create", "Create a survey")
+                    .body::<SurveyWrite>()
+                    .created::<SurveyResponse>(),
+            ),
+        ResourceSpec::at(format!("{all_surveys}/responses_count")).route(
+            Method::GET,
+            survey_responses::responses_count,
+            surveys("surveys_responses_count", "Responses per survey id")
+                .query([
+                    query("survey_ids", "Comma-separated survey ids.", string()),
+                    query(
+                        "exclude_archived",
+                        "Leave archived responses out.",
+                        ObjectBuilder::new().schema_type(Type::Boolean),
+                    ),
+                ])
+                .ok_inline(
+                    ObjectBuilder::new().additional_properties(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .minimum(Some(0)),
+                    )),
+                ),
+        ),
+        ResourceSpec::at(format!("{all_surveys}/stats")).route(
+            Method::GET,
+            survey_responses::project_stats,
+            surveys("surveys_stats", "Survey events of the project")
+                .date_window()
+                .ok::<StatsBody>(),
+        ),
+        ResourceSpec::at(format!("{survey}/stats")).route(
+            Method::GET,
+            survey_responses::survey_stats,
+            surveys("surveys_survey_stats", "One survey's events")
+                .date_window()
+                .ok::<StatsBody>(),
+        ),
+        ResourceSpec::at(format!("{survey}/responses")).route(
+            Method::GET,
+            survey_responses::list,
+            surveys("surveys_responses_list", "One survey's responses")
+                .date_window()
+                .paginated::<ResponseBody>(),
+        ),
+        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive")).route(
+            Method::POST,
+            survey_responses::archive,
+            surveys("surveys_responses_archive", "Archive a response").ok_inline(success()),
+        ),
+        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/unarchive")).route(
+            Method::POST,
+            survey_responses::unarchive,
+            surveys("surveys_responses_unarchive", "Unarchive a response").ok_inline(success()),
+        ),
+        ResourceSpec::at(format!("{survey}/archived-response-uuids")).route(
+            Method::GET,
+            survey_responses::archived_uuids,
+            surveys(
+                "surveys_archived_response_uuids",
+                "Uuids of the survey's archived responses",
+            )
+            .ok_inline(ArrayBuilder::new().items(uuid())),
+        ),
+        ResourceSpec::at(format!("{all_surveys}/activity")).route(
+            Method::GET,
+            surveys::project_activity,
+            surveys(
+                "surveys_activity",
+                "The activity of every survey of the project",
+            )
+            .numbered::<ActivityResponse>(),
+        ),
+        ResourceSpec::at(format!("{survey}/activity")).route(
+            Method::GET,
+            surveys::survey_activity,
+            surveys("surveys_survey_activity", "One survey's activity")
+                .numbered::<ActivityResponse>(),
+        ),
+        ResourceSpec::at(format!("{survey}/duplicate_to_projects")).route(
+            Method::POST,
+            surveys::duplicate_to_projects,
+            surveys(
+                "surveys_duplicate_to_projects",
+                "Copy the survey, as a draft, into other projects",
+            )
+            .body::<DuplicateToProjects>()
+            .created::<DuplicatedResponse>(),
+        ),
+        ResourceSpec::at(survey)
+            .route(
+                Method::GET,
+                surveys::retrieve,
+                surveys("surveys_retrieve", "One survey").ok::<SurveyResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                surveys::partial_update,
+                surveys("surveys_partial_update", "Change a survey")
+                    .body::<SurveyWrite>()
+                    .ok::<SurveyResponse>(),
+            )
+            .route(
+                Method::PUT,
+                surveys::full_update,
+                surveys(
+                    "surveys_update",
+                    "Change a survey (`name` and `type` required)",
+                )
+                .body::<SurveyWrite>()
+                .ok::<SurveyResponse>(),
+            )
+            .route(
+                Method::DELETE,
+                surveys::delete,
+                surveys("surveys_destroy", "Delete a survey").no_content(),
+            ),
+        ResourceSpec::at(format!("{project}/feature_flags"))
+            .route(
+                Method::GET,
+                feature_flags::list,
+                flags("feature_flags_list", "The project's live flags").paginated::<FlagResponse>(),
+            )
+            .route(
+                Method::POST,
+                feature_flags::create,
+                flags("feature_flags_create", "Create a flag")
+                    .body::<feature_flags::FeatureFlagWrite>()
+                    .created::<FlagResponse>(),
+            ),
+        ResourceSpec::at(format!("{project}/plugin_configs"))
+            .route(
+                Method::GET,
+                plugin_configs::list,
+                configs("plugin_configs_list", "The project's plugin configs")
+                    .paginated::<PluginConfigResponse>(),
+            )
+            .route(
+                Method::POST,
+                plugin_configs::create,
+                configs("plugin_configs_create", "Configure a plugin")
+                    .body::<plugin_configs::PluginConfigWrite>()
+                    .created::<PluginConfigResponse>(),
+            ),
+        ResourceSpec::at(format!("{project}/plugin_configs/{{config_id}}"))
+            .route(
+                Method::GET,
+                plugin_configs::retrieve,
+                configs("plugin_configs_retrieve", "One plugin config")
+                    .ok::<PluginConfigResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                plugin_configs::update,
+                configs("plugin_configs_partial_update", "Change a plugin config")
+                    .body::<plugin_configs::PluginConfigWrite>()
+                    .ok::<PluginConfigResponse>(),
+            )
+            .route(
+                Method::DELETE,
+                plugin_configs::delete,
+                configs("plugin_configs_destroy", "Remove a plugin config").no_content(),
+            ),
+        ResourceSpec::at(format!("{project}/feature_flags/{{flag_id}}"))
+            .route(
+                Method::GET,
+                feature_flags::retrieve,
+                flags("feature_flags_retrieve", "One live flag").ok::<FlagResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                feature_flags::update,
+                flags("feature_flags_partial_update", "Change a flag")
+                    .body::<feature_flags::FeatureFlagWrite>()
+                    .ok::<FlagResponse>(),
+            )
+            .route(
+                Method::DELETE,
+                feature_flags::delete,
+                flags("feature_flags_destroy", "Delete a flag (soft)").no_content(),
+            ),
+    ]
+}
