@@ -1,41 +1,27 @@
-//! Outward adapters: PostgreSQL (diesel-async) implementations of the domain's ports,
-//! the connection pool, and the embedded migrations.
+//! Outward adapters, one module per thing Burrow talks to: PostgreSQL (`postgres`: the pool,
+//! migrations and every storage port), the plugin upstreams (`plugin_upstream`: GitHub, GitLab,
+//! npm, the repository listing, the local plugins directory), Redis (`redis_rate_counters`: rate
+//! counts shared between nodes) and JavaScript analysis (`capabilities`: a plugin's exports,
+//! read with oxc).
 
-mod api_keys;
 mod capabilities;
-mod database;
-mod errors;
-mod feature_flags;
-mod migrations;
-mod paging;
-mod persons;
-mod plugin_configs;
 mod plugin_upstream;
-mod plugins;
+mod postgres;
 mod redis_rate_counters;
-mod rows;
-mod schema;
-mod statement_log;
-mod survey_responses;
-mod surveys;
-mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
-mod text;
-mod transaction;
-mod whole_surveys;
 
-pub use api_keys::PgApiKeyRepository;
 pub use capabilities::OxcSourceAnalyzer;
-pub use database::{Database, PoolSettings};
-pub use feature_flags::PgFeatureFlagRepository;
-pub use migrations::{ensure_database_exists, run_migrations};
-pub use persons::PgPersonRepository;
-pub use plugin_configs::PgPluginConfigRepository;
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
-pub use plugins::PgPluginRepository;
+pub use postgres::api_keys::PgApiKeyRepository;
+pub use postgres::database::{Database, PoolSettings};
+pub use postgres::feature_flags::PgFeatureFlagRepository;
+pub use postgres::migrations::{ensure_database_exists, run_migrations};
+pub use postgres::persons::PgPersonRepository;
+pub use postgres::plugin_configs::PgPluginConfigRepository;
+pub use postgres::plugins::PgPluginRepository;
+pub use postgres::statement_log::STATEMENT_LOG_TARGET;
+pub use postgres::survey_responses::PgSurveyResponseRepository;
+pub use postgres::surveys::PgSurveyRepository;
+pub use postgres::tenancy::PgTenancyRepository;
 pub use redis_rate_counters::RedisRateCounters;
-pub use statement_log::STATEMENT_LOG_TARGET;
-pub use survey_responses::PgSurveyResponseRepository;
-pub use surveys::PgSurveyRepository;
-pub use tenancy::PgTenancyRepository;

@@ -8,8 +8,8 @@ use diesel::QueryableByName;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use sha2::{Digest, Sha256};
 
-use crate::database::{Database, PoolSettings};
-use crate::migrations::{quote_identifier, run_migrations};
+use crate::postgres::database::{Database, PoolSettings};
+use crate::postgres::migrations::{quote_identifier, run_migrations};
 
 /// Server used when `BURROW_TEST_DATABASE_URL` is unset: the local trust-auth cluster.
 const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";

@@ -15,12 +15,12 @@ use domain::ports::{Page, PageRequest};
 use domain::tenancy::{OrganizationId, ProjectId};
 use serde_json::Value;
 
-use crate::database::Database;
-use crate::errors::StorageContext;
-use crate::paging::{page, window};
-use crate::plugins::visible_plugin;
-use crate::schema::plugin_configs;
-use crate::transaction::{Lock, PgTransaction};
+use crate::postgres::database::Database;
+use crate::postgres::errors::StorageContext;
+use crate::postgres::paging::{page, window};
+use crate::postgres::plugins::visible_plugin;
+use crate::postgres::schema::plugin_configs;
+use crate::postgres::transaction::{Lock, PgTransaction};
 
 /// Plugin configs in PostgreSQL.
 pub struct PgPluginConfigRepository {

@@ -9,10 +9,10 @@ use domain::Unexpected;
 use domain::survey::Survey;
 use domain::tenancy::ProjectId;
 
-use crate::errors::StorageContext;
-use crate::rows::{FlagRow, SurveyRow, UserBasicRow};
-use crate::schema::{feature_flags, surveys, users};
-use crate::transaction::{Lock, for_update_of};
+use crate::postgres::errors::StorageContext;
+use crate::postgres::rows::{FlagRow, SurveyRow, UserBasicRow};
+use crate::postgres::schema::{feature_flags, surveys, users};
+use crate::postgres::transaction::{Lock, for_update_of};
 
 type Pg = diesel::pg::Pg;
 

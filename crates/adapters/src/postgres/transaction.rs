@@ -11,8 +11,8 @@ use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager
 use domain::Unexpected;
 use domain::ports::Transaction;
 
-use crate::database::{Connection, Database};
-use crate::errors::StorageContext as _;
+use crate::postgres::database::{Connection, Database};
+use crate::postgres::errors::StorageContext as _;
 
 /// A pooled connection inside `BEGIN`. Dropped before `commit` or `rollback` finished (a
 /// cancelled request, a panic), it closes its connection instead of handing it back, so the

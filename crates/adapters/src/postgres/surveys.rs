@@ -18,14 +18,14 @@ use domain::survey::{
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
 
-use crate::database::Database;
-use crate::errors::{StorageContext, write_error};
-use crate::feature_flags::{change_flag, flags_by_id, insert_flag};
-use crate::paging::{page, window};
-use crate::rows::{NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page};
-use crate::schema::{survey_activity, surveys, users};
-use crate::transaction::{Lock, PgTransaction, logged};
-use crate::whole_surveys::load_whole;
+use crate::postgres::database::Database;
+use crate::postgres::errors::{StorageContext, write_error};
+use crate::postgres::feature_flags::{change_flag, flags_by_id, insert_flag};
+use crate::postgres::paging::{page, window};
+use crate::postgres::rows::{NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page};
+use crate::postgres::schema::{survey_activity, surveys, users};
+use crate::postgres::transaction::{Lock, PgTransaction, logged};
+use crate::postgres::whole_surveys::load_whole;
 
 type Pg = diesel::pg::Pg;
 

@@ -13,8 +13,8 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use domain::Unexpected;
 use domain::ports::{ConnectionUsage, Readiness};
 
-use crate::errors::StorageContext as _;
-use crate::statement_log::StatementLog;
+use crate::postgres::errors::StorageContext as _;
+use crate::postgres::statement_log::StatementLog;
 
 /// How the pool is sized and how long a request may wait on it.
 #[derive(Debug, Clone, Copy)]

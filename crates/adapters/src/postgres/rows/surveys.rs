@@ -11,7 +11,7 @@ use domain::tenancy::{ProjectId, UserBasic};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::schema::{survey_activity, surveys};
+use crate::postgres::schema::{survey_activity, surveys};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = surveys, check_for_backend(diesel::pg::Pg))]

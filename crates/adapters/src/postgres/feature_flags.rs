@@ -11,11 +11,11 @@ use domain::ports::{Page, PageRequest};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
 use domain::{DomainError, Unexpected};
 
-use crate::database::Database;
-use crate::errors::{StorageContext, write_error};
-use crate::paging::{page, window};
-use crate::rows::{FlagChangeset, FlagRow, NewFlagRow, UserBasicRow};
-use crate::schema::{feature_flags, users};
+use crate::postgres::database::Database;
+use crate::postgres::errors::{StorageContext, write_error};
+use crate::postgres::paging::{page, window};
+use crate::postgres::rows::{FlagChangeset, FlagRow, NewFlagRow, UserBasicRow};
+use crate::postgres::schema::{feature_flags, users};
 
 type Pg = diesel::pg::Pg;
 

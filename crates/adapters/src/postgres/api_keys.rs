@@ -10,10 +10,10 @@ use domain::api_key::{ApiKey, NewApiKey};
 use domain::tenancy::{User, UserId};
 use uuid::Uuid;
 
-use crate::database::{Connection, Database};
-use crate::errors::StorageContext;
-use crate::rows::{ApiKeyRow, UserRow};
-use crate::schema::{personal_api_keys, users};
+use crate::postgres::database::{Connection, Database};
+use crate::postgres::errors::StorageContext;
+use crate::postgres::rows::{ApiKeyRow, UserRow};
+use crate::postgres::schema::{personal_api_keys, users};
 
 pub struct PgApiKeyRepository {
     database: Database,

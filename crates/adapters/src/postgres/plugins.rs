@@ -16,14 +16,14 @@ use domain::ports::{Page, PageRequest};
 use domain::tenancy::OrganizationId;
 use domain::{DomainError, Unexpected};
 
-use crate::database::Database;
-use crate::errors::{StorageContext, write_error};
-use crate::paging::{page, window};
-use crate::rows::{ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page};
-use crate::schema::{
+use crate::postgres::database::Database;
+use crate::postgres::errors::{StorageContext, write_error};
+use crate::postgres::paging::{page, window};
+use crate::postgres::rows::{ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page};
+use crate::postgres::schema::{
     organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects, users,
 };
-use crate::transaction::{Lock, PgTransaction, for_update_of, logged};
+use crate::postgres::transaction::{Lock, PgTransaction, for_update_of, logged};
 
 type Pg = diesel::pg::Pg;
 

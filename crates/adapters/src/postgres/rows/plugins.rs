@@ -9,7 +9,7 @@ use domain::tenancy::OrganizationId;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::schema::{plugin_activity, plugins};
+use crate::postgres::schema::{plugin_activity, plugins};
 
 /// A plugin's columns, the archive left out (it is never shown, and can be megabytes).
 #[derive(Queryable, Selectable)]

@@ -7,7 +7,7 @@ use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
 use serde_json::Value;
 
-use crate::schema::feature_flags;
+use crate::postgres::schema::feature_flags;
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = feature_flags, check_for_backend(diesel::pg::Pg))]

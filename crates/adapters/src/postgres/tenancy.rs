@@ -14,12 +14,12 @@ use domain::tenancy::{
 };
 use uuid::Uuid;
 
-use crate::api_keys::insert_key;
-use crate::database::Database;
-use crate::errors::StorageContext;
-use crate::paging::{page, window};
-use crate::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
-use crate::schema::{organization_memberships, organizations, projects, users};
+use crate::postgres::api_keys::insert_key;
+use crate::postgres::database::Database;
+use crate::postgres::errors::StorageContext;
+use crate::postgres::paging::{page, window};
+use crate::postgres::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
+use crate::postgres::schema::{organization_memberships, organizations, projects, users};
 
 diesel::define_sql_function!(fn lower(value: diesel::sql_types::Text) -> diesel::sql_types::Text);
 

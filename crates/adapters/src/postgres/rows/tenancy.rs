@@ -11,7 +11,7 @@ use domain::tenancy::{
 };
 use uuid::Uuid;
 
-use crate::schema::{organizations, personal_api_keys, projects, users};
+use crate::postgres::schema::{organizations, personal_api_keys, projects, users};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = organizations, check_for_backend(diesel::pg::Pg))]

@@ -22,11 +22,11 @@ use domain::tenancy::ProjectId;
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::database::Database;
-use crate::errors::StorageContext;
-use crate::paging::{page, window};
-use crate::schema::{survey_events, survey_responses};
-use crate::text::{pg_object, pg_text};
+use crate::postgres::database::Database;
+use crate::postgres::errors::StorageContext;
+use crate::postgres::paging::{page, window};
+use crate::postgres::schema::{survey_events, survey_responses};
+use crate::postgres::text::{pg_object, pg_text};
 
 /// Survey events and responses in PostgreSQL.
 pub struct PgSurveyResponseRepository {

@@ -11,10 +11,10 @@ use domain::person::PersonRepository;
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
 
-use crate::database::Database;
-use crate::errors::StorageContext;
-use crate::schema::person_properties;
-use crate::text::{pg_object, pg_text};
+use crate::postgres::database::Database;
+use crate::postgres::errors::StorageContext;
+use crate::postgres::schema::person_properties;
+use crate::postgres::text::{pg_object, pg_text};
 
 /// Person properties in PostgreSQL.
 pub struct PgPersonRepository {

@@ -1,0 +1,21 @@
+//! PostgreSQL (diesel-async): the connection pool, the embedded migrations, the statement log,
+//! and the repositories implementing the domain's storage ports over one schema.
+
+pub(crate) mod api_keys;
+pub(crate) mod database;
+pub(crate) mod errors;
+pub(crate) mod feature_flags;
+pub(crate) mod migrations;
+pub(crate) mod paging;
+pub(crate) mod persons;
+pub(crate) mod plugin_configs;
+pub(crate) mod plugins;
+pub(crate) mod rows;
+pub(crate) mod schema;
+pub(crate) mod statement_log;
+pub(crate) mod survey_responses;
+pub(crate) mod surveys;
+pub(crate) mod tenancy;
+pub(crate) mod text;
+pub(crate) mod transaction;
+pub(crate) mod whole_surveys;
