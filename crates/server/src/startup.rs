@@ -7,17 +7,17 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, HttpPluginUpstream, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
-    PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
-    PgSurveyResponseRepository, PgTenancyRepository, PoolSettings, RedisRateCounters,
-    UpstreamSettings,
+    Database, HttpPluginUpstream, LocalRateCounters, OxcSourceAnalyzer, PgApiKeyRepository,
+    PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
+    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository, PoolSettings,
+    RedisRateCounters, UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
 use domain::feature_flag::{FeatureFlagService, FlagEvaluationService};
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
-use domain::rate_limit::{LocalRateCounters, RateCounters, RateLimiter};
+use domain::rate_limit::{RateCounters, RateLimiter};
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 

@@ -1,0 +1,6 @@
+//! What one node keeps in its own memory instead of asking PostgreSQL or Redis: bounded in size
+//! and in age, so no client can grow it without limit and nothing stays stale for long.
+
+mod rate_counters;
+
+pub use rate_counters::LocalRateCounters;
