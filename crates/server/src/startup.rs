@@ -7,10 +7,10 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, HttpPluginUpstream, LocalRateCounters, OxcSourceAnalyzer, PgApiKeyRepository,
-    PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
-    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository, PoolSettings,
-    RedisRateCounters, UpstreamSettings,
+    Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, OxcSourceAnalyzer,
+    PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
+    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
+    PoolSettings, RedisRateCounters, UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -107,6 +107,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
             keys,
             tenancy,
             Duration::from_millis(args.access_cache_ms),
+            &MokaMemories,
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
         flags: Arc::new(FeatureFlagService::new(flags.clone())),

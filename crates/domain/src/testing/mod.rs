@@ -4,6 +4,7 @@
 //! services, as the adapters share one database.
 
 mod feature_flags;
+mod memory;
 mod persons;
 mod plugins;
 mod survey_responses;
@@ -12,6 +13,7 @@ mod tenancy;
 mod transaction;
 mod upstream;
 
+pub use memory::TimedMemories;
 pub use upstream::{CannedUpstream, WordAnalyzer};
 
 use std::sync::{Arc, Mutex, MutexGuard};
