@@ -13,7 +13,7 @@ mod redis_rate_counters;
 pub mod testing;
 
 pub use capabilities::OxcSourceAnalyzer;
-pub use memory::{LocalRateCounters, MokaMemories};
+pub use memory::{LocalRateCounters, MokaMemories, MokaPatterns};
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use postgres::api_keys::PgApiKeyRepository;
 pub use postgres::database::{Database, PoolSettings};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, OxcSourceAnalyzer,
+    Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, MokaPatterns, OxcSourceAnalyzer,
     PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
     PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
     PoolSettings, RedisRateCounters, UpstreamSettings,
@@ -115,6 +115,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
             flags,
             persons.clone(),
             surveys.clone(),
+            Arc::new(MokaPatterns::default()),
         )),
         plugins: Arc::new(PluginService::new(
             plugin_store.clone(),

@@ -5,6 +5,7 @@
 
 mod feature_flags;
 mod memory;
+mod patterns;
 mod persons;
 mod plugins;
 mod survey_responses;
@@ -14,6 +15,7 @@ mod transaction;
 mod upstream;
 
 pub use memory::TimedMemories;
+pub use patterns::CompiledEachTime;
 pub use upstream::{CannedUpstream, WordAnalyzer};
 
 use std::sync::{Arc, Mutex, MutexGuard};
