@@ -2,6 +2,8 @@
 //!
 //! One `InMemoryStore` plays every repository; clone it to share the same state between
 //! services, as the adapters share one database.
+//! `TimedMemories` and `CompiledEachTime` stand in for what the adapters keep in a node's
+//! memory: the access service's remembered answers and compiled flag patterns.
 
 mod feature_flags;
 mod memory;
