@@ -1,10 +1,11 @@
 //! Outward adapters, one module per thing Burrow talks to: PostgreSQL (`postgres`: the pool,
 //! migrations and every storage port), the plugin upstreams (`plugin_upstream`: GitHub, GitLab,
 //! npm, the repository listing, the local plugins directory), Redis (`redis_rate_counters`: rate
-//! counts shared between nodes) and JavaScript analysis (`capabilities`: a plugin's exports,
-//! read with oxc).
+//! counts shared between nodes), JavaScript analysis (`capabilities`: a plugin's exports, read
+//! with oxc), and the node's own memory (`memory`: what it keeps in process).
 
 mod capabilities;
+mod memory;
 mod plugin_upstream;
 mod postgres;
 mod redis_rate_counters;
@@ -12,6 +13,7 @@ mod redis_rate_counters;
 pub mod testing;
 
 pub use capabilities::OxcSourceAnalyzer;
+pub use memory::{LocalRateCounters, MokaMemories, MokaPatterns};
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use postgres::api_keys::PgApiKeyRepository;
 pub use postgres::database::{Database, PoolSettings};

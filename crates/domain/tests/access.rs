@@ -9,7 +9,7 @@ use domain::admin::{AdminService, BootstrapRequest, Bootstrapped, KeyRequest};
 use domain::api_key::PlainApiKey;
 use domain::scope::{AccessKind, RequiredScope, ScopeObject};
 use domain::tenancy::{MembershipLevel, PluginsAccessLevel, ProjectId, TenantRef};
-use domain::testing::InMemoryStore;
+use domain::testing::{InMemoryStore, TimedMemories};
 
 struct World {
     store: InMemoryStore,
@@ -25,7 +25,12 @@ fn world() -> World {
 fn remembering_world(freshness: Duration) -> World {
     let store = InMemoryStore::new();
     World {
-        access: AccessService::new(Arc::new(store.clone()), Arc::new(store.clone()), freshness),
+        access: AccessService::new(
+            Arc::new(store.clone()),
+            Arc::new(store.clone()),
+            freshness,
+            &TimedMemories,
+        ),
         admin: AdminService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         store,
     }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use domain::feature_flag::evaluation::{Person, ReasonCode, evaluate};
+use domain::feature_flag::evaluation::{self, Evaluation, Person, ReasonCode};
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagEvaluationService, FlagFilters, FlagId, FlagKey,
     NewFlag,
@@ -14,7 +14,7 @@ use domain::person::PersonRepository;
 use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{InMemoryStore, someone};
+use domain::testing::{CompiledEachTime, InMemoryStore, someone};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -45,6 +45,11 @@ fn person(distinct_id: &str, properties: Value) -> Person {
 
 fn object(value: Value) -> Map<String, Value> {
     value.as_object().unwrap().clone()
+}
+
+/// Evaluation as the server does it, but with no memory of patterns: nothing here depends on one.
+fn evaluate(flag: &FeatureFlag, person: &Person) -> Evaluation {
+    evaluation::evaluate(flag, person, &CompiledEachTime)
 }
 
 /// posthog-python `posthog/test/test_feature_flags.py`, `test_simple_flag_consistency`
@@ -397,6 +402,7 @@ fn service(store: &InMemoryStore) -> FlagEvaluationService {
         Arc::new(store.clone()),
         Arc::new(store.clone()),
         Arc::new(SurveyService::new(Arc::new(store.clone()))),
+        Arc::new(CompiledEachTime),
     )
 }
 

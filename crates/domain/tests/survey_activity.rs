@@ -16,7 +16,7 @@ use domain::survey::{
     Conditions, NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType,
 };
 use domain::tenancy::{PluginsAccessLevel, ProjectId, TenantRef, UserBasic};
-use domain::testing::InMemoryStore;
+use domain::testing::{InMemoryStore, TimedMemories};
 use serde_json::{Map, Value, json};
 
 struct World {
@@ -37,6 +37,7 @@ async fn world() -> World {
         Arc::new(store.clone()),
         Arc::new(store.clone()),
         Duration::ZERO,
+        &TimedMemories,
     );
     let admin = AdminService::new(Arc::new(store.clone()), Arc::new(store.clone()));
     let ada = admin

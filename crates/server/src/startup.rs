@@ -7,17 +7,17 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, HttpPluginUpstream, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
-    PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
-    PgSurveyResponseRepository, PgTenancyRepository, PoolSettings, RedisRateCounters,
-    UpstreamSettings,
+    Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, MokaPatterns, OxcSourceAnalyzer,
+    PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
+    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
+    PoolSettings, RedisRateCounters, UpstreamSettings,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
 use domain::feature_flag::{FeatureFlagService, FlagEvaluationService};
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
-use domain::rate_limit::{LocalRateCounters, RateCounters, RateLimiter};
+use domain::rate_limit::{RateCounters, RateLimiter};
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 
@@ -107,6 +107,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
             keys,
             tenancy,
             Duration::from_millis(args.access_cache_ms),
+            &MokaMemories,
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
         flags: Arc::new(FeatureFlagService::new(flags.clone())),
@@ -114,6 +115,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
             flags,
             persons.clone(),
             surveys.clone(),
+            Arc::new(MokaPatterns::default()),
         )),
         plugins: Arc::new(PluginService::new(
             plugin_store.clone(),

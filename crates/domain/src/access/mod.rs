@@ -20,7 +20,7 @@ use crate::tenancy::{
 };
 use memory::Remembered;
 
-pub use memory::MAX_FRESHNESS;
+pub use memory::{MAX_FRESHNESS, Memories, Memory};
 
 /// Where in the request the key was found; error messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,19 +115,20 @@ pub struct AccessService {
 }
 
 impl AccessService {
-    /// A service that remembers keys and tenants for `freshness` (at most [`MAX_FRESHNESS`];
-    /// zero reads storage on every request).
+    /// A service that remembers keys and tenants in `memories` for `freshness` (at most
+    /// [`MAX_FRESHNESS`]; zero reads storage on every request).
     pub fn new(
         keys: Arc<dyn ApiKeyRepository>,
         tenancy: Arc<dyn TenancyRepository>,
         freshness: Duration,
+        memories: &impl Memories,
     ) -> Self {
         Self {
             keys,
             tenancy,
-            principals: Remembered::new(freshness),
-            projects: Remembered::new(freshness),
-            organizations: Remembered::new(freshness),
+            principals: Remembered::new(freshness, memories),
+            projects: Remembered::new(freshness, memories),
+            organizations: Remembered::new(freshness, memories),
         }
     }
 

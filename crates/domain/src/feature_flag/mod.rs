@@ -4,7 +4,7 @@
 pub mod evaluation;
 mod filters;
 mod key;
-mod pattern;
+pub mod pattern;
 mod port;
 mod service;
 

@@ -2,8 +2,6 @@
 //! so many an hour (`480/minute,4800/hour` by default), whatever carried the key. Counting lives
 //! behind a port so one node counts in memory and several share counters (in Redis).
 
-mod local;
-
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,8 +10,6 @@ use async_trait::async_trait;
 
 use crate::api_key::ApiKey;
 use crate::error::Unexpected;
-
-pub use local::LocalRateCounters;
 
 /// At most `limit` requests in any `period` counted from the first request of a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

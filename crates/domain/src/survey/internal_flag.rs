@@ -67,6 +67,7 @@ mod tests {
     use crate::feature_flag::{Person, evaluate};
     use crate::survey::{SurveyId, SurveyState, SurveyType};
     use crate::tenancy::ProjectId;
+    use crate::testing::CompiledEachTime;
 
     fn survey(iteration: Option<i32>) -> Survey {
         let mut state = SurveyState::draft("NPS".into(), SurveyType::Popover);
@@ -93,6 +94,7 @@ mod tests {
                 distinct_id: "someone".into(),
                 properties,
             },
+            &CompiledEachTime,
         )
         .enabled
     }

@@ -2,8 +2,12 @@
 //!
 //! One `InMemoryStore` plays every repository; clone it to share the same state between
 //! services, as the adapters share one database.
+//! `TimedMemories` and `CompiledEachTime` stand in for what the adapters keep in a node's
+//! memory: the access service's remembered answers and compiled flag patterns.
 
 mod feature_flags;
+mod memory;
+mod patterns;
 mod persons;
 mod plugins;
 mod survey_responses;
@@ -12,6 +16,8 @@ mod tenancy;
 mod transaction;
 mod upstream;
 
+pub use memory::TimedMemories;
+pub use patterns::CompiledEachTime;
 pub use upstream::{CannedUpstream, WordAnalyzer};
 
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -3,7 +3,8 @@
 //! its property filters AND-ed and its rollout checked by PostHog's hash, variants chosen by the
 //! same hash salted `"variant"`, payloads by the resulting value.
 //!
-//! Pure: [`evaluate`] reads only the flag and the person (and the clock, for relative dates).
+//! Pure: [`evaluate`] reads only the flag and the person (and the clock, for relative dates),
+//! with regex filters' patterns compiled by a [`Patterns`] it is given.
 
 mod hash;
 mod properties;
@@ -16,6 +17,7 @@ pub use service::FlagEvaluationService;
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
+use super::pattern::Patterns;
 use super::{FeatureFlag, FlagId};
 
 /// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
@@ -115,12 +117,17 @@ pub struct Evaluation {
 }
 
 /// Evaluates the flag for the person, relative dates counted from now.
-pub fn evaluate(flag: &FeatureFlag, person: &Person) -> Evaluation {
-    evaluate_at(flag, person, Utc::now())
+pub fn evaluate(flag: &FeatureFlag, person: &Person, patterns: &dyn Patterns) -> Evaluation {
+    evaluate_at(flag, person, Utc::now(), patterns)
 }
 
 /// [`evaluate`] with the clock given, for relative date filters (`-7d`).
-pub fn evaluate_at(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> Evaluation {
+pub fn evaluate_at(
+    flag: &FeatureFlag,
+    person: &Person,
+    now: DateTime<Utc>,
+    patterns: &dyn Patterns,
+) -> Evaluation {
     let filters = &flag.filters;
     let result = |enabled: bool, variant: Option<String>, reason: Reason, payload| Evaluation {
         flag_id: flag.id,
@@ -145,7 +152,7 @@ pub fn evaluate_at(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> E
         );
     }
 
-    if let Some(outcome) = super_condition(flag, person, now) {
+    if let Some(outcome) = super_condition(flag, person, now, patterns) {
         let reason = Reason::new(ReasonCode::SuperConditionValue, Some(0));
         return result(outcome, None, reason, payload(filters, None));
     }
@@ -153,7 +160,7 @@ pub fn evaluate_at(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> E
     let (mut reason, mut index) = (ReasonCode::NoConditionMatch, None);
     let conditions = filters.get("groups").and_then(Value::as_array);
     for (position, condition) in conditions.into_iter().flatten().enumerate() {
-        let outcome = condition_outcome(&flag.key, condition, person, now);
+        let outcome = condition_outcome(&flag.key, condition, person, now, patterns);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
         }
@@ -174,6 +181,7 @@ fn condition_outcome(
     condition: &Value,
     person: &Person,
     now: DateTime<Utc>,
+    patterns: &dyn Patterns,
 ) -> ReasonCode {
     // A condition set aggregated by a group type of its own cannot be evaluated for a person.
     if condition
@@ -186,7 +194,7 @@ fn condition_outcome(
     if !filters
         .into_iter()
         .flatten()
-        .all(|filter| properties::matches(filter, &person.properties, now))
+        .all(|filter| properties::matches(filter, &person.properties, now, patterns))
     {
         return ReasonCode::NoConditionMatch;
     }
@@ -203,7 +211,12 @@ fn condition_outcome(
 
 /// An early-access enrollment: when the person has the property of the first super condition
 /// set (`$feature_enrollment/<key>`), that set alone decides (`Some(matched)`).
-fn super_condition(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> Option<bool> {
+fn super_condition(
+    flag: &FeatureFlag,
+    person: &Person,
+    now: DateTime<Utc>,
+    patterns: &dyn Patterns,
+) -> Option<bool> {
     let condition = flag
         .filters
         .get("super_groups")
@@ -218,7 +231,10 @@ fn super_condition(flag: &FeatureFlag, person: &Person, now: DateTime<Utc>) -> O
     if !person.properties.contains_key(key) {
         return None;
     }
-    Some(condition_outcome(&flag.key, condition, person, now) == ReasonCode::ConditionMatch)
+    Some(
+        condition_outcome(&flag.key, condition, person, now, patterns)
+            == ReasonCode::ConditionMatch,
+    )
 }
 
 fn variants(filters: &Map<String, Value>) -> impl Iterator<Item = (&str, f64)> {

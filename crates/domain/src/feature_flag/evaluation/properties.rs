@@ -6,14 +6,19 @@
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::feature_flag::pattern;
+use crate::feature_flag::pattern::Patterns;
 
 /// Whether the person's `properties` satisfy one filter of a condition set, `now` anchoring
-/// relative dates such as `-7d`.
+/// relative dates such as `-7d` and `patterns` compiling regex filters.
 ///
 /// Only `person` filters (or legacy ones without a type) are evaluated; cohort, group, flag and
 /// other filters need data Burrow does not hold and never match.
-pub fn matches(filter: &Value, properties: &Map<String, Value>, now: DateTime<Utc>) -> bool {
+pub fn matches(
+    filter: &Value,
+    properties: &Map<String, Value>,
+    now: DateTime<Utc>,
+    patterns: &dyn Patterns,
+) -> bool {
     let Some(filter) = filter.as_object() else {
         return false;
     };
@@ -44,8 +49,12 @@ pub fn matches(filter: &Value, properties: &Map<String, Value>, now: DateTime<Ut
         "is_not" => actual.is_none_or(|actual| !exact(expected, actual)),
         "icontains" => actual.is_some_and(|actual| icontains(actual, expected)),
         "not_icontains" => actual.is_none_or(|actual| !icontains(actual, expected)),
-        "regex" => actual.is_some_and(|actual| regex_search(expected, actual) == Some(true)),
-        "not_regex" => actual.is_none_or(|actual| regex_search(expected, actual) == Some(false)),
+        "regex" => {
+            actual.is_some_and(|actual| regex_search(patterns, expected, actual) == Some(true))
+        }
+        "not_regex" => {
+            actual.is_none_or(|actual| regex_search(patterns, expected, actual) == Some(false))
+        }
         "gt" | "gte" | "lt" | "lte" => {
             actual.is_some_and(|actual| compare(operator, actual, expected))
         }
@@ -113,8 +122,8 @@ fn icontains(actual: &Value, expected: &Value) -> bool {
 
 /// Whether the pattern finds a match anywhere in the value; `None` for a pattern that does not
 /// compile (neither `regex` nor `not_regex` matches then).
-fn regex_search(pattern: &Value, actual: &Value) -> Option<bool> {
-    let regex = pattern::compiled(&text(pattern))?;
+fn regex_search(patterns: &dyn Patterns, pattern: &Value, actual: &Value) -> Option<bool> {
+    let regex = patterns.compiled(&text(pattern))?;
     Some(regex.is_match(&text(actual)))
 }
 
@@ -238,13 +247,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::testing::CompiledEachTime;
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2020, 3, 31, 12, 0, 0).unwrap()
     }
 
     fn check(filter: Value, properties: Value) -> bool {
-        matches(&filter, properties.as_object().unwrap(), now())
+        matches(
+            &filter,
+            properties.as_object().unwrap(),
+            now(),
+            &CompiledEachTime,
+        )
     }
 
     fn person(key: &str, operator: &str, value: Value) -> Value {

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::{Evaluation, Person, evaluate};
 use crate::error::DomainError;
 use crate::feature_flag::FeatureFlagRepository;
+use crate::feature_flag::pattern::Patterns;
 use crate::person::{PersonRepository, stored_distinct_id};
 use crate::survey::{Survey, SurveyService};
 use crate::tenancy::ProjectId;
@@ -15,6 +16,7 @@ pub struct FlagEvaluationService {
     flags: Arc<dyn FeatureFlagRepository>,
     persons: Arc<dyn PersonRepository>,
     surveys: Arc<SurveyService>,
+    patterns: Arc<dyn Patterns>,
 }
 
 impl FlagEvaluationService {
@@ -22,11 +24,13 @@ impl FlagEvaluationService {
         flags: Arc<dyn FeatureFlagRepository>,
         persons: Arc<dyn PersonRepository>,
         surveys: Arc<SurveyService>,
+        patterns: Arc<dyn Patterns>,
     ) -> Self {
         Self {
             flags,
             persons,
             surveys,
+            patterns,
         }
     }
 
@@ -62,6 +66,9 @@ impl FlagEvaluationService {
             distinct_id: distinct_id.to_owned(),
             properties,
         };
-        Ok(flags.iter().map(|flag| evaluate(flag, &person)).collect())
+        Ok(flags
+            .iter()
+            .map(|flag| evaluate(flag, &person, &*self.patterns))
+            .collect())
     }
 }

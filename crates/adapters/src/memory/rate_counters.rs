@@ -1,14 +1,13 @@
-//! Counters kept in this process: right for one node, and the fallback shape every shared
-//! store must behave like.
+//! Rate-limit counters kept in this process: right for one node, and the shape every shared
+//! store (`redis_rate_counters.rs`) must behave like.
 
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use domain::Unexpected;
+use domain::rate_limit::{Admission, RateCounters, Window};
 use moka::ops::compute::Op;
 use moka::sync::Cache;
-
-use super::{Admission, RateCounters, Window};
-use crate::error::Unexpected;
 
 /// Keys counted at once; past this the least recently used key's counts are forgotten, which
 /// can only let that key through early.

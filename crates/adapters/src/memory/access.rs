@@ -1,0 +1,73 @@
+//! The access service's memory in this process: a moka cache per lookup, each entry living a
+//! fixed time from when it was kept, whatever happens meanwhile (`domain::access::Memories`).
+
+use std::hash::Hash;
+use std::time::Duration;
+
+use domain::access::{Memories, Memory};
+use moka::sync::Cache;
+
+/// Entries per lookup; enough for every key and tenant of a large installation, small in memory.
+const CAPACITY: u64 = 10_000;
+
+/// Makes the access service's memories as moka caches.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MokaMemories;
+
+impl Memories for MokaMemories {
+    fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
+    where
+        K: Hash + Eq + Send + Sync + 'static,
+        V: Clone + Send + Sync + 'static,
+    {
+        Box::new(MokaMemory(
+            Cache::builder()
+                .max_capacity(CAPACITY)
+                .time_to_live(freshness)
+                .build(),
+        ))
+    }
+}
+
+/// A cache whose time to live counts from each insert, so a kept entry expires `freshness`
+/// after it was kept, and one kept again after that.
+struct MokaMemory<K, V>(Cache<K, V>);
+
+impl<K, V> Memory<K, V> for MokaMemory<K, V>
+where
+    K: Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    fn recall(&self, key: &K) -> Option<V> {
+        self.0.get(key)
+    }
+
+    fn keep(&self, key: K, value: V) {
+        self.0.insert(key, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_answer_is_recalled_until_it_expires() {
+        let memory = MokaMemories.memory(Duration::from_millis(20));
+        assert_eq!(memory.recall(&1), None);
+        memory.keep(1, "found");
+        assert_eq!(memory.recall(&1), Some("found"));
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(memory.recall(&1), None, "expired");
+    }
+
+    #[test]
+    fn keeping_again_replaces_the_answer_and_restarts_its_time() {
+        let memory = MokaMemories.memory(Duration::from_millis(100));
+        memory.keep(1, "first");
+        std::thread::sleep(Duration::from_millis(60));
+        memory.keep(1, "second");
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(memory.recall(&1), Some("second"));
+    }
+}

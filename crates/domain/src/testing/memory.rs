@@ -1,0 +1,50 @@
+//! The access service's memory for tests: a map whose entries note when they expire. Unbounded
+//! and locked as a whole, which a test never notices and a server would.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::access::{Memories, Memory};
+
+/// Makes [`Memory`]s that keep every entry for exactly their freshness.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimedMemories;
+
+impl Memories for TimedMemories {
+    fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
+    where
+        K: Hash + Eq + Send + Sync + 'static,
+        V: Clone + Send + Sync + 'static,
+    {
+        Box::new(TimedMemory {
+            freshness,
+            entries: Mutex::new(HashMap::new()),
+        })
+    }
+}
+
+struct TimedMemory<K, V> {
+    freshness: Duration,
+    /// Each value with the instant it expires.
+    entries: Mutex<HashMap<K, (Instant, V)>>,
+}
+
+impl<K, V> Memory<K, V> for TimedMemory<K, V>
+where
+    K: Hash + Eq + Send + Sync,
+    V: Clone + Send + Sync,
+{
+    fn recall(&self, key: &K) -> Option<V> {
+        let entries = self.entries.lock().expect("memory poisoned");
+        let (expires, value) = entries.get(key)?;
+        (Instant::now() < *expires).then(|| value.clone())
+    }
+
+    fn keep(&self, key: K, value: V) {
+        let expires = Instant::now() + self.freshness;
+        let mut entries = self.entries.lock().expect("memory poisoned");
+        entries.insert(key, (expires, value));
+    }
+}
