@@ -62,7 +62,7 @@ impl From<FeatureFlag> for FlagSummary {
             team_id: flag.project_id.0,
             name: flag.name,
             key: flag.key,
-            filters: flag.filters,
+            filters: flag.filters.to_json(),
             deleted: flag.deleted,
             active: flag.active,
             ensure_experience_continuity: flag.ensure_experience_continuity,

@@ -43,7 +43,7 @@ async fn a_new_flag_is_stored_as_given() {
     let flag = flags.create(PROJECT, USER, new_flag("beta")).await.unwrap();
     assert!(flag.active && !flag.deleted && !flag.ensure_experience_continuity);
     assert_eq!(flag.key, "beta");
-    assert_eq!(flag.filters, *FlagFilters::default().as_map());
+    assert_eq!(flag.filters, FlagFilters::default());
     assert_eq!(
         flag.created_by.map(|user| user.id),
         None,

@@ -27,7 +27,7 @@ fn flag(key: &str, filters: Value) -> FeatureFlag {
         project_id: PROJECT,
         name: String::new(),
         key: key.to_owned(),
-        filters: filters.as_object().unwrap().clone(),
+        filters: FlagFilters::read(&filters).expect("filters of a readable shape"),
         deleted: false,
         active: true,
         ensure_experience_continuity: false,
@@ -334,7 +334,7 @@ fn bad_filters_do_not_match_and_never_panic() {
             {"properties": [{"key": "age", "value": "ten", "operator": "gt", "type": "person"}]},
             {"properties": [{"key": "id", "value": 3, "operator": "in", "type": "cohort"}]},
             {"properties": [{"key": "email", "value": "x", "operator": "no_such_operator", "type": "person"}]},
-            {"properties": ["not an object"]},
+            // A property filter that is not an object cannot be stored: FlagFilters refuses it.
         ]}),
     );
     let result = evaluate(&flag, &person("p", json!({"email": "x", "age": 12})));

@@ -241,7 +241,10 @@ async fn targeting_filters_create_an_inactive_flag_named_after_the_survey() {
             .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase())
     );
     assert!(!flag.active);
-    assert_eq!(flag.filters["groups"][0]["rollout_percentage"], 50);
+    assert_eq!(
+        flag.filters.to_json()["groups"][0]["rollout_percentage"],
+        50
+    );
 }
 
 #[tokio::test]
@@ -312,9 +315,15 @@ async fn patching_targeting_filters_merges_top_level_keys_and_replaces_groups() 
         survey.targeting_flag.unwrap().id,
         "the same flag is updated"
     );
-    assert_eq!(flag.filters["groups"].as_array().unwrap().len(), 1);
-    assert_eq!(flag.filters["groups"][0]["rollout_percentage"], 10);
-    assert_eq!(flag.filters["payloads"], json!({}));
+    assert_eq!(
+        flag.filters.to_json()["groups"].as_array().unwrap().len(),
+        1
+    );
+    assert_eq!(
+        flag.filters.to_json()["groups"][0]["rollout_percentage"],
+        10
+    );
+    assert_eq!(flag.filters.to_json()["payloads"], json!({}));
 }
 
 #[tokio::test]

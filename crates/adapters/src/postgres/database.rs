@@ -42,7 +42,8 @@ impl Default for PoolSettings {
 #[derive(Clone)]
 pub struct Database {
     pool: Pool<AsyncPgConnection>,
-    /// What the pool's connections run, for the log and for tests counting statements.
+    /// What the pool's connections run, for tests counting statements.
+    #[cfg(feature = "testing")]
     pub(crate) statements: StatementLog,
 }
 
@@ -80,7 +81,11 @@ impl Database {
             .runtime(Runtime::Tokio1)
             .build()
             .context("building the PostgreSQL connection pool")?;
-        Ok(Self { pool, statements })
+        Ok(Self {
+            pool,
+            #[cfg(feature = "testing")]
+            statements,
+        })
     }
 
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {

@@ -46,7 +46,7 @@ async fn a_created_flag_is_stored_as_given_and_found_by_get_in_its_project_only(
     assert_eq!(created.project_id, stores.project);
     assert_eq!(created.name, "Flag beta");
     assert_eq!(created.key, "beta");
-    assert_eq!(&created.filters, flag.filters.as_map());
+    assert_eq!(created.filters, flag.filters);
     assert!(!created.active);
     assert!(created.ensure_experience_continuity);
     assert!(!created.deleted);
@@ -231,7 +231,7 @@ async fn an_update_applies_exactly_the_given_changes(stores: Stores) {
         FeatureFlag {
             name: "Renamed".into(),
             key: "beta-2".into(),
-            filters: filters.into_map(),
+            filters,
             active: false,
             ensure_experience_continuity: true,
             ..created.clone()

@@ -477,7 +477,7 @@ async fn a_new_targeting_flag_is_created_as_planned_and_owned_by_the_survey(stor
     assert_eq!(targeting.project_id, stores.project);
     assert_eq!(targeting.key, "survey-targeting-nps");
     assert_eq!(targeting.name, "Targeting flag for survey NPS");
-    assert_eq!(targeting.filters, filters.into_map());
+    assert_eq!(targeting.filters, filters);
     assert!(targeting.active && targeting.ensure_experience_continuity && !targeting.deleted);
     assert_eq!(
         targeting.created_by, None,
@@ -580,7 +580,7 @@ async fn an_update_applies_the_planned_changes_to_the_kept_targeting_flag(stores
     assert!(updated.owns_targeting_flag);
     let kept = updated.targeting_flag.clone().unwrap();
     assert_eq!((kept.id, kept.key.as_str()), (flag.id, "nps"));
-    assert_eq!(kept.filters, filters.into_map());
+    assert_eq!(kept.filters, filters);
     assert!(kept.active);
     assert_eq!(stores.survey(created.id).await, Some(updated));
     assert_eq!(

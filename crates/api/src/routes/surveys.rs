@@ -81,7 +81,7 @@ impl SurveyResponse {
             linked_flag_id: state.linked_flag_id.map(|id| id.0),
             linked_flag: survey.linked_flag.map(Into::into),
             targeting_flag_id: survey.targeting_flag.as_ref().map(|f| f.id.0),
-            targeting_flag_filters: survey.targeting_flag.as_ref().map(|f| f.filters.clone()),
+            targeting_flag_filters: survey.targeting_flag.as_ref().map(|f| f.filters.to_json()),
             targeting_flag: survey.targeting_flag.map(Into::into),
             remove_targeting_flag,
             questions: state.questions,

@@ -1,10 +1,14 @@
-//! `FlagFilters`: who a flag serves (release groups, variants, payloads), checked once on the
-//! way in. Errors carry `attr: filters`.
+//! `FlagFilters`: who a flag serves (condition sets, variants, payloads), typed, checked once on
+//! the way in. The rules read the types; every key they do not read is kept in an `extra` map,
+//! and a key sent as `null` stays `null`, so what a client sent is written back as sent. Errors
+//! carry `attr: filters`.
 
-use serde_json::{Map, Value};
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Number, Value};
 
 use super::pattern;
 use crate::error::ValidationError;
+use crate::patch::Patch;
 
 /// Most condition sets (`groups`, `super_groups`) a flag may have: far more than targeting
 /// needs, few enough that evaluating every flag of a project for each `/flags` request stays
@@ -15,55 +19,358 @@ pub const MAX_PROPERTIES_PER_SET: usize = 100;
 /// Most variants a multivariate flag may have.
 pub const MAX_VARIANTS: usize = 100;
 
-/// A flag's checked `filters` object, always with `groups`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlagFilters(Map<String, Value>);
+/// A flag's checked `filters`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FlagFilters {
+    /// The release condition sets; the flag serves whoever one of them matches.
+    pub groups: Vec<ConditionSet>,
+    /// Early-access enrollment: the first set decides for a person who has its property.
+    pub super_groups: Patch<Vec<ConditionSet>>,
+    pub multivariate: Patch<Multivariate>,
+    /// Payloads by variant key (`"true"` for a boolean flag), returned as stored.
+    pub payloads: Patch<Map<String, Value>>,
+    /// A flag aggregated by a group type; it cannot be evaluated for a person.
+    pub aggregation_group_type_index: Patch<Value>,
+    pub extra: Map<String, Value>,
+}
 
-impl Default for FlagFilters {
-    /// A flag that rolls out to nobody until it is given groups.
-    fn default() -> Self {
-        let mut filters = Map::new();
-        filters.insert("groups".into(), Value::Array(vec![]));
-        Self(filters)
-    }
+/// One condition set: property filters, all of which must match, and a rollout.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConditionSet {
+    pub properties: Patch<Vec<PropertyFilter>>,
+    /// 0–100, as sent (`50` stays `50`, not `50.0`).
+    pub rollout_percentage: Patch<Number>,
+    /// Serves this variant instead of the hashed one, when the flag has it.
+    pub variant: Patch<String>,
+    /// A set aggregated by a group type of its own; it cannot be evaluated for a person.
+    pub aggregation_group_type_index: Patch<Value>,
+    pub extra: Map<String, Value>,
+}
+
+/// One property filter. `key`, `value` and `type` are kept as sent (PostHog's service reads
+/// them leniently, and so does evaluation); the operator is read into an [`Operator`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PropertyFilter {
+    pub key: Patch<Value>,
+    pub value: Patch<Value>,
+    pub operator: Patch<Value>,
+    /// JSON `type`: `person` (or none) is evaluated; cohorts and flags match no one here.
+    pub kind: Patch<Value>,
+    pub extra: Map<String, Value>,
+}
+
+/// How a property filter compares, as PostHog's flag service reads `operator`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    Exact,
+    IsNot,
+    IContains,
+    NotIContains,
+    Regex,
+    NotRegex,
+    Gt,
+    Gte,
+    Lt,
+    Lte,
+    IsSet,
+    IsNotSet,
+    IsDateBefore,
+    IsDateAfter,
+    IsDateExact,
+    /// An operator this evaluation does not know: it matches no one.
+    Other,
+}
+
+impl Operator {
+    const NAMED: [(&'static str, Self); 15] = [
+        ("exact", Self::Exact),
+        ("is_not", Self::IsNot),
+        ("icontains", Self::IContains),
+        ("not_icontains", Self::NotIContains),
+        ("regex", Self::Regex),
+        ("not_regex", Self::NotRegex),
+        ("gt", Self::Gt),
+        ("gte", Self::Gte),
+        ("lt", Self::Lt),
+        ("lte", Self::Lte),
+        ("is_set", Self::IsSet),
+        ("is_not_set", Self::IsNotSet),
+        ("is_date_before", Self::IsDateBefore),
+        ("is_date_after", Self::IsDateAfter),
+        ("is_date_exact", Self::IsDateExact),
+    ];
+}
+
+/// A multivariate flag's variants, in the order their slices of the hash range follow.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Multivariate {
+    pub variants: Vec<Variant>,
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    pub key: String,
+    /// 0–100, as sent; the variants' percentages sum to 100.
+    pub rollout_percentage: Number,
+    pub extra: Map<String, Value>,
 }
 
 impl FlagFilters {
-    /// Checks a flag's `filters` and fills in `groups` when missing.
+    /// Checks a flag's `filters` as a client sent them (shapes, bounds, and that every regex
+    /// pattern compiles) and fills in `groups` when missing.
     ///
     /// # Errors
-    /// A non-object, malformed groups, a rollout outside 0–100, or variants not summing to 100.
+    /// A non-object, malformed groups, a rollout outside 0–100, variants not summing to 100, a
+    /// pattern that does not compile.
     pub fn parse(filters: &Value) -> Result<Self, ValidationError> {
+        let filters = Self::read(filters)?;
+        let sets = filters
+            .groups
+            .iter()
+            .chain(filters.super_groups.as_value().into_iter().flatten());
+        for property in sets.flat_map(ConditionSet::properties) {
+            validate_pattern(property)?;
+        }
+        Ok(filters)
+    }
+
+    /// Reads filters as stored: they were checked when written, so only their shape is read
+    /// (patterns are compiled when evaluated).
+    ///
+    /// # Errors
+    /// Filters that no write could have stored.
+    pub fn read(filters: &Value) -> Result<Self, ValidationError> {
         let Value::Object(filters) = filters else {
             return Err(filters_error("Filters must be an object."));
         };
         let mut filters = filters.clone();
-        let groups = filters
-            .entry("groups")
-            .or_insert_with(|| Value::Array(vec![]));
-        let Value::Array(groups) = groups else {
-            return Err(filters_error("Filter groups must be a list."));
+        let groups = match filters.remove("groups") {
+            None => Vec::new(),
+            Some(Value::Array(groups)) => condition_sets(groups)?,
+            Some(_) => return Err(filters_error("Filter groups must be a list.")),
         };
-        validate_condition_sets(groups)?;
-        match filters.get("super_groups") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(super_groups)) => validate_condition_sets(super_groups)?,
-            Some(_) => return Err(filters_error("Filter super groups must be a list.")),
-        }
-        validate_multivariate(filters.get("multivariate"))?;
-        match filters.get("payloads") {
-            None | Some(Value::Null) | Some(Value::Object(_)) => {}
-            Some(_) => return Err(filters_error("Payloads must be an object.")),
-        }
-        Ok(Self(filters))
+        let super_groups = match slot(&mut filters, "super_groups") {
+            Patch::Value(Value::Array(sets)) => Patch::Value(condition_sets(sets)?),
+            Patch::Value(_) => return Err(filters_error("Filter super groups must be a list.")),
+            Patch::Absent => Patch::Absent,
+            Patch::Null => Patch::Null,
+        };
+        let multivariate = slot(&mut filters, "multivariate").try_map(multivariate)?;
+        let payloads = slot(&mut filters, "payloads").try_map(|payloads| match payloads {
+            Value::Object(payloads) => Ok(payloads),
+            _ => Err(filters_error("Payloads must be an object.")),
+        })?;
+        Ok(Self {
+            groups,
+            super_groups,
+            multivariate,
+            payloads,
+            aggregation_group_type_index: slot(&mut filters, "aggregation_group_type_index"),
+            extra: filters,
+        })
     }
 
-    pub fn as_map(&self) -> &Map<String, Value> {
-        &self.0
+    /// The filters as JSON, as they are stored and shown.
+    pub fn to_json(&self) -> Map<String, Value> {
+        let mut json = self.extra.clone();
+        let sets =
+            |sets: &[ConditionSet]| Value::Array(sets.iter().map(ConditionSet::to_json).collect());
+        json.insert("groups".into(), sets(&self.groups));
+        put(&mut json, "super_groups", &self.super_groups, |s| sets(s));
+        put(
+            &mut json,
+            "multivariate",
+            &self.multivariate,
+            Multivariate::to_json,
+        );
+        put(&mut json, "payloads", &self.payloads, |p| {
+            Value::Object(p.clone())
+        });
+        put(
+            &mut json,
+            "aggregation_group_type_index",
+            &self.aggregation_group_type_index,
+            Value::clone,
+        );
+        json
     }
 
-    pub fn into_map(self) -> Map<String, Value> {
-        self.0
+    /// These filters with the top-level keys of `changes` put over theirs, as PostHog merges a
+    /// survey's `targeting_flag_filters` into its flag's, then checked.
+    ///
+    /// # Errors
+    /// As [`FlagFilters::parse`], for the result.
+    pub fn merged_with(&self, changes: &Map<String, Value>) -> Result<Self, ValidationError> {
+        let mut merged = self.to_json();
+        merged.extend(changes.clone());
+        Self::parse(&Value::Object(merged))
+    }
+
+    /// The keys of the flag's variants (empty for a boolean flag).
+    pub fn variant_keys(&self) -> Vec<String> {
+        self.variants().map(|variant| variant.key.clone()).collect()
+    }
+
+    /// The flag's variants, in order (none for a boolean flag).
+    pub fn variants(&self) -> impl Iterator<Item = &Variant> {
+        self.multivariate
+            .as_value()
+            .into_iter()
+            .flat_map(|multivariate| &multivariate.variants)
+    }
+
+    /// Whether the flag is aggregated by a group type.
+    pub fn aggregated_by_group(&self) -> bool {
+        matches!(self.aggregation_group_type_index, Patch::Value(_))
+    }
+}
+
+impl Serialize for FlagFilters {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(serializer)
+    }
+}
+
+impl ConditionSet {
+    /// Its property filters (none when absent or null).
+    pub fn properties(&self) -> &[PropertyFilter] {
+        self.properties.as_value().map_or(&[], Vec::as_slice)
+    }
+
+    /// Its rollout, 0–100; a set without one serves everyone it matches.
+    pub fn rollout(&self) -> f64 {
+        self.rollout_percentage
+            .as_value()
+            .and_then(Number::as_f64)
+            .unwrap_or(100.0)
+    }
+
+    /// Whether the set is aggregated by a group type.
+    pub fn aggregated_by_group(&self) -> bool {
+        matches!(self.aggregation_group_type_index, Patch::Value(_))
+    }
+
+    fn to_json(&self) -> Value {
+        let mut json = self.extra.clone();
+        put(&mut json, "properties", &self.properties, |properties| {
+            Value::Array(properties.iter().map(PropertyFilter::to_json).collect())
+        });
+        put(
+            &mut json,
+            "rollout_percentage",
+            &self.rollout_percentage,
+            |n| Value::Number(n.clone()),
+        );
+        put(&mut json, "variant", &self.variant, |v| {
+            Value::String(v.clone())
+        });
+        put(
+            &mut json,
+            "aggregation_group_type_index",
+            &self.aggregation_group_type_index,
+            Value::clone,
+        );
+        Value::Object(json)
+    }
+}
+
+impl PropertyFilter {
+    /// The property it reads, when it names one.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_value().and_then(Value::as_str)
+    }
+
+    /// The operator, as PostHog reads it: `exact` unless a string says otherwise.
+    pub fn operator(&self) -> Operator {
+        match self.operator.as_value() {
+            Some(Value::String(name)) => Operator::NAMED
+                .iter()
+                .find(|(known, _)| known == name)
+                .map_or(Operator::Other, |(_, operator)| *operator),
+            _ => Operator::Exact,
+        }
+    }
+
+    /// Whether it is about the person's properties (no `type`, or `person`): cohort and flag
+    /// filters match no one here.
+    pub fn about_persons(&self) -> bool {
+        match self.kind.as_value() {
+            None | Some(Value::Null) => true,
+            Some(Value::String(kind)) => kind == "person",
+            Some(_) => false,
+        }
+    }
+
+    /// A filter from its JSON, for callers holding one filter (`None`: not an object).
+    pub fn from_json(filter: Value) -> Option<Self> {
+        match filter {
+            Value::Object(filter) => Some(Self::read(filter)),
+            _ => None,
+        }
+    }
+
+    fn read(mut filter: Map<String, Value>) -> Self {
+        Self {
+            key: slot(&mut filter, "key"),
+            value: slot(&mut filter, "value"),
+            operator: slot(&mut filter, "operator"),
+            kind: slot(&mut filter, "type"),
+            extra: filter,
+        }
+    }
+
+    fn to_json(&self) -> Value {
+        let mut json = self.extra.clone();
+        put(&mut json, "key", &self.key, Value::clone);
+        put(&mut json, "value", &self.value, Value::clone);
+        put(&mut json, "operator", &self.operator, Value::clone);
+        put(&mut json, "type", &self.kind, Value::clone);
+        Value::Object(json)
+    }
+}
+
+impl Multivariate {
+    fn to_json(&self) -> Value {
+        let mut json = self.extra.clone();
+        let variants = self.variants.iter().map(|variant| {
+            let mut json = variant.extra.clone();
+            json.insert("key".into(), Value::String(variant.key.clone()));
+            json.insert(
+                "rollout_percentage".into(),
+                Value::Number(variant.rollout_percentage.clone()),
+            );
+            Value::Object(json)
+        });
+        json.insert("variants".into(), Value::Array(variants.collect()));
+        Value::Object(json)
+    }
+}
+
+/// Takes a key out of an object as absent, null or a value.
+fn slot(object: &mut Map<String, Value>, key: &str) -> Patch<Value> {
+    match object.remove(key) {
+        None => Patch::Absent,
+        Some(Value::Null) => Patch::Null,
+        Some(value) => Patch::Value(value),
+    }
+}
+
+/// Puts a field back as it was read: nothing when absent, `null` when null.
+fn put<T>(
+    object: &mut Map<String, Value>,
+    key: &str,
+    field: &Patch<T>,
+    json: impl Fn(&T) -> Value,
+) {
+    match field {
+        Patch::Absent => {}
+        Patch::Null => {
+            object.insert(key.into(), Value::Null);
+        }
+        Patch::Value(value) => {
+            object.insert(key.into(), json(value));
+        }
     }
 }
 
@@ -71,65 +378,66 @@ fn filters_error(detail: impl Into<String>) -> ValidationError {
     ValidationError::invalid("filters", detail)
 }
 
-fn validate_condition_sets(groups: &[Value]) -> Result<(), ValidationError> {
-    if groups.len() > MAX_CONDITION_SETS {
+fn condition_sets(sets: Vec<Value>) -> Result<Vec<ConditionSet>, ValidationError> {
+    if sets.len() > MAX_CONDITION_SETS {
         return Err(filters_error(format!(
             "A flag may have at most {MAX_CONDITION_SETS} condition sets."
         )));
     }
-    groups.iter().try_for_each(validate_group)
+    sets.into_iter().map(condition_set).collect()
 }
 
-fn validate_group(group: &Value) -> Result<(), ValidationError> {
-    let Value::Object(group) = group else {
+fn condition_set(set: Value) -> Result<ConditionSet, ValidationError> {
+    let Value::Object(mut set) = set else {
         return Err(filters_error("Each filter group must be an object."));
     };
-    match group.get("properties") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(properties)) if properties.len() > MAX_PROPERTIES_PER_SET => {
-            return Err(filters_error(format!(
+    let properties = slot(&mut set, "properties").try_map(|properties| match properties {
+        Value::Array(properties) if properties.len() > MAX_PROPERTIES_PER_SET => {
+            Err(filters_error(format!(
                 "A condition set may have at most {MAX_PROPERTIES_PER_SET} property filters."
-            )));
+            )))
         }
-        Some(Value::Array(properties)) if properties.iter().all(Value::is_object) => {
-            properties.iter().try_for_each(validate_pattern)?;
-        }
-        Some(Value::Array(_)) => {
-            return Err(filters_error(
-                "Filters are not valid (can only use person, cohort, and flag properties)",
-            ));
-        }
-        Some(_) => return Err(filters_error("Group properties must be a list.")),
-    }
-    match group.get("rollout_percentage") {
-        None | Some(Value::Null) => {}
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => {}
-        Some(_) => {
-            return Err(filters_error(
+        Value::Array(properties) => properties
+            .into_iter()
+            .map(|property| match property {
+                Value::Object(property) => Ok(PropertyFilter::read(property)),
+                _ => Err(filters_error(
+                    "Filters are not valid (can only use person, cohort, and flag properties)",
+                )),
+            })
+            .collect(),
+        _ => Err(filters_error("Group properties must be a list.")),
+    })?;
+    let rollout_percentage =
+        slot(&mut set, "rollout_percentage").try_map(|rollout| match rollout {
+            Value::Number(n) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => Ok(n),
+            _ => Err(filters_error(
                 "Rollout percentage must be a number between 0 and 100.",
-            ));
-        }
-    }
-    match group.get("variant") {
-        None | Some(Value::Null) | Some(Value::String(_)) => Ok(()),
-        Some(_) => Err(filters_error("Group variant must be a string or null.")),
-    }
+            )),
+        })?;
+    let variant = slot(&mut set, "variant").try_map(|variant| match variant {
+        Value::String(variant) => Ok(variant),
+        _ => Err(filters_error("Group variant must be a string or null.")),
+    })?;
+    Ok(ConditionSet {
+        properties,
+        rollout_percentage,
+        variant,
+        aggregation_group_type_index: slot(&mut set, "aggregation_group_type_index"),
+        extra: set,
+    })
 }
 
 /// A `regex` or `not_regex` filter's pattern must compile: one that cannot would never match,
 /// silently.
-fn validate_pattern(filter: &Value) -> Result<(), ValidationError> {
-    let is_regex = matches!(
-        filter.get("operator").and_then(Value::as_str),
-        Some("regex" | "not_regex")
-    );
-    let Some(pattern) = filter.get("value").filter(|_| is_regex) else {
+fn validate_pattern(filter: &PropertyFilter) -> Result<(), ValidationError> {
+    if !matches!(filter.operator(), Operator::Regex | Operator::NotRegex) {
         return Ok(());
-    };
-    let text = match pattern {
-        Value::String(text) => text.clone(),
-        Value::Null => return Ok(()),
-        other => other.to_string(),
+    }
+    let text = match filter.value.as_value() {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
     };
     pattern::compile(&text).map(|_| ()).map_err(|error| {
         let reason = match error {
@@ -147,12 +455,11 @@ fn validate_pattern(filter: &Value) -> Result<(), ValidationError> {
     })
 }
 
-fn validate_multivariate(multivariate: Option<&Value>) -> Result<(), ValidationError> {
-    let variants = match multivariate {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Object(m)) => m.get("variants"),
-        Some(_) => return Err(filters_error("Multivariate must be an object.")),
+fn multivariate(multivariate: Value) -> Result<Multivariate, ValidationError> {
+    let Value::Object(mut multivariate) = multivariate else {
+        return Err(filters_error("Multivariate must be an object."));
     };
+    let variants = multivariate.remove("variants");
     let invalid = || {
         filters_error(
             "Invalid variant definitions: Variants must be a list of objects with a key and a rollout_percentage.",
@@ -167,23 +474,35 @@ fn validate_multivariate(multivariate: Option<&Value>) -> Result<(), ValidationE
         )));
     }
     let mut total = 0.0;
+    let mut read = Vec::with_capacity(variants.len());
     for variant in variants {
-        let key = variant
-            .get("key")
-            .and_then(Value::as_str)
-            .filter(|k| !k.is_empty());
-        let percentage = variant.get("rollout_percentage").and_then(Value::as_f64);
-        match (key, percentage) {
-            (Some(_), Some(p)) if (0.0..=100.0).contains(&p) => total += p,
+        let Value::Object(mut variant) = variant else {
+            return Err(invalid());
+        };
+        let key = match variant.remove("key") {
+            Some(Value::String(key)) if !key.is_empty() => key,
             _ => return Err(invalid()),
-        }
+        };
+        let rollout_percentage = match variant.remove("rollout_percentage") {
+            Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => n,
+            _ => return Err(invalid()),
+        };
+        total += rollout_percentage.as_f64().unwrap_or_default();
+        read.push(Variant {
+            key,
+            rollout_percentage,
+            extra: variant,
+        });
     }
-    if !variants.is_empty() && (total - 100.0).abs() > f64::EPSILON * 100.0 {
+    if !read.is_empty() && (total - 100.0).abs() > f64::EPSILON * 100.0 {
         return Err(filters_error(
             "Invalid variant definitions: Variant rollout percentages must sum to 100.",
         ));
     }
-    Ok(())
+    Ok(Multivariate {
+        variants: read,
+        extra: multivariate,
+    })
 }
 
 #[cfg(test)]
@@ -258,11 +577,50 @@ mod tests {
     }
 
     #[test]
+    fn what_a_client_sent_is_written_back_as_sent() {
+        let sent = json!({
+            "groups": [{
+                "properties": [{"key": "email", "value": ["a"], "operator": "exact", "type": "person", "negation": false}],
+                "rollout_percentage": 50,
+                "variant": null,
+                "description": "beta users"
+            }],
+            "super_groups": null,
+            "multivariate": {"variants": [{"key": "a", "name": "A", "rollout_percentage": 100}], "note": 1},
+            "payloads": {"a": "{\"x\": 1}"},
+            "aggregation_group_type_index": null,
+            "holdout_groups": []
+        });
+        let filters = FlagFilters::parse(&sent).unwrap();
+        assert_eq!(Value::Object(filters.to_json()), sent);
+        assert_eq!(filters.variant_keys(), ["a"]);
+        assert_eq!(
+            filters.groups[0].properties()[0].operator(),
+            Operator::Exact
+        );
+    }
+
+    #[test]
+    fn operators_are_read_as_posthog_does() {
+        let operator = |raw: Value| {
+            let filters = FlagFilters::parse(
+                &json!({"groups": [{"properties": [{"key": "k", "operator": raw}]}]}),
+            )
+            .unwrap();
+            filters.groups[0].properties()[0].operator()
+        };
+        assert_eq!(operator(json!("icontains")), Operator::IContains);
+        assert_eq!(operator(json!(null)), Operator::Exact);
+        assert_eq!(operator(json!(7)), Operator::Exact);
+        assert_eq!(operator(json!("between")), Operator::Other);
+    }
+
+    #[test]
     fn missing_groups_are_filled_in_and_non_objects_rejected() {
         assert_eq!(
             FlagFilters::parse(&json!({}))
                 .unwrap()
-                .as_map()
+                .to_json()
                 .get("groups"),
             Some(&json!([]))
         );

@@ -9,13 +9,15 @@ mod port;
 mod service;
 
 pub use evaluation::{Evaluation, FlagEvaluationService, Person, Reason, ReasonCode, evaluate};
-pub use filters::{FlagFilters, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS};
+pub use filters::{
+    ConditionSet, FlagFilters, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS,
+    Multivariate, Operator, PropertyFilter, Variant,
+};
 pub use key::FlagKey;
 pub use port::FeatureFlagRepository;
 pub use service::FeatureFlagService;
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
 
 use crate::tenancy::{ProjectId, UserBasic};
 
@@ -29,8 +31,7 @@ pub struct FeatureFlag {
     pub project_id: ProjectId,
     pub name: String,
     pub key: String,
-    /// Always an object: `groups`, optional `multivariate`, optional `payloads`.
-    pub filters: Map<String, Value>,
+    pub filters: FlagFilters,
     pub deleted: bool,
     pub active: bool,
     pub ensure_experience_continuity: bool,
@@ -41,17 +42,7 @@ pub struct FeatureFlag {
 impl FeatureFlag {
     /// The keys of the flag's variants (empty for a boolean flag).
     pub fn variant_keys(&self) -> Vec<String> {
-        self.filters
-            .get("multivariate")
-            .and_then(|m| m.get("variants"))
-            .and_then(Value::as_array)
-            .map(|variants| {
-                variants
-                    .iter()
-                    .filter_map(|v| v.get("key").and_then(Value::as_str).map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.filters.variant_keys()
     }
 }
 
@@ -105,10 +96,11 @@ mod tests {
             project_id: ProjectId(1),
             name: String::new(),
             key: "k".into(),
-            filters: json!({"multivariate": {"variants": [{"key": "a"}, {"key": "b"}]}})
-                .as_object()
-                .unwrap()
-                .clone(),
+            filters: FlagFilters::parse(&json!({"multivariate": {"variants": [
+                {"key": "a", "rollout_percentage": 50},
+                {"key": "b", "rollout_percentage": 50}
+            ]}}))
+            .unwrap(),
             deleted: false,
             active: true,
             ensure_experience_continuity: false,

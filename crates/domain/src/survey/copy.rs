@@ -79,7 +79,7 @@ pub(crate) fn plan_copy(
     };
     let flag = match source.targeting_flag.as_ref().filter(|flag| !flag.deleted) {
         Some(targeting) => Some(TargetingFlag::New {
-            flag: targeting_flag(&state.name, &targeting.filters)?,
+            flag: targeting_flag(&state.name, targeting.filters.clone())?,
             created_by: creator,
         }),
         None => None,
@@ -116,7 +116,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::feature_flag::{FeatureFlag, FlagId};
+    use crate::feature_flag::{FeatureFlag, FlagFilters, FlagId};
     use crate::survey::{Schedule, SurveyId, SurveyType};
     use crate::tenancy::ProjectId;
 
@@ -172,7 +172,7 @@ mod tests {
                 project_id: ProjectId(1),
                 name: "Targeting flag for survey Onboarding".into(),
                 key: "survey-targeting-0123456789".into(),
-                filters: filters(),
+                filters: FlagFilters::parse(&Value::Object(filters())).unwrap(),
                 deleted,
                 active: true,
                 ensure_experience_continuity: false,
@@ -281,7 +281,7 @@ mod tests {
             panic!("expected a new flag: {:?}", write.targeting);
         };
         assert_eq!(created_by, CREATOR);
-        assert_eq!(flag.filters.as_map(), &filters());
+        assert_eq!(flag.filters.to_json(), filters());
         assert_eq!(flag.name, "Targeting flag for survey Copy");
         assert!(!flag.active);
         assert!(flag.key.as_str().starts_with("survey-targeting-"));

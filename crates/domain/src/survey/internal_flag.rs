@@ -6,10 +6,11 @@
 //! PostHog stores these flags as rows; Burrow derives them from the survey, so they cannot be
 //! edited, deleted or left behind, and `/flags` evaluates them like any other flag.
 
-use serde_json::{Map, json};
+use serde_json::{Map, Value};
 
 use super::Survey;
-use crate::feature_flag::{FeatureFlag, FlagId};
+use crate::feature_flag::{ConditionSet, FeatureFlag, FlagFilters, FlagId, PropertyFilter};
+use crate::patch::Patch;
 
 impl Survey {
     /// The key the public survey feed names and `/flags` answers:
@@ -25,22 +26,27 @@ impl Survey {
             Some(iteration) if iteration > 0 => format!("/{iteration}"),
             _ => String::new(),
         };
-        let not_set = |interaction: &str| {
-            json!({
-                "key": format!("${interaction}/{}{suffix}", self.id.0),
-                "type": "person",
-                "operator": "is_not_set",
-                "value": "is_not_set",
-            })
+        let not_set = |interaction: &str| PropertyFilter {
+            key: Patch::Value(Value::String(format!(
+                "${interaction}/{}{suffix}",
+                self.id.0
+            ))),
+            value: Patch::Value(Value::String("is_not_set".into())),
+            operator: Patch::Value(Value::String("is_not_set".into())),
+            kind: Patch::Value(Value::String("person".into())),
+            extra: Map::new(),
         };
-        let mut filters = Map::new();
-        filters.insert(
-            "groups".into(),
-            json!([{
-                "properties": [not_set("survey_responded"), not_set("survey_dismissed")],
-                "rollout_percentage": 100,
-            }]),
-        );
+        let filters = FlagFilters {
+            groups: vec![ConditionSet {
+                properties: Patch::Value(vec![
+                    not_set("survey_responded"),
+                    not_set("survey_dismissed"),
+                ]),
+                rollout_percentage: Patch::Value(100.into()),
+                ..ConditionSet::default()
+            }],
+            ..FlagFilters::default()
+        };
         FeatureFlag {
             id: FlagId(0),
             project_id: self.project_id,
@@ -61,7 +67,7 @@ mod tests {
     use chrono::Utc;
     use uuid::Uuid;
 
-    use serde_json::Value;
+    use serde_json::json;
 
     use super::*;
     use crate::feature_flag::{Person, evaluate};

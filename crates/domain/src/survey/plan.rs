@@ -51,7 +51,10 @@ pub(crate) fn plan_create(
     check_rules(&state, changes, None, flags)?;
     let flag = match (&changes.targeting_flag_filters, &flags.targeting) {
         (Some(filters), _) => Some(TargetingFlag::New {
-            flag: targeting_flag(&state.name, filters)?,
+            flag: targeting_flag(
+                &state.name,
+                FlagFilters::parse(&Value::Object(filters.clone()))?,
+            )?,
             created_by: creator,
         }),
         (None, Some(adopted)) => Some(existing(adopted.id, false)),
@@ -104,20 +107,19 @@ pub(crate) fn plan_update(
     }
     let flag = if let Some(filters) = &changes.targeting_flag_filters {
         match kept {
-            Some(flag) => {
-                let mut merged = flag.filters.clone();
-                merged.extend(filters.clone());
-                Some(TargetingFlag::Existing {
-                    id: flag.id,
-                    owned: current.owns_targeting_flag,
-                    changes: FlagChanges {
-                        filters: Some(FlagFilters::parse(&Value::Object(merged))?),
-                        ..FlagChanges::default()
-                    },
-                })
-            }
+            Some(flag) => Some(TargetingFlag::Existing {
+                id: flag.id,
+                owned: current.owns_targeting_flag,
+                changes: FlagChanges {
+                    filters: Some(flag.filters.merged_with(filters)?),
+                    ..FlagChanges::default()
+                },
+            }),
             None => Some(TargetingFlag::New {
-                flag: targeting_flag(&state.name, filters)?,
+                flag: targeting_flag(
+                    &state.name,
+                    FlagFilters::parse(&Value::Object(filters.clone()))?,
+                )?,
                 created_by: editor,
             }),
         }
@@ -137,9 +139,9 @@ pub(crate) fn plan_update(
         .targeting_flag
         .as_ref()
         .filter(|flag| !flag.deleted)
-        .map(|flag| &flag.filters);
+        .map(|flag| flag.filters.to_json());
     let activity = activity::updated(
-        (&current.state, live_filters),
+        (&current.state, live_filters.as_ref()),
         (&state, planned_filters(&targeting, current, flags).as_ref()),
         editor,
     );
@@ -157,15 +159,15 @@ fn planned_filters(
     flags: &ReferencedFlags,
 ) -> Option<Map<String, Value>> {
     match plan.flag.as_ref()? {
-        TargetingFlag::New { flag, .. } => Some(flag.filters.as_map().clone()),
+        TargetingFlag::New { flag, .. } => Some(flag.filters.to_json()),
         TargetingFlag::Existing { id, changes, .. } => match &changes.filters {
-            Some(filters) => Some(filters.as_map().clone()),
+            Some(filters) => Some(filters.to_json()),
             // Kept or adopted as it is: one of the flags the plan was made against.
             None => [current.targeting_flag.as_ref(), flags.targeting.as_ref()]
                 .into_iter()
                 .flatten()
                 .find(|flag| flag.id == *id)
-                .map(|flag| flag.filters.clone()),
+                .map(|flag| flag.filters.to_json()),
         },
     }
 }
@@ -203,7 +205,7 @@ fn without_no_ops(mut plan: TargetingPlan, known: [Option<&FeatureFlag>; 2]) -> 
         if changes
             .filters
             .as_ref()
-            .is_some_and(|filters| filters.as_map() == &flag.filters)
+            .is_some_and(|filters| filters == &flag.filters)
         {
             changes.filters = None;
         }
@@ -444,7 +446,7 @@ fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), Va
 /// A new targeting flag: `survey-targeting-<10 hex>`, named after the survey.
 pub(super) fn targeting_flag(
     survey_name: &str,
-    filters: &Map<String, Value>,
+    filters: FlagFilters,
 ) -> Result<NewFlag, ValidationError> {
     let suffix: String = (0..10)
         .map(|_| char::from_digit(rand::rng().random_range(0..16), 16).expect("digit below 16"))
@@ -452,7 +454,7 @@ pub(super) fn targeting_flag(
     Ok(NewFlag {
         key: FlagKey::parse(&format!("survey-targeting-{suffix}"))?,
         name: format!("Targeting flag for survey {survey_name}"),
-        filters: FlagFilters::parse(&Value::Object(filters.clone()))?,
+        filters,
         active: false,
         ensure_experience_continuity: false,
     })
@@ -482,7 +484,7 @@ mod tests {
             project_id: ProjectId(1),
             name: String::new(),
             key: format!("flag-{id}"),
-            filters: filters(),
+            filters: FlagFilters::parse(&Value::Object(filters())).unwrap(),
             deleted,
             active: !deleted,
             ensure_experience_continuity: false,
@@ -694,7 +696,7 @@ mod tests {
         let Some(TargetingFlag::Existing { changes, .. }) = merged.flag else {
             panic!("expected the kept flag: {merged:?}");
         };
-        let merged_filters = changes.filters.unwrap().into_map();
+        let merged_filters = changes.filters.unwrap().to_json();
         assert_eq!(merged_filters["groups"], filters()["groups"]);
         assert_eq!(merged_filters["payloads"], json!({"true": "x"}));
 
@@ -812,7 +814,7 @@ mod tests {
             (json!("deleted"), Value::Null)
         );
         let mut other = flag(2, false);
-        other.filters = merged.as_object().cloned().unwrap();
+        other.filters = FlagFilters::parse(&merged).unwrap();
         let adopted = field(
             plan_update(
                 &stored(None, false, false),

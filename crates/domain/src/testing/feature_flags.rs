@@ -60,7 +60,7 @@ impl State {
                 project_id: project,
                 name: new.name,
                 key: new.key.into_string(),
-                filters: new.filters.into_map(),
+                filters: new.filters,
                 deleted: false,
                 active: new.active,
                 ensure_experience_continuity: new.ensure_experience_continuity,
@@ -99,7 +99,7 @@ impl State {
             flag.key = key.into_string();
         }
         if let Some(filters) = changes.filters {
-            flag.filters = filters.into_map();
+            flag.filters = filters;
         }
         if let Some(active) = changes.active {
             flag.active = active;

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
-use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
+use domain::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, NewFlag};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
 use serde_json::Value;
 
@@ -27,12 +27,12 @@ pub(crate) struct FlagRow {
 impl FlagRow {
     /// The flag, with its creator loaded separately (by a join or a batch query).
     pub fn into_flag(self, created_by: Option<UserBasic>) -> Result<FeatureFlag, Unexpected> {
-        let Value::Object(filters) = self.filters else {
-            return Err(Unexpected::new(format!(
-                "feature flag {} has filters that are not an object",
-                self.id
-            )));
-        };
+        let filters = FlagFilters::read(&self.filters).map_err(|error| {
+            Unexpected::new(format!(
+                "feature flag {} has filters no write could store: {}",
+                self.id, error.detail
+            ))
+        })?;
         Ok(FeatureFlag {
             id: FlagId(self.id),
             project_id: ProjectId(self.project_id),
@@ -66,7 +66,7 @@ impl<'a> NewFlagRow<'a> {
             project_id: project.0,
             name: &flag.name,
             key: flag.key.as_str(),
-            filters: Value::Object(flag.filters.as_map().clone()),
+            filters: Value::Object(flag.filters.to_json()),
             active: flag.active,
             ensure_experience_continuity: flag.ensure_experience_continuity,
             created_by_id: creator.map(|user| user.0),
@@ -93,7 +93,7 @@ impl From<FlagChanges> for FlagChangeset {
             key: changes.key.map(|key| key.into_string()),
             filters: changes
                 .filters
-                .map(|filters| Value::Object(filters.into_map())),
+                .map(|filters| Value::Object(filters.to_json())),
             active: changes.active,
             ensure_experience_continuity: changes.ensure_experience_continuity,
             deleted: changes.deleted,

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::pattern::Patterns;
-use super::{FeatureFlag, FlagId};
+use super::{ConditionSet, FeatureFlag, FlagFilters, FlagId};
 
 /// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
 /// ones under the ones the request sent).
@@ -140,10 +140,7 @@ pub fn evaluate_at(
     if flag.deleted || !flag.active {
         return result(false, None, Reason::new(ReasonCode::Disabled, None), None);
     }
-    if filters
-        .get("aggregation_group_type_index")
-        .is_some_and(|index| !index.is_null())
-    {
+    if filters.aggregated_by_group() {
         return result(
             false,
             None,
@@ -158,8 +155,7 @@ pub fn evaluate_at(
     }
 
     let (mut reason, mut index) = (ReasonCode::NoConditionMatch, None);
-    let conditions = filters.get("groups").and_then(Value::as_array);
-    for (position, condition) in conditions.into_iter().flatten().enumerate() {
+    for (position, condition) in filters.groups.iter().enumerate() {
         let outcome = condition_outcome(&flag.key, condition, person, now, patterns);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
@@ -178,30 +174,23 @@ pub fn evaluate_at(
 /// filter failed) or `OutOfRolloutBound` (the properties matched, the rollout did not).
 fn condition_outcome(
     flag_key: &str,
-    condition: &Value,
+    condition: &ConditionSet,
     person: &Person,
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
 ) -> ReasonCode {
     // A condition set aggregated by a group type of its own cannot be evaluated for a person.
-    if condition
-        .get("aggregation_group_type_index")
-        .is_some_and(|index| !index.is_null())
-    {
+    if condition.aggregated_by_group() {
         return ReasonCode::NoConditionMatch;
     }
-    let filters = condition.get("properties").and_then(Value::as_array);
-    if !filters
-        .into_iter()
-        .flatten()
+    if !condition
+        .properties()
+        .iter()
         .all(|filter| properties::matches(filter, &person.properties, now, patterns))
     {
         return ReasonCode::NoConditionMatch;
     }
-    let rollout = condition
-        .get("rollout_percentage")
-        .and_then(Value::as_f64)
-        .unwrap_or(100.0);
+    let rollout = condition.rollout();
     if rollout >= 100.0 || hash(flag_key, &person.distinct_id, ROLLOUT_SALT) <= rollout / 100.0 {
         ReasonCode::ConditionMatch
     } else {
@@ -217,71 +206,44 @@ fn super_condition(
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
 ) -> Option<bool> {
-    let condition = flag
-        .filters
-        .get("super_groups")
-        .and_then(Value::as_array)?
-        .first()?;
-    let key = condition
-        .get("properties")
-        .and_then(Value::as_array)?
-        .first()?
-        .get("key")
-        .and_then(Value::as_str)?;
+    let condition = flag.filters.super_groups.as_value()?.first()?;
+    let key = condition.properties().first()?.key()?;
     if !person.properties.contains_key(key) {
         return None;
     }
-    Some(
-        condition_outcome(&flag.key, condition, person, now, patterns)
-            == ReasonCode::ConditionMatch,
-    )
-}
-
-fn variants(filters: &Map<String, Value>) -> impl Iterator<Item = (&str, f64)> {
-    filters
-        .get("multivariate")
-        .and_then(|multivariate| multivariate.get("variants"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|variant| {
-            Some((
-                variant.get("key")?.as_str()?,
-                variant.get("rollout_percentage")?.as_f64()?,
-            ))
-        })
+    let outcome = condition_outcome(&flag.key, condition, person, now, patterns);
+    Some(outcome == ReasonCode::ConditionMatch)
 }
 
 /// A condition set's `variant`, when it names one of the flag's variants.
-fn variant_override(filters: &Map<String, Value>, condition: &Value) -> Option<String> {
-    let wanted = condition.get("variant")?.as_str()?;
-    variants(filters)
-        .any(|(key, _)| key == wanted)
-        .then(|| wanted.to_owned())
+fn variant_override(filters: &FlagFilters, condition: &ConditionSet) -> Option<String> {
+    let wanted = condition.variant.as_value()?;
+    filters
+        .variants()
+        .any(|variant| &variant.key == wanted)
+        .then(|| wanted.clone())
 }
 
 /// The variant whose slice of [0, 1) holds the person's variant hash; slices follow the
 /// variants' order and widths, as PostHog's lookup table does.
-fn matching_variant(
-    flag_key: &str,
-    filters: &Map<String, Value>,
-    distinct_id: &str,
-) -> Option<String> {
+fn matching_variant(flag_key: &str, filters: &FlagFilters, distinct_id: &str) -> Option<String> {
     let value = hash(flag_key, distinct_id, VARIANT_SALT);
     let mut low = 0.0;
-    for (key, percentage) in variants(filters) {
+    for variant in filters.variants() {
+        let percentage = variant.rollout_percentage.as_f64().unwrap_or_default();
         let high = low + percentage / 100.0;
         if value >= low && value < high {
-            return Some(key.to_owned());
+            return Some(variant.key.clone());
         }
         low = high;
     }
     None
 }
 
-fn payload(filters: &Map<String, Value>, variant: Option<&str>) -> Option<Value> {
+fn payload(filters: &FlagFilters, variant: Option<&str>) -> Option<Value> {
     filters
-        .get("payloads")?
+        .payloads
+        .as_value()?
         .get(variant.unwrap_or("true"))
         .filter(|payload| !payload.is_null())
         .cloned()

@@ -7,6 +7,7 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::feature_flag::pattern::Patterns;
+use crate::feature_flag::{Operator, PropertyFilter};
 
 /// Whether the person's `properties` satisfy one filter of a condition set, `now` anchoring
 /// relative dates such as `-7d` and `patterns` compiling regex filters.
@@ -14,54 +15,45 @@ use crate::feature_flag::pattern::Patterns;
 /// Only `person` filters (or legacy ones without a type) are evaluated; cohort, group, flag and
 /// other filters need data Burrow does not hold and never match.
 pub fn matches(
-    filter: &Value,
+    filter: &PropertyFilter,
     properties: &Map<String, Value>,
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
 ) -> bool {
-    let Some(filter) = filter.as_object() else {
+    if !filter.about_persons() {
         return false;
-    };
-    match filter.get("type") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(kind)) if kind == "person" => {}
-        Some(_) => return false,
     }
-    let Some(key) = filter.get("key").and_then(Value::as_str) else {
+    let Some(key) = filter.key() else {
         return false;
     };
-    let operator = filter
-        .get("operator")
-        .and_then(Value::as_str)
-        .unwrap_or("exact");
+    let operator = filter.operator();
     let actual = properties.get(key);
     match operator {
-        "is_set" => return actual.is_some(),
-        "is_not_set" => return actual.is_none(),
+        Operator::IsSet => return actual.is_some(),
+        Operator::IsNotSet => return actual.is_none(),
         _ => {}
     }
-    let expected = match filter.get("value") {
-        None | Some(Value::Null) => return false,
-        Some(value) => value,
+    let Some(expected) = filter.value.as_value() else {
+        return false;
     };
     match operator {
-        "exact" => actual.is_some_and(|actual| exact(expected, actual)),
-        "is_not" => actual.is_none_or(|actual| !exact(expected, actual)),
-        "icontains" => actual.is_some_and(|actual| icontains(actual, expected)),
-        "not_icontains" => actual.is_none_or(|actual| !icontains(actual, expected)),
-        "regex" => {
+        Operator::Exact => actual.is_some_and(|actual| exact(expected, actual)),
+        Operator::IsNot => actual.is_none_or(|actual| !exact(expected, actual)),
+        Operator::IContains => actual.is_some_and(|actual| icontains(actual, expected)),
+        Operator::NotIContains => actual.is_none_or(|actual| !icontains(actual, expected)),
+        Operator::Regex => {
             actual.is_some_and(|actual| regex_search(patterns, expected, actual) == Some(true))
         }
-        "not_regex" => {
+        Operator::NotRegex => {
             actual.is_none_or(|actual| regex_search(patterns, expected, actual) == Some(false))
         }
-        "gt" | "gte" | "lt" | "lte" => {
+        Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte => {
             actual.is_some_and(|actual| compare(operator, actual, expected))
         }
-        "is_date_before" | "is_date_after" | "is_date_exact" => {
+        Operator::IsDateBefore | Operator::IsDateAfter | Operator::IsDateExact => {
             actual.is_some_and(|actual| compare_dates(operator, actual, expected, now))
         }
-        _ => false,
+        Operator::IsSet | Operator::IsNotSet | Operator::Other => false,
     }
 }
 
@@ -129,19 +121,19 @@ fn regex_search(patterns: &dyn Patterns, pattern: &Value, actual: &Value) -> Opt
 
 /// `gt`, `gte`, `lt`, `lte`: both sides as numbers (numeric strings count); anything else does
 /// not match.
-fn compare(operator: &str, actual: &Value, expected: &Value) -> bool {
+fn compare(operator: Operator, actual: &Value, expected: &Value) -> bool {
     let (Some(actual), Some(expected)) = (number(actual), number(expected)) else {
         return false;
     };
     match operator {
-        "gt" => actual > expected,
-        "gte" => actual >= expected,
-        "lt" => actual < expected,
+        Operator::Gt => actual > expected,
+        Operator::Gte => actual >= expected,
+        Operator::Lt => actual < expected,
         _ => actual <= expected,
     }
 }
 
-fn compare_dates(operator: &str, actual: &Value, expected: &Value, now: DateTime<Utc>) -> bool {
+fn compare_dates(operator: Operator, actual: &Value, expected: &Value, now: DateTime<Utc>) -> bool {
     let Some(actual) = person_date(actual, now) else {
         return false;
     };
@@ -149,8 +141,8 @@ fn compare_dates(operator: &str, actual: &Value, expected: &Value, now: DateTime
         return false;
     };
     match operator {
-        "is_date_before" => actual < expected,
-        "is_date_after" => actual > expected,
+        Operator::IsDateBefore => actual < expected,
+        Operator::IsDateAfter => actual > expected,
         _ => actual == expected,
     }
 }
@@ -254,12 +246,14 @@ mod tests {
     }
 
     fn check(filter: Value, properties: Value) -> bool {
-        matches(
-            &filter,
-            properties.as_object().unwrap(),
-            now(),
-            &CompiledEachTime,
-        )
+        PropertyFilter::from_json(filter).is_some_and(|filter| {
+            matches(
+                &filter,
+                properties.as_object().unwrap(),
+                now(),
+                &CompiledEachTime,
+            )
+        })
     }
 
     fn person(key: &str, operator: &str, value: Value) -> Value {
