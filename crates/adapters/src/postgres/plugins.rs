@@ -19,7 +19,9 @@ use domain::{DomainError, Unexpected};
 use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
 use crate::postgres::paging::{page, window};
-use crate::postgres::rows::{ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page};
+use crate::postgres::rows::{
+    ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page,
+};
 use crate::postgres::schema::{
     organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects, users,
 };

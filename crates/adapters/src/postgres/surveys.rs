@@ -22,7 +22,9 @@ use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
 use crate::postgres::feature_flags::{change_flag, flags_by_id, insert_flag};
 use crate::postgres::paging::{page, window};
-use crate::postgres::rows::{NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page};
+use crate::postgres::rows::{
+    NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page,
+};
 use crate::postgres::schema::{survey_activity, surveys, users};
 use crate::postgres::transaction::{Lock, PgTransaction, logged};
 use crate::postgres::whole_surveys::load_whole;
