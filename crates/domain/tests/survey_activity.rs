@@ -401,8 +401,8 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
         assert_eq!(copy.state.linked_flag_id, None);
         assert_eq!(copy.state.iteration_count, Some(2));
         assert_eq!(
-            copy.state.conditions.clone().map(Value::Object),
-            Some(json!({"url": "/welcome"}))
+            serde_json::to_value(&copy.state.conditions).unwrap(),
+            json!({"url": "/welcome"})
         );
         assert_eq!(copy.created_by.as_ref().unwrap().id, world.user.id);
         let flag = copy.targeting_flag.as_ref().expect("a targeting flag");

@@ -158,7 +158,12 @@ async fn a_minimal_survey_gets_defaults_and_question_ids() {
     assert_eq!(survey.state.description, "");
     assert_eq!(survey.state.schedule.as_str(), "once");
     assert!(!survey.state.archived);
-    assert!(survey.state.questions.unwrap()[0]["id"].as_str().is_some());
+    let questions = survey.state.questions.unwrap();
+    assert!(
+        questions
+            .iter()
+            .all(|question| question.base().id.is_some())
+    );
 }
 
 #[tokio::test]

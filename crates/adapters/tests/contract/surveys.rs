@@ -15,7 +15,7 @@ use domain::survey::{
     TargetingPlan,
 };
 use domain::{DomainError, ValidationError};
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use uuid::Uuid;
 
 use crate::stores::{StoredFlag, Stores, all, at};
@@ -67,14 +67,13 @@ fn without_creators(survey: Survey) -> Survey {
     }
 }
 
-fn object(value: Value) -> Map<String, Value> {
-    value.as_object().cloned().expect("an object")
-}
-
 /// A draft popover with one question: the smallest state a survey is stored with.
 fn state(name: &str) -> SurveyState {
     SurveyState {
-        questions: Some(json!([{"id": "q1", "type": "open", "question": "Why?"}])),
+        questions: serde_json::from_value(
+            json!([{"id": "q1", "type": "open", "question": "Why?"}]),
+        )
+        .unwrap(),
         ..SurveyState::draft(name.into(), SurveyType::Popover)
     }
 }
@@ -209,8 +208,8 @@ async fn a_created_survey_stores_the_planned_state_and_its_creator(stores: Store
     let mut written = state("NPS");
     written.description = "How likely are you to recommend us?".into();
     written.survey_type = SurveyType::Widget;
-    written.conditions = Some(object(json!({"url": "/pricing"})));
-    written.appearance = Some(object(json!({"backgroundColor": "#fff"})));
+    written.conditions = serde_json::from_value(json!({"url": "/pricing"})).unwrap();
+    written.appearance = serde_json::from_value(json!({"backgroundColor": "#fff"})).unwrap();
     written.start_date = Some(at("2026-01-02T03:04:05Z"));
     written.responses_limit = Some(100);
     written.schedule = Schedule::Recurring;

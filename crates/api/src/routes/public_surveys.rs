@@ -5,9 +5,9 @@ use actix_web::HttpRequest;
 use actix_web::web::{self, Json};
 use chrono::{DateTime, Utc};
 use domain::access::AccessService;
-use domain::survey::{Survey, SurveyService};
+use domain::survey::{Appearance, Conditions, Questions, Survey, SurveyService};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -38,11 +38,11 @@ struct PublicSurvey {
     /// On until the person answers or dismisses the survey (see `/flags`).
     internal_targeting_flag_key: String,
     #[schema(value_type = Option<Vec<Object>>)]
-    questions: Option<Value>,
+    questions: Option<Questions>,
     #[schema(value_type = Option<Object>)]
-    conditions: Option<Map<String, Value>>,
+    conditions: Option<Conditions>,
     #[schema(value_type = Option<Object>)]
-    appearance: Option<Map<String, Value>>,
+    appearance: Option<Appearance>,
     start_date: Option<DateTime<Utc>>,
     end_date: Option<DateTime<Utc>>,
     current_iteration: Option<i32>,

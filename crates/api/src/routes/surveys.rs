@@ -9,7 +9,9 @@ use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use domain::access::{AccessError, AccessService, ProjectAccess};
-use domain::survey::{NewSurvey, Survey, SurveyFilter, SurveyId, SurveyService};
+use domain::survey::{
+    Appearance, Conditions, NewSurvey, Questions, Survey, SurveyFilter, SurveyId, SurveyService,
+};
 use domain::tenancy::UserBasic;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -50,11 +52,11 @@ pub(crate) struct SurveyResponse {
     /// Echoes the request on writes; `null` on reads.
     remove_targeting_flag: Option<bool>,
     #[schema(value_type = Option<Vec<Object>>)]
-    questions: Option<Value>,
+    questions: Option<Questions>,
     #[schema(value_type = Option<Object>)]
-    conditions: Option<Map<String, Value>>,
+    conditions: Option<Conditions>,
     #[schema(value_type = Option<Object>)]
-    appearance: Option<Map<String, Value>>,
+    appearance: Option<Appearance>,
     created_at: DateTime<Utc>,
     created_by: Option<UserBasicResponse>,
     start_date: Option<DateTime<Utc>>,

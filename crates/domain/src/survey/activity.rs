@@ -224,9 +224,12 @@ mod tests {
             description: "d".into(),
             survey_type: SurveyType::Widget,
             linked_flag_id: Some(FlagId(4)),
-            questions: Some(json!([{"id": "q", "type": "open", "question": "?"}])),
-            conditions: Some(Map::from_iter([("url".into(), json!("x"))])),
-            appearance: Some(Map::from_iter([("position".into(), json!("left"))])),
+            questions: serde_json::from_value(
+                json!([{"id": "q", "type": "open", "question": "?"}]),
+            )
+            .unwrap(),
+            conditions: serde_json::from_value(json!({"url": "x"})).unwrap(),
+            appearance: serde_json::from_value(json!({"position": "left"})).unwrap(),
             start_date: Some(Utc::now()),
             end_date: Some(Utc::now()),
             archived: true,

@@ -8,19 +8,15 @@
 use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
-use uuid::Uuid;
 
 use super::activity;
 use super::plan::{serving_while_running, targeting_flag};
 use super::{
-    Iterations, MAX_NAME_CHARS, Survey, SurveyState, SurveyWrite, TargetingFlag, TargetingPlan,
+    Conditions, Iterations, MAX_NAME_CHARS, Questions, Survey, SurveyState, SurveyWrite,
+    TargetingFlag, TargetingPlan,
 };
 use crate::error::ValidationError;
 use crate::tenancy::UserId;
-
-/// Condition keys that name objects of the source project; a copy drops them (PostHog's list).
-const PROJECT_CONDITIONS: [&str; 3] = ["linkedFlagVariant", "actions", "events"];
 
 /// The longest tail a copy's name gets: ` (duplicated at 2025-01-31 12:00:00)` and a counter.
 const TAIL_ROOM: usize = 50;
@@ -64,8 +60,11 @@ pub(crate) fn plan_copy(
     let state = SurveyState {
         name,
         linked_flag_id: None,
-        questions: from.questions.clone().map(with_fresh_question_ids),
-        conditions: from.conditions.clone().map(without_project_objects),
+        questions: from.questions.clone().map(Questions::with_fresh_ids),
+        conditions: from
+            .conditions
+            .clone()
+            .map(Conditions::without_project_objects),
         start_date: None,
         end_date: None,
         archived: false,
@@ -93,27 +92,11 @@ pub(crate) fn plan_copy(
     })
 }
 
-/// Every question with a new id, as PostHog drops the ids and lets them be generated again.
-fn with_fresh_question_ids(mut questions: Value) -> Value {
-    for question in questions.as_array_mut().into_iter().flatten() {
-        if let Some(question) = question.as_object_mut() {
-            question.insert("id".into(), Value::String(Uuid::new_v4().to_string()));
-        }
-    }
-    questions
-}
-
-fn without_project_objects(mut conditions: Map<String, Value>) -> Map<String, Value> {
-    for key in PROJECT_CONDITIONS {
-        conditions.remove(key);
-    }
-    conditions
-}
-
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone as _;
-    use serde_json::json;
+    use serde_json::{Map, Value, json};
+    use uuid::Uuid;
 
     use super::*;
     use crate::feature_flag::{FeatureFlag, FlagFilters, FlagId};
@@ -141,17 +124,16 @@ mod tests {
         let mut state = SurveyState::draft("Onboarding".into(), SurveyType::Widget);
         state.description = "Why we ask".into();
         state.linked_flag_id = Some(FlagId(4));
-        state.questions = Some(json!([
+        state.questions = serde_json::from_value(json!([
             {"id": "q1", "type": "open", "question": "Why?"},
-            {"type": "rating", "question": "How much?", "scale": 5}
-        ]));
-        state.conditions = Some(
-            json!({"url": "/welcome", "linkedFlagVariant": "b", "actions": {"values": [{"id": 1}]}, "events": {"values": [{"name": "x"}]}})
-                .as_object()
-                .cloned()
-                .unwrap(),
-        );
-        state.appearance = Some(Map::from_iter([("position".into(), json!("left"))]));
+            {"id": 5, "type": "rating", "question": "How much?", "scale": 5}
+        ]))
+        .unwrap();
+        state.conditions = serde_json::from_value(
+            json!({"url": "/welcome", "linkedFlagVariant": "b", "actions": {"values": [{"id": 1}]}, "events": {"values": [{"name": "x"}]}}),
+        )
+        .unwrap();
+        state.appearance = serde_json::from_value(json!({"position": "left"})).unwrap();
         state.start_date = Some(at());
         state.end_date = Some(at());
         state.archived = true;
@@ -231,8 +213,8 @@ mod tests {
         );
         assert_eq!(state.linked_flag_id, None);
         assert_eq!(
-            state.conditions.clone().map(Value::Object),
-            Some(json!({"url": "/welcome"}))
+            serde_json::to_value(&state.conditions).unwrap(),
+            json!({"url": "/welcome"})
         );
         assert_eq!(
             (
@@ -260,11 +242,14 @@ mod tests {
             state.iterations.start_dates, None,
             "no schedule before launch"
         );
-        let questions = state.questions.as_ref().unwrap().as_array().unwrap();
-        assert_eq!(questions.len(), 2);
+        let questions = serde_json::to_value(&state.questions).unwrap();
+        assert_eq!(questions.as_array().unwrap().len(), 2);
         assert_eq!(questions[1]["scale"], 5);
         assert_ne!(questions[0]["id"], "q1");
-        assert!(Uuid::parse_str(questions[1]["id"].as_str().unwrap()).is_ok());
+        assert!(
+            Uuid::parse_str(questions[1]["id"].as_str().unwrap()).is_ok(),
+            "even an id sent as a number is replaced"
+        );
         assert_eq!(write.targeting, TargetingPlan::default());
         let activity = write.activity.unwrap();
         assert_eq!((activity.user, activity.activity), (CREATOR, "created"));

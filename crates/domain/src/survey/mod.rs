@@ -12,8 +12,10 @@ mod copy;
 mod html;
 mod internal_flag;
 mod iterations;
+mod json_fields;
 mod plan;
 mod port;
+mod question;
 mod questions;
 mod service;
 mod settings;
@@ -22,7 +24,6 @@ pub mod writes;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
@@ -34,9 +35,13 @@ pub use port::{
     CopyTarget, DeletedSurvey, FlagLock, FlagReferences, ReferencedFlags, SurveyRecord,
     SurveyRepository, SurveyTransaction, SurveyWrite,
 };
+pub use question::{
+    BranchTarget, Branching, BranchingRule, ChoiceQuestion, ContentType, LinkQuestion,
+    OpenQuestion, Question, QuestionBase, QuestionType, RatingDisplay, RatingQuestion,
+};
 pub use questions::Questions;
 pub use service::SurveyService;
-pub use settings::{Appearance, Conditions};
+pub use settings::{Appearance, ConditionValues, Conditions, MatchType};
 
 /// A survey's UUID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,10 +132,9 @@ pub struct SurveyState {
     pub description: String,
     pub survey_type: SurveyType,
     pub linked_flag_id: Option<FlagId>,
-    /// A list of question objects, each with an `id`.
-    pub questions: Option<Value>,
-    pub conditions: Option<Map<String, Value>>,
-    pub appearance: Option<Map<String, Value>>,
+    pub questions: Option<Questions>,
+    pub conditions: Option<Conditions>,
+    pub appearance: Option<Appearance>,
     pub start_date: Option<DateTime<Utc>>,
     pub end_date: Option<DateTime<Utc>>,
     pub archived: bool,

@@ -8,8 +8,7 @@ use serde_json::{Map, Value};
 
 use super::activity;
 use super::command::{NewSurvey, SurveyChanges};
-use super::questions::Questions;
-use super::settings::{Appearance, Conditions};
+use super::settings::Conditions;
 use super::{
     Iterations, ReferencedFlags, Survey, SurveyState, SurveyType, SurveyWrite, TargetingFlag,
     TargetingPlan,
@@ -18,19 +17,6 @@ use crate::error::ValidationError;
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag};
 use crate::patch::Patch;
 use crate::tenancy::UserId;
-
-/// Condition keys an external survey may not set.
-const EXTERNAL_FORBIDDEN_CONDITIONS: [&str; 9] = [
-    "url",
-    "urlMatchType",
-    "selector",
-    "seenSurveyWaitPeriodInDays",
-    "linkedFlagVariant",
-    "deviceTypes",
-    "deviceTypesMatchType",
-    "actions",
-    "events",
-];
 
 fn invalid(attr: &str, detail: impl Into<String>) -> ValidationError {
     ValidationError::invalid(attr, detail)
@@ -224,21 +210,9 @@ fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState
     changes.survey_type.assign_to(&mut state.survey_type);
     changes.schedule.assign_to(&mut state.schedule);
     state.linked_flag_id = changes.linked_flag_id.apply(state.linked_flag_id);
-    state.questions = changes
-        .questions
-        .clone()
-        .map(Questions::into_value)
-        .apply(state.questions);
-    state.conditions = changes
-        .conditions
-        .clone()
-        .map(Conditions::into_map)
-        .apply(state.conditions);
-    state.appearance = changes
-        .appearance
-        .clone()
-        .map(Appearance::into_map)
-        .apply(state.appearance);
+    state.questions = changes.questions.clone().apply(state.questions);
+    state.conditions = changes.conditions.clone().apply(state.conditions);
+    state.appearance = changes.appearance.clone().apply(state.appearance);
     state.start_date = changes.start_date.apply(state.start_date);
     state.end_date = changes.end_date.apply(state.end_date);
     if let Some(archived) = changes.archived {
@@ -307,12 +281,11 @@ fn check_rules(
 }
 
 fn check_linked_flag_variant(
-    conditions: Option<&Map<String, Value>>,
+    conditions: Option<&Conditions>,
     linked: Option<&FeatureFlag>,
 ) -> Result<(), ValidationError> {
     let variant = conditions
-        .and_then(|c| c.get("linkedFlagVariant"))
-        .and_then(Value::as_str)
+        .and_then(|c| c.linked_flag_variant.as_deref())
         .filter(|v| !v.is_empty() && *v != "any");
     let Some(variant) = variant else {
         return Ok(());
@@ -375,16 +348,11 @@ fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationErro
     let shuffled = state
         .appearance
         .as_ref()
-        .and_then(|a| a.get("shuffleQuestions"))
-        .is_some_and(|v| v.as_bool() == Some(true));
+        .is_some_and(|a| a.shuffle_questions == Some(true));
     let branched = state
         .questions
         .as_ref()
-        .and_then(Value::as_array)
-        .is_some_and(|qs| {
-            qs.iter()
-                .any(|q| q.get("branching").is_some_and(|b| !b.is_null()))
-        });
+        .is_some_and(|qs| qs.iter().any(|q| q.base().branching.is_some()));
     if shuffled && branched {
         return Err(invalid(
             "questions",
@@ -408,17 +376,7 @@ fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), Va
         ));
     }
     if let Some(conditions) = &state.conditions {
-        let forbidden: Vec<&str> = EXTERNAL_FORBIDDEN_CONDITIONS
-            .into_iter()
-            .filter(|key| match conditions.get(*key) {
-                None | Some(Value::Null) => false,
-                Some(Value::Object(group)) => group
-                    .get("values")
-                    .and_then(Value::as_array)
-                    .is_some_and(|values| !values.is_empty()),
-                Some(_) => true,
-            })
-            .collect();
+        let forbidden = conditions.web_targeting();
         if !forbidden.is_empty() {
             return Err(invalid(
                 "conditions",
@@ -432,8 +390,7 @@ fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), Va
     if state
         .appearance
         .as_ref()
-        .and_then(|a| a.get("surveyPopupDelaySeconds"))
-        .is_some_and(|v| !v.is_null())
+        .is_some_and(|a| a.survey_popup_delay_seconds.is_some())
     {
         return Err(invalid(
             "appearance",

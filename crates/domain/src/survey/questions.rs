@@ -1,21 +1,16 @@
 //! Survey questions: shape and type checks (stricter than PostHog: types, choices, rating
-//! scales and branching targets are checked), HTML sanitizing, and ids for new questions.
+//! scales and branching targets are checked), HTML sanitizing, and ids for new questions. The
+//! checks run on the JSON as sent, so each problem gets PostHog's message; what passes is read
+//! into typed [`Question`]s.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::html::sanitize;
+use super::question::{BRANCHING_TYPES, Question, QuestionType};
 use crate::error::{ValidationCode, ValidationError};
 
-/// Question types and their wire names.
-pub(crate) const QUESTION_TYPES: [&str; 5] =
-    ["open", "link", "rating", "single_choice", "multiple_choice"];
-const BRANCHING_TYPES: [&str; 4] = [
-    "next_question",
-    "end",
-    "specific_question",
-    "response_based",
-];
 const TEXT_FIELDS: [&str; 4] = [
     "description",
     "buttonText",
@@ -23,9 +18,11 @@ const TEXT_FIELDS: [&str; 4] = [
     "upperBoundLabel",
 ];
 
-/// A survey's checked list of questions: sanitized, with an `id` each.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Questions(Value);
+/// A survey's checked list of questions: sanitized, with an `id` each. Stored lists were
+/// checked when written, so reading one back (`Deserialize`) does not check it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Questions(Vec<Question>);
 
 impl Questions {
     /// # Errors
@@ -34,8 +31,17 @@ impl Questions {
         parse_questions(value).map(Self)
     }
 
-    pub fn into_value(self) -> Value {
-        self.0
+    pub fn iter(&self) -> std::slice::Iter<'_, Question> {
+        self.0.iter()
+    }
+
+    /// The same questions with new ids, as PostHog drops the ids of a copy's questions and
+    /// lets them be generated again.
+    pub(crate) fn with_fresh_ids(mut self) -> Self {
+        for question in &mut self.0 {
+            question.set_id(Uuid::new_v4().to_string());
+        }
+        self
     }
 }
 
@@ -43,12 +49,12 @@ fn invalid(detail: impl Into<String>) -> ValidationError {
     ValidationError::field("questions", ValidationCode::Invalid, detail)
 }
 
-/// Validates a `questions` value and returns it normalized: texts sanitized, and every question
+/// Validates a `questions` value and reads it normalized: texts sanitized, and every question
 /// without an `id` given a UUID string (given ids are kept).
 ///
 /// # Errors
 /// The first problem found, with PostHog's message where PostHog has one (`attr: questions`).
-fn parse_questions(value: &Value) -> Result<Value, ValidationError> {
+fn parse_questions(value: &Value) -> Result<Vec<Question>, ValidationError> {
     let Value::Array(items) = value else {
         return Err(invalid("Questions must be a list of objects"));
     };
@@ -64,9 +70,11 @@ fn parse_questions(value: &Value) -> Result<Value, ValidationError> {
             check_branching(index, questions.len(), branching)?;
         }
     }
-    Ok(Value::Array(
-        questions.into_iter().map(Value::Object).collect(),
-    ))
+    // What the checks let through always reads; a failure here is a check missing above.
+    questions
+        .into_iter()
+        .map(|question| Question::try_from(question).map_err(invalid))
+        .collect()
 }
 
 fn parse_question(
@@ -81,14 +89,15 @@ fn parse_question(
         Some(value) if is_truthy(value) => return Err(invalid("Question text must be a string")),
         _ => return Err(invalid("Question text is required")),
     }
-    let kind = match question.get("type").and_then(Value::as_str) {
-        Some(kind) if QUESTION_TYPES.contains(&kind) => kind.to_owned(),
-        _ => {
-            return Err(invalid(format!(
-                "Question type must be one of: {}",
-                QUESTION_TYPES.join(", ")
-            )));
-        }
+    let Some(kind) = question
+        .get("type")
+        .and_then(Value::as_str)
+        .and_then(QuestionType::parse)
+    else {
+        return Err(invalid(format!(
+            "Question type must be one of: {}",
+            QuestionType::ALL.map(QuestionType::as_str).join(", ")
+        )));
     };
     for field in TEXT_FIELDS {
         match question.get(field) {
@@ -109,9 +118,9 @@ fn parse_question(
             ));
         }
     }
-    check_choices(&kind, &mut question)?;
+    check_choices(kind, &mut question)?;
     check_link(number, &question)?;
-    if kind == "rating" {
+    if kind == QuestionType::Rating {
         check_rating(number, &question)?;
     }
     if question.get("id").is_none_or(Value::is_null) {
@@ -131,8 +140,14 @@ fn is_truthy(value: &Value) -> bool {
     }
 }
 
-fn check_choices(kind: &str, question: &mut Map<String, Value>) -> Result<(), ValidationError> {
-    let needs_choices = kind == "single_choice" || kind == "multiple_choice";
+fn check_choices(
+    kind: QuestionType,
+    question: &mut Map<String, Value>,
+) -> Result<(), ValidationError> {
+    let needs_choices = matches!(
+        kind,
+        QuestionType::SingleChoice | QuestionType::MultipleChoice
+    );
     let choices = match question.get("choices") {
         Some(Value::Array(choices)) if !choices.is_empty() => choices,
         Some(value) if is_truthy(value) => {
@@ -140,7 +155,8 @@ fn check_choices(kind: &str, question: &mut Map<String, Value>) -> Result<(), Va
         }
         _ if needs_choices => {
             return Err(invalid(format!(
-                "Question choices must be a non-empty list for {kind} questions"
+                "Question choices must be a non-empty list for {} questions",
+                kind.as_str()
             )));
         }
         _ => return Ok(()),
@@ -309,6 +325,11 @@ mod tests {
         parse_questions(&value).unwrap_err().detail
     }
 
+    /// The questions `value` is read into, as the API shows them.
+    fn parsed(value: Value) -> Value {
+        serde_json::to_value(Questions::parse(&value).unwrap()).unwrap()
+    }
+
     #[test]
     fn questions_must_be_a_list_of_objects() {
         assert_eq!(
@@ -319,7 +340,7 @@ mod tests {
             error_of(json!(["text"])),
             "Questions must be a list of objects"
         );
-        assert_eq!(parse_questions(&json!([])).unwrap(), json!([]));
+        assert_eq!(parsed(json!([])), json!([]));
     }
 
     #[test]
@@ -343,12 +364,23 @@ mod tests {
     }
 
     #[test]
+    fn what_passes_the_checks_comes_back_as_sent_with_its_unknown_keys() {
+        let sent = json!([
+            {"type": "rating", "id": "r", "question": "How likely?", "scale": 10,
+             "display": "number", "isNpsQuestion": true,
+             "branching": {"type": "response_based", "responseValues": {"detractors": 1, "promoters": "end"}}},
+            {"type": "multiple_choice", "id": "m", "question": "Which?", "choices": ["a", "b"],
+             "hasOpenChoice": true, "optional": "sometimes", "meta": {"nested": [1, 2.5]}}
+        ]);
+        assert_eq!(parsed(sent.clone()), sent);
+    }
+
+    #[test]
     fn ids_are_assigned_only_where_missing() {
-        let parsed = parse_questions(&json!([
+        let parsed = parsed(json!([
             {"type": "open", "question": "A"},
             {"type": "open", "question": "B", "id": "custom-id-1"}
-        ]))
-        .unwrap();
+        ]));
         let generated = parsed[0]["id"].as_str().unwrap();
         assert!(Uuid::parse_str(generated).is_ok());
         assert_eq!(parsed[1]["id"], "custom-id-1");
@@ -356,13 +388,12 @@ mod tests {
 
     #[test]
     fn texts_and_choices_are_sanitized() {
-        let parsed = parse_questions(&json!([{
+        let parsed = parsed(json!([{
             "type": "single_choice",
             "question": "<script>alert(0)</script>check?",
             "description": "<b>hi</b><script>x</script>",
             "choices": ["<img src=x onerror=alert(1)>Yes", "No"]
-        }]))
-        .unwrap();
+        }]));
         assert_eq!(parsed[0]["question"], "check?");
         assert_eq!(parsed[0]["description"], "<b>hi</b>");
         assert_eq!(parsed[0]["choices"][0], "<img src=\"x\">Yes");

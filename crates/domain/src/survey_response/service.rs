@@ -13,7 +13,7 @@ use super::{
 use crate::error::DomainError;
 use crate::person::PersonRepository;
 use crate::ports::{Page, PageRequest};
-use crate::survey::{Survey, SurveyId, SurveyService};
+use crate::survey::{Questions, Survey, SurveyId, SurveyService};
 use crate::tenancy::ProjectId;
 
 pub struct SurveyResponseService {
@@ -195,13 +195,15 @@ impl SurveyResponseService {
 /// Answers keyed by question id: legacy keys (`$survey_response` is question 0,
 /// `$survey_response_<n>` question n) become the id of the question at that index, unless the
 /// key is itself a question id.
-fn keyed_by_question(answers: Map<String, Value>, questions: Option<&Value>) -> Map<String, Value> {
+fn keyed_by_question(
+    answers: Map<String, Value>,
+    questions: Option<&Questions>,
+) -> Map<String, Value> {
     let ids: Vec<&str> = questions
-        .and_then(Value::as_array)
         .map(|questions| {
             questions
                 .iter()
-                .map(|q| q.get("id").and_then(Value::as_str).unwrap_or_default())
+                .map(|q| q.base().id.as_deref().unwrap_or_default())
                 .collect()
         })
         .unwrap_or_default();
@@ -232,9 +234,18 @@ mod tests {
 
     use super::*;
 
+    /// Open questions with these ids.
+    fn questions(ids: [&str; 2]) -> Questions {
+        Questions::parse(&Value::Array(
+            ids.map(|id| json!({"type": "open", "question": "Q", "id": id}))
+                .to_vec(),
+        ))
+        .unwrap()
+    }
+
     #[test]
     fn legacy_index_keys_become_question_ids() {
-        let questions = json!([{"id": "first"}, {"id": "second"}]);
+        let questions = questions(["first", "second"]);
         let answers = json!({"0": "a", "1": "b", "first": "kept", "7": "no such question"});
         let keyed = keyed_by_question(answers.as_object().unwrap().clone(), Some(&questions));
         assert_eq!(
@@ -245,7 +256,7 @@ mod tests {
 
     #[test]
     fn a_key_that_is_a_question_id_stays() {
-        let questions = json!([{"id": "1"}, {"id": "0"}]);
+        let questions = questions(["1", "0"]);
         let answers = json!({"0": "zero"});
         let keyed = keyed_by_question(answers.as_object().unwrap().clone(), Some(&questions));
         assert_eq!(Value::Object(keyed), json!({"0": "zero"}));

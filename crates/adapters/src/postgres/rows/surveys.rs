@@ -8,7 +8,9 @@ use domain::activity::{ActivityEntry, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagId};
 use domain::survey::{Iterations, Schedule, Survey, SurveyId, SurveyState, SurveyType, activity};
 use domain::tenancy::{ProjectId, UserBasic};
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::postgres::schema::{survey_activity, surveys};
@@ -61,13 +63,6 @@ impl SurveyRow {
             ))
         })?;
         let id = self.id;
-        let object = |column: &str, value: Option<Value>| match value {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Object(map)) => Ok(Some(map)),
-            Some(_) => Err(Unexpected::new(format!(
-                "survey {id} has {column} that are not an object"
-            ))),
-        };
         Ok(Survey {
             id: SurveyId(id),
             project_id: ProjectId(self.project_id),
@@ -81,9 +76,9 @@ impl SurveyRow {
                 description: self.description,
                 survey_type,
                 linked_flag_id: self.linked_flag_id.map(FlagId),
-                questions: self.questions,
-                conditions: object("conditions", self.conditions)?,
-                appearance: object("appearance", self.appearance)?,
+                questions: column(id, "questions", self.questions)?,
+                conditions: column(id, "conditions", self.conditions)?,
+                appearance: column(id, "appearance", self.appearance)?,
                 start_date: self.start_date,
                 end_date: self.end_date,
                 archived: self.archived,
@@ -102,6 +97,20 @@ impl SurveyRow {
     }
 }
 
+/// A JSON column read into its domain type, which every value the domain wrote reads back as.
+fn column<T: DeserializeOwned>(
+    survey: Uuid,
+    name: &str,
+    value: Option<Value>,
+) -> Result<Option<T>, Unexpected> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => serde_json::from_value(value).map(Some).map_err(|error| {
+            Unexpected::new(format!("survey {survey} has unreadable {name}: {error}"))
+        }),
+    }
+}
+
 /// The columns a `SurveyState` is written to, on insert and on update alike. `None` is
 /// written as `NULL` by an update (a cleared field), and as the column default (`NULL`) by an
 /// insert.
@@ -112,7 +121,7 @@ pub(crate) struct SurveyStateRow<'a> {
     pub description: &'a str,
     pub survey_type: &'static str,
     pub linked_flag_id: Option<i32>,
-    pub questions: Option<&'a Value>,
+    pub questions: Option<Value>,
     pub conditions: Option<Value>,
     pub appearance: Option<Value>,
     pub start_date: Option<DateTime<Utc>>,
@@ -130,15 +139,14 @@ pub(crate) struct SurveyStateRow<'a> {
 
 impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
     fn from(state: &'a SurveyState) -> Self {
-        let object = |map: &Option<Map<String, Value>>| map.clone().map(Value::Object);
         SurveyStateRow {
             name: &state.name,
             description: &state.description,
             survey_type: state.survey_type.as_str(),
             linked_flag_id: state.linked_flag_id.map(|flag| flag.0),
-            questions: state.questions.as_ref(),
-            conditions: object(&state.conditions),
-            appearance: object(&state.appearance),
+            questions: to_column(state.questions.as_ref()),
+            conditions: to_column(state.conditions.as_ref()),
+            appearance: to_column(state.appearance.as_ref()),
             start_date: state.start_date,
             end_date: state.end_date,
             archived: state.archived,
@@ -152,6 +160,13 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             enable_partial_responses: state.enable_partial_responses,
         }
     }
+}
+
+/// A domain value as its JSON column.
+fn to_column<T: Serialize>(value: Option<&T>) -> Option<Value> {
+    value.map(|value| {
+        serde_json::to_value(value).expect("questions and settings are JSON lists and objects")
+    })
 }
 
 /// A survey activity entry as inserted.

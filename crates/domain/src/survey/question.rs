@@ -1,0 +1,557 @@
+//! One survey question, typed by its `type` with the fields PostHog's SDKs read, and its
+//! branching. Every other key stays as sent (see `json_fields`), so a question round-trips
+//! unchanged; the conversions from and to a JSON object are the only code that names its keys.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::json_fields::{put, take};
+
+/// How the SDKs render a text that may carry HTML (a description, the thank-you message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContentType {
+    Text,
+    Html,
+}
+
+/// A question's `type`, by its wire name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionType {
+    Open,
+    Link,
+    Rating,
+    SingleChoice,
+    MultipleChoice,
+}
+
+impl QuestionType {
+    pub const ALL: [Self; 5] = [
+        Self::Open,
+        Self::Link,
+        Self::Rating,
+        Self::SingleChoice,
+        Self::MultipleChoice,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Link => "link",
+            Self::Rating => "rating",
+            Self::SingleChoice => "single_choice",
+            Self::MultipleChoice => "multiple_choice",
+        }
+    }
+
+    pub fn parse(raw: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.as_str() == raw)
+    }
+}
+
+/// A survey question: one struct per type, each with what every question has in `base`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Map<String, Value>", into = "Map<String, Value>")]
+pub enum Question {
+    Open(OpenQuestion),
+    Link(LinkQuestion),
+    Rating(RatingQuestion),
+    SingleChoice(ChoiceQuestion),
+    MultipleChoice(ChoiceQuestion),
+}
+
+/// What every question has, whatever its type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuestionBase {
+    /// Answers are keyed by it. `None` only when a client sent an id that is not a string, which
+    /// stays in `extra` as sent.
+    pub id: Option<String>,
+    pub question: String,
+    pub description: Option<String>,
+    pub description_content_type: Option<ContentType>,
+    pub optional: Option<bool>,
+    pub button_text: Option<String>,
+    pub branching: Option<Branching>,
+    /// Every other key as sent, and a known key whose value is null or of another shape.
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenQuestion {
+    pub base: QuestionBase,
+}
+
+/// A question that points the person at a link (`https:` or `mailto:`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkQuestion {
+    pub base: QuestionBase,
+    pub link: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RatingQuestion {
+    pub base: QuestionBase,
+    pub display: Option<RatingDisplay>,
+    pub scale: Option<u8>,
+    pub lower_bound_label: Option<String>,
+    pub upper_bound_label: Option<String>,
+}
+
+/// How a rating is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RatingDisplay {
+    Number,
+    Emoji,
+}
+
+/// A single or multiple choice question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChoiceQuestion {
+    pub base: QuestionBase,
+    pub choices: Vec<String>,
+    pub has_open_choice: Option<bool>,
+    pub shuffle_options: Option<bool>,
+}
+
+/// Where a question leads once answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "Map<String, Value>", into = "Map<String, Value>")]
+pub struct Branching {
+    pub rule: BranchingRule,
+    /// Every other key of the branching object as sent.
+    pub extra: Map<String, Value>,
+}
+
+/// A branching's `type` with what it needs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BranchingRule {
+    NextQuestion,
+    End,
+    SpecificQuestion {
+        index: usize,
+    },
+    /// Keyed by the answer (a choice's index, a rating, or a rating bucket).
+    ResponseBased {
+        response_values: BTreeMap<String, BranchTarget>,
+    },
+}
+
+const NEXT_QUESTION: &str = "next_question";
+const END: &str = "end";
+const SPECIFIC_QUESTION: &str = "specific_question";
+const RESPONSE_BASED: &str = "response_based";
+
+/// Branching types by wire name.
+pub(crate) const BRANCHING_TYPES: [&str; 4] =
+    [NEXT_QUESTION, END, SPECIFIC_QUESTION, RESPONSE_BASED];
+
+/// Where an answer leads: the end of the survey or the question at an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Value", into = "Value")]
+pub enum BranchTarget {
+    End,
+    Question(usize),
+}
+
+const ID: &str = "id";
+
+impl Question {
+    pub fn question_type(&self) -> QuestionType {
+        match self {
+            Self::Open(_) => QuestionType::Open,
+            Self::Link(_) => QuestionType::Link,
+            Self::Rating(_) => QuestionType::Rating,
+            Self::SingleChoice(_) => QuestionType::SingleChoice,
+            Self::MultipleChoice(_) => QuestionType::MultipleChoice,
+        }
+    }
+
+    pub fn base(&self) -> &QuestionBase {
+        match self {
+            Self::Open(question) => &question.base,
+            Self::Link(question) => &question.base,
+            Self::Rating(question) => &question.base,
+            Self::SingleChoice(question) | Self::MultipleChoice(question) => &question.base,
+        }
+    }
+
+    fn base_mut(&mut self) -> &mut QuestionBase {
+        match self {
+            Self::Open(question) => &mut question.base,
+            Self::Link(question) => &mut question.base,
+            Self::Rating(question) => &mut question.base,
+            Self::SingleChoice(question) | Self::MultipleChoice(question) => &mut question.base,
+        }
+    }
+
+    /// Replaces the question's id, whatever was sent as one.
+    pub(crate) fn set_id(&mut self, id: String) {
+        let base = self.base_mut();
+        base.extra.remove(ID);
+        base.id = Some(id);
+    }
+}
+
+impl TryFrom<Map<String, Value>> for Question {
+    type Error = String;
+
+    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
+        let kind = object
+            .get("type")
+            .and_then(Value::as_str)
+            .and_then(QuestionType::parse)
+            .ok_or("a question's type is missing or unknown")?;
+        object.remove("type");
+        Ok(match kind {
+            QuestionType::Open => Self::Open(OpenQuestion {
+                base: QuestionBase::try_from(object)?,
+            }),
+            QuestionType::Link => Self::Link(LinkQuestion {
+                link: take(&mut object, "link"),
+                base: QuestionBase::try_from(object)?,
+            }),
+            QuestionType::Rating => Self::Rating(RatingQuestion {
+                display: take(&mut object, "display"),
+                scale: take(&mut object, "scale"),
+                lower_bound_label: take(&mut object, "lowerBoundLabel"),
+                upper_bound_label: take(&mut object, "upperBoundLabel"),
+                base: QuestionBase::try_from(object)?,
+            }),
+            QuestionType::SingleChoice => Self::SingleChoice(ChoiceQuestion::try_from(object)?),
+            QuestionType::MultipleChoice => Self::MultipleChoice(ChoiceQuestion::try_from(object)?),
+        })
+    }
+}
+
+impl From<Question> for Map<String, Value> {
+    fn from(question: Question) -> Self {
+        let kind = question.question_type();
+        let mut object = match question {
+            Question::Open(OpenQuestion { base }) => base.into(),
+            Question::Link(LinkQuestion { base, link }) => {
+                let mut object = Map::from(base);
+                put(&mut object, "link", link);
+                object
+            }
+            Question::Rating(RatingQuestion {
+                base,
+                display,
+                scale,
+                lower_bound_label,
+                upper_bound_label,
+            }) => {
+                let mut object = Map::from(base);
+                put(&mut object, "display", display);
+                put(&mut object, "scale", scale);
+                put(&mut object, "lowerBoundLabel", lower_bound_label);
+                put(&mut object, "upperBoundLabel", upper_bound_label);
+                object
+            }
+            Question::SingleChoice(choice) | Question::MultipleChoice(choice) => choice.into(),
+        };
+        put(&mut object, "type", Some(kind.as_str()));
+        object
+    }
+}
+
+/// The keys every question has, taken after the type's own: what is left is `extra`.
+impl TryFrom<Map<String, Value>> for QuestionBase {
+    type Error = String;
+
+    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
+        Ok(Self {
+            id: take(&mut object, ID),
+            question: take(&mut object, "question").ok_or("a question's text is missing")?,
+            description: take(&mut object, "description"),
+            description_content_type: take(&mut object, "descriptionContentType"),
+            optional: take(&mut object, "optional"),
+            button_text: take(&mut object, "buttonText"),
+            branching: take(&mut object, "branching"),
+            extra: object,
+        })
+    }
+}
+
+impl From<QuestionBase> for Map<String, Value> {
+    fn from(base: QuestionBase) -> Self {
+        let mut object = base.extra;
+        put(&mut object, ID, base.id);
+        put(&mut object, "question", Some(base.question));
+        put(&mut object, "description", base.description);
+        put(
+            &mut object,
+            "descriptionContentType",
+            base.description_content_type,
+        );
+        put(&mut object, "optional", base.optional);
+        put(&mut object, "buttonText", base.button_text);
+        put(&mut object, "branching", base.branching);
+        object
+    }
+}
+
+impl TryFrom<Map<String, Value>> for ChoiceQuestion {
+    type Error = String;
+
+    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
+        Ok(Self {
+            choices: take(&mut object, "choices").ok_or("a choice question has no choices")?,
+            has_open_choice: take(&mut object, "hasOpenChoice"),
+            shuffle_options: take(&mut object, "shuffleOptions"),
+            base: QuestionBase::try_from(object)?,
+        })
+    }
+}
+
+impl From<ChoiceQuestion> for Map<String, Value> {
+    fn from(choice: ChoiceQuestion) -> Self {
+        let mut object = Map::from(choice.base);
+        put(&mut object, "choices", Some(choice.choices));
+        put(&mut object, "hasOpenChoice", choice.has_open_choice);
+        put(&mut object, "shuffleOptions", choice.shuffle_options);
+        object
+    }
+}
+
+impl TryFrom<Map<String, Value>> for Branching {
+    type Error = String;
+
+    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
+        let kind: String = take(&mut object, "type").ok_or("a branching has no type")?;
+        let rule = match kind.as_str() {
+            NEXT_QUESTION => BranchingRule::NextQuestion,
+            END => BranchingRule::End,
+            SPECIFIC_QUESTION => BranchingRule::SpecificQuestion {
+                index: take(&mut object, "index").ok_or("a branching has no target index")?,
+            },
+            RESPONSE_BASED => BranchingRule::ResponseBased {
+                response_values: take(&mut object, "responseValues")
+                    .ok_or("a branching has no responseValues")?,
+            },
+            _ => return Err(format!("unknown branching type {kind:?}")),
+        };
+        Ok(Self {
+            rule,
+            extra: object,
+        })
+    }
+}
+
+impl From<Branching> for Map<String, Value> {
+    fn from(branching: Branching) -> Self {
+        let mut object = branching.extra;
+        let kind = match branching.rule {
+            BranchingRule::NextQuestion => NEXT_QUESTION,
+            BranchingRule::End => END,
+            BranchingRule::SpecificQuestion { index } => {
+                put(&mut object, "index", Some(index));
+                SPECIFIC_QUESTION
+            }
+            BranchingRule::ResponseBased { response_values } => {
+                put(&mut object, "responseValues", Some(response_values));
+                RESPONSE_BASED
+            }
+        };
+        put(&mut object, "type", Some(kind));
+        object
+    }
+}
+
+impl TryFrom<Value> for BranchTarget {
+    type Error = String;
+
+    fn try_from(value: Value) -> Result<Self, String> {
+        match value {
+            Value::String(end) if end == END => Ok(Self::End),
+            other => other
+                .as_u64()
+                .and_then(|index| usize::try_from(index).ok())
+                .map(Self::Question)
+                .ok_or_else(|| format!("a branch leads to \"end\" or an index, not {other}")),
+        }
+    }
+}
+
+impl From<BranchTarget> for Value {
+    fn from(target: BranchTarget) -> Self {
+        match target {
+            BranchTarget::End => Value::String(END.into()),
+            BranchTarget::Question(index) => Value::from(index),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn question(value: Value) -> Question {
+        serde_json::from_value(value).unwrap()
+    }
+
+    /// Reads `value` as a question and writes it back: the same JSON.
+    fn round_trips(value: Value) -> Question {
+        let typed = question(value.clone());
+        assert_eq!(serde_json::to_value(&typed).unwrap(), value);
+        typed
+    }
+
+    #[test]
+    fn an_open_question_reads_the_fields_every_question_has() {
+        let Question::Open(open) = round_trips(json!({
+            "type": "open", "id": "q1", "question": "Why?", "description": "<b>Tell us</b>",
+            "descriptionContentType": "html", "optional": true, "buttonText": "Next"
+        })) else {
+            panic!("an open question");
+        };
+        assert_eq!(
+            open.base,
+            QuestionBase {
+                id: Some("q1".into()),
+                question: "Why?".into(),
+                description: Some("<b>Tell us</b>".into()),
+                description_content_type: Some(ContentType::Html),
+                optional: Some(true),
+                button_text: Some("Next".into()),
+                branching: None,
+                extra: Map::new(),
+            }
+        );
+    }
+
+    #[test]
+    fn a_link_question_reads_its_link() {
+        let typed = round_trips(
+            json!({"type": "link", "id": "q", "question": "Docs?", "link": "https://posthog.com"}),
+        );
+        let Question::Link(link) = typed else {
+            panic!("a link question");
+        };
+        assert_eq!(link.link.as_deref(), Some("https://posthog.com"));
+    }
+
+    #[test]
+    fn a_rating_question_reads_its_scale_display_and_labels() {
+        let typed = round_trips(json!({
+            "type": "rating", "id": "q", "question": "How likely?", "display": "emoji",
+            "scale": 5, "lowerBoundLabel": "No", "upperBoundLabel": "Yes"
+        }));
+        let Question::Rating(rating) = typed else {
+            panic!("a rating question");
+        };
+        assert_eq!(
+            (
+                rating.display,
+                rating.scale,
+                rating.lower_bound_label.as_deref(),
+                rating.upper_bound_label.as_deref()
+            ),
+            (Some(RatingDisplay::Emoji), Some(5), Some("No"), Some("Yes"))
+        );
+    }
+
+    #[test]
+    fn choice_questions_read_their_choices_and_need_some() {
+        for kind in ["single_choice", "multiple_choice"] {
+            let typed = round_trips(json!({
+                "type": kind, "id": "q", "question": "Which?", "choices": ["a", "b"],
+                "hasOpenChoice": true, "shuffleOptions": false
+            }));
+            assert_eq!(typed.question_type().as_str(), kind);
+            let (Question::SingleChoice(choice) | Question::MultipleChoice(choice)) = typed else {
+                panic!("a choice question");
+            };
+            assert_eq!(
+                (
+                    choice.choices,
+                    choice.has_open_choice,
+                    choice.shuffle_options
+                ),
+                (
+                    vec!["a".to_owned(), "b".to_owned()],
+                    Some(true),
+                    Some(false)
+                )
+            );
+            assert!(
+                serde_json::from_value::<Question>(json!({"type": kind, "question": "Which?"}))
+                    .is_err()
+            );
+        }
+    }
+
+    #[test]
+    fn every_branching_rule_is_typed() {
+        let with = |branching: Value| {
+            question(json!({"type": "open", "question": "Q", "branching": branching}))
+                .base()
+                .branching
+                .clone()
+                .unwrap()
+                .rule
+        };
+        assert_eq!(
+            with(json!({"type": "next_question"})),
+            BranchingRule::NextQuestion
+        );
+        assert_eq!(with(json!({"type": "end"})), BranchingRule::End);
+        assert_eq!(
+            with(json!({"type": "specific_question", "index": 2})),
+            BranchingRule::SpecificQuestion { index: 2 }
+        );
+        assert_eq!(
+            with(json!({"type": "response_based", "responseValues": {"0": 1, "1": "end"}})),
+            BranchingRule::ResponseBased {
+                response_values: BTreeMap::from([
+                    ("0".into(), BranchTarget::Question(1)),
+                    ("1".into(), BranchTarget::End),
+                ])
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_keys_and_values_of_another_shape_round_trip_unchanged() {
+        let typed = round_trips(json!({
+            "type": "single_choice", "id": 5, "question": "Which?", "choices": ["a"],
+            "optional": "yes", "description": null, "skipSubmitButton": true,
+            "branching": {"type": "response_based", "responseValues": {"0": "end"}, "note": [1]}
+        }));
+        let base = typed.base();
+        assert_eq!(
+            (&base.id, base.optional, &base.description),
+            (&None, None, &None)
+        );
+        assert_eq!(
+            Value::Object(base.extra.clone()),
+            json!({"id": 5, "optional": "yes", "description": null, "skipSubmitButton": true})
+        );
+        assert_eq!(
+            Value::Object(base.branching.clone().unwrap().extra),
+            json!({"note": [1]})
+        );
+    }
+
+    #[test]
+    fn a_new_id_replaces_whatever_was_sent_as_one() {
+        let mut typed = question(json!({"type": "open", "id": 5, "question": "Q"}));
+        typed.set_id("fresh".into());
+        assert_eq!(
+            serde_json::to_value(&typed).unwrap(),
+            json!({"type": "open", "id": "fresh", "question": "Q"})
+        );
+    }
+
+    #[test]
+    fn an_unknown_type_or_a_missing_text_is_not_a_question() {
+        assert!(
+            serde_json::from_value::<Question>(json!({"type": "essay", "question": "Q"})).is_err()
+        );
+        assert!(serde_json::from_value::<Question>(json!({"type": "open"})).is_err());
+    }
+}
