@@ -9,6 +9,7 @@ pub mod admin;
 pub mod api_key;
 pub mod error;
 pub mod feature_flag;
+mod json_fields;
 pub mod patch;
 pub mod person;
 pub mod plugin;

@@ -15,14 +15,6 @@ impl<T> Patch<T> {
         matches!(self, Self::Absent)
     }
 
-    /// The value, if there is one (absent and null alike have none).
-    pub fn as_value(&self) -> Option<&T> {
-        match self {
-            Self::Value(value) => Some(value),
-            Self::Absent | Self::Null => None,
-        }
-    }
-
     /// The new value of a nullable field: `current` when absent.
     pub fn apply(self, current: Option<T>) -> Option<T> {
         match self {

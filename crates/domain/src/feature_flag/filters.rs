@@ -1,14 +1,14 @@
 //! `FlagFilters`: who a flag serves (condition sets, variants, payloads), typed, checked once on
-//! the way in. The rules read the types; every key they do not read is kept in an `extra` map,
-//! and a key sent as `null` stays `null`, so what a client sent is written back as sent. Errors
-//! carry `attr: filters`.
+//! the way in. The rules read the types; every key they do not read, and a known key that is
+//! `null` or of another shape, stays as sent in an `extra` map (`crate::json_fields`), so what a
+//! client sent is written back as sent. Errors carry `attr: filters`.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use super::pattern;
 use crate::error::ValidationError;
-use crate::patch::Patch;
+use crate::json_fields::{put, take};
 
 /// Most condition sets (`groups`, `super_groups`) a flag may have: far more than targeting
 /// needs, few enough that evaluating every flag of a project for each `/flags` request stays
@@ -25,42 +25,45 @@ pub struct FlagFilters {
     /// The release condition sets; the flag serves whoever one of them matches.
     pub groups: Vec<ConditionSet>,
     /// Early-access enrollment: the first set decides for a person who has its property.
-    pub super_groups: Patch<Vec<ConditionSet>>,
-    pub multivariate: Patch<Multivariate>,
+    pub super_groups: Option<Vec<ConditionSet>>,
+    pub multivariate: Option<Multivariate>,
     /// Payloads by variant key (`"true"` for a boolean flag), returned as stored.
-    pub payloads: Patch<Map<String, Value>>,
+    pub payloads: Option<Map<String, Value>>,
     /// A flag aggregated by a group type; it cannot be evaluated for a person.
-    pub aggregation_group_type_index: Patch<Value>,
+    pub aggregation_group_type_index: Option<Value>,
     pub extra: Map<String, Value>,
 }
 
 /// One condition set: property filters, all of which must match, and a rollout.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ConditionSet {
-    pub properties: Patch<Vec<PropertyFilter>>,
-    /// 0–100, as sent (`50` stays `50`, not `50.0`).
-    pub rollout_percentage: Patch<Number>,
+    /// `None` when not sent as a list (absent, or `null`, which stays in `extra`).
+    pub properties: Option<Vec<PropertyFilter>>,
+    /// 0–100, as sent (`50` stays `50`, not `50.0`); none serves everyone the set matches.
+    pub rollout_percentage: Option<Number>,
     /// Serves this variant instead of the hashed one, when the flag has it.
-    pub variant: Patch<String>,
+    pub variant: Option<String>,
     /// A set aggregated by a group type of its own; it cannot be evaluated for a person.
-    pub aggregation_group_type_index: Patch<Value>,
+    pub aggregation_group_type_index: Option<Value>,
     pub extra: Map<String, Value>,
 }
 
-/// One property filter. `key`, `value` and `type` are kept as sent (PostHog's service reads
-/// them leniently, and so does evaluation); the operator is read into an [`Operator`].
+/// One property filter. PostHog's service reads `key`, `value` and `type` leniently, and so
+/// does evaluation: a filter it cannot apply matches no one.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PropertyFilter {
-    pub key: Patch<Value>,
-    pub value: Patch<Value>,
-    pub operator: Patch<Value>,
+    pub key: Option<String>,
+    pub value: Option<Value>,
+    /// `exact` when none is given.
+    pub operator: Option<Operator>,
     /// JSON `type`: `person` (or none) is evaluated; cohorts and flags match no one here.
-    pub kind: Patch<Value>,
+    pub kind: Option<Value>,
     pub extra: Map<String, Value>,
 }
 
 /// How a property filter compares, as PostHog's flag service reads `operator`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
 pub enum Operator {
     Exact,
     IsNot,
@@ -77,8 +80,8 @@ pub enum Operator {
     IsDateBefore,
     IsDateAfter,
     IsDateExact,
-    /// An operator this evaluation does not know: it matches no one.
-    Other,
+    /// An operator evaluation does not know, kept as sent: it matches no one.
+    Other(String),
 }
 
 impl Operator {
@@ -99,6 +102,28 @@ impl Operator {
         ("is_date_after", Self::IsDateAfter),
         ("is_date_exact", Self::IsDateExact),
     ];
+}
+
+impl From<String> for Operator {
+    fn from(name: String) -> Self {
+        Self::NAMED
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map_or(Self::Other(name), |(_, operator)| operator.clone())
+    }
+}
+
+impl From<Operator> for String {
+    fn from(operator: Operator) -> Self {
+        match operator {
+            Operator::Other(name) => name,
+            known => Operator::NAMED
+                .iter()
+                .find(|(_, operator)| *operator == known)
+                .map(|(name, _)| (*name).to_owned())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// A multivariate flag's variants, in the order their slices of the hash range follow.
@@ -128,7 +153,7 @@ impl FlagFilters {
         let sets = filters
             .groups
             .iter()
-            .chain(filters.super_groups.as_value().into_iter().flatten());
+            .chain(filters.super_groups.iter().flatten());
         for property in sets.flat_map(ConditionSet::properties) {
             validate_pattern(property)?;
         }
@@ -150,23 +175,31 @@ impl FlagFilters {
             Some(Value::Array(groups)) => condition_sets(groups)?,
             Some(_) => return Err(filters_error("Filter groups must be a list.")),
         };
-        let super_groups = match slot(&mut filters, "super_groups") {
-            Patch::Value(Value::Array(sets)) => Patch::Value(condition_sets(sets)?),
-            Patch::Value(_) => return Err(filters_error("Filter super groups must be a list.")),
-            Patch::Absent => Patch::Absent,
-            Patch::Null => Patch::Null,
+        let super_groups = match filters.get("super_groups") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(_)) => match filters.remove("super_groups") {
+                Some(Value::Array(sets)) => Some(condition_sets(sets)?),
+                _ => None,
+            },
+            Some(_) => return Err(filters_error("Filter super groups must be a list.")),
         };
-        let multivariate = slot(&mut filters, "multivariate").try_map(multivariate)?;
-        let payloads = slot(&mut filters, "payloads").try_map(|payloads| match payloads {
-            Value::Object(payloads) => Ok(payloads),
-            _ => Err(filters_error("Payloads must be an object.")),
-        })?;
+        let multivariate = match filters.get("multivariate") {
+            None | Some(Value::Null) => None,
+            Some(_) => filters
+                .remove("multivariate")
+                .map(multivariate)
+                .transpose()?,
+        };
+        match filters.get("payloads") {
+            None | Some(Value::Null | Value::Object(_)) => {}
+            Some(_) => return Err(filters_error("Payloads must be an object.")),
+        }
         Ok(Self {
             groups,
             super_groups,
             multivariate,
-            payloads,
-            aggregation_group_type_index: slot(&mut filters, "aggregation_group_type_index"),
+            payloads: take(&mut filters, "payloads"),
+            aggregation_group_type_index: take(&mut filters, "aggregation_group_type_index"),
             extra: filters,
         })
     }
@@ -174,24 +207,25 @@ impl FlagFilters {
     /// The filters as JSON, as they are stored and shown.
     pub fn to_json(&self) -> Map<String, Value> {
         let mut json = self.extra.clone();
-        let sets =
-            |sets: &[ConditionSet]| Value::Array(sets.iter().map(ConditionSet::to_json).collect());
-        json.insert("groups".into(), sets(&self.groups));
-        put(&mut json, "super_groups", &self.super_groups, |s| sets(s));
+        let sets = |sets: &[ConditionSet]| -> Vec<Value> {
+            sets.iter().map(ConditionSet::to_json).collect()
+        };
+        put(&mut json, "groups", Some(sets(&self.groups)));
+        put(
+            &mut json,
+            "super_groups",
+            self.super_groups.as_deref().map(sets),
+        );
         put(
             &mut json,
             "multivariate",
-            &self.multivariate,
-            Multivariate::to_json,
+            self.multivariate.as_ref().map(Multivariate::to_json),
         );
-        put(&mut json, "payloads", &self.payloads, |p| {
-            Value::Object(p.clone())
-        });
+        put(&mut json, "payloads", self.payloads.as_ref());
         put(
             &mut json,
             "aggregation_group_type_index",
-            &self.aggregation_group_type_index,
-            Value::clone,
+            self.aggregation_group_type_index.as_ref(),
         );
         json
     }
@@ -215,14 +249,8 @@ impl FlagFilters {
     /// The flag's variants, in order (none for a boolean flag).
     pub fn variants(&self) -> impl Iterator<Item = &Variant> {
         self.multivariate
-            .as_value()
-            .into_iter()
+            .iter()
             .flat_map(|multivariate| &multivariate.variants)
-    }
-
-    /// Whether the flag is aggregated by a group type.
-    pub fn aggregated_by_group(&self) -> bool {
-        matches!(self.aggregation_group_type_index, Patch::Value(_))
     }
 }
 
@@ -233,70 +261,54 @@ impl Serialize for FlagFilters {
 }
 
 impl ConditionSet {
-    /// Its property filters (none when absent or null).
+    /// Its property filters (none when not sent).
     pub fn properties(&self) -> &[PropertyFilter] {
-        self.properties.as_value().map_or(&[], Vec::as_slice)
+        self.properties.as_deref().unwrap_or_default()
     }
 
     /// Its rollout, 0–100; a set without one serves everyone it matches.
     pub fn rollout(&self) -> f64 {
         self.rollout_percentage
-            .as_value()
+            .as_ref()
             .and_then(Number::as_f64)
             .unwrap_or(100.0)
     }
 
-    /// Whether the set is aggregated by a group type.
-    pub fn aggregated_by_group(&self) -> bool {
-        matches!(self.aggregation_group_type_index, Patch::Value(_))
-    }
-
     fn to_json(&self) -> Value {
         let mut json = self.extra.clone();
-        put(&mut json, "properties", &self.properties, |properties| {
-            Value::Array(properties.iter().map(PropertyFilter::to_json).collect())
+        let properties = self.properties.as_ref().map(|properties| {
+            properties
+                .iter()
+                .map(PropertyFilter::to_json)
+                .collect::<Vec<_>>()
         });
+        put(&mut json, "properties", properties);
         put(
             &mut json,
             "rollout_percentage",
-            &self.rollout_percentage,
-            |n| Value::Number(n.clone()),
+            self.rollout_percentage.as_ref(),
         );
-        put(&mut json, "variant", &self.variant, |v| {
-            Value::String(v.clone())
-        });
+        put(&mut json, "variant", self.variant.as_ref());
         put(
             &mut json,
             "aggregation_group_type_index",
-            &self.aggregation_group_type_index,
-            Value::clone,
+            self.aggregation_group_type_index.as_ref(),
         );
         Value::Object(json)
     }
 }
 
 impl PropertyFilter {
-    /// The property it reads, when it names one.
-    pub fn key(&self) -> Option<&str> {
-        self.key.as_value().and_then(Value::as_str)
-    }
-
     /// The operator, as PostHog reads it: `exact` unless a string says otherwise.
     pub fn operator(&self) -> Operator {
-        match self.operator.as_value() {
-            Some(Value::String(name)) => Operator::NAMED
-                .iter()
-                .find(|(known, _)| known == name)
-                .map_or(Operator::Other, |(_, operator)| *operator),
-            _ => Operator::Exact,
-        }
+        self.operator.clone().unwrap_or(Operator::Exact)
     }
 
     /// Whether it is about the person's properties (no `type`, or `person`): cohort and flag
     /// filters match no one here.
     pub fn about_persons(&self) -> bool {
-        match self.kind.as_value() {
-            None | Some(Value::Null) => true,
+        match &self.kind {
+            None => true,
             Some(Value::String(kind)) => kind == "person",
             Some(_) => false,
         }
@@ -312,20 +324,20 @@ impl PropertyFilter {
 
     fn read(mut filter: Map<String, Value>) -> Self {
         Self {
-            key: slot(&mut filter, "key"),
-            value: slot(&mut filter, "value"),
-            operator: slot(&mut filter, "operator"),
-            kind: slot(&mut filter, "type"),
+            key: take(&mut filter, "key"),
+            value: take(&mut filter, "value"),
+            operator: take(&mut filter, "operator"),
+            kind: take(&mut filter, "type"),
             extra: filter,
         }
     }
 
     fn to_json(&self) -> Value {
         let mut json = self.extra.clone();
-        put(&mut json, "key", &self.key, Value::clone);
-        put(&mut json, "value", &self.value, Value::clone);
-        put(&mut json, "operator", &self.operator, Value::clone);
-        put(&mut json, "type", &self.kind, Value::clone);
+        put(&mut json, "key", self.key.as_ref());
+        put(&mut json, "value", self.value.as_ref());
+        put(&mut json, "operator", self.operator.clone());
+        put(&mut json, "type", self.kind.as_ref());
         Value::Object(json)
     }
 }
@@ -335,42 +347,16 @@ impl Multivariate {
         let mut json = self.extra.clone();
         let variants = self.variants.iter().map(|variant| {
             let mut json = variant.extra.clone();
-            json.insert("key".into(), Value::String(variant.key.clone()));
-            json.insert(
-                "rollout_percentage".into(),
-                Value::Number(variant.rollout_percentage.clone()),
+            put(&mut json, "key", Some(&variant.key));
+            put(
+                &mut json,
+                "rollout_percentage",
+                Some(&variant.rollout_percentage),
             );
             Value::Object(json)
         });
-        json.insert("variants".into(), Value::Array(variants.collect()));
+        put(&mut json, "variants", Some(variants.collect::<Vec<_>>()));
         Value::Object(json)
-    }
-}
-
-/// Takes a key out of an object as absent, null or a value.
-fn slot(object: &mut Map<String, Value>, key: &str) -> Patch<Value> {
-    match object.remove(key) {
-        None => Patch::Absent,
-        Some(Value::Null) => Patch::Null,
-        Some(value) => Patch::Value(value),
-    }
-}
-
-/// Puts a field back as it was read: nothing when absent, `null` when null.
-fn put<T>(
-    object: &mut Map<String, Value>,
-    key: &str,
-    field: &Patch<T>,
-    json: impl Fn(&T) -> Value,
-) {
-    match field {
-        Patch::Absent => {}
-        Patch::Null => {
-            object.insert(key.into(), Value::Null);
-        }
-        Patch::Value(value) => {
-            object.insert(key.into(), json(value));
-        }
     }
 }
 
@@ -391,39 +377,49 @@ fn condition_set(set: Value) -> Result<ConditionSet, ValidationError> {
     let Value::Object(mut set) = set else {
         return Err(filters_error("Each filter group must be an object."));
     };
-    let properties = slot(&mut set, "properties").try_map(|properties| match properties {
-        Value::Array(properties) if properties.len() > MAX_PROPERTIES_PER_SET => {
-            Err(filters_error(format!(
+    let properties = match set.get("properties") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(properties)) if properties.len() > MAX_PROPERTIES_PER_SET => {
+            return Err(filters_error(format!(
                 "A condition set may have at most {MAX_PROPERTIES_PER_SET} property filters."
-            )))
+            )));
         }
-        Value::Array(properties) => properties
-            .into_iter()
-            .map(|property| match property {
-                Value::Object(property) => Ok(PropertyFilter::read(property)),
-                _ => Err(filters_error(
-                    "Filters are not valid (can only use person, cohort, and flag properties)",
-                )),
-            })
-            .collect(),
-        _ => Err(filters_error("Group properties must be a list.")),
-    })?;
-    let rollout_percentage =
-        slot(&mut set, "rollout_percentage").try_map(|rollout| match rollout {
-            Value::Number(n) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => Ok(n),
-            _ => Err(filters_error(
+        Some(Value::Array(properties)) if properties.iter().all(Value::is_object) => {
+            match set.remove("properties") {
+                Some(Value::Array(properties)) => Some(
+                    properties
+                        .into_iter()
+                        .filter_map(PropertyFilter::from_json)
+                        .collect(),
+                ),
+                _ => None,
+            }
+        }
+        Some(Value::Array(_)) => {
+            return Err(filters_error(
+                "Filters are not valid (can only use person, cohort, and flag properties)",
+            ));
+        }
+        Some(_) => return Err(filters_error("Group properties must be a list.")),
+    };
+    match set.get("rollout_percentage") {
+        None | Some(Value::Null) => {}
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => {}
+        Some(_) => {
+            return Err(filters_error(
                 "Rollout percentage must be a number between 0 and 100.",
-            )),
-        })?;
-    let variant = slot(&mut set, "variant").try_map(|variant| match variant {
-        Value::String(variant) => Ok(variant),
-        _ => Err(filters_error("Group variant must be a string or null.")),
-    })?;
+            ));
+        }
+    }
+    match set.get("variant") {
+        None | Some(Value::Null | Value::String(_)) => {}
+        Some(_) => return Err(filters_error("Group variant must be a string or null.")),
+    }
     Ok(ConditionSet {
         properties,
-        rollout_percentage,
-        variant,
-        aggregation_group_type_index: slot(&mut set, "aggregation_group_type_index"),
+        rollout_percentage: take(&mut set, "rollout_percentage"),
+        variant: take(&mut set, "variant"),
+        aggregation_group_type_index: take(&mut set, "aggregation_group_type_index"),
         extra: set,
     })
 }
@@ -434,8 +430,8 @@ fn validate_pattern(filter: &PropertyFilter) -> Result<(), ValidationError> {
     if !matches!(filter.operator(), Operator::Regex | Operator::NotRegex) {
         return Ok(());
     }
-    let text = match filter.value.as_value() {
-        None | Some(Value::Null) => return Ok(()),
+    let text = match &filter.value {
+        None => return Ok(()),
         Some(Value::String(text)) => text.clone(),
         Some(other) => other.to_string(),
     };
@@ -612,7 +608,10 @@ mod tests {
         assert_eq!(operator(json!("icontains")), Operator::IContains);
         assert_eq!(operator(json!(null)), Operator::Exact);
         assert_eq!(operator(json!(7)), Operator::Exact);
-        assert_eq!(operator(json!("between")), Operator::Other);
+        assert_eq!(
+            operator(json!("between")),
+            Operator::Other("between".into())
+        );
     }
 
     #[test]

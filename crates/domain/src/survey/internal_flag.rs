@@ -9,8 +9,9 @@
 use serde_json::{Map, Value};
 
 use super::Survey;
-use crate::feature_flag::{ConditionSet, FeatureFlag, FlagFilters, FlagId, PropertyFilter};
-use crate::patch::Patch;
+use crate::feature_flag::{
+    ConditionSet, FeatureFlag, FlagFilters, FlagId, Operator, PropertyFilter,
+};
 
 impl Survey {
     /// The key the public survey feed names and `/flags` answers:
@@ -27,22 +28,19 @@ impl Survey {
             _ => String::new(),
         };
         let not_set = |interaction: &str| PropertyFilter {
-            key: Patch::Value(Value::String(format!(
-                "${interaction}/{}{suffix}",
-                self.id.0
-            ))),
-            value: Patch::Value(Value::String("is_not_set".into())),
-            operator: Patch::Value(Value::String("is_not_set".into())),
-            kind: Patch::Value(Value::String("person".into())),
+            key: Some(format!("${interaction}/{}{suffix}", self.id.0)),
+            value: Some(Value::String("is_not_set".into())),
+            operator: Some(Operator::IsNotSet),
+            kind: Some(Value::String("person".into())),
             extra: Map::new(),
         };
         let filters = FlagFilters {
             groups: vec![ConditionSet {
-                properties: Patch::Value(vec![
+                properties: Some(vec![
                     not_set("survey_responded"),
                     not_set("survey_dismissed"),
                 ]),
-                rollout_percentage: Patch::Value(100.into()),
+                rollout_percentage: Some(100.into()),
                 ..ConditionSet::default()
             }],
             ..FlagFilters::default()

@@ -12,7 +12,6 @@ mod copy;
 mod html;
 mod internal_flag;
 mod iterations;
-mod json_fields;
 mod plan;
 mod port;
 mod question;

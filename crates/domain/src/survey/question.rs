@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::json_fields::{put, take};
+use crate::json_fields::{put, take};
 
 /// How the SDKs render a text that may carry HTML (a description, the thank-you message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 
 use super::html::sanitize;
-use super::json_fields::{put, take};
 use super::question::ContentType;
 use crate::error::{ValidationCode, ValidationError};
+use crate::json_fields::{put, take};
 
 const THANK_YOU_HEADER: &str = "thankYouMessageHeader";
 const THANK_YOU_DESCRIPTION: &str = "thankYouMessageDescription";

@@ -140,7 +140,7 @@ pub fn evaluate_at(
     if flag.deleted || !flag.active {
         return result(false, None, Reason::new(ReasonCode::Disabled, None), None);
     }
-    if filters.aggregated_by_group() {
+    if filters.aggregation_group_type_index.is_some() {
         return result(
             false,
             None,
@@ -180,7 +180,7 @@ fn condition_outcome(
     patterns: &dyn Patterns,
 ) -> ReasonCode {
     // A condition set aggregated by a group type of its own cannot be evaluated for a person.
-    if condition.aggregated_by_group() {
+    if condition.aggregation_group_type_index.is_some() {
         return ReasonCode::NoConditionMatch;
     }
     if !condition
@@ -206,8 +206,8 @@ fn super_condition(
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
 ) -> Option<bool> {
-    let condition = flag.filters.super_groups.as_value()?.first()?;
-    let key = condition.properties().first()?.key()?;
+    let condition = flag.filters.super_groups.as_ref()?.first()?;
+    let key = condition.properties().first()?.key.as_deref()?;
     if !person.properties.contains_key(key) {
         return None;
     }
@@ -217,7 +217,7 @@ fn super_condition(
 
 /// A condition set's `variant`, when it names one of the flag's variants.
 fn variant_override(filters: &FlagFilters, condition: &ConditionSet) -> Option<String> {
-    let wanted = condition.variant.as_value()?;
+    let wanted = condition.variant.as_ref()?;
     filters
         .variants()
         .any(|variant| &variant.key == wanted)
@@ -243,7 +243,7 @@ fn matching_variant(flag_key: &str, filters: &FlagFilters, distinct_id: &str) ->
 fn payload(filters: &FlagFilters, variant: Option<&str>) -> Option<Value> {
     filters
         .payloads
-        .as_value()?
+        .as_ref()?
         .get(variant.unwrap_or("true"))
         .filter(|payload| !payload.is_null())
         .cloned()

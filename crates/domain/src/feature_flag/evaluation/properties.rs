@@ -23,7 +23,7 @@ pub fn matches(
     if !filter.about_persons() {
         return false;
     }
-    let Some(key) = filter.key() else {
+    let Some(key) = filter.key.as_deref() else {
         return false;
     };
     let operator = filter.operator();
@@ -33,7 +33,7 @@ pub fn matches(
         Operator::IsNotSet => return actual.is_none(),
         _ => {}
     }
-    let Some(expected) = filter.value.as_value() else {
+    let Some(expected) = &filter.value else {
         return false;
     };
     match operator {
@@ -48,12 +48,12 @@ pub fn matches(
             actual.is_none_or(|actual| regex_search(patterns, expected, actual) == Some(false))
         }
         Operator::Gt | Operator::Gte | Operator::Lt | Operator::Lte => {
-            actual.is_some_and(|actual| compare(operator, actual, expected))
+            actual.is_some_and(|actual| compare(&operator, actual, expected))
         }
         Operator::IsDateBefore | Operator::IsDateAfter | Operator::IsDateExact => {
-            actual.is_some_and(|actual| compare_dates(operator, actual, expected, now))
+            actual.is_some_and(|actual| compare_dates(&operator, actual, expected, now))
         }
-        Operator::IsSet | Operator::IsNotSet | Operator::Other => false,
+        Operator::IsSet | Operator::IsNotSet | Operator::Other(_) => false,
     }
 }
 
@@ -121,7 +121,7 @@ fn regex_search(patterns: &dyn Patterns, pattern: &Value, actual: &Value) -> Opt
 
 /// `gt`, `gte`, `lt`, `lte`: both sides as numbers (numeric strings count); anything else does
 /// not match.
-fn compare(operator: Operator, actual: &Value, expected: &Value) -> bool {
+fn compare(operator: &Operator, actual: &Value, expected: &Value) -> bool {
     let (Some(actual), Some(expected)) = (number(actual), number(expected)) else {
         return false;
     };
@@ -133,7 +133,12 @@ fn compare(operator: Operator, actual: &Value, expected: &Value) -> bool {
     }
 }
 
-fn compare_dates(operator: Operator, actual: &Value, expected: &Value, now: DateTime<Utc>) -> bool {
+fn compare_dates(
+    operator: &Operator,
+    actual: &Value,
+    expected: &Value,
+    now: DateTime<Utc>,
+) -> bool {
     let Some(actual) = person_date(actual, now) else {
         return false;
     };

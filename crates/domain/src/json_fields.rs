@@ -1,4 +1,5 @@
-//! Typed fields over the survey's JSON objects (questions, branching, appearance, conditions).
+//! Typed fields over the JSON objects clients send (a flag's filters; a survey's questions,
+//! branching, appearance and conditions).
 //!
 //! PostHog's clients send these objects with keys Burrow does not know, and with known keys in
 //! shapes Burrow does not check (`optional: "yes"`); both must come back exactly as sent. So a
@@ -13,7 +14,7 @@ use serde_json::{Map, Value};
 
 /// Removes `key` from `object` and returns its value typed, when it is not null and has type
 /// `T`; otherwise leaves it where it is.
-pub(super) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &str) -> Option<T> {
+pub(crate) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &str) -> Option<T> {
     let value = object.get(key).filter(|value| !value.is_null())?;
     let typed = T::deserialize(value).ok()?;
     object.remove(key);
@@ -21,7 +22,7 @@ pub(super) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &s
 }
 
 /// Writes a typed field back under `key`, when it is set.
-pub(super) fn put<T: Serialize>(object: &mut Map<String, Value>, key: &str, value: Option<T>) {
+pub(crate) fn put<T: Serialize>(object: &mut Map<String, Value>, key: &str, value: Option<T>) {
     if let Some(value) = value {
         let value = serde_json::to_value(value)
             .expect("field types are strings, numbers, booleans and maps with string keys");
