@@ -226,7 +226,10 @@ async fn an_install_reads_the_manifest_and_main_file_at_the_newest_tag() {
         (Some("abc"), Some("abc"))
     );
     assert_eq!(plugin.state.display_url(), Some(URL));
-    assert_eq!(plugin.state.config_schema, json!([{"key": "greeting"}]));
+    assert_eq!(
+        plugin.state.config_schema.to_json(),
+        json!([{"key": "greeting"}])
+    );
     assert_eq!(
         plugin.state.capabilities["methods"],
         json!(["processEvent"])
@@ -428,7 +431,7 @@ async fn source_edits_validate_plugin_json_and_refresh_capabilities_when_readabl
     assert_eq!(
         (
             renamed.state.name.as_deref(),
-            renamed.state.config_schema.clone()
+            renamed.state.config_schema.to_json()
         ),
         (Some("Renamed"), json!([{"key": "k"}]))
     );

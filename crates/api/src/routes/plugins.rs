@@ -58,7 +58,7 @@ impl From<Plugin> for PluginResponse {
             description: state.description,
             url,
             icon: state.icon,
-            config_schema: state.config_schema,
+            config_schema: state.config_schema.to_json(),
             tag: state.tag,
             latest_tag: state.latest_tag,
             is_global: state.is_global,

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{PluginState, PluginType};
+use super::{ConfigSchema, PluginState, PluginType};
 use crate::patch::Patch;
 
 /// The fields a client may write (PostHog's writable serializer fields). `url` and `latest_tag`
@@ -14,7 +14,7 @@ pub struct PluginFields {
     pub name: Patch<String>,
     pub description: Patch<String>,
     pub icon: Patch<String>,
-    pub config_schema: Option<Value>,
+    pub config_schema: Option<ConfigSchema>,
     pub tag: Patch<String>,
     pub is_global: Option<bool>,
     pub capabilities: Option<Map<String, Value>>,

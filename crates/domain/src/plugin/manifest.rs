@@ -4,6 +4,7 @@
 use semver::{Version, VersionReq};
 use serde_json::{Map, Value};
 
+use super::ConfigSchema;
 use crate::error::{ValidationCode, ValidationError};
 
 /// Longest plugin name Burrow stores (PostHog's `name` column).
@@ -20,9 +21,9 @@ pub struct Manifest {
     /// `""` when absent.
     pub description: String,
     pub icon: Option<String>,
-    /// `config`, kept verbatim: a list (current form) or an object keyed by field (legacy
-    /// form); `[]` when absent.
-    pub config_schema: Value,
+    /// `config`: a list (current form) or an object keyed by field (legacy form); `[]` when
+    /// absent.
+    pub config_schema: ConfigSchema,
     /// `publicJobs`, kept verbatim: `{jobName: {payload?: …}}`; `{}` when absent.
     pub public_jobs: Value,
     /// `stateless`; `false` when absent. A stateless plugin has no config.
@@ -71,8 +72,10 @@ impl Manifest {
             .filter(|name| !name.trim().is_empty())
             .ok_or_else(|| invalid("plugin.json has no \"name\"".into()))?;
         let config_schema = match fields.get("config") {
-            None | Some(Value::Null) => Value::Array(vec![]),
-            Some(config @ (Value::Array(_) | Value::Object(_))) => config.clone(),
+            None | Some(Value::Null) => ConfigSchema::Fields(Vec::new()),
+            Some(config @ (Value::Array(_) | Value::Object(_))) => {
+                ConfigSchema::from_json(config.clone())
+            }
             Some(_) => {
                 return Err(invalid(
                     "plugin.json's \"config\" must be a list or an object".into(),
@@ -97,12 +100,7 @@ impl Manifest {
                 ));
             }
         };
-        let has_config = match &config_schema {
-            Value::Array(entries) => !entries.is_empty(),
-            Value::Object(entries) => !entries.is_empty(),
-            _ => false,
-        };
-        if stateless && has_config {
+        if stateless && !config_schema.is_empty() {
             return Err(invalid("Stateless plugins cannot have a config!".into()));
         }
         Ok(Self {
@@ -230,7 +228,7 @@ mod tests {
                     "https://raw.githubusercontent.com/PostHog/apps/main/packages/posthog-plugin-geoip/logo.png"
                         .into()
                 ),
-                config_schema: json!([]),
+                config_schema: ConfigSchema::Fields(Vec::new()),
                 public_jobs: json!({}),
                 stateless: true,
                 main: Some("index.ts".into()),
@@ -246,7 +244,7 @@ mod tests {
         let manifest = Manifest::parse(r#"{"name": "hello"}"#, None).unwrap();
         assert_eq!(manifest.description, "");
         assert_eq!(manifest.icon, None);
-        assert_eq!(manifest.config_schema, json!([]));
+        assert_eq!(manifest.config_schema.to_json(), json!([]));
         assert_eq!(manifest.public_jobs, json!({}));
         assert!(!manifest.stateless);
         assert_eq!(manifest.main, None);
@@ -259,7 +257,7 @@ mod tests {
         let config = json!({"bar": {"name": "What's in the bar?", "type": "string", "default": "baz", "required": false}});
         let text = json!({"name": "Hello World", "config": config}).to_string();
         let manifest = Manifest::parse(&text, None).unwrap();
-        assert_eq!(manifest.config_schema, config);
+        assert_eq!(manifest.config_schema.to_json(), config);
         assert!(!manifest.stateless);
     }
 
@@ -273,7 +271,7 @@ mod tests {
         let jobs = json!({"Export": {"payload": {"from": {"type": "date", "required": true}}}});
         let text = json!({"name": "hello", "config": config, "publicJobs": jobs}).to_string();
         let manifest = Manifest::parse(&text, None).unwrap();
-        assert_eq!(manifest.config_schema, config);
+        assert_eq!(manifest.config_schema.to_json(), config);
         assert_eq!(manifest.public_jobs, jobs);
     }
 

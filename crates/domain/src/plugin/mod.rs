@@ -3,6 +3,7 @@
 
 mod access;
 mod command;
+mod config_schema;
 mod install;
 mod manifest;
 mod port;
@@ -20,6 +21,7 @@ use crate::tenancy::OrganizationId;
 
 pub use access::PluginAccess;
 pub use command::{NewPlugin, PluginChanges, PluginFields};
+pub use config_schema::{ConfigField, ConfigItem, ConfigSchema};
 pub use manifest::{MAX_ICON_CHARS, MAX_NAME_CHARS, Manifest};
 pub use port::{PluginRepository, PluginTransaction, PluginWrite, SourceChanges};
 pub use service::{MAX_FILENAME_CHARS, MAX_SOURCE_BYTES, PluginService, PluginSettings};
@@ -82,7 +84,7 @@ pub struct PluginState {
     /// As sent, `?private_token=` included.
     pub url: Option<String>,
     pub icon: Option<String>,
-    pub config_schema: Value,
+    pub config_schema: ConfigSchema,
     pub tag: Option<String>,
     pub latest_tag: Option<String>,
     pub latest_tag_checked_at: Option<DateTime<Utc>>,
@@ -102,7 +104,7 @@ impl PluginState {
             description: None,
             url: None,
             icon: None,
-            config_schema: Value::Object(Map::new()),
+            config_schema: ConfigSchema::default(),
             tag: None,
             latest_tag: None,
             latest_tag_checked_at: None,

@@ -234,18 +234,7 @@ fn missing_plugin(id: PluginId) -> DomainError {
 
 /// The keys of the plugin's secret config fields (list-form schemas only, as in PostHog).
 fn secret_keys(plugin: &Plugin) -> Vec<&str> {
-    plugin
-        .state
-        .config_schema
-        .as_array()
-        .map(|fields| {
-            fields
-                .iter()
-                .filter(|field| field.get("secret").and_then(Value::as_bool) == Some(true))
-                .filter_map(|field| field.get("key").and_then(Value::as_str))
-                .collect()
-        })
-        .unwrap_or_default()
+    plugin.state.config_schema.secret_keys()
 }
 
 /// A config as shown: set secret values replaced by the placeholder (`""` stays `""`).
@@ -288,13 +277,14 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::plugin::{PluginState, PluginType};
+    use crate::plugin::{ConfigSchema, PluginState, PluginType};
     use crate::plugin_config::PluginConfigState;
     use crate::tenancy::OrganizationId;
 
     fn plugin() -> Plugin {
         let mut state = PluginState::empty(PluginType::Source);
-        state.config_schema = json!([{"key": "token", "secret": true}, {"key": "host"}]);
+        state.config_schema =
+            ConfigSchema::from_json(json!([{"key": "token", "secret": true}, {"key": "host"}]));
         Plugin {
             id: PluginId(1),
             organization_id: OrganizationId(uuid::Uuid::nil()),

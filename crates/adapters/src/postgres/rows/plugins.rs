@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
 use domain::activity::{ActivityEntry, NewActivity};
-use domain::plugin::{Plugin, PluginId, PluginState, PluginType};
+use domain::plugin::{ConfigSchema, Plugin, PluginId, PluginState, PluginType};
 use domain::tenancy::OrganizationId;
 use serde_json::Value;
 use uuid::Uuid;
@@ -67,7 +67,7 @@ impl PluginRow {
                 description: self.description,
                 url: self.url,
                 icon: self.icon,
-                config_schema: self.config_schema,
+                config_schema: ConfigSchema::from_json(self.config_schema),
                 tag: self.tag,
                 latest_tag: self.latest_tag,
                 latest_tag_checked_at: self.latest_tag_checked_at,
@@ -118,7 +118,7 @@ pub(crate) struct PluginStateRow<'a> {
     pub url: Option<&'a str>,
     pub url_key: Option<&'a str>,
     pub icon: Option<&'a str>,
-    pub config_schema: &'a Value,
+    pub config_schema: Value,
     pub tag: Option<&'a str>,
     pub latest_tag: Option<&'a str>,
     pub latest_tag_checked_at: Option<DateTime<Utc>>,
@@ -138,7 +138,7 @@ impl<'a> From<&'a PluginState> for PluginStateRow<'a> {
             url: state.url.as_deref(),
             url_key: state.display_url(),
             icon: state.icon.as_deref(),
-            config_schema: &state.config_schema,
+            config_schema: state.config_schema.to_json(),
             tag: state.tag.as_deref(),
             latest_tag: state.latest_tag.as_deref(),
             latest_tag_checked_at: state.latest_tag_checked_at,

@@ -6,8 +6,8 @@ use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::patch::Patch;
 use domain::plugin::{
-    MAX_ICON_CHARS, MAX_NAME_CHARS, MAX_TAG_CHARS, NewPlugin, PluginFields, PluginType,
-    SourceChanges,
+    ConfigSchema, MAX_ICON_CHARS, MAX_NAME_CHARS, MAX_TAG_CHARS, NewPlugin, PluginFields,
+    PluginType, SourceChanges,
 };
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -115,7 +115,7 @@ impl PluginWrite {
             name: self.name,
             description: self.description,
             icon: self.icon,
-            config_schema: self.config_schema,
+            config_schema: self.config_schema.map(ConfigSchema::from_json),
             tag: self.tag,
             is_global: self.is_global,
             capabilities: self.capabilities,
