@@ -27,7 +27,7 @@ fn flag(key: &str, filters: Value) -> FeatureFlag {
         project_id: PROJECT,
         name: String::new(),
         key: key.to_owned(),
-        filters: FlagFilters::read(&filters).expect("filters of a readable shape"),
+        filters: FlagFilters::read(filters).expect("filters of a readable shape"),
         deleted: false,
         active: true,
         ensure_experience_continuity: false,

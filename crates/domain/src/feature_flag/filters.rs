@@ -149,7 +149,7 @@ impl FlagFilters {
     /// A non-object, malformed groups, a rollout outside 0–100, variants not summing to 100, a
     /// pattern that does not compile.
     pub fn parse(filters: &Value) -> Result<Self, ValidationError> {
-        let filters = Self::read(filters)?;
+        let filters = Self::read(filters.clone())?;
         let sets = filters
             .groups
             .iter()
@@ -165,11 +165,10 @@ impl FlagFilters {
     ///
     /// # Errors
     /// Filters that no write could have stored.
-    pub fn read(filters: &Value) -> Result<Self, ValidationError> {
-        let Value::Object(filters) = filters else {
+    pub fn read(filters: Value) -> Result<Self, ValidationError> {
+        let Value::Object(mut filters) = filters else {
             return Err(filters_error("Filters must be an object."));
         };
-        let mut filters = filters.clone();
         let groups = match filters.remove("groups") {
             None => Vec::new(),
             Some(Value::Array(groups)) => condition_sets(groups)?,

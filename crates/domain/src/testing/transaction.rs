@@ -1,6 +1,9 @@
 //! The fakes' transaction: a working copy of the whole state, taken when it begins, that replaces
 //! the shared state on commit and is dropped on rollback. Transactions take turns, as if every
-//! write locked everything it touches, so concurrent ones cannot lose each other's writes.
+//! write locked everything it touches, so concurrent ones cannot lose each other's writes. A
+//! port written without a transaction (flags, persons, …) writes the shared state directly, and
+//! a transaction committing after such a write overwrites it: tests interleave only
+//! transactions (concurrency with the other ports is PostgreSQL's to show).
 
 use async_trait::async_trait;
 use futures_util::lock::OwnedMutexGuard;

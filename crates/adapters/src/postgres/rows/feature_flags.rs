@@ -27,7 +27,7 @@ pub(crate) struct FlagRow {
 impl FlagRow {
     /// The flag, with its creator loaded separately (by a join or a batch query).
     pub fn into_flag(self, created_by: Option<UserBasic>) -> Result<FeatureFlag, Unexpected> {
-        let filters = FlagFilters::read(&self.filters).map_err(|error| {
+        let filters = FlagFilters::read(self.filters).map_err(|error| {
             Unexpected::new(format!(
                 "feature flag {} has filters no write could store: {}",
                 self.id, error.detail
