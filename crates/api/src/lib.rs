@@ -12,6 +12,7 @@ mod fields;
 mod metrics;
 mod null_characters;
 pub mod openapi;
+mod rendered;
 mod request_span;
 mod routes;
 mod sdk_transport;
@@ -24,11 +25,12 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{self, NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
-use domain::feature_flag::{FeatureFlagService, FlagEvaluationService};
+use domain::feature_flag::FeatureFlagService;
 use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
 use domain::rate_limit::RateLimiter;
+use domain::sdk::SdkService;
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 
@@ -43,12 +45,12 @@ pub use settings::ApiSettings;
 pub struct Services {
     pub access: Arc<AccessService>,
     pub flags: Arc<FeatureFlagService>,
-    pub flag_evaluation: Arc<FlagEvaluationService>,
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
     pub survey_responses: Arc<SurveyResponseService>,
     pub rate_limiter: Arc<RateLimiter>,
+    pub sdk: Arc<SdkService>,
     pub readiness: Arc<dyn Readiness>,
 }
 
@@ -69,12 +71,12 @@ pub fn app(
     App::new()
         .app_data(web::Data::from(services.access))
         .app_data(web::Data::from(services.flags))
-        .app_data(web::Data::from(services.flag_evaluation))
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))
         .app_data(web::Data::from(services.survey_responses))
         .app_data(web::Data::from(services.rate_limiter))
+        .app_data(web::Data::from(services.sdk))
         .app_data(web::Data::from(services.readiness))
         .app_data(web::Data::new(metrics))
         .app_data(settings)

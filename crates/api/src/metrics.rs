@@ -1,5 +1,6 @@
 //! What operators graph and alert on, in Prometheus' text format at `GET /metrics`: requests by
-//! route and status, their latency, the database pool, database failures and rate limiting.
+//! route and status, their latency, the database pool, database failures, rate limiting, and the
+//! SDK snapshots (served from memory or built from storage, and whether changes are heard).
 //!
 //! Each application owns its registry (no process-wide globals), so several apps in one process
 //! (the tests) count apart.
@@ -14,6 +15,7 @@ use actix_web::http::header::ContentType;
 use actix_web::middleware::Next;
 use actix_web::{HttpResponse, web};
 use domain::ports::Readiness;
+use domain::sdk::SdkService;
 use prometheus::{
     Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,
@@ -34,6 +36,8 @@ struct Instruments {
     rate_limit_store_errors: IntCounter,
     pool: IntGaugeVec,
     pool_max: IntGauge,
+    sdk_snapshots: IntCounterVec,
+    sdk_listening: IntGauge,
 }
 
 /// The route label of requests no route matched, so scanners cannot blow up the label set.
@@ -116,6 +120,19 @@ impl Metrics {
             "Most connections this node's pool opens.",
         )
         .expect("valid metric");
+        let sdk_snapshots = IntCounterVec::new(
+            Opts::new(
+                "burrow_sdk_snapshots_total",
+                "SDK requests' project snapshots, by where they came from: `memory` (kept) or `storage` (built).",
+            ),
+            &["source"],
+        )
+        .expect("valid metric");
+        let sdk_listening = IntGauge::new(
+            "burrow_sdk_change_listener_up",
+            "1 while this node hears PostgreSQL's change notifications and so keeps SDK snapshots.",
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -124,6 +141,8 @@ impl Metrics {
             Box::new(rate_limit_store_errors.clone()),
             Box::new(pool.clone()),
             Box::new(pool_max.clone()),
+            Box::new(sdk_snapshots.clone()),
+            Box::new(sdk_listening.clone()),
         ] {
             registry
                 .register(collector)
@@ -142,6 +161,8 @@ impl Metrics {
             rate_limit_store_errors,
             pool,
             pool_max,
+            sdk_snapshots,
+            sdk_listening,
         }))
     }
 
@@ -165,7 +186,7 @@ impl Metrics {
         latency.observe(started.elapsed().as_secs_f64());
     }
 
-    fn render(&self, readiness: &dyn Readiness) -> String {
+    fn render(&self, readiness: &dyn Readiness, sdk: &SdkService) -> String {
         let pool = readiness.connections();
         let gauge = |value: usize| i64::try_from(value).unwrap_or(i64::MAX);
         self.0.pool_max.set(gauge(pool.max));
@@ -176,6 +197,15 @@ impl Metrics {
         ] {
             self.0.pool.with_label_values(&[state]).set(gauge(value));
         }
+        let snapshots = sdk.counts();
+        for (source, total) in [
+            ("memory", snapshots.from_memory),
+            ("storage", snapshots.built),
+        ] {
+            let counter = self.0.sdk_snapshots.with_label_values(&[source]);
+            counter.inc_by(total.saturating_sub(counter.get()));
+        }
+        self.0.sdk_listening.set(i64::from(snapshots.listening));
         TextEncoder::new()
             .encode_to_string(&self.0.registry.gather())
             .unwrap_or_else(|error| format!("# metrics could not be encoded: {error}\n"))
@@ -229,6 +259,7 @@ pub(crate) async fn record<B: MessageBody>(
 pub(crate) async fn metrics(
     metrics: web::Data<Metrics>,
     readiness: web::Data<dyn Readiness>,
+    sdk: web::Data<SdkService>,
 ) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(ContentType(
@@ -236,7 +267,7 @@ pub(crate) async fn metrics(
                 .parse()
                 .expect("static media type"),
         ))
-        .body(metrics.render(readiness.get_ref()))
+        .body(metrics.render(readiness.get_ref(), &sdk))
 }
 
 #[cfg(test)]

@@ -40,6 +40,14 @@ impl<'a> Transport<'a> {
     }
 }
 
+/// The project token a GET names in its query: `?token=` (the web SDK, posthog-python) or
+/// `?api_key=` (older SDKs).
+pub(crate) fn query_token(request: &HttpRequest) -> Option<String> {
+    url::form_urlencoded::parse(request.query_string().as_bytes())
+        .find(|(key, _)| key == "token" || key == "api_key")
+        .map(|(_, value)| value.into_owned())
+}
+
 /// How many times its own size a gzip body may inflate to (beyond [`INFLATION_FLOOR`]): JSON
 /// batches compress ten to fifty times; a bomb's thousandfold is refused before it is inflated
 /// in full.

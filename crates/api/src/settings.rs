@@ -23,12 +23,17 @@ pub struct ApiSettings {
     pub static_assets: Option<StaticAssets>,
     /// How many bytes of request bodies this node holds at once (`BURROW_BODY_MEMORY_MB`).
     pub body_budget: BodyBudget,
+    /// How long browsers and CDNs may keep the remote config and the survey feed before asking
+    /// again (`BURROW_SDK_MAX_AGE_SECS`); 0 makes them ask each time (a 304 when unchanged).
+    pub sdk_max_age_secs: u32,
 }
 
 impl ApiSettings {
     pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
     pub const DEFAULT_CAPTURE_MAX_BODY_BYTES: usize = 20 * 1024 * 1024;
     pub const DEFAULT_CAPTURE_MAX_EVENTS: usize = 10_000;
+    /// Short enough that a change reaches every visitor within a minute behind a CDN.
+    pub const DEFAULT_SDK_MAX_AGE_SECS: u32 = 30;
 }
 
 impl Default for ApiSettings {
@@ -40,6 +45,7 @@ impl Default for ApiSettings {
             capture_max_events: Self::DEFAULT_CAPTURE_MAX_EVENTS,
             static_assets: None,
             body_budget: BodyBudget::new(BodyBudget::DEFAULT_BYTES),
+            sdk_max_age_secs: Self::DEFAULT_SDK_MAX_AGE_SECS,
         }
     }
 }

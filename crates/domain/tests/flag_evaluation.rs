@@ -1,20 +1,22 @@
 //! Feature-flag evaluation: PostHog's own consistency vectors, the rules of condition sets,
-//! rollouts, variants and payloads, and `FlagEvaluationService` over the in-memory fakes.
+//! rollouts, variants and payloads, and `/flags`' evaluation of a project's snapshot over the
+//! in-memory fakes.
 
 use std::sync::Arc;
 
 use chrono::Utc;
 use domain::feature_flag::evaluation::{self, Evaluation, Person, ReasonCode};
 use domain::feature_flag::{
-    FeatureFlag, FeatureFlagRepository, FlagEvaluationService, FlagFilters, FlagId, FlagKey,
-    NewFlag,
+    FeatureFlag, FeatureFlagRepository, FlagFilters, FlagId, FlagKey, NewFlag,
 };
 use domain::patch::Patch;
 use domain::person::PersonRepository;
+use domain::sdk::{SdkService, SnapshotSettings, SnapshotSources};
 use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
+use domain::tenancy::{OrganizationId, Project};
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{CompiledEachTime, InMemoryStore, someone};
+use domain::testing::{CompiledEachTime, InMemoryStore, TimedMemories, someone};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -372,7 +374,7 @@ fn an_early_access_enrollment_decides_before_the_condition_sets() {
     );
 }
 
-// --- FlagEvaluationService over the fakes ---
+// --- `/flags` over the fakes: a project's snapshot, evaluated ---
 
 async fn stored_flag(
     store: &InMemoryStore,
@@ -397,13 +399,38 @@ async fn stored_flag(
         .id
 }
 
-fn service(store: &InMemoryStore) -> FlagEvaluationService {
-    FlagEvaluationService::new(
-        Arc::new(store.clone()),
-        Arc::new(store.clone()),
-        Arc::new(SurveyService::new(Arc::new(store.clone()))),
-        Arc::new(CompiledEachTime),
-    )
+/// Every flag of the project's snapshot, as it is now, evaluated for the person.
+async fn evaluate_all(
+    store: &InMemoryStore,
+    project: ProjectId,
+    distinct_id: &str,
+    sent_properties: &Map<String, Value>,
+) -> Vec<Evaluation> {
+    let sdk = SdkService::new(
+        SnapshotSources {
+            tenancy: Arc::new(store.clone()),
+            flags: Arc::new(store.clone()),
+            surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
+            persons: Arc::new(store.clone()),
+            patterns: Arc::new(CompiledEachTime),
+        },
+        SnapshotSettings {
+            enabled: false,
+            budget_bytes: 0,
+        },
+        &TimedMemories,
+    );
+    let project = Project {
+        id: project,
+        organization_id: OrganizationId(Uuid::nil()),
+        name: "Project".into(),
+        api_token: format!("phc_{}", project.0),
+        created_at: Utc::now(),
+    };
+    let snapshot = sdk.build(project).await.unwrap();
+    sdk.evaluate_flags(&snapshot, distinct_id, sent_properties)
+        .await
+        .unwrap()
 }
 
 fn plan_is(plan: &str) -> Value {
@@ -434,20 +461,15 @@ async fn every_active_flag_of_the_project_is_evaluated_in_id_order() {
         .await
         .unwrap();
 
-    let results = service(&store)
-        .evaluate_all(PROJECT, "p", &object(json!({"plan": "pro"})))
-        .await
-        .unwrap();
+    let results = evaluate_all(&store, PROJECT, "p", &object(json!({"plan": "pro"}))).await;
     let summary: Vec<_> = results
         .iter()
         .map(|r| (r.flag_id, r.key.as_str(), r.enabled))
         .collect();
     assert_eq!(summary, [(pro, "pro", true), (free, "free", false)]);
     assert!(
-        service(&store)
-            .evaluate_all(ProjectId(3), "p", &Map::new())
+        evaluate_all(&store, ProjectId(3), "p", &Map::new())
             .await
-            .unwrap()
             .is_empty()
     );
 }
@@ -464,22 +486,14 @@ async fn stored_properties_count_and_sent_ones_win() {
         )
         .await
         .unwrap();
-    let evaluate_with = async |sent: Value| {
-        service(&store)
-            .evaluate_all(PROJECT, "p", &object(sent))
-            .await
-            .unwrap()[0]
-            .enabled
-    };
+    let evaluate_with =
+        async |sent: Value| evaluate_all(&store, PROJECT, "p", &object(sent)).await[0].enabled;
     assert!(evaluate_with(json!({})).await, "stored plan");
     assert!(
         !evaluate_with(json!({"plan": "free"})).await,
         "sent plan wins"
     );
-    let other_person = service(&store)
-        .evaluate_all(PROJECT, "q", &Map::new())
-        .await
-        .unwrap();
+    let other_person = evaluate_all(&store, PROJECT, "q", &Map::new()).await;
     assert!(!other_person[0].enabled);
     let other_project = store.properties(OTHER_PROJECT, "p").await.unwrap();
     assert!(other_project.is_empty());
@@ -521,12 +535,8 @@ async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_perso
         .await
         .unwrap();
     let key = survey.internal_targeting_flag_key();
-    let flags = service(&store);
     let enabled_for = async |distinct_id: &str| {
-        let evaluations = flags
-            .evaluate_all(PROJECT, distinct_id, &Map::new())
-            .await
-            .unwrap();
+        let evaluations = evaluate_all(&store, PROJECT, distinct_id, &Map::new()).await;
         let internal: Vec<_> = evaluations.iter().filter(|e| e.key == key).collect();
         assert_eq!(internal.len(), 1, "the survey's flag is evaluated once");
         internal[0].enabled

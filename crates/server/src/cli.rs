@@ -117,7 +117,40 @@ pub struct ServeArgs {
     #[arg(long, env = "BURROW_ACCESS_CACHE_MS", default_value_t = DEFAULT_ACCESS_CACHE_MS, value_parser = clap::value_parser!(u64).range(0..=5000))]
     pub access_cache_ms: u64,
     #[command(flatten)]
+    pub sdk: SdkArgs,
+    #[command(flatten)]
     pub plugins: PluginArgs,
+}
+
+/// How the SDK endpoints (remote config, `/flags`, the survey feed, local evaluation, capture's
+/// token) keep each project in memory.
+#[derive(Debug, Clone, Args)]
+pub struct SdkArgs {
+    /// Keep each project's SDK snapshot in memory, forgotten as changes are announced by
+    /// PostgreSQL (LISTEN/NOTIFY); `false` reads storage on every SDK request (same answers).
+    #[arg(long = "sdk-snapshot", env = "BURROW_SDK_SNAPSHOT", default_value_t = true, action = clap::ArgAction::Set)]
+    pub snapshot: bool,
+    /// MiB all kept SDK snapshots may take together; the least used are forgotten past it.
+    #[arg(long = "sdk-snapshot-mb", env = "BURROW_SDK_SNAPSHOT_MB", default_value_t = DEFAULT_SDK_SNAPSHOT_MB, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    pub snapshot_mb: u64,
+    /// Seconds browsers and CDNs may keep the remote config and the survey feed
+    /// (`Cache-Control: public, max-age=…`); 0 makes them revalidate each time.
+    #[arg(long = "sdk-max-age-secs", env = "BURROW_SDK_MAX_AGE_SECS", default_value_t = api::ApiSettings::DEFAULT_SDK_MAX_AGE_SECS, value_parser = clap::value_parser!(u32).range(0..=86_400))]
+    pub max_age_secs: u32,
+}
+
+/// Room for the snapshots of a few hundred typical projects (a few KiB to a few hundred KiB
+/// each), within a node's small footprint.
+pub const DEFAULT_SDK_SNAPSHOT_MB: u64 = 16;
+
+impl Default for SdkArgs {
+    fn default() -> Self {
+        Self {
+            snapshot: true,
+            snapshot_mb: DEFAULT_SDK_SNAPSHOT_MB,
+            max_age_secs: api::ApiSettings::DEFAULT_SDK_MAX_AGE_SECS,
+        }
+    }
 }
 
 /// Where plugin code is fetched from, and the limits on what is fetched.

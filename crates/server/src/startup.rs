@@ -10,16 +10,19 @@ use adapters::{
     Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, MokaPatterns, OxcSourceAnalyzer,
     PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
     PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
-    PoolSettings, RedisRateCounters, UpstreamSettings,
+    PoolSettings, RedisRateCounters, UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
-use domain::feature_flag::{FeatureFlagService, FlagEvaluationService};
+use domain::feature_flag::FeatureFlagService;
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
 use domain::rate_limit::{RateCounters, RateLimiter};
+use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSources};
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
+use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
 
 use crate::cli::{PluginArgs, ServeArgs};
 
@@ -27,6 +30,8 @@ use crate::cli::{PluginArgs, ServeArgs};
 pub struct Application {
     port: u16,
     server: Server,
+    /// Hears what changes SDK snapshots, while the server runs; `None` when none are kept.
+    sdk_listener: Option<BoxFuture<'static, ()>>,
 }
 
 impl Application {
@@ -42,12 +47,17 @@ impl Application {
                 timeout: Duration::from_millis(args.db_timeout_ms),
             },
         )?;
-        let services = services(database, args)?;
+        let services = services(database.clone(), args)?;
+        let sdk_listener = services.sdk.keeps_snapshots().then(|| {
+            let invalidation: Arc<dyn SnapshotInvalidation> = services.sdk.clone();
+            listen_for_sdk_changes(database, invalidation).boxed()
+        });
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
             capture_max_body_bytes: args.capture_max_body_bytes,
             capture_max_events: args.capture_max_events,
+            sdk_max_age_secs: args.sdk.max_age_secs,
             body_budget: api::BodyBudget::new(
                 usize::try_from(args.body_memory_mb)
                     .unwrap_or(usize::MAX)
@@ -75,7 +85,11 @@ impl Application {
             .client_request_timeout(Duration::from_secs(30))
             .listen(listener)?
             .run();
-        Ok(Self { port, server })
+        Ok(Self {
+            port,
+            server,
+            sdk_listener,
+        })
     }
 
     pub fn port(&self) -> u16 {
@@ -87,7 +101,12 @@ impl Application {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        self.server.await
+        let listener = self.sdk_listener.map(tokio::spawn);
+        let served = self.server.await;
+        if let Some(listener) = listener {
+            listener.abort();
+        }
+        served
     }
 }
 
@@ -105,17 +124,25 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
     Ok(api::Services {
         access: Arc::new(AccessService::new(
             keys,
-            tenancy,
+            tenancy.clone(),
             Duration::from_millis(args.access_cache_ms),
             &MokaMemories,
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
         flags: Arc::new(FeatureFlagService::new(flags.clone())),
-        flag_evaluation: Arc::new(FlagEvaluationService::new(
-            flags,
-            persons.clone(),
-            surveys.clone(),
-            Arc::new(MokaPatterns::default()),
+        sdk: Arc::new(SdkService::new(
+            SnapshotSources {
+                tenancy: tenancy.clone(),
+                flags,
+                surveys: surveys.clone(),
+                persons: persons.clone(),
+                patterns: Arc::new(MokaPatterns::default()),
+            },
+            SnapshotSettings {
+                enabled: args.sdk.snapshot,
+                budget_bytes: args.sdk.snapshot_mb.saturating_mul(1024 * 1024),
+            },
+            &MokaMemories,
         )),
         plugins: Arc::new(PluginService::new(
             plugin_store.clone(),

@@ -2,10 +2,10 @@
 //! counts when no Redis is shared, compiled flag patterns. Each is bounded in size, so no client
 //! can grow it without limit, and what can go stale expires.
 
-mod access;
+mod memories;
 mod patterns;
 mod rate_counters;
 
-pub use access::MokaMemories;
+pub use memories::MokaMemories;
 pub use patterns::MokaPatterns;
 pub use rate_counters::LocalRateCounters;

@@ -1,5 +1,6 @@
 //! The shared connection pool: built once at start-up and cloned into every repository.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -42,6 +43,8 @@ impl Default for PoolSettings {
 #[derive(Clone)]
 pub struct Database {
     pool: Pool<AsyncPgConnection>,
+    /// Where the pool connects, for connections that live outside it (the change listener).
+    pub(crate) url: Arc<str>,
     /// What the pool's connections run, for tests counting statements.
     #[cfg(feature = "testing")]
     pub(crate) statements: StatementLog,
@@ -83,6 +86,7 @@ impl Database {
             .context("building the PostgreSQL connection pool")?;
         Ok(Self {
             pool,
+            url: url.into(),
             #[cfg(feature = "testing")]
             statements,
         })

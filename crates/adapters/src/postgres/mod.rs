@@ -12,6 +12,7 @@ pub(crate) mod plugin_configs;
 pub(crate) mod plugins;
 pub(crate) mod rows;
 pub(crate) mod schema;
+pub(crate) mod sdk_changes;
 pub(crate) mod statement_log;
 pub(crate) mod survey_responses;
 pub(crate) mod surveys;

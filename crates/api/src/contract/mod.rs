@@ -48,6 +48,8 @@ pub(crate) struct Operation {
     pub media: &'static str,
     /// Statuses beyond the ones every operation of its kind may answer.
     pub extra_errors: Vec<u16>,
+    /// Answers `If-None-Match` with a tagged answer's 304 (`ETag` on every 200).
+    pub conditional: bool,
     /// Collects the named types the operation refers to, so the document's components are
     /// exactly the request and response types the routes declare.
     pub components: Vec<fn(&mut Components)>,
@@ -66,6 +68,7 @@ impl Operation {
             success: (200, None),
             media: "application/json",
             extra_errors: Vec::new(),
+            conditional: false,
             components: Vec::new(),
         }
     }
@@ -166,6 +169,12 @@ impl Operation {
     /// A status beyond the ones every operation of its kind may answer.
     pub fn also(mut self, status: u16) -> Self {
         self.extra_errors.push(status);
+        self
+    }
+
+    /// Tags its answer (`ETag`) and answers a request already holding it with a bodiless 304.
+    pub fn conditional(mut self) -> Self {
+        self.conditional = true;
         self
     }
 }

@@ -248,6 +248,14 @@ fn render(
         None => ResponseBuilder::new().description(status_description(status)),
     };
     builder = builder.response(status.to_string(), success.build());
+    if described.conditional {
+        builder = builder.response(
+            "304",
+            ResponseBuilder::new()
+                .description("Not modified: `If-None-Match` named the current `ETag`; no body")
+                .build(),
+        );
+    }
     for error in errors {
         builder = builder.response(
             error.to_string(),

@@ -5,7 +5,7 @@
 mod decode;
 
 use actix_web::{HttpRequest, HttpResponse, web};
-use domain::access::AccessService;
+use domain::sdk::SdkService;
 use domain::survey_response::SurveyResponseService;
 use serde_json::json;
 
@@ -19,7 +19,7 @@ use decode::decode;
 pub(crate) async fn capture(
     request: HttpRequest,
     payload: web::Payload,
-    access: web::Data<AccessService>,
+    sdk: web::Data<SdkService>,
     responses: web::Data<SurveyResponseService>,
 ) -> Result<HttpResponse, ApiError> {
     let (max_bytes, max_events) = request.app_data::<ApiSettings>().map_or(
@@ -31,9 +31,7 @@ pub(crate) async fn capture(
     );
     let body = SdkBody::read(&request, payload.into_inner(), max_bytes).await?;
     let captured = decode(body.json(), max_events)?;
-    let project = access.project_by_token(captured.token.as_deref()).await?;
-    responses
-        .capture(project.id, &captured.into_batch()?)
-        .await?;
+    let project = sdk.snapshot(captured.token.as_deref()).await?.project.id;
+    responses.capture(project, &captured.into_batch()?).await?;
     Ok(HttpResponse::Ok().json(json!({"status": 1})))
 }

@@ -5,9 +5,9 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
-use domain::access::AccessService;
 use domain::error::ValidationCode;
-use domain::feature_flag::{Evaluation, FlagEvaluationService};
+use domain::feature_flag::Evaluation;
+use domain::sdk::SdkService;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -20,8 +20,7 @@ use crate::settings::ApiSettings;
 pub(crate) async fn flags(
     request: HttpRequest,
     payload: web::Payload,
-    access: web::Data<AccessService>,
-    evaluator: web::Data<FlagEvaluationService>,
+    sdk: web::Data<SdkService>,
 ) -> Result<HttpResponse, ApiError> {
     let max_bytes = request
         .app_data::<ApiSettings>()
@@ -37,7 +36,7 @@ pub(crate) async fn flags(
     let token = ["token", "api_key"]
         .iter()
         .find_map(|field| body.get(*field).and_then(Value::as_str));
-    let project = access.project_by_token(token).await?;
+    let snapshot = sdk.snapshot(token).await?;
     let distinct_id = distinct_id(&body)?;
     let person_properties = match body.get("person_properties") {
         None | Some(Value::Null) => Map::new(),
@@ -54,8 +53,8 @@ pub(crate) async fn flags(
         .get("flag_keys")
         .and_then(Value::as_array)
         .map(|keys| keys.iter().filter_map(Value::as_str).collect());
-    let evaluations: Vec<Evaluation> = evaluator
-        .evaluate_all(project.id, &distinct_id, &person_properties)
+    let evaluations: Vec<Evaluation> = sdk
+        .evaluate_flags(&snapshot, &distinct_id, &person_properties)
         .await?
         .into_iter()
         .filter(|e| {

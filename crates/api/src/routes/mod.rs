@@ -6,6 +6,7 @@
 mod api_schema;
 mod capture;
 mod feature_flags;
+mod flag_definitions;
 mod flags;
 mod health;
 mod organizations;

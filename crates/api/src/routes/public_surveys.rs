@@ -1,11 +1,12 @@
 //! `GET /api/surveys/?token=`: the SDKs' public survey feed, named by the project's public
 //! token (no personal key): every unarchived survey with what the SDKs read to show it.
+//! Rendered once per project snapshot; browsers and CDNs may keep it (`rendered`).
 
-use actix_web::HttpRequest;
-use actix_web::web::{self, Json};
+use actix_web::web;
+use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
-use domain::access::AccessService;
-use domain::survey::{Appearance, Conditions, Questions, Survey, SurveyService};
+use domain::sdk::{Rendering, SdkService};
+use domain::survey::{Appearance, Conditions, Questions, Survey};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -13,6 +14,8 @@ use uuid::Uuid;
 
 use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::error::ApiError;
+use crate::rendered::{Caching, respond};
+use crate::sdk_transport::query_token;
 
 /// The feed: PostHog also sends the team's survey config, which Burrow does not have.
 #[derive(Debug, Serialize, ToSchema)]
@@ -52,20 +55,19 @@ struct PublicSurvey {
     enable_partial_responses: bool,
 }
 
-impl From<Survey> for PublicSurvey {
-    fn from(survey: Survey) -> Self {
-        let internal_targeting_flag_key = survey.internal_targeting_flag_key();
-        let state = survey.state;
+impl From<&Survey> for PublicSurvey {
+    fn from(survey: &Survey) -> Self {
+        let state = &survey.state;
         Self {
-            internal_targeting_flag_key,
+            internal_targeting_flag_key: survey.internal_targeting_flag_key(),
             id: survey.id.0,
-            name: state.name,
+            name: state.name.clone(),
             survey_type: state.survey_type.as_str(),
-            linked_flag_key: survey.linked_flag.map(|flag| flag.key),
-            targeting_flag_key: survey.targeting_flag.map(|flag| flag.key),
-            questions: state.questions,
-            conditions: state.conditions,
-            appearance: state.appearance,
+            linked_flag_key: survey.linked_flag.as_ref().map(|flag| flag.key.clone()),
+            targeting_flag_key: survey.targeting_flag.as_ref().map(|flag| flag.key.clone()),
+            questions: state.questions.clone(),
+            conditions: state.conditions.clone(),
+            appearance: state.appearance.clone(),
             start_date: state.start_date,
             end_date: state.end_date,
             current_iteration: state.iterations.current,
@@ -79,16 +81,20 @@ impl From<Survey> for PublicSurvey {
 /// The token is `?token=` (the web SDK) or `?api_key=`.
 pub(crate) async fn feed(
     request: HttpRequest,
-    access: web::Data<AccessService>,
-    surveys: web::Data<SurveyService>,
-) -> Result<Json<SurveyFeed>, ApiError> {
-    let token = url::form_urlencoded::parse(request.query_string().as_bytes())
-        .find(|(key, _)| key == "token" || key == "api_key")
-        .map(|(_, value)| value.into_owned());
-    let project = access.project_by_token(token.as_deref()).await?;
-    let surveys = surveys.unarchived(project.id).await?;
-    Ok(Json(SurveyFeed {
-        surveys: surveys.into_iter().map(Into::into).collect(),
-        survey_config: None,
-    }))
+    sdk: web::Data<SdkService>,
+) -> Result<HttpResponse, ApiError> {
+    let snapshot = sdk.snapshot(query_token(&request).as_deref()).await?;
+    let rendered = snapshot.rendered(Rendering::SurveyFeed, |snapshot| {
+        let feed = SurveyFeed {
+            surveys: snapshot.surveys.iter().map(Into::into).collect(),
+            survey_config: None,
+        };
+        serde_json::to_vec(&feed).expect("a feed of JSON values serializes")
+    });
+    Ok(respond(
+        &request,
+        rendered,
+        "application/json",
+        Caching::public(&request),
+    ))
 }

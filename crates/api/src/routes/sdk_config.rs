@@ -1,57 +1,74 @@
 //! The remote config posthog-js loads on every page: first `GET /array/{token}/config.js` as a
 //! script, then (when that fails) `GET /array/{token}/config` as JSON. It turns on what Burrow
 //! serves (surveys, feature flags, capture at PostHog's endpoint with gzip) and everything else
-//! off, so the SDK loads no recorder or other lazy script Burrow lacks.
+//! off, so the SDK loads no recorder or other lazy script Burrow lacks. Both are rendered once
+//! per project snapshot and may be kept by browsers and CDNs (`rendered`).
 
-use actix_web::HttpResponse;
-use actix_web::http::header::ContentType;
-use actix_web::web::{self, Json};
-use domain::access::{AccessError, AccessService};
+use std::sync::Arc;
+
+use actix_web::web;
+use actix_web::{HttpRequest, HttpResponse};
+use domain::access::AccessError;
+use domain::sdk::{Rendering, SdkService, SdkSnapshot};
 use domain::tenancy::Project;
 use serde_json::{Value, json};
 
 use crate::error::ApiError;
+use crate::rendered::{Caching, respond};
 
 /// `config`: the JSON.
 pub(crate) async fn remote_config(
+    request: HttpRequest,
     token: web::Path<String>,
-    access: web::Data<AccessService>,
-) -> Result<Json<Value>, ApiError> {
-    let project = project(&token, &access).await?;
-    Ok(Json(config(&project)))
+    sdk: web::Data<SdkService>,
+) -> Result<HttpResponse, ApiError> {
+    let snapshot = snapshot(&token, &sdk).await?;
+    let rendered = snapshot.rendered(Rendering::RemoteConfig, |snapshot| {
+        config(&snapshot.project).to_string().into_bytes()
+    });
+    Ok(respond(
+        &request,
+        rendered,
+        "application/json",
+        Caching::public(&request),
+    ))
 }
 
 /// `config.js`: the same config, handed to the SDK the way PostHog's script does (it then skips
 /// the JSON request).
 pub(crate) async fn remote_config_script(
+    request: HttpRequest,
     token: web::Path<String>,
-    access: web::Data<AccessService>,
+    sdk: web::Data<SdkService>,
 ) -> Result<HttpResponse, ApiError> {
-    let project = project(&token, &access).await?;
-    let entry = json!({"config": config(&project), "siteApps": []});
+    let snapshot = snapshot(&token, &sdk).await?;
+    let rendered = snapshot.rendered(Rendering::RemoteConfigScript, |snapshot| {
+        script(&snapshot.project).into_bytes()
+    });
+    Ok(respond(
+        &request,
+        rendered,
+        "application/javascript; charset=utf-8",
+        Caching::public(&request),
+    ))
+}
+
+fn script(project: &Project) -> String {
+    let entry = json!({"config": config(project), "siteApps": []});
     // JSON is a JavaScript expression; `</` is escaped so the text can never close a tag.
     let literal = |value: &Value| value.to_string().replace("</", "<\\/");
-    let script = format!(
+    format!(
         "(function(){{window._POSTHOG_REMOTE_CONFIG=window._POSTHOG_REMOTE_CONFIG||{{}};\
          window._POSTHOG_REMOTE_CONFIG[{}]={};}})();\n",
         literal(&Value::String(project.api_token.clone())),
         literal(&entry),
-    );
-    Ok(HttpResponse::Ok()
-        .content_type(ContentType(mime_javascript()))
-        .body(script))
+    )
 }
 
-fn mime_javascript() -> actix_web::mime::Mime {
-    "application/javascript; charset=utf-8"
-        .parse()
-        .expect("static media type")
-}
-
-/// The project the token names; an unknown token is a 404 here, as on PostHog.
-async fn project(token: &str, access: &AccessService) -> Result<Project, ApiError> {
-    match access.project_by_token(Some(token)).await {
-        Ok(project) => Ok(project),
+/// The snapshot of the project the token names; an unknown token is a 404 here, as on PostHog.
+async fn snapshot(token: &str, sdk: &SdkService) -> Result<Arc<SdkSnapshot>, ApiError> {
+    match sdk.snapshot(Some(token)).await {
+        Ok(snapshot) => Ok(snapshot),
         Err(AccessError::MissingProjectToken | AccessError::InvalidProjectToken) => {
             Err(ApiError::not_found())
         }

@@ -7,9 +7,9 @@ use actix_web::http::Method;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, capture, feature_flags, flags, health, organizations,
-    personal_api_keys, plugin_configs, plugins, projects, public_surveys, sdk_config,
-    static_assets, survey_responses, surveys, users,
+    ResourceSpec, api_schema, capture, feature_flags, flag_definitions, flags, health,
+    organizations, personal_api_keys, plugin_configs, plugins, projects, public_surveys,
+    sdk_config, static_assets, survey_responses, surveys, users,
 };
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
@@ -153,6 +153,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
         ),
     ];
     table.extend(sdk_resources());
+    table.extend(flag_definition_resources());
     table.extend(organization_resources("/api/organizations"));
     // PostHog also serves project resources under `/api/environments/{id}/`, and clients use both.
     table.extend(project_resources("/api/projects"));
@@ -231,7 +232,8 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 query("token", "The project's public token.", string()),
                 query("api_key", "The same, as older SDKs send it.", string()),
             ])
-            .ok::<public_surveys::SurveyFeed>(),
+            .ok::<public_surveys::SurveyFeed>()
+            .conditional(),
         ),
         ResourceSpec::at("/array/{token}/config").route(
             Method::GET,
@@ -241,6 +243,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 "The remote config posthog-js loads: surveys and flags on, gzip capture at /i/v0/e/",
             )
             .ok_inline(ObjectBuilder::new())
+            .conditional()
             .also(404),
         ),
         ResourceSpec::at("/array/{token}/config.js").route(
@@ -251,6 +254,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 "The same remote config as a script setting window._POSTHOG_REMOTE_CONFIG[token]",
             )
             .text("application/javascript; charset=utf-8")
+            .conditional()
             .also(404),
         ),
         ResourceSpec::at("/flags").route(
@@ -289,6 +293,41 @@ fn sdk_resources() -> Vec<ResourceSpec> {
     .into_iter()
     .map(ResourceSpec::cross_origin)
     .collect()
+}
+
+/// What server-side SDKs poll for local evaluation, with a personal key: two paths, one answer.
+fn flag_definition_resources() -> Vec<ResourceSpec> {
+    let definitions = |id, summary| {
+        Operation::new("feature_flags", id, summary)
+            .query([
+                query("token", "The project's public token.", string()),
+                query(
+                    "send_cohorts",
+                    "Accepted for posthog-python; Burrow has no cohorts.",
+                    string(),
+                ),
+            ])
+            .ok::<flag_definitions::FlagDefinitions>()
+            .conditional()
+    };
+    vec![
+        ResourceSpec::at("/flags/definitions").route(
+            Method::GET,
+            flag_definitions::definitions,
+            definitions(
+                "flag_definitions",
+                "Flag definitions for local evaluation (posthog-python 7.11.2 and later)",
+            ),
+        ),
+        ResourceSpec::at("/api/feature_flag/local_evaluation").route(
+            Method::GET,
+            flag_definitions::definitions,
+            definitions(
+                "feature_flag_local_evaluation",
+                "Flag definitions for local evaluation (older server-side SDKs)",
+            ),
+        ),
+    ]
 }
 
 /// The organization named by `{organization_id}` under `prefix`, and the resources inside it.

@@ -13,31 +13,10 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use crate::error::Unexpected;
+use crate::memory::{Memories, Memory};
 
 /// The longest an answer is remembered: admin changes must reach running servers within 5 s.
 pub const MAX_FRESHNESS: Duration = Duration::from_secs(5);
-
-/// One lookup's remembered answers. Not async: it is asked before storage on every request and
-/// is only worth having when it answers at once, from the node's own memory.
-pub trait Memory<K, V>: Send + Sync {
-    /// The answer kept for `key`, unless it has expired.
-    fn recall(&self, key: &K) -> Option<V>;
-
-    /// Keeps `value` for `key` in place of what was kept, to expire the memory's freshness
-    /// from now.
-    fn keep(&self, key: K, value: V);
-}
-
-/// Where the access service keeps what it remembers: one [`Memory`] per lookup.
-pub trait Memories {
-    /// An empty memory whose every entry expires `freshness` (more than zero, at most
-    /// [`MAX_FRESHNESS`]) after it was kept, never later: how soon a revocation is felt
-    /// depends on it. It may forget sooner (to bound its size), which only costs a lookup.
-    fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
-    where
-        K: Hash + Eq + Send + Sync + 'static,
-        V: Clone + Send + Sync + 'static;
-}
 
 /// Remembered answers of one lookup, found ones only: an unknown key or project is asked again
 /// every time, so what is created is usable at once.
@@ -168,6 +147,20 @@ mod tests {
         {
             self.0.lock().unwrap().push(freshness);
             TimedMemories.memory(freshness)
+        }
+
+        fn weighed_memory<K, V>(
+            &self,
+            freshness: Duration,
+            budget: u64,
+            size: fn(&V) -> u32,
+        ) -> Box<dyn Memory<K, V>>
+        where
+            K: Hash + Eq + Send + Sync + 'static,
+            V: Clone + Send + Sync + 'static,
+        {
+            self.0.lock().unwrap().push(freshness);
+            TimedMemories.weighed_memory(freshness, budget, size)
         }
     }
 

@@ -11,6 +11,7 @@ use chrono::{SubsecRound as _, Utc};
 use crate::api_key::ApiKeyRepository;
 use crate::api_key::{ApiKey, PlainApiKey};
 use crate::error::Unexpected;
+use crate::memory::Memories;
 use crate::ports::{Page, PageRequest};
 use crate::scope::RequiredScope;
 use crate::tenancy::{AsSeenBy, TenancyRepository, VisibleProjects};
@@ -20,7 +21,7 @@ use crate::tenancy::{
 };
 use memory::Remembered;
 
-pub use memory::{MAX_FRESHNESS, Memories, Memory};
+pub use memory::MAX_FRESHNESS;
 
 /// Where in the request the key was found; error messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,25 +177,6 @@ impl AccessService {
         } else {
             Err(AccessError::MissingScope(required))
         }
-    }
-
-    /// The project an SDK request names by its public token (PostHog's `api_key`/`token`).
-    ///
-    /// # Errors
-    /// `MissingProjectToken` for no or an empty token, `InvalidProjectToken` for an unknown one.
-    pub async fn project_by_token(&self, token: Option<&str>) -> Result<Project, AccessError> {
-        let token = token
-            .map(str::trim)
-            .filter(|token| !token.is_empty())
-            .ok_or(AccessError::MissingProjectToken)?;
-        // No token holds U+0000 (storage cannot even compare one): unknown without asking.
-        if token.contains('\0') {
-            return Err(AccessError::InvalidProjectToken);
-        }
-        self.tenancy
-            .project_by_token(token)
-            .await?
-            .ok_or(AccessError::InvalidProjectToken)
     }
 
     /// Resolves the project a path names (`42` or `@current`) and checks the caller may use it.

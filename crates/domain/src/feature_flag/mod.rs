@@ -8,7 +8,7 @@ pub mod pattern;
 mod port;
 mod service;
 
-pub use evaluation::{Evaluation, FlagEvaluationService, Person, Reason, ReasonCode, evaluate};
+pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
 pub use filters::{
     ConditionSet, FlagFilters, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS,
     Multivariate, Operator, PropertyFilter, Variant,

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
-use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
@@ -43,7 +43,7 @@ impl SurveyService {
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    pub async fn unarchived(&self, project: ProjectId) -> Result<Vec<Survey>, DomainError> {
+    pub async fn unarchived(&self, project: ProjectId) -> Result<Vec<Survey>, Unexpected> {
         let filter = SurveyFilter {
             archived: Some(false),
             ..SurveyFilter::default()

@@ -1,12 +1,13 @@
-//! The access service's memory for tests: a map whose entries note when they expire. Unbounded
-//! and locked as a whole, which a test never notices and a server would.
+//! Services' memories for tests: a map whose entries note when they expire. Unbounded (a
+//! weighed memory ignores its budget) and locked as a whole, which a test never notices and a
+//! server would.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::access::{Memories, Memory};
+use crate::memory::{Memories, Memory};
 
 /// Makes [`Memory`]s that keep every entry for exactly their freshness.
 #[derive(Debug, Clone, Copy, Default)]
@@ -23,6 +24,19 @@ impl Memories for TimedMemories {
             entries: Mutex::new(HashMap::new()),
         })
     }
+
+    fn weighed_memory<K, V>(
+        &self,
+        freshness: Duration,
+        _budget: u64,
+        _size: fn(&V) -> u32,
+    ) -> Box<dyn Memory<K, V>>
+    where
+        K: Hash + Eq + Send + Sync + 'static,
+        V: Clone + Send + Sync + 'static,
+    {
+        self.memory(freshness)
+    }
 }
 
 struct TimedMemory<K, V> {
@@ -31,20 +45,33 @@ struct TimedMemory<K, V> {
     entries: Mutex<HashMap<K, (Instant, V)>>,
 }
 
+impl<K, V> TimedMemory<K, V> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<K, (Instant, V)>> {
+        self.entries.lock().expect("memory poisoned")
+    }
+}
+
 impl<K, V> Memory<K, V> for TimedMemory<K, V>
 where
     K: Hash + Eq + Send + Sync,
     V: Clone + Send + Sync,
 {
     fn recall(&self, key: &K) -> Option<V> {
-        let entries = self.entries.lock().expect("memory poisoned");
+        let entries = self.entries();
         let (expires, value) = entries.get(key)?;
         (Instant::now() < *expires).then(|| value.clone())
     }
 
     fn keep(&self, key: K, value: V) {
         let expires = Instant::now() + self.freshness;
-        let mut entries = self.entries.lock().expect("memory poisoned");
-        entries.insert(key, (expires, value));
+        self.entries().insert(key, (expires, value));
+    }
+
+    fn forget(&self, key: &K) {
+        self.entries().remove(key);
+    }
+
+    fn forget_all(&self) {
+        self.entries().clear();
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use adapters::testing::TestDatabase;
 use adapters::{PgApiKeyRepository, PgTenancyRepository};
-use burrow_server::cli::{DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, ServeArgs};
+use burrow_server::cli::{DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, SdkArgs, ServeArgs};
 use burrow_server::startup::Application;
 use domain::access::MAX_FRESHNESS;
 use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
@@ -71,6 +71,7 @@ pub fn serve_args(database_url: &str) -> ServeArgs {
         shutdown_timeout_secs: 30,
         static_dir: None,
         access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
+        sdk: SdkArgs::default(),
         plugins: PluginArgs::default(),
     }
 }
@@ -173,18 +174,27 @@ impl TestApp {
 /// Polls `check` until it holds. Running nodes remember keys and tenants for at most
 /// `MAX_FRESHNESS`, so an admin change must be felt within that (plus a request's time);
 /// panics naming `what` otherwise.
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
+pub async fn eventually<F, Fut>(what: &str, check: F)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = Instant::now() + MAX_FRESHNESS + Duration::from_millis(500);
+    within(MAX_FRESHNESS + Duration::from_millis(500), what, check).await;
+}
+
+/// Polls `check` until it holds; panics naming `what` when it still does not after `bound`.
+pub async fn within<F, Fut>(bound: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = Instant::now() + bound;
     while !check().await {
         assert!(
             Instant::now() < deadline,
-            "{what} was not felt within {MAX_FRESHNESS:?}"
+            "{what} was not felt within {bound:?}"
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

@@ -27,6 +27,7 @@ mod posthog_python;
 mod process;
 mod rate_limits;
 mod sdk;
+mod sdk_snapshot;
 mod survey_activity;
 mod surveys;
 mod tenancy;

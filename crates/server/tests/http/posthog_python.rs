@@ -221,3 +221,70 @@ async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
         );
     }
 }
+
+#[tokio::test]
+async fn posthog_pythons_local_evaluation_agrees_with_flags_for_the_same_persons() {
+    const COUNT: usize = 60;
+    let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
+    let ada = app
+        .tenant("ada@example.com", &["feature_flag:write", "project:read"])
+        .await;
+    let token = app.project_token(&ada).await;
+    let flags = [
+        ("rollout", json!({"groups": [{"rollout_percentage": 40}]})),
+        (
+            "pro-plan",
+            json!({"groups": [{"properties": [{"key": "plan", "value": "pro", "type": "person"}]}]}),
+        ),
+        (
+            "staff",
+            json!({"groups": [
+                {"properties": [{"key": "email", "operator": "regex", "value": "@example\\.com$", "type": "person"},
+                                {"key": "seats", "operator": "gt", "value": 2, "type": "person"}],
+                 "rollout_percentage": 70},
+                {"properties": [{"key": "email", "operator": "icontains", "value": "OTHER", "type": "person"}]}]}),
+        ),
+        (
+            "variants",
+            json!({"groups": [{"rollout_percentage": 90}],
+                   "multivariate": {"variants": [
+                       {"key": "control", "rollout_percentage": 34},
+                       {"key": "test", "rollout_percentage": 33},
+                       {"key": "other", "rollout_percentage": 33}]}}),
+        ),
+    ];
+    for (key, filters) in &flags {
+        let response = app
+            .send_json(
+                Method::POST,
+                &format!("/api/projects/{}/feature_flags/", ada.project_id.0),
+                &ada.key,
+                &json!({"key": key, "name": key, "filters": filters}),
+            )
+            .await;
+        assert_eq!(response.status(), 201);
+    }
+    let keys: Vec<&str> = flags.iter().map(|(key, _)| *key).collect();
+    let count = COUNT.to_string();
+    let output = drive(
+        &app,
+        &token,
+        "local_evaluation.py",
+        &[
+            ("BURROW_KEY", &ada.key),
+            ("FLAG_KEYS", &keys.join(",")),
+            ("COUNT", &count),
+        ],
+    )
+    .await;
+    let answers: Value = serde_json::from_slice(&output).expect("the driver prints JSON");
+    // Not a constant answer: the persons differ, so the flags must too.
+    for key in keys {
+        let values = answers[key].as_array().expect("values per person");
+        assert_eq!(values.len(), COUNT);
+        assert!(
+            values.iter().any(|v| v != &values[0]),
+            "{key}: the same answer for every person: {values:?}"
+        );
+    }
+}

@@ -8,11 +8,9 @@
 
 mod hash;
 mod properties;
-mod service;
 
 pub use hash::{ROLLOUT_SALT, VARIANT_SALT, hash};
-pub use properties::{matches as property_matches, parse_date};
-pub use service::FlagEvaluationService;
+pub use properties::{matches as property_matches, parse_date, regex_pattern};
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};

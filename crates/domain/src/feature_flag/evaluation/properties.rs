@@ -57,6 +57,15 @@ pub fn matches(
     }
 }
 
+/// The pattern a `regex` or `not_regex` filter compiles, as [`matches`] reads it; `None` for
+/// other filters. Lets a snapshot compile every pattern of its flags once, up front.
+pub fn regex_pattern(filter: &PropertyFilter) -> Option<String> {
+    match filter.operator() {
+        Operator::Regex | Operator::NotRegex => filter.value.as_ref().map(text),
+        _ => None,
+    }
+}
+
 /// A value as text: strings as they are, anything else as compact JSON (`true`, `1.5`).
 fn text(value: &Value) -> String {
     match value {

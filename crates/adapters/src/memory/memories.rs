@@ -1,16 +1,16 @@
-//! The access service's memory in this process: a moka cache per lookup, each entry living a
-//! fixed time from when it was kept, whatever happens meanwhile (`domain::access::Memories`).
+//! Services' memories in this process (`domain::memory::Memories`): a moka cache per lookup,
+//! each entry living a fixed time from when it was kept unless it is forgotten sooner.
 
 use std::hash::Hash;
 use std::time::Duration;
 
-use domain::access::{Memories, Memory};
+use domain::memory::{Memories, Memory};
 use moka::sync::Cache;
 
 /// Entries per lookup; enough for every key and tenant of a large installation, small in memory.
 const CAPACITY: u64 = 10_000;
 
-/// Makes the access service's memories as moka caches.
+/// Makes services' memories as moka caches.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct MokaMemories;
 
@@ -23,6 +23,25 @@ impl Memories for MokaMemories {
         Box::new(MokaMemory(
             Cache::builder()
                 .max_capacity(CAPACITY)
+                .time_to_live(freshness)
+                .build(),
+        ))
+    }
+
+    fn weighed_memory<K, V>(
+        &self,
+        freshness: Duration,
+        budget: u64,
+        size: fn(&V) -> u32,
+    ) -> Box<dyn Memory<K, V>>
+    where
+        K: Hash + Eq + Send + Sync + 'static,
+        V: Clone + Send + Sync + 'static,
+    {
+        Box::new(MokaMemory(
+            Cache::builder()
+                .max_capacity(budget)
+                .weigher(move |_, value| size(value))
                 .time_to_live(freshness)
                 .build(),
         ))
@@ -44,6 +63,14 @@ where
 
     fn keep(&self, key: K, value: V) {
         self.0.insert(key, value);
+    }
+
+    fn forget(&self, key: &K) {
+        self.0.invalidate(key);
+    }
+
+    fn forget_all(&self) {
+        self.0.invalidate_all();
     }
 }
 
@@ -69,5 +96,16 @@ mod tests {
         memory.keep(1, "second");
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(memory.recall(&1), Some("second"));
+    }
+
+    #[test]
+    fn a_forgotten_answer_is_gone_at_once() {
+        let memory = MokaMemories.memory(Duration::from_secs(60));
+        memory.keep(1, "one");
+        memory.keep(2, "two");
+        memory.forget(&1);
+        assert_eq!((memory.recall(&1), memory.recall(&2)), (None, Some("two")));
+        memory.forget_all();
+        assert_eq!(memory.recall(&2), None);
     }
 }

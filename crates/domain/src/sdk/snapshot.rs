@@ -1,0 +1,180 @@
+//! One project as the SDK endpoints read it, taken whole: its token, its flags ready to
+//! evaluate (patterns compiled), its survey feed, and the answers rendered from them. A snapshot
+//! never changes once built; a change to what it holds makes a new one.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use regex::Regex;
+use sha2::{Digest as _, Sha256};
+
+use crate::feature_flag::evaluation::regex_pattern;
+use crate::feature_flag::pattern::Patterns;
+use crate::feature_flag::{ConditionSet, FeatureFlag};
+use crate::survey::Survey;
+use crate::tenancy::Project;
+
+/// What the SDK endpoints serve of one project, as of one moment.
+pub struct SdkSnapshot {
+    pub project: Project,
+    /// What `/flags` evaluates, in the order it answers: the project's serving flags by id,
+    /// then the internal targeting flag of each unarchived survey.
+    pub flags: Vec<FeatureFlag>,
+    /// The survey feed: every unarchived survey, newest first.
+    pub surveys: Vec<Survey>,
+    patterns: CompiledPatterns,
+    renderings: [OnceLock<Rendered>; Rendering::ALL.len()],
+    size: u32,
+}
+
+impl std::fmt::Debug for SdkSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SdkSnapshot")
+            .field("project", &self.project.id)
+            .field("flags", &self.flags.len())
+            .field("surveys", &self.surveys.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// An answer the API renders from a snapshot, kept with it so it is rendered once per snapshot
+/// rather than once per request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rendering {
+    RemoteConfig,
+    RemoteConfigScript,
+    SurveyFeed,
+    LocalEvaluation,
+}
+
+impl Rendering {
+    const ALL: [Self; 4] = [
+        Self::RemoteConfig,
+        Self::RemoteConfigScript,
+        Self::SurveyFeed,
+        Self::LocalEvaluation,
+    ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A rendered answer: its bytes, shared by every request that sends them, and a tag that
+/// changes when they do (an HTTP entity tag: the first 16 hex digits of their SHA-256, as
+/// PostHog's).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Arc<[u8]>,
+    pub tag: String,
+}
+
+impl Rendered {
+    fn new(body: Vec<u8>) -> Self {
+        let digest = Sha256::digest(&body);
+        Self {
+            tag: hex::encode(&digest[..8]),
+            body: body.into(),
+        }
+    }
+}
+
+impl SdkSnapshot {
+    /// The snapshot of `project` holding `flags` (serving ones, by id) and `surveys`
+    /// (unarchived, newest first), with every pattern its flags filter by compiled by
+    /// `patterns`.
+    pub fn new(
+        project: Project,
+        mut flags: Vec<FeatureFlag>,
+        surveys: Vec<Survey>,
+        patterns: &dyn Patterns,
+    ) -> Self {
+        flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
+        let patterns = CompiledPatterns::of(&flags, patterns);
+        let size = estimated_size(&flags, &surveys);
+        Self {
+            project,
+            flags,
+            surveys,
+            patterns,
+            renderings: Default::default(),
+            size,
+        }
+    }
+
+    /// The compiled patterns of the snapshot's flags, for evaluating them.
+    pub fn patterns(&self) -> &dyn Patterns {
+        &self.patterns
+    }
+
+    /// The answer `rendering`, rendered by `render` the first time it is asked for.
+    pub fn rendered(
+        &self,
+        rendering: Rendering,
+        render: impl FnOnce(&Self) -> Vec<u8>,
+    ) -> &Rendered {
+        self.renderings[rendering.index()].get_or_init(|| Rendered::new(render(self)))
+    }
+
+    /// About how many bytes the snapshot takes in memory, with its renderings: what a node's
+    /// budget for snapshots counts.
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+}
+
+/// The patterns of a snapshot's flags, compiled when it was built: evaluation finds each one
+/// in a map instead of compiling it (or asking a shared cache) per request.
+struct CompiledPatterns(HashMap<String, Option<Arc<Regex>>>);
+
+impl CompiledPatterns {
+    fn of(flags: &[FeatureFlag], compiler: &dyn Patterns) -> Self {
+        let patterns = flags
+            .iter()
+            .flat_map(|flag| condition_sets(flag).flat_map(ConditionSet::properties))
+            .filter_map(regex_pattern)
+            .map(|pattern| {
+                let compiled = compiler.compiled(&pattern);
+                (pattern, compiled)
+            })
+            .collect();
+        Self(patterns)
+    }
+}
+
+impl Patterns for CompiledPatterns {
+    fn compiled(&self, pattern: &str) -> Option<Arc<Regex>> {
+        self.0.get(pattern).cloned().flatten()
+    }
+}
+
+fn condition_sets(flag: &FeatureFlag) -> impl Iterator<Item = &ConditionSet> {
+    let filters = &flag.filters;
+    filters
+        .groups
+        .iter()
+        .chain(filters.super_groups.iter().flatten())
+}
+
+/// What the snapshot's JSON takes as text, times a factor for its parsed form and the
+/// renderings made from it; an estimate, which is all a memory budget needs.
+fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey]) -> u32 {
+    const PARSED_AND_RENDERED: usize = 4;
+    let json_len = |value: Result<Vec<u8>, serde_json::Error>| value.map_or(0, |v| v.len());
+    let flags: usize = flags
+        .iter()
+        .map(|flag| json_len(serde_json::to_vec(&flag.filters)) + flag.key.len() + flag.name.len())
+        .sum();
+    let surveys: usize = surveys
+        .iter()
+        .map(|survey| {
+            let state = &survey.state;
+            json_len(serde_json::to_vec(&state.questions))
+                + json_len(serde_json::to_vec(&state.appearance))
+                + json_len(serde_json::to_vec(&state.conditions))
+                + state.name.len()
+                + 256
+        })
+        .sum();
+    u32::try_from((flags + surveys + 1024).saturating_mul(PARSED_AND_RENDERED)).unwrap_or(u32::MAX)
+}

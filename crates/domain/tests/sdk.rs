@@ -1,0 +1,300 @@
+//! The SDK service over the in-memory fakes: when a project's snapshot is kept, when it is
+//! forgotten, and that a change heard while a snapshot is being built keeps it from being kept.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use domain::access::AccessError;
+use domain::admin::{AdminService, BootstrapRequest};
+use domain::error::{DomainError, Unexpected};
+use domain::feature_flag::pattern::{Patterns, compile};
+use domain::feature_flag::{
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
+};
+use domain::ports::{Page, PageRequest};
+use domain::sdk::{
+    Rendering, SdkService, SdkSnapshot, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
+};
+use domain::survey::SurveyService;
+use domain::tenancy::{PluginsAccessLevel, ProjectId, UserId};
+use domain::testing::{InMemoryStore, TimedMemories};
+use regex::Regex;
+use serde_json::{Map, json};
+
+/// Flags as stored, with a hook run whenever a snapshot reads them: the moment a change can
+/// land in the middle of a build.
+struct Flags {
+    store: InMemoryStore,
+    while_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+#[async_trait]
+impl FeatureFlagRepository for Flags {
+    async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<FeatureFlag>, Unexpected> {
+        self.store.list(project, page).await
+    }
+
+    async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected> {
+        self.store.get(project, id).await
+    }
+
+    async fn create(
+        &self,
+        project: ProjectId,
+        creator: Option<UserId>,
+        flag: NewFlag,
+    ) -> Result<FeatureFlag, DomainError> {
+        self.store.create(project, creator, flag).await
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: FlagId,
+        changes: FlagChanges,
+    ) -> Result<FeatureFlag, DomainError> {
+        self.store.update(project, id, changes).await
+    }
+
+    async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected> {
+        let read = self.store.active(project).await;
+        if let Some(hook) = self.while_read.lock().unwrap().take() {
+            hook();
+        }
+        read
+    }
+}
+
+/// Counts compilations, to tell a snapshot's patterns from compiling per evaluation.
+#[derive(Default)]
+struct CountedPatterns(AtomicUsize);
+
+impl Patterns for CountedPatterns {
+    fn compiled(&self, pattern: &str) -> Option<Arc<Regex>> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        compile(pattern).ok().map(Arc::new)
+    }
+}
+
+struct World {
+    store: InMemoryStore,
+    flags: Arc<Flags>,
+    patterns: Arc<CountedPatterns>,
+    sdk: Arc<SdkService>,
+    project: ProjectId,
+    token: String,
+}
+
+async fn world(enabled: bool) -> World {
+    let store = InMemoryStore::new();
+    let made = AdminService::new(Arc::new(store.clone()), Arc::new(store.clone()))
+        .bootstrap(BootstrapRequest {
+            email: "ada@example.com".into(),
+            first_name: "Ada".into(),
+            organization_name: "Analytical".into(),
+            project_name: "Engine".into(),
+            scopes: vec!["*".into()],
+            plugins_access_level: PluginsAccessLevel::Root,
+        })
+        .await
+        .unwrap();
+    let flags = Arc::new(Flags {
+        store: store.clone(),
+        while_read: Mutex::new(None),
+    });
+    let patterns = Arc::new(CountedPatterns::default());
+    let sdk = Arc::new(SdkService::new(
+        SnapshotSources {
+            tenancy: Arc::new(store.clone()),
+            flags: flags.clone(),
+            surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
+            persons: Arc::new(store.clone()),
+            patterns: patterns.clone(),
+        },
+        SnapshotSettings {
+            enabled,
+            budget_bytes: 1 << 20,
+        },
+        &TimedMemories,
+    ));
+    World {
+        store,
+        flags,
+        patterns,
+        sdk,
+        project: made.record.project.id,
+        token: made.record.project.api_token,
+    }
+}
+
+impl World {
+    async fn add_flag(&self, key: &str) {
+        let filters = json!({"groups": [{"properties": [
+            {"key": "email", "operator": "regex", "value": "@example\\.com$", "type": "person"},
+            {"key": "name", "operator": "not_regex", "value": "^bot", "type": "person"}
+        ]}]});
+        self.store
+            .create(
+                self.project,
+                None,
+                NewFlag {
+                    key: FlagKey::parse(key).unwrap(),
+                    name: key.into(),
+                    filters: FlagFilters::parse(&filters).unwrap(),
+                    active: true,
+                    ensure_experience_continuity: false,
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    async fn snapshot(&self) -> Arc<SdkSnapshot> {
+        self.sdk.snapshot(Some(&self.token)).await.unwrap()
+    }
+
+    async fn flag_keys(&self) -> Vec<String> {
+        self.snapshot()
+            .await
+            .flags
+            .iter()
+            .map(|flag| flag.key.clone())
+            .collect()
+    }
+}
+
+#[tokio::test]
+async fn nothing_is_kept_until_changes_are_heard() {
+    let world = world(true).await;
+    let first = world.snapshot().await;
+    assert!(!Arc::ptr_eq(&first, &world.snapshot().await));
+    world.add_flag("new").await;
+    assert_eq!(world.flag_keys().await, ["new"]);
+}
+
+#[tokio::test]
+async fn a_kept_snapshot_serves_until_its_project_changes() {
+    let world = world(true).await;
+    world.sdk.listening();
+    let kept = world.snapshot().await;
+    assert!(
+        Arc::ptr_eq(&kept, &world.snapshot().await),
+        "served from memory"
+    );
+
+    world.add_flag("unheard").await;
+    assert!(world.flag_keys().await.is_empty(), "no change heard yet");
+    world.sdk.changed(ProjectId(world.project.0 + 1));
+    assert!(
+        world.flag_keys().await.is_empty(),
+        "another project changed"
+    );
+    world.sdk.changed(world.project);
+    assert_eq!(world.flag_keys().await, ["unheard"]);
+}
+
+#[tokio::test]
+async fn losing_the_listener_forgets_and_keeps_nothing_until_it_is_back() {
+    let world = world(true).await;
+    world.sdk.listening();
+    world.snapshot().await;
+    world.sdk.deaf();
+    world.add_flag("while-deaf").await;
+    assert_eq!(world.flag_keys().await, ["while-deaf"]);
+    let first = world.snapshot().await;
+    assert!(!Arc::ptr_eq(&first, &world.snapshot().await), "not kept");
+    world.sdk.listening();
+    let kept = world.snapshot().await;
+    assert!(Arc::ptr_eq(&kept, &world.snapshot().await));
+}
+
+#[tokio::test]
+async fn a_change_heard_while_a_snapshot_is_built_keeps_it_from_being_kept() {
+    let world = world(true).await;
+    world.sdk.listening();
+    let sdk = Arc::downgrade(&world.sdk);
+    let project = world.project;
+    *world.flags.while_read.lock().unwrap() = Some(Box::new(move || {
+        sdk.upgrade().unwrap().changed(project);
+    }));
+    let built_during_a_change = world.snapshot().await;
+    let next = world.snapshot().await;
+    assert!(!Arc::ptr_eq(&built_during_a_change, &next), "not kept");
+    assert!(Arc::ptr_eq(&next, &world.snapshot().await), "kept");
+}
+
+#[tokio::test]
+async fn a_node_with_snapshots_off_reads_storage_every_time() {
+    let world = world(false).await;
+    world.sdk.listening();
+    assert!(!world.sdk.keeps_snapshots());
+    let first = world.snapshot().await;
+    assert!(!Arc::ptr_eq(&first, &world.snapshot().await));
+}
+
+#[tokio::test]
+async fn tokens_are_checked_before_storage_is_asked() {
+    let world = world(true).await;
+    for (token, missing) in [(None, true), (Some("  "), true), (Some("phc_\0"), false)] {
+        let refused = world.sdk.snapshot(token).await.unwrap_err();
+        if missing {
+            assert!(matches!(refused, AccessError::MissingProjectToken));
+        } else {
+            assert!(matches!(refused, AccessError::InvalidProjectToken));
+        }
+    }
+    let unknown = world.sdk.snapshot(Some("phc_unknown")).await.unwrap_err();
+    assert!(matches!(unknown, AccessError::InvalidProjectToken));
+}
+
+#[tokio::test]
+async fn patterns_are_compiled_once_per_snapshot_not_per_evaluation() {
+    let world = world(true).await;
+    world.sdk.listening();
+    world.add_flag("one").await;
+    world.add_flag("two").await;
+    let snapshot = world.snapshot().await;
+    let compiled = world.patterns.0.load(Ordering::SeqCst);
+    for person in ["a", "b", "c"] {
+        let properties = json!({"email": "a@example.com", "name": person});
+        let evaluations = world
+            .sdk
+            .evaluate_flags(&snapshot, person, properties.as_object().unwrap())
+            .await
+            .unwrap();
+        assert!(evaluations.iter().all(|e| e.enabled), "{evaluations:?}");
+    }
+    assert_eq!(world.patterns.0.load(Ordering::SeqCst), compiled);
+    assert_eq!(
+        compiled, 4,
+        "two patterns per flag, each compiled when built"
+    );
+    let none = world
+        .sdk
+        .evaluate_flags(&snapshot, "d", &Map::new())
+        .await
+        .unwrap();
+    assert!(none.iter().all(|e| !e.enabled), "no email, no match");
+}
+
+#[tokio::test]
+async fn an_answer_is_rendered_once_per_snapshot() {
+    let world = world(true).await;
+    world.sdk.listening();
+    let renders = AtomicUsize::new(0);
+    let render = |_: &SdkSnapshot| {
+        renders.fetch_add(1, Ordering::SeqCst);
+        b"{}".to_vec()
+    };
+    let snapshot = world.snapshot().await;
+    let first = snapshot.rendered(Rendering::SurveyFeed, render).clone();
+    let again = world.snapshot().await;
+    let second = again.rendered(Rendering::SurveyFeed, render).clone();
+    assert_eq!(renders.load(Ordering::SeqCst), 1);
+    assert_eq!((first.tag.len(), first.tag), (16, second.tag));
+}
