@@ -1,7 +1,8 @@
 //! `SurveyResponseRepository` over `survey_events` (every kept event, once per uuid),
 //! `survey_responses` (one row per submission, the latest send wins) and
-//! `survey_response_counts` (per survey id, kept in the same transactions), so counting reads
-//! one row per survey whatever the number of events.
+//! `survey_response_counts` (per survey id, in a few slots that concurrent captures add to
+//! without waiting on each other, kept in the same transactions), so counting reads a few rows
+//! per survey whatever the number of events.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -136,30 +137,53 @@ ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
 WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
 RETURNING r.survey_id, (r.xmax = 0) AS inserted";
 
-/// Adds new responses to the per-survey counters, in survey id order.
-const ADD_TO_COUNTS: &str = "
-INSERT INTO survey_response_counts AS c (project_id, survey_id, responses)
-SELECT $1, s.survey_id, s.added FROM unnest($2::varchar[], $3::int8[]) AS s(survey_id, added)
-ON CONFLICT (project_id, survey_id) DO UPDATE SET responses = c.responses + EXCLUDED.responses";
+/// How many counter slots a survey's response count is spread over; the migration's `CHECK`
+/// on `survey_response_counts.slot` allows these.
+const COUNTER_SLOTS: i32 = 16;
 
-/// The counters, less responses whose latest send is older than the project's first launch
-/// (PostHog's lower bound). Those are found per survey through the list index, so the work
-/// grows with the number of surveys (and of such early responses), never with all events.
+/// Adds new responses to the per-survey counters, in survey id order, in the slot of this
+/// connection (`pg_backend_pid()`: a connection runs one transaction at a time, and a pool's
+/// connections, opened together, mostly have consecutive pids, so concurrent captures of one
+/// survey add to different rows).
+const ADD_TO_COUNTS: &str = "
+INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses)
+SELECT $1, s.survey_id, (pg_backend_pid() % $4)::smallint, s.added
+FROM unnest($2::varchar[], $3::int8[]) AS s(survey_id, added)
+ON CONFLICT (project_id, survey_id, slot) DO UPDATE SET
+    responses = c.responses + EXCLUDED.responses";
+
+/// Adds `$3` (1 or -1) to a survey's archived count, which lives in slot 0 (see the migration):
+/// archiving is rare enough not to need spreading. Slot 0 may have no row yet when a response
+/// is archived; unarchiving finds the row that archiving made. The inserted row is checked
+/// before the conflict is found, so it never holds -1.
+const ADD_TO_ARCHIVED: &str = "
+INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses, archived)
+VALUES ($1, $2, 0, 0, greatest($3, 0))
+ON CONFLICT (project_id, survey_id, slot) DO UPDATE SET archived = c.archived + $3";
+
+/// The counters (each survey's slots added up), less responses whose latest send is older than
+/// the project's first launch (PostHog's lower bound). Those are found per survey through the
+/// list index, so the work grows with the number of surveys (and of such early responses),
+/// never with all events.
 const COUNT_RESPONSES: &str = "
-WITH since AS MATERIALIZED (SELECT min(start_date) AS at FROM surveys WHERE project_id = $1)
+WITH since AS MATERIALIZED (SELECT min(start_date) AS at FROM surveys WHERE project_id = $1),
+counters AS (
+    SELECT survey_id, sum(responses)::int8 AS responses, sum(archived)::int8 AS archived
+    FROM survey_response_counts
+    WHERE project_id = $1 AND ($3::varchar[] IS NULL OR survey_id = ANY($3))
+    GROUP BY survey_id
+)
 SELECT c.survey_id,
        c.responses - early.responses
            - CASE WHEN $2 THEN c.archived - early.archived ELSE 0 END AS responses
-FROM survey_response_counts c
+FROM counters c
 CROSS JOIN since
 CROSS JOIN LATERAL (
     SELECT count(*) AS responses, count(*) FILTER (WHERE r.archived) AS archived
     FROM survey_responses r
-    WHERE r.project_id = c.project_id AND r.survey_id = c.survey_id AND r.timestamp < since.at
+    WHERE r.project_id = $1 AND r.survey_id = c.survey_id AND r.timestamp < since.at
 ) early
-WHERE c.project_id = $1
-  AND since.at IS NOT NULL
-  AND ($3::varchar[] IS NULL OR c.survey_id = ANY($3))
+WHERE since.at IS NOT NULL
 ORDER BY c.survey_id";
 
 /// Shown and dismissed events, and non-archived responses as sent, per kind; then the persons
@@ -316,6 +340,7 @@ async fn add_to_counts(
         .bind::<Int4, _>(project.0)
         .bind::<Array<Varchar>, _>(survey_ids)
         .bind::<Array<Int8>, _>(counts)
+        .bind::<Int4, _>(COUNTER_SLOTS)
         .execute(conn)
         .await?;
     Ok(())
@@ -498,15 +523,12 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
                         .set(survey_responses::archived.eq(archived))
                         .execute(conn)
                         .await?;
-                    diesel::sql_query(
-                        "UPDATE survey_response_counts SET archived = archived + $3 \
-                         WHERE project_id = $1 AND survey_id = $2",
-                    )
-                    .bind::<Int4, _>(project.0)
-                    .bind::<Varchar, _>(survey_id)
-                    .bind::<Int8, _>(if archived { 1 } else { -1 })
-                    .execute(conn)
-                    .await?;
+                    diesel::sql_query(ADD_TO_ARCHIVED)
+                        .bind::<Int4, _>(project.0)
+                        .bind::<Varchar, _>(survey_id)
+                        .bind::<Int8, _>(if archived { 1 } else { -1 })
+                        .execute(conn)
+                        .await?;
                     Ok(true)
                 }
             }

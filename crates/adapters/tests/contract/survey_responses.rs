@@ -1,5 +1,6 @@
 //! The survey response port: events stored once per uuid, one response per submission (the
-//! latest send wins), counts since the project's first launch, archiving, and stats.
+//! latest send wins), counts since the project's first launch (exact under concurrent captures),
+//! archiving, and stats.
 
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ use crate::stores::{Stores, all, at};
 
 contract!(
     a_retried_event_is_stored_once,
+    concurrent_answers_to_one_survey_are_all_counted,
     each_submission_is_one_response_and_the_latest_send_wins,
     nothing_is_counted_until_a_survey_is_launched,
     responses_older_than_the_first_launch_are_not_counted,
@@ -123,6 +125,58 @@ async fn a_retried_event_is_stored_once(stores: Stores) {
     let twice = [batch[0].clone(), batch[0].clone()];
     assert_eq!(repository.record(stores.project, &twice).await.unwrap(), 0);
     assert_eq!(counts(&stores, CountFilter::default()).await, [(id, 1)]);
+}
+
+/// Many captures answering one survey at once: none is lost, whichever counter each adds to.
+async fn concurrent_answers_to_one_survey_are_all_counted(stores: Stores) {
+    const ANSWERS: usize = 20;
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let answers: Vec<SurveyEvent> = (0..ANSWERS)
+        .map(|n| sent(&id, &format!("person-{n}"), None, after_launch(1)))
+        .collect();
+    let mut captures = tokio::task::JoinSet::new();
+    for answer in answers.clone() {
+        let repository = Arc::clone(&stores.survey_responses);
+        let project = stores.project;
+        captures.spawn(async move { repository.record(project, &[answer]).await });
+    }
+    while let Some(captured) = captures.join_next().await {
+        assert_eq!(captured.unwrap().unwrap(), 1);
+    }
+
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), ANSWERS as u64)]
+    );
+    let repository = &stores.survey_responses;
+    let archived = answers[0].uuid;
+    assert!(
+        repository
+            .set_archived(stores.project, &id, archived, true)
+            .await
+            .unwrap()
+    );
+    let without_archived = CountFilter {
+        survey_ids: None,
+        exclude_archived: true,
+    };
+    assert_eq!(
+        counts(&stores, without_archived.clone()).await,
+        [(id.clone(), ANSWERS as u64 - 1)]
+    );
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), ANSWERS as u64)]
+    );
+    repository
+        .set_archived(stores.project, &id, archived, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        counts(&stores, without_archived).await,
+        [(id, ANSWERS as u64)]
+    );
 }
 
 async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores) {
