@@ -132,7 +132,6 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
         survey_responses: Arc::new(SurveyResponseService::new(
             Arc::new(PgSurveyResponseRepository::new(database.clone())),
             surveys.clone(),
-            persons,
         )),
         surveys,
         readiness: Arc::new(database),
