@@ -10,10 +10,12 @@ use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagFilters, FlagId, FlagKey, NewFlag,
 };
 use domain::patch::Patch;
-use domain::person::PersonRepository;
+use domain::person::{PersonRepository, PersonSet};
 use domain::sdk::{SdkService, SnapshotSettings, SnapshotSources};
 use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
-use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
+use domain::survey_response::{
+    CaptureBatch, CapturedEvent, SurveyResponseRepository, SurveyResponseService,
+};
 use domain::tenancy::{OrganizationId, Project};
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{CompiledEachTime, InMemoryStore, TimedMemories, someone};
@@ -47,6 +49,16 @@ fn person(distinct_id: &str, properties: Value) -> Person {
 
 fn object(value: Value) -> Map<String, Value> {
     value.as_object().unwrap().clone()
+}
+
+/// Merges `properties` into the person as a capture does, with no event (captures are what
+/// write persons).
+async fn merge(store: &InMemoryStore, distinct_id: &str, properties: Value) {
+    let set = PersonSet {
+        distinct_id: distinct_id.to_owned(),
+        properties: object(properties),
+    };
+    store.record(PROJECT, &[], &[set]).await.unwrap();
 }
 
 /// Evaluation as the server does it, but with no memory of patterns: nothing here depends on one.
@@ -478,14 +490,7 @@ async fn every_active_flag_of_the_project_is_evaluated_in_id_order() {
 async fn stored_properties_count_and_sent_ones_win() {
     let store = InMemoryStore::new();
     stored_flag(&store, PROJECT, "pro", plan_is("pro")).await;
-    store
-        .merge_properties(
-            PROJECT,
-            "p",
-            &object(json!({"plan": "pro", "email": "a@b.c"})),
-        )
-        .await
-        .unwrap();
+    merge(&store, "p", json!({"plan": "pro", "email": "a@b.c"})).await;
     let evaluate_with =
         async |sent: Value| evaluate_all(&store, PROJECT, "p", &object(sent)).await[0].enabled;
     assert!(evaluate_with(json!({})).await, "stored plan");
@@ -502,14 +507,8 @@ async fn stored_properties_count_and_sent_ones_win() {
 #[tokio::test]
 async fn merging_properties_keeps_the_keys_not_set_again() {
     let store = InMemoryStore::new();
-    store
-        .merge_properties(PROJECT, "p", &object(json!({"a": 1, "b": {"x": 1}})))
-        .await
-        .unwrap();
-    store
-        .merge_properties(PROJECT, "p", &object(json!({"b": {"y": 2}, "c": null})))
-        .await
-        .unwrap();
+    merge(&store, "p", json!({"a": 1, "b": {"x": 1}})).await;
+    merge(&store, "p", json!({"b": {"y": 2}, "c": null})).await;
     assert_eq!(
         store.properties(PROJECT, "p").await.unwrap(),
         object(json!({"a": 1, "b": {"y": 2}, "c": null}))
@@ -543,8 +542,7 @@ async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_perso
     };
     assert!(enabled_for("person-1").await);
 
-    let responses =
-        SurveyResponseService::new(Arc::new(store.clone()), surveys, Arc::new(store.clone()));
+    let responses = SurveyResponseService::new(Arc::new(store.clone()), surveys);
     // As posthog-js sends it: distinct_id and `$set` only in properties.
     let id = survey.id.0;
     let answer = CapturedEvent {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use domain::DomainError;
 use domain::patch::Patch;
+use domain::person::PersonRepository;
 use domain::ports::PageRequest;
 use domain::survey::{NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{
@@ -23,18 +24,17 @@ const USER: UserId = UserId(1);
 struct World {
     surveys: Arc<SurveyService>,
     responses: SurveyResponseService,
+    /// What captures `$set` on persons, read back.
+    persons: InMemoryStore,
 }
 
 fn world() -> World {
     let store = InMemoryStore::new();
     let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
     World {
-        responses: SurveyResponseService::new(
-            Arc::new(store.clone()),
-            surveys.clone(),
-            Arc::new(store),
-        ),
+        responses: SurveyResponseService::new(Arc::new(store.clone()), surveys.clone()),
         surveys,
+        persons: store,
     }
 }
 
@@ -142,7 +142,7 @@ async fn a_batch_with_one_bad_event_stores_nothing() {
             &batch(vec![
                 captured(
                     "survey sent",
-                    json!({"distinct_id": "ada", "$survey_id": id}),
+                    json!({"distinct_id": "ada", "$survey_id": id, "$set": {"answered": true}}),
                     now,
                 ),
                 captured("survey sent", json!({"$survey_id": id}), now),
@@ -159,6 +159,8 @@ async fn a_batch_with_one_bad_event_stores_nothing() {
         .await
         .unwrap();
     assert!(counts.is_empty());
+    let ada = world.persons.properties(PROJECT, "ada").await.unwrap();
+    assert!(ada.is_empty(), "{ada:?}");
 }
 
 #[tokio::test]

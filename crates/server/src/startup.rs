@@ -135,7 +135,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
                 tenancy: tenancy.clone(),
                 flags,
                 surveys: surveys.clone(),
-                persons: persons.clone(),
+                persons,
                 patterns: Arc::new(MokaPatterns::default()),
             },
             SnapshotSettings {
@@ -159,7 +159,6 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
         survey_responses: Arc::new(SurveyResponseService::new(
             Arc::new(PgSurveyResponseRepository::new(database.clone())),
             surveys.clone(),
-            persons,
         )),
         surveys,
         readiness: Arc::new(database),

@@ -68,19 +68,25 @@ pub(super) fn update_survey(ids: &[String], clients: u32) -> String {
     sql
 }
 
-/// `GET /api/projects/{project}/surveys/responses_count/`: the adapter's query — one counter row
-/// per survey, less the responses from before the project's first launch.
+/// `GET /api/projects/{project}/surveys/responses_count/`: the adapter's query — each survey's
+/// counter slots added up, less the responses from before the project's first launch.
 pub(super) const RESPONSES_COUNT: &str = "\
-WITH since AS MATERIALIZED (SELECT min(start_date) AS at FROM surveys WHERE project_id = :project)
+WITH since AS MATERIALIZED (SELECT min(start_date) AS at FROM surveys WHERE project_id = :project),
+counters AS (
+    SELECT survey_id, sum(responses)::int8 AS responses
+    FROM survey_response_counts
+    WHERE project_id = :project
+    GROUP BY survey_id
+)
 SELECT c.survey_id, c.responses - early.responses AS responses
-FROM survey_response_counts c
+FROM counters c
 CROSS JOIN since
 CROSS JOIN LATERAL (
     SELECT count(*) AS responses
     FROM survey_responses r
-    WHERE r.project_id = c.project_id AND r.survey_id = c.survey_id AND r.timestamp < since.at
+    WHERE r.project_id = :project AND r.survey_id = c.survey_id AND r.timestamp < since.at
 ) early
-WHERE c.project_id = :project AND since.at IS NOT NULL
+WHERE since.at IS NOT NULL
 ORDER BY c.survey_id;
 ";
 

@@ -1,10 +1,9 @@
 //! `PersonRepository` over the `person_properties` table: one jsonb object per project and
-//! distinct id, merged with `||` in one upsert. Distinct ids and properties are captured text, so
-//! they are written and looked up as PostgreSQL can store them (`text.rs`).
+//! distinct id, merged with `||` by the capture's statement (`survey_responses.rs`). Distinct ids
+//! are captured text, so they are looked up as PostgreSQL stores them (`text.rs`).
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::upsert::excluded;
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::person::PersonRepository;
@@ -14,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::schema::person_properties;
-use crate::postgres::text::{pg_object, pg_text};
+use crate::postgres::text::pg_text;
 
 /// Person properties in PostgreSQL.
 pub struct PgPersonRepository {
@@ -52,35 +51,5 @@ impl PersonRepository for PgPersonRepository {
                 "a person's stored properties are not an object",
             )),
         }
-    }
-
-    async fn merge_properties(
-        &self,
-        project: ProjectId,
-        distinct_id: &str,
-        set: &Map<String, Value>,
-    ) -> Result<(), Unexpected> {
-        let mut conn = self.database.connection().await?;
-        diesel::insert_into(person_properties::table)
-            .values((
-                person_properties::project_id.eq(project.0),
-                person_properties::distinct_id.eq(pg_text(distinct_id).as_ref()),
-                person_properties::properties.eq(Value::Object(pg_object(set.clone()))),
-            ))
-            .on_conflict((
-                person_properties::project_id,
-                person_properties::distinct_id,
-            ))
-            .do_update()
-            .set((
-                person_properties::properties
-                    .eq(person_properties::properties
-                        .concat(excluded(person_properties::properties))),
-                person_properties::updated_at.eq(diesel::dsl::now),
-            ))
-            .execute(&mut conn)
-            .await
-            .during("merging a person's properties")?;
-        Ok(())
     }
 }

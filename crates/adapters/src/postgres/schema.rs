@@ -244,11 +244,12 @@ diesel::table! {
 }
 
 diesel::table! {
-    survey_response_counts (project_id, survey_id) {
+    survey_response_counts (project_id, survey_id, slot) {
         project_id -> Int4,
         survey_id -> Varchar,
         responses -> Int8,
         archived -> Int8,
+        slot -> Int2,
     }
 }
 

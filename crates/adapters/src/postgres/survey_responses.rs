@@ -1,25 +1,28 @@
 //! `SurveyResponseRepository` over `survey_events` (every kept event, once per uuid),
-//! `survey_responses` (one row per submission, the latest send wins) and
-//! `survey_response_counts` (per survey id, kept in the same transactions), so counting reads
-//! one row per survey whatever the number of events.
+//! `survey_responses` (one row per submission, the latest send wins),
+//! `survey_response_counts` (per survey id, in a few slots that concurrent captures add to
+//! without waiting on each other) and `person_properties` (what the events `$set`): a capture
+//! writes all four in one statement, and counting reads a few rows per survey whatever the
+//! number of events.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{
-    Array, Bool, Int4, Int8, Jsonb, Nullable, Timestamptz, Uuid as SqlUuid, Varchar,
+    Array, Bool, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar,
 };
-use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection as _, RunQueryDsl};
 use domain::Unexpected;
+use domain::person::PersonSet;
 use domain::ports::{Page, PageRequest};
 use domain::survey_response::{
     CountFilter, DateWindow, EventAggregate, ResponseCounts, StatsAggregates, SurveyEvent,
     SurveyEventKind, SurveyResponse, SurveyResponseRepository,
 };
 use domain::tenancy::ProjectId;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::postgres::database::Database;
@@ -28,7 +31,8 @@ use crate::postgres::paging::{page, window};
 use crate::postgres::schema::{survey_events, survey_responses};
 use crate::postgres::text::{pg_object, pg_text};
 
-/// Survey events and responses in PostgreSQL.
+/// Survey events, responses and their counters, and what captures `$set` on persons, in
+/// PostgreSQL.
 pub struct PgSurveyResponseRepository {
     database: Database,
 }
@@ -38,22 +42,6 @@ impl PgSurveyResponseRepository {
     pub fn new(database: Database) -> Self {
         Self { database }
     }
-}
-
-/// Rows per multi-row INSERT: eight parameters each stays far below PostgreSQL's 65,535.
-const INSERT_CHUNK: usize = 1_000;
-
-#[derive(Insertable)]
-#[diesel(table_name = survey_events, check_for_backend(diesel::pg::Pg))]
-struct NewEventRow<'a> {
-    project_id: i32,
-    uuid: Uuid,
-    event: &'static str,
-    survey_id: &'a str,
-    distinct_id: &'a str,
-    timestamp: DateTime<Utc>,
-    submission_id: Option<&'a str>,
-    properties: Value,
 }
 
 #[derive(Queryable, Selectable)]
@@ -85,12 +73,11 @@ impl From<ResponseRow> for SurveyResponse {
     }
 }
 
+/// What [`RECORD_CAPTURE`] answers that the caller needs.
 #[derive(QueryableByName)]
-struct UpsertedResponse {
-    #[diesel(sql_type = Varchar)]
-    survey_id: String,
-    #[diesel(sql_type = Bool)]
-    inserted: bool,
+struct Recorded {
+    #[diesel(sql_type = Int8)]
+    stored: i64,
 }
 
 #[derive(QueryableByName)]
@@ -115,51 +102,110 @@ struct AggregateRow {
     last_seen: Option<DateTime<Utc>>,
 }
 
-/// Upserts one response per submission, in key order (so concurrent batches lock rows in the
-/// same order), keeping the latest send; reports which rows were new.
-const UPSERT_RESPONSES: &str = "
-INSERT INTO survey_responses AS r
-    (project_id, survey_id, submission_key, submission_id, event_uuid, distinct_id, timestamp,
-     answers, completed)
-SELECT $1, s.survey_id, s.submission_key, s.submission_id, s.event_uuid, s.distinct_id, s.at,
-       s.answers, s.completed
-FROM unnest($2::varchar[], $3::varchar[], $4::varchar[], $5::uuid[], $6::varchar[],
-            $7::timestamptz[], $8::jsonb[], $9::bool[])
-    AS s(survey_id, submission_key, submission_id, event_uuid, distinct_id, at, answers, completed)
-ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
-    submission_id = EXCLUDED.submission_id,
-    event_uuid = EXCLUDED.event_uuid,
-    distinct_id = EXCLUDED.distinct_id,
-    timestamp = EXCLUDED.timestamp,
-    answers = EXCLUDED.answers,
-    completed = EXCLUDED.completed
-WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
-RETURNING r.survey_id, (r.xmax = 0) AS inserted";
+/// How many counter slots a survey's response count is spread over; the migration's `CHECK`
+/// on `survey_response_counts.slot` allows these.
+const COUNTER_SLOTS: i32 = 16;
 
-/// Adds new responses to the per-survey counters, in survey id order.
-const ADD_TO_COUNTS: &str = "
-INSERT INTO survey_response_counts AS c (project_id, survey_id, responses)
-SELECT $1, s.survey_id, s.added FROM unnest($2::varchar[], $3::int8[]) AS s(survey_id, added)
-ON CONFLICT (project_id, survey_id) DO UPDATE SET responses = c.responses + EXCLUDED.responses";
+/// One whole capture in one statement, atomic without `BEGIN`/`COMMIT`: the events are inserted
+/// (uuids the project has are skipped); the sends among them that are new upsert their
+/// submission's response (a later send replaces it, an earlier one does not); new responses are
+/// added to the survey's counter in the slot of this connection (`pg_backend_pid()`: a
+/// connection runs one statement at a time, and a pool's connections, opened together, mostly
+/// have consecutive pids, so concurrent captures add to different rows); and the person sets are
+/// merged with jsonb `||`. Every input is an array, so a batch of any size takes these 15
+/// parameters (PostgreSQL allows 65,535).
+///
+/// Concurrent captures lock rows table by table in one order (events, responses, counters,
+/// persons), each in key order (the arrays arrive sorted; `ORDER BY` where SQL regroups), so
+/// they may wait on each other but never deadlock. That order is the final `SELECT`'s: its
+/// subqueries run in turn, each reading its step to the end.
+const RECORD_CAPTURE: &str = "
+WITH inserted AS (
+    INSERT INTO survey_events
+        (project_id, uuid, event, survey_id, distinct_id, timestamp, submission_id, properties)
+    SELECT $1, e.uuid, e.event, e.survey_id, e.distinct_id, e.at, e.submission_id, e.properties
+    FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[], $6::timestamptz[],
+                $7::varchar[], $8::jsonb[])
+        AS e(uuid, event, survey_id, distinct_id, at, submission_id, properties)
+    ON CONFLICT DO NOTHING
+    RETURNING uuid, survey_id, distinct_id, timestamp, submission_id
+),
+responses AS (
+    INSERT INTO survey_responses AS r
+        (project_id, survey_id, submission_key, submission_id, event_uuid, distinct_id,
+         timestamp, answers, completed)
+    SELECT $1, e.survey_id, s.submission_key, e.submission_id, e.uuid, e.distinct_id,
+           e.timestamp, s.answers, s.completed
+    FROM unnest($9::uuid[], $10::varchar[], $11::jsonb[], $12::bool[])
+        AS s(event_uuid, submission_key, answers, completed)
+    JOIN inserted e ON e.uuid = s.event_uuid
+    ORDER BY e.survey_id, s.submission_key
+    ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
+        submission_id = EXCLUDED.submission_id,
+        event_uuid = EXCLUDED.event_uuid,
+        distinct_id = EXCLUDED.distinct_id,
+        timestamp = EXCLUDED.timestamp,
+        answers = EXCLUDED.answers,
+        completed = EXCLUDED.completed
+    WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+    RETURNING r.survey_id, (r.xmax = 0) AS added
+),
+counted AS (
+    INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses)
+    SELECT $1, survey_id, (pg_backend_pid() % $13)::smallint, count(*)
+    FROM responses
+    WHERE added
+    GROUP BY survey_id
+    ORDER BY survey_id
+    ON CONFLICT (project_id, survey_id, slot) DO UPDATE SET
+        responses = c.responses + EXCLUDED.responses
+    RETURNING survey_id
+),
+merged AS (
+    INSERT INTO person_properties AS p (project_id, distinct_id, properties)
+    SELECT $1, m.distinct_id, m.properties
+    FROM unnest($14::text[], $15::jsonb[]) AS m(distinct_id, properties)
+    ON CONFLICT (project_id, distinct_id) DO UPDATE SET
+        properties = p.properties || EXCLUDED.properties,
+        updated_at = now()
+    RETURNING distinct_id
+)
+SELECT (SELECT count(*) FROM inserted) AS stored,
+       (SELECT count(*) FROM counted) AS counted_surveys,
+       (SELECT count(*) FROM merged) AS merged_persons";
 
-/// The counters, less responses whose latest send is older than the project's first launch
-/// (PostHog's lower bound). Those are found per survey through the list index, so the work
-/// grows with the number of surveys (and of such early responses), never with all events.
+/// Adds `$3` (1 or -1) to a survey's archived count, which lives in slot 0 (see the migration):
+/// archiving is rare enough not to need spreading. Slot 0 may have no row yet when a response
+/// is archived; unarchiving finds the row that archiving made. The inserted row is checked
+/// before the conflict is found, so it never holds -1.
+const ADD_TO_ARCHIVED: &str = "
+INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses, archived)
+VALUES ($1, $2, 0, 0, greatest($3, 0))
+ON CONFLICT (project_id, survey_id, slot) DO UPDATE SET archived = c.archived + $3";
+
+/// The counters (each survey's slots added up), less responses whose latest send is older than
+/// the project's first launch (PostHog's lower bound). Those are found per survey through the
+/// list index, so the work grows with the number of surveys (and of such early responses),
+/// never with all events.
 const COUNT_RESPONSES: &str = "
-WITH since AS MATERIALIZED (SELECT min(start_date) AS at FROM surveys WHERE project_id = $1)
+WITH since AS MATERIALIZED (SELECT min(start_date) AS at FROM surveys WHERE project_id = $1),
+counters AS (
+    SELECT survey_id, sum(responses)::int8 AS responses, sum(archived)::int8 AS archived
+    FROM survey_response_counts
+    WHERE project_id = $1 AND ($3::varchar[] IS NULL OR survey_id = ANY($3))
+    GROUP BY survey_id
+)
 SELECT c.survey_id,
        c.responses - early.responses
            - CASE WHEN $2 THEN c.archived - early.archived ELSE 0 END AS responses
-FROM survey_response_counts c
+FROM counters c
 CROSS JOIN since
 CROSS JOIN LATERAL (
     SELECT count(*) AS responses, count(*) FILTER (WHERE r.archived) AS archived
     FROM survey_responses r
-    WHERE r.project_id = c.project_id AND r.survey_id = c.survey_id AND r.timestamp < since.at
+    WHERE r.project_id = $1 AND r.survey_id = c.survey_id AND r.timestamp < since.at
 ) early
-WHERE c.project_id = $1
-  AND since.at IS NOT NULL
-  AND ($3::varchar[] IS NULL OR c.survey_id = ANY($3))
+WHERE since.at IS NOT NULL
 ORDER BY c.survey_id";
 
 /// Shown and dismissed events, and non-archived responses as sent, per kind; then the persons
@@ -206,7 +252,9 @@ fn storable(event: &SurveyEvent) -> SurveyEvent {
     }
 }
 
-/// The responses one batch adds: per submission, its latest new send, in key order.
+/// Per submission, the batch's latest send, in key order. The statement upserts it only if
+/// that event is new: one stored already made its submission's response at least as late as
+/// itself, and so as every send of this batch, which then has nothing to change there.
 fn latest_sends<'a>(
     events: impl Iterator<Item = &'a SurveyEvent>,
 ) -> Vec<(String, &'a SurveyEvent)> {
@@ -227,98 +275,23 @@ fn latest_sends<'a>(
         .collect()
 }
 
-async fn insert_events(
-    conn: &mut AsyncPgConnection,
-    project: ProjectId,
-    events: &[&SurveyEvent],
-) -> Result<HashSet<Uuid>, diesel::result::Error> {
-    let mut inserted = HashSet::new();
-    for chunk in events.chunks(INSERT_CHUNK) {
-        let rows: Vec<NewEventRow<'_>> = chunk
-            .iter()
-            .map(|event| NewEventRow {
-                project_id: project.0,
-                uuid: event.uuid,
-                event: event.kind.as_str(),
-                survey_id: &event.survey_id,
-                distinct_id: &event.distinct_id,
-                timestamp: event.timestamp,
-                submission_id: event.submission_id.as_deref(),
-                properties: Value::Object(event.properties.clone()),
-            })
-            .collect();
-        let uuids: Vec<Uuid> = diesel::insert_into(survey_events::table)
-            .values(&rows)
-            .on_conflict_do_nothing()
-            .returning(survey_events::uuid)
-            .get_results(conn)
-            .await?;
-        inserted.extend(uuids);
+/// The person sets as stored (`text.rs`), keyed by distinct id so persons are locked in key
+/// order; sets whose ids are stored alike are merged in turn, as the statement could not upsert
+/// one person twice.
+fn storable_sets(sets: &[PersonSet]) -> BTreeMap<String, Map<String, Value>> {
+    let mut stored: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    for set in sets {
+        stored
+            .entry(pg_text(&set.distinct_id).into_owned())
+            .or_default()
+            .extend(pg_object(set.properties.clone()));
     }
-    Ok(inserted)
+    stored
 }
 
-async fn upsert_responses(
-    conn: &mut AsyncPgConnection,
-    project: ProjectId,
-    sends: &[(String, &SurveyEvent)],
-) -> Result<BTreeMap<String, i64>, diesel::result::Error> {
-    let mut added: BTreeMap<String, i64> = BTreeMap::new();
-    for chunk in sends.chunks(INSERT_CHUNK) {
-        let upserted: Vec<UpsertedResponse> = diesel::sql_query(UPSERT_RESPONSES)
-            .bind::<Int4, _>(project.0)
-            .bind::<Array<Varchar>, _>(chunk.iter().map(|(_, e)| &e.survey_id).collect::<Vec<_>>())
-            .bind::<Array<Varchar>, _>(chunk.iter().map(|(key, _)| key).collect::<Vec<_>>())
-            .bind::<Array<Nullable<Varchar>>, _>(
-                chunk
-                    .iter()
-                    .map(|(_, e)| e.submission_id.as_ref())
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<SqlUuid>, _>(chunk.iter().map(|(_, e)| e.uuid).collect::<Vec<_>>())
-            .bind::<Array<Varchar>, _>(
-                chunk
-                    .iter()
-                    .map(|(_, e)| &e.distinct_id)
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Timestamptz>, _>(
-                chunk.iter().map(|(_, e)| e.timestamp).collect::<Vec<_>>(),
-            )
-            .bind::<Array<Jsonb>, _>(
-                chunk
-                    .iter()
-                    .map(|(_, e)| Value::Object(e.answers()))
-                    .collect::<Vec<_>>(),
-            )
-            .bind::<Array<Nullable<Bool>>, _>(
-                chunk.iter().map(|(_, e)| e.completed()).collect::<Vec<_>>(),
-            )
-            .load(conn)
-            .await?;
-        for row in upserted.into_iter().filter(|row| row.inserted) {
-            *added.entry(row.survey_id).or_insert(0) += 1;
-        }
-    }
-    Ok(added)
-}
-
-async fn add_to_counts(
-    conn: &mut AsyncPgConnection,
-    project: ProjectId,
-    added: BTreeMap<String, i64>,
-) -> Result<(), diesel::result::Error> {
-    if added.is_empty() {
-        return Ok(());
-    }
-    let (survey_ids, counts): (Vec<String>, Vec<i64>) = added.into_iter().unzip();
-    diesel::sql_query(ADD_TO_COUNTS)
-        .bind::<Int4, _>(project.0)
-        .bind::<Array<Varchar>, _>(survey_ids)
-        .bind::<Array<Int8>, _>(counts)
-        .execute(conn)
-        .await?;
-    Ok(())
+/// One column of a statement's array parameter: `field` of every item.
+fn column<'a, T, U>(items: &'a [T], field: impl FnMut(&'a T) -> U) -> Vec<U> {
+    items.iter().map(field).collect()
 }
 
 /// A survey's responses within the window.
@@ -387,29 +360,41 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         &self,
         project: ProjectId,
         events: &[SurveyEvent],
+        person_sets: &[PersonSet],
     ) -> Result<usize, Unexpected> {
         // One copy of each uuid, in uuid order: a retried event inside one batch is one event.
         let mut unique: BTreeMap<Uuid, &SurveyEvent> = BTreeMap::new();
         for event in events {
             unique.entry(event.uuid).or_insert(event);
         }
-        let stored: Vec<SurveyEvent> = unique.into_values().map(storable).collect();
-        let unique: Vec<&SurveyEvent> = stored.iter().collect();
+        let events: Vec<SurveyEvent> = unique.into_values().map(storable).collect();
+        let sends = latest_sends(events.iter());
+        let (distinct_ids, properties): (Vec<String>, Vec<Value>) = storable_sets(person_sets)
+            .into_iter()
+            .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
+            .unzip();
         let mut conn = self.database.connection().await?;
-        conn.transaction::<_, diesel::result::Error, _>(async |conn| {
-            let inserted = insert_events(conn, project, &unique).await?;
-            let sends = latest_sends(
-                unique
-                    .iter()
-                    .copied()
-                    .filter(|e| inserted.contains(&e.uuid)),
-            );
-            let added = upsert_responses(conn, project, &sends).await?;
-            add_to_counts(conn, project, added).await?;
-            Ok(inserted.len())
-        })
-        .await
-        .during("recording survey events")
+        let recorded: Recorded = diesel::sql_query(RECORD_CAPTURE)
+            .bind::<Int4, _>(project.0)
+            .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
+            .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
+            .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
+            .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
+            .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
+            .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
+            .bind::<Array<Jsonb>, _>(column(&events, |e| Value::Object(e.properties.clone())))
+            .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
+            .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
+            .bind::<Array<Jsonb>, _>(column(&sends, |(_, e)| Value::Object(e.answers())))
+            .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
+            .bind::<Int4, _>(COUNTER_SLOTS)
+            .bind::<Array<Text>, _>(distinct_ids)
+            .bind::<Array<Jsonb>, _>(properties)
+            .get_result(&mut conn)
+            .await
+            .during("recording a capture")?;
+        usize::try_from(recorded.stored)
+            .map_err(|_| Unexpected::new("a capture stored a negative number of events"))
     }
 
     async fn counts(
@@ -498,15 +483,12 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
                         .set(survey_responses::archived.eq(archived))
                         .execute(conn)
                         .await?;
-                    diesel::sql_query(
-                        "UPDATE survey_response_counts SET archived = archived + $3 \
-                         WHERE project_id = $1 AND survey_id = $2",
-                    )
-                    .bind::<Int4, _>(project.0)
-                    .bind::<Varchar, _>(survey_id)
-                    .bind::<Int8, _>(if archived { 1 } else { -1 })
-                    .execute(conn)
-                    .await?;
+                    diesel::sql_query(ADD_TO_ARCHIVED)
+                        .bind::<Int4, _>(project.0)
+                        .bind::<Varchar, _>(survey_id)
+                        .bind::<Int8, _>(if archived { 1 } else { -1 })
+                        .execute(conn)
+                        .await?;
                     Ok(true)
                 }
             }

@@ -1,9 +1,9 @@
-//! What only PostgreSQL can show: row locks ordering concurrent writes, a unique constraint
-//! settling a race, rows no port could have written, and captured text its `text` and `jsonb`
-//! cannot hold (U+0000). The fake runs every call under one mutex and stores any string, so these
+//! What only PostgreSQL can show: row locks ordering concurrent writes (without deadlocks), a
+//! unique constraint settling a race, a failed statement leaving nothing behind, rows no port
+//! could have written, and captured text its `text` and `jsonb` cannot hold (U+0000). The fake runs every call under one mutex and stores any string, so these
 //! tests could not fail on it.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use adapters::testing::TestDatabase;
@@ -11,12 +11,13 @@ use diesel::sql_types;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use domain::DomainError;
 use domain::feature_flag::FlagChanges;
+use domain::person::PersonSet;
 use domain::survey::writes;
 use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyState, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,
 };
-use domain::survey_response::{DateWindow, SurveyEvent, SurveyEventKind};
+use domain::survey_response::{CountFilter, DateWindow, SurveyEvent, SurveyEventKind};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uuid::Uuid;
@@ -343,9 +344,14 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
         submission_id: Some("x\0".into()),
         properties: properties.as_object().unwrap().clone(),
     };
+    // Two ids that are stored alike are one person, merged in turn.
+    let sets = [
+        person_set("p\0", json!({"k\0": "v\0", "n": 1})),
+        person_set("p\u{FFFD}", json!({"n": 2})),
+    ];
     let recorded = stores
         .survey_responses
-        .record(stores.project, &[event])
+        .record(stores.project, &[event], &sets)
         .await;
     assert_eq!(recorded.unwrap(), 1);
     let page = stores
@@ -362,18 +368,114 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
     );
 
     // A person is written and looked up under the id as captured, so both find the same row.
-    let set = json!({"k\0": "v\0"});
-    stores
-        .persons
-        .merge_properties(stores.project, "p\0", set.as_object().unwrap())
-        .await
-        .unwrap();
     for lookup in ["p\0", "p\u{FFFD}"] {
         let found = stores.persons.properties(stores.project, lookup).await;
         assert_eq!(
             Value::Object(found.unwrap()),
-            json!({"k\u{FFFD}": "v\u{FFFD}"}),
+            json!({"k\u{FFFD}": "v\u{FFFD}", "n": 2}),
             "{lookup:?}"
         );
+    }
+}
+
+#[tokio::test]
+async fn a_capture_that_fails_stores_neither_its_events_nor_its_person_sets() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let fits = SurveyEvent {
+        uuid: Uuid::now_v7(),
+        kind: SurveyEventKind::Sent,
+        survey_id: "s".into(),
+        distinct_id: "p".into(),
+        timestamp: at("2026-01-01T00:00:00Z"),
+        submission_id: None,
+        properties: serde_json::Map::new(),
+    };
+    // Longer than the column holds (the capture endpoint refuses it before storage).
+    let too_long = SurveyEvent {
+        uuid: Uuid::now_v7(),
+        survey_id: "s".repeat(201),
+        ..fits.clone()
+    };
+    let recorded = stores
+        .survey_responses
+        .record(
+            stores.project,
+            &[fits, too_long],
+            &[person_set("p", json!({"answered": true}))],
+        )
+        .await;
+
+    assert!(recorded.is_err(), "{recorded:?}");
+    for table in ["survey_events", "survey_responses"] {
+        assert_eq!(db.count_rows(table).await, 0, "{table}");
+    }
+    let person = stores.persons.properties(stores.project, "p").await;
+    assert_eq!(person.unwrap(), serde_json::Map::new());
+}
+
+/// Captures answering one survey for the same persons wait on each other's rows but never
+/// deadlock: each statement locks table by table, and rows in key order, whatever order its
+/// batch lists them in. Every answer is counted and every person keeps every capture's merge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_captures_for_the_same_persons_never_deadlock() {
+    const CAPTURES: usize = 8;
+    const PERSONS: usize = 200;
+    let stores = Stores::postgres().await;
+    let launched = SurveyState {
+        start_date: Some(at("2026-01-01T00:00:00Z")),
+        ..SurveyState::draft("NPS".into(), SurveyType::Api)
+    };
+    let survey_id = survey(&stores, launched).await.id.0.to_string();
+    let mut captures = tokio::task::JoinSet::new();
+    for capture in 0..CAPTURES {
+        // Each capture lists the persons starting at another one.
+        let persons: Vec<String> = (0..PERSONS)
+            .map(|n| format!("person-{}", (n + capture * PERSONS / CAPTURES) % PERSONS))
+            .collect();
+        let answers: Vec<SurveyEvent> = persons
+            .iter()
+            .map(|person| SurveyEvent {
+                uuid: Uuid::now_v7(),
+                kind: SurveyEventKind::Sent,
+                survey_id: survey_id.clone(),
+                distinct_id: person.clone(),
+                timestamp: at("2026-01-02T00:00:00Z"),
+                submission_id: None,
+                properties: serde_json::Map::new(),
+            })
+            .collect();
+        let sets: Vec<PersonSet> = persons
+            .iter()
+            .map(|person| person_set(person, json!({format!("capture-{capture}"): true})))
+            .collect();
+        let repository = Arc::clone(&stores.survey_responses);
+        let project = stores.project;
+        captures.spawn(async move { repository.record(project, &answers, &sets).await });
+    }
+    while let Some(recorded) = captures.join_next().await {
+        assert_eq!(recorded.unwrap().unwrap(), PERSONS);
+    }
+
+    let counts = stores
+        .survey_responses
+        .counts(stores.project, &CountFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        counts.into_iter().collect::<Vec<_>>(),
+        [(survey_id, (CAPTURES * PERSONS) as u64)]
+    );
+    for n in 0..PERSONS {
+        let person = format!("person-{n}");
+        let properties = stores.persons.properties(stores.project, &person).await;
+        assert_eq!(properties.unwrap().len(), CAPTURES, "{person}");
+    }
+}
+
+fn person_set(distinct_id: &str, properties: Value) -> PersonSet {
+    PersonSet {
+        distinct_id: distinct_id.into(),
+        properties: properties.as_object().unwrap().clone(),
     }
 }

@@ -1,6 +1,7 @@
 //! What a write costs PostgreSQL, counted off the statement log (`BEGIN` and `COMMIT`
 //! included): the targets for the requests clients make most, each the whole use case
-//! as the service runs it (the caller is already authenticated, as a busy client's is).
+//! as the service runs it (the caller is already authenticated, as a busy client's is; a
+//! capture's project token is already resolved).
 
 use std::sync::Arc;
 
@@ -8,9 +9,11 @@ use adapters::testing::{TestDatabase, statements_of};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::PluginsAccessLevel;
 use domain::testing::{CannedUpstream, WordAnalyzer};
 use serde_json::json;
+use uuid::Uuid;
 
 use crate::stores::Stores;
 
@@ -169,4 +172,70 @@ async fn a_plugin_install_from_a_url_takes_five_statements() {
         files.keys().map(String::as_str).collect::<Vec<_>>(),
         ["index.ts", "plugin.json"]
     );
+}
+
+/// The statements of capturing `answers` survey answers in one batch, each from its own person
+/// and `$set` on them, through the service; checks that all of them were stored.
+async fn capture_statements(answers: usize) -> Vec<String> {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let surveys = Arc::new(SurveyService::new(Arc::clone(&stores.surveys)));
+    let service = SurveyResponseService::new(Arc::clone(&stores.survey_responses), surveys);
+    let events = (0..answers)
+        .map(|n| CapturedEvent {
+            event: "survey sent".into(),
+            uuid: Some(Uuid::now_v7()),
+            properties: json!({
+                "distinct_id": format!("person-{n}"),
+                "$survey_id": "survey",
+                "$survey_response": n,
+                "$set": {"$survey_responded/survey": true},
+            })
+            .as_object()
+            .cloned()
+            .expect("an object"),
+            ..CapturedEvent::default()
+        })
+        .collect();
+    let batch = CaptureBatch {
+        events,
+        sent_at: None,
+    };
+
+    let (stored, statements) =
+        statements_of(&db.database, service.capture(stores.project, &batch)).await;
+
+    assert_eq!(stored.expect("capturing the batch"), answers);
+    let last = stores
+        .persons
+        .properties(stores.project, &format!("person-{}", answers - 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        last,
+        json!({"$survey_responded/survey": true})
+            .as_object()
+            .cloned()
+            .unwrap()
+    );
+    statements
+}
+
+#[tokio::test]
+async fn capturing_one_event_takes_one_statement_without_begin_or_commit() {
+    let statements = capture_statements(1).await;
+
+    assert_eq!(statements.len(), 1, "{}", statements.join("\n"));
+    assert!(
+        statements[0].trim_start().starts_with("WITH"),
+        "{}",
+        statements[0]
+    );
+}
+
+#[tokio::test]
+async fn capturing_a_hundred_events_takes_one_statement() {
+    let statements = capture_statements(100).await;
+
+    assert_eq!(statements.len(), 1, "{}", statements.join("\n"));
 }

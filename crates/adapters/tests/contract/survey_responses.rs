@@ -1,10 +1,12 @@
-//! The survey response port: events stored once per uuid, one response per submission (the
-//! latest send wins), counts since the project's first launch, archiving, and stats.
+//! The survey response port: a capture's events stored once per uuid with what they `$set` on
+//! persons, one response per submission (the latest send wins), counts since the project's first
+//! launch (exact under concurrent captures), archiving, and stats.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use domain::patch::Patch;
+use domain::person::PersonSet;
 use domain::ports::PageRequest;
 use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{
@@ -18,6 +20,8 @@ use crate::stores::{Stores, all, at};
 
 contract!(
     a_retried_event_is_stored_once,
+    a_capture_stores_its_events_and_merges_what_they_set_together,
+    concurrent_answers_to_one_survey_are_all_counted,
     each_submission_is_one_response_and_the_latest_send_wins,
     nothing_is_counted_until_a_survey_is_launched,
     responses_older_than_the_first_launch_are_not_counted,
@@ -117,12 +121,140 @@ async fn a_retried_event_is_stored_once(stores: Stores) {
         ),
     ];
     let repository = &stores.survey_responses;
-    assert_eq!(repository.record(stores.project, &batch).await.unwrap(), 2);
-    assert_eq!(repository.record(stores.project, &batch).await.unwrap(), 0);
+    assert_eq!(
+        repository
+            .record(stores.project, &batch, &[])
+            .await
+            .unwrap(),
+        2
+    );
+    assert_eq!(
+        repository
+            .record(stores.project, &batch, &[])
+            .await
+            .unwrap(),
+        0
+    );
     // The same uuid twice inside one batch is one event too.
     let twice = [batch[0].clone(), batch[0].clone()];
-    assert_eq!(repository.record(stores.project, &twice).await.unwrap(), 0);
+    assert_eq!(
+        repository
+            .record(stores.project, &twice, &[])
+            .await
+            .unwrap(),
+        0
+    );
     assert_eq!(counts(&stores, CountFilter::default()).await, [(id, 1)]);
+}
+
+async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let events = [
+        sent(&id, "ada", None, after_launch(1)),
+        event(
+            SurveyEventKind::Dismissed,
+            &id,
+            "bob",
+            None,
+            after_launch(2),
+            json!({}),
+        ),
+    ];
+    let set = |person: &str, properties: Value| PersonSet {
+        distinct_id: person.into(),
+        properties: properties.as_object().cloned().unwrap(),
+    };
+    let sets = [
+        set("ada", json!({format!("$survey_responded/{id}"): true})),
+        set("bob", json!({format!("$survey_dismissed/{id}"): true})),
+    ];
+    let repository = &stores.survey_responses;
+    assert_eq!(
+        repository
+            .record(stores.project, &events, &sets)
+            .await
+            .unwrap(),
+        2
+    );
+    // A retry stores no event twice, and merging the same sets again changes nothing.
+    assert_eq!(
+        repository
+            .record(stores.project, &events, &sets)
+            .await
+            .unwrap(),
+        0
+    );
+
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), 1)]
+    );
+    for expected in &sets {
+        let stored = stores
+            .persons
+            .properties(stores.project, &expected.distinct_id)
+            .await
+            .unwrap();
+        assert_eq!(stored, expected.properties, "{}", expected.distinct_id);
+    }
+    let page = repository
+        .responses(stores.project, &id, DateWindow::default(), all())
+        .await
+        .unwrap();
+    assert_eq!(page.count, 1);
+}
+
+/// Many captures answering one survey at once: none is lost, whichever counter each adds to.
+async fn concurrent_answers_to_one_survey_are_all_counted(stores: Stores) {
+    const ANSWERS: usize = 20;
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let answers: Vec<SurveyEvent> = (0..ANSWERS)
+        .map(|n| sent(&id, &format!("person-{n}"), None, after_launch(1)))
+        .collect();
+    let mut captures = tokio::task::JoinSet::new();
+    for answer in answers.clone() {
+        let repository = Arc::clone(&stores.survey_responses);
+        let project = stores.project;
+        captures.spawn(async move { repository.record(project, &[answer], &[]).await });
+    }
+    while let Some(captured) = captures.join_next().await {
+        assert_eq!(captured.unwrap().unwrap(), 1);
+    }
+
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), ANSWERS as u64)]
+    );
+    let repository = &stores.survey_responses;
+    let archived = answers[0].uuid;
+    assert!(
+        repository
+            .set_archived(stores.project, &id, archived, true)
+            .await
+            .unwrap()
+    );
+    let without_archived = CountFilter {
+        survey_ids: None,
+        exclude_archived: true,
+    };
+    assert_eq!(
+        counts(&stores, without_archived.clone()).await,
+        [(id.clone(), ANSWERS as u64 - 1)]
+    );
+    assert_eq!(
+        counts(&stores, CountFilter::default()).await,
+        [(id.clone(), ANSWERS as u64)]
+    );
+    repository
+        .set_archived(stores.project, &id, archived, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        counts(&stores, without_archived).await,
+        [(id, ANSWERS as u64)]
+    );
 }
 
 async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores) {
@@ -146,11 +278,17 @@ async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores
     let repository = &stores.survey_responses;
     // The later send arrives first; the earlier one, arriving later, must not win.
     repository
-        .record(stores.project, &[second.clone()])
+        .record(stores.project, &[second.clone()], &[])
         .await
         .unwrap();
-    repository.record(stores.project, &[first]).await.unwrap();
-    repository.record(stores.project, &loose).await.unwrap();
+    repository
+        .record(stores.project, &[first], &[])
+        .await
+        .unwrap();
+    repository
+        .record(stores.project, &loose, &[])
+        .await
+        .unwrap();
 
     assert_eq!(
         counts(&stores, CountFilter::default()).await,
@@ -184,7 +322,11 @@ async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
     let id = survey_id(&draft);
     stores
         .survey_responses
-        .record(stores.project, &[sent(&id, "ada", None, after_launch(1))])
+        .record(
+            stores.project,
+            &[sent(&id, "ada", None, after_launch(1))],
+            &[],
+        )
         .await
         .unwrap();
     assert_eq!(counts(&stores, CountFilter::default()).await, []);
@@ -206,7 +348,7 @@ async fn responses_older_than_the_first_launch_are_not_counted(stores: Stores) {
     ];
     stores
         .survey_responses
-        .record(stores.project, &events)
+        .record(stores.project, &events, &[])
         .await
         .unwrap();
     let mut expected = vec![(id, 2), (unknown, 1)];
@@ -226,7 +368,10 @@ async fn counts_can_be_narrowed_to_survey_ids_and_leave_out_archived_responses(s
         sent(&two, "ada", None, after_launch(3)),
     ];
     let repository = &stores.survey_responses;
-    repository.record(stores.project, &events).await.unwrap();
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
     for event in [&archived, &early_archived] {
         assert!(
             repository
@@ -275,6 +420,7 @@ async fn archiving_names_any_send_of_the_response_and_is_undone_by_unarchiving(s
         .record(
             stores.project,
             &[partial.clone(), last.clone(), shown.clone()],
+            &[],
         )
         .await
         .unwrap();
@@ -347,7 +493,10 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
         .map(|minute| sent(&id, &format!("p{minute}"), None, after_launch(minute)))
         .collect();
     let repository = &stores.survey_responses;
-    repository.record(stores.project, &events).await.unwrap();
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
 
     let page = repository
         .responses(
@@ -415,7 +564,10 @@ async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
         shown("eve", 100),
     ];
     let repository = &stores.survey_responses;
-    repository.record(stores.project, &events).await.unwrap();
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
     repository
         .set_archived(stores.project, &id, archived.uuid, true)
         .await
@@ -464,13 +616,16 @@ async fn projects_never_see_each_others_events(stores: Stores) {
     let event = sent(&id, "ada", None, after_launch(1));
     let repository = &stores.survey_responses;
     repository
-        .record(stores.other_project, std::slice::from_ref(&event))
+        .record(stores.other_project, std::slice::from_ref(&event), &[])
         .await
         .unwrap();
     assert_eq!(counts(&stores, CountFilter::default()).await, []);
     // The same uuid is a different event in another project.
     assert_eq!(
-        repository.record(stores.project, &[event]).await.unwrap(),
+        repository
+            .record(stores.project, &[event], &[])
+            .await
+            .unwrap(),
         1
     );
     assert_eq!(

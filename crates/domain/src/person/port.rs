@@ -1,4 +1,5 @@
-//! The port of stored person properties.
+//! The port of stored person properties, as `/flags` reads them. They are written by capture,
+//! together with the events that `$set` them (`SurveyResponseRepository::record`).
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
@@ -17,16 +18,4 @@ pub trait PersonRepository: Send + Sync {
         project: ProjectId,
         distinct_id: &str,
     ) -> Result<Map<String, Value>, Unexpected>;
-
-    /// Merges `set` into the person's properties, as PostHog applies an event's `$set`: each key
-    /// given replaces the stored value, other stored keys stay. Creates the person if needed.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn merge_properties(
-        &self,
-        project: ProjectId,
-        distinct_id: &str,
-        set: &Map<String, Value>,
-    ) -> Result<(), Unexpected>;
 }

@@ -9,7 +9,7 @@ use uuid::Uuid;
 
 use super::{SurveyEvent, SurveyEventKind};
 use crate::error::{ValidationCode, ValidationError};
-use crate::person::stored_distinct_id;
+use crate::person::{PersonSet, stored_distinct_id};
 
 /// Longest `distinct_id`, `$survey_id` or `$survey_submission_id` kept; PostHog truncates
 /// distinct ids at 200 characters too.
@@ -95,12 +95,12 @@ impl CaptureBatch {
     }
 
     /// What the batch's survey events `$set` on their persons (`properties.$set`, where the SDKs
-    /// put it, e.g. `{"$survey_responded/<id>": true}`): one map per distinct id, first seen
+    /// put it, e.g. `{"$survey_responded/<id>": true}`): one set per distinct id, first seen
     /// first, later events' keys winning. Events without a `distinct_id` are skipped (the batch
     /// is refused by [`Self::survey_events`] anyway).
-    pub fn person_sets(&self) -> Vec<(String, Map<String, Value>)> {
-        let mut sets: Vec<(String, Map<String, Value>)> = Vec::new();
-        // Where each person's map sits in `sets`: one lookup an event, whatever the batch's size.
+    pub fn person_sets(&self) -> Vec<PersonSet> {
+        let mut sets: Vec<PersonSet> = Vec::new();
+        // Where each person's set sits in `sets`: one lookup an event, whatever the batch's size.
         let mut positions: HashMap<String, usize> = HashMap::new();
         for event in &self.events {
             if SurveyEventKind::parse(&event.event).is_none() {
@@ -115,10 +115,13 @@ impl CaptureBatch {
                 continue;
             }
             match positions.get(&distinct_id) {
-                Some(&position) => sets[position].1.extend(set.clone()),
+                Some(&position) => sets[position].properties.extend(set.clone()),
                 None => {
                     positions.insert(distinct_id.clone(), sets.len());
-                    sets.push((distinct_id, set.clone()));
+                    sets.push(PersonSet {
+                        distinct_id,
+                        properties: set.clone(),
+                    });
                 }
             }
         }
@@ -230,20 +233,20 @@ mod tests {
         assert_eq!(
             batch.person_sets(),
             vec![
-                (
-                    "p".to_owned(),
-                    json!({"$survey_responded/s": true, "a": "b"})
+                PersonSet {
+                    distinct_id: "p".to_owned(),
+                    properties: json!({"$survey_responded/s": true, "a": "b"})
                         .as_object()
                         .unwrap()
                         .clone()
-                ),
-                (
-                    "q".to_owned(),
-                    json!({"$survey_dismissed/t": true})
+                },
+                PersonSet {
+                    distinct_id: "q".to_owned(),
+                    properties: json!({"$survey_dismissed/t": true})
                         .as_object()
                         .unwrap()
                         .clone()
-                ),
+                },
             ]
         );
     }

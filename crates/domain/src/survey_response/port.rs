@@ -7,19 +7,26 @@ use super::{
     CountFilter, DateWindow, ResponseCounts, StatsAggregates, SurveyEvent, SurveyResponse,
 };
 use crate::error::Unexpected;
+use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::ProjectId;
 
 #[async_trait]
 pub trait SurveyResponseRepository: Send + Sync {
-    /// Stores the events, and for each `survey sent` the response of its submission (the latest
-    /// event of a submission wins), in one transaction. An event whose uuid the project already
-    /// has is skipped, so a retried batch changes nothing. Returns how many events were new.
+    /// Stores one capture whole or not at all: the events; for each `survey sent`, the response
+    /// of its submission (the latest send of a submission wins); and each of `person_sets`
+    /// merged into its person's properties. An event whose uuid the project already has is
+    /// skipped, so a retried batch stores no event twice (its sets merge again, to the same
+    /// properties). Returns how many events were new.
     ///
     /// # Errors
     /// `Unexpected` when storage fails; then nothing is stored.
-    async fn record(&self, project: ProjectId, events: &[SurveyEvent])
-    -> Result<usize, Unexpected>;
+    async fn record(
+        &self,
+        project: ProjectId,
+        events: &[SurveyEvent],
+        person_sets: &[PersonSet],
+    ) -> Result<usize, Unexpected>;
 
     /// Responses by `$survey_id` whose latest send is at or after the earliest `start_date` of
     /// the project's surveys (PostHog's bound), empty when no survey was ever launched. The work

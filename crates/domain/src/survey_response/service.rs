@@ -11,7 +11,6 @@ use super::{
     SurveyResponseRepository, SurveyStats,
 };
 use crate::error::DomainError;
-use crate::person::PersonRepository;
 use crate::ports::{Page, PageRequest};
 use crate::survey::{Questions, Survey, SurveyId, SurveyService};
 use crate::tenancy::ProjectId;
@@ -19,7 +18,6 @@ use crate::tenancy::ProjectId;
 pub struct SurveyResponseService {
     responses: Arc<dyn SurveyResponseRepository>,
     surveys: Arc<SurveyService>,
-    persons: Arc<dyn PersonRepository>,
 }
 
 /// Stats of one survey (`survey` set) or of the project's unarchived surveys.
@@ -31,22 +29,13 @@ pub struct SurveyStatsReport {
 }
 
 impl SurveyResponseService {
-    pub fn new(
-        responses: Arc<dyn SurveyResponseRepository>,
-        surveys: Arc<SurveyService>,
-        persons: Arc<dyn PersonRepository>,
-    ) -> Self {
-        Self {
-            responses,
-            surveys,
-            persons,
-        }
+    pub fn new(responses: Arc<dyn SurveyResponseRepository>, surveys: Arc<SurveyService>) -> Self {
+        Self { responses, surveys }
     }
 
-    /// Stores the batch's survey events; other events are dropped. Returns how many were new.
-    /// Then merges what each survey event `$set` into its person's properties, so flags (a
-    /// survey's own targeting flag first) see that the person answered or dismissed it. The
-    /// events go first: a retry after a failed merge stores no event twice and merges again.
+    /// Stores the batch's survey events (other events are dropped) together with what they
+    /// `$set` on their persons, so flags (a survey's own targeting flag first) see that the
+    /// person answered or dismissed it. Returns how many events were new.
     ///
     /// # Errors
     /// `Invalid` for a malformed event (nothing of the batch is stored); `Unexpected`.
@@ -59,13 +48,10 @@ impl SurveyResponseService {
         if events.is_empty() {
             return Ok(0);
         }
-        let stored = self.responses.record(project, &events).await?;
-        for (distinct_id, set) in batch.person_sets() {
-            self.persons
-                .merge_properties(project, &distinct_id, &set)
-                .await?;
-        }
-        Ok(stored)
+        Ok(self
+            .responses
+            .record(project, &events, &batch.person_sets())
+            .await?)
     }
 
     /// # Errors

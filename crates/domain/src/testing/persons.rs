@@ -1,13 +1,14 @@
-//! The person port, faked: one property map per project and distinct id, merged like jsonb `||`.
+//! The person port, faked: one property map per project and distinct id, merged like jsonb `||`
+//! (by the fake's `SurveyResponseRepository::record`, as captures merge them).
 
 use async_trait::async_trait;
 use serde_json::{Map, Value};
 
 use crate::error::Unexpected;
-use crate::person::PersonRepository;
+use crate::person::{PersonRepository, PersonSet};
 use crate::tenancy::ProjectId;
 
-use super::InMemoryStore;
+use super::{InMemoryStore, State};
 
 #[derive(Debug, Clone)]
 pub(super) struct StoredPerson {
@@ -31,31 +32,27 @@ impl PersonRepository for InMemoryStore {
             .map(|p| p.properties.clone())
             .unwrap_or_default())
     }
+}
 
-    async fn merge_properties(
-        &self,
-        project: ProjectId,
-        distinct_id: &str,
-        set: &Map<String, Value>,
-    ) -> Result<(), Unexpected> {
-        let mut state = self.lock();
-        let index = match state
+impl State {
+    /// Merges `set` into its person's properties like jsonb `||`, creating the person if needed.
+    pub(super) fn merge_person(&mut self, project: ProjectId, set: &PersonSet) {
+        let index = match self
             .person_properties
             .iter()
-            .position(|p| p.project == project && p.distinct_id == distinct_id)
+            .position(|p| p.project == project && p.distinct_id == set.distinct_id)
         {
             Some(index) => index,
             None => {
-                state.person_properties.push(StoredPerson {
+                self.person_properties.push(StoredPerson {
                     project,
-                    distinct_id: distinct_id.to_owned(),
+                    distinct_id: set.distinct_id.clone(),
                     properties: Map::new(),
                 });
-                state.person_properties.len() - 1
+                self.person_properties.len() - 1
             }
         };
-        let stored = &mut state.person_properties[index].properties;
-        stored.extend(set.iter().map(|(k, v)| (k.clone(), v.clone())));
-        Ok(())
+        let stored = &mut self.person_properties[index].properties;
+        stored.extend(set.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
 }

@@ -1,5 +1,6 @@
 //! The survey response port, faked: events deduplicated by uuid, one response per submission,
-//! counts and stats computed from them directly.
+//! person sets merged under the same lock (so a capture is all or nothing here too), counts and
+//! stats computed from them directly.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -7,6 +8,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::error::Unexpected;
+use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
 use crate::survey_response::{
     CountFilter, DateWindow, EventAggregate, ResponseCounts, StatsAggregates, SurveyEvent,
@@ -56,8 +58,12 @@ impl SurveyResponseRepository for InMemoryStore {
         &self,
         project: ProjectId,
         events: &[SurveyEvent],
+        person_sets: &[PersonSet],
     ) -> Result<usize, Unexpected> {
         let mut state = self.lock();
+        for set in person_sets {
+            state.merge_person(project, set);
+        }
         let mut stored = 0;
         for event in events {
             if state
