@@ -21,6 +21,9 @@ use super::wrk::Outcome;
 use super::{CONCURRENCY, LOAD_THREADS, RUN_SECONDS, WARM_UP_SECONDS};
 use crate::root;
 
+/// `ratio_against` for pgbench's figure (no scenario has this slug).
+const PGBENCH: &str = "pgbench";
+
 /// One scenario's figures.
 #[derive(Serialize)]
 pub(super) struct Row {
@@ -57,7 +60,7 @@ impl Row {
         peak_rss_kib: u64,
     ) -> Self {
         let ratio_against = match scenario.yardstick {
-            Yardstick::Sql(_) => Some("pgbench"),
+            Yardstick::Sql(_) => Some(PGBENCH),
             Yardstick::Scenario(slug) => Some(slug),
             Yardstick::None => None,
         };
@@ -75,15 +78,15 @@ impl Row {
             sql_per_request: statements as f64 / wrk.requests.max(1) as f64,
             pgbench_tps,
             ratio_against,
-            // A scenario's yardstick is filled in by the report, once every row is measured.
-            ratio: pgbench_tps.map(|tps| wrk.requests_per_second() / tps),
+            // Once every row is measured (`Report::new`): the yardstick may be a later row.
+            ratio: None,
         }
     }
 
     /// The yardstick's rate: pgbench's, or the other scenario's.
     fn yardstick_per_second(&self, rows: &[Self]) -> Option<f64> {
         match self.ratio_against? {
-            "pgbench" => self.pgbench_tps,
+            PGBENCH => self.pgbench_tps,
             slug => rows
                 .iter()
                 .find(|row| row.slug == slug)
