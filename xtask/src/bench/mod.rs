@@ -204,7 +204,9 @@ impl Measuring<'_> {
     /// wrk's warm-up and measured runs, then pgbench, from a vacuumed database: the row versions
     /// an earlier scenario left (pgbench's PATCH alone leaves tens of thousands) would otherwise
     /// slow the next one's scans until autovacuum came by. The statements counted are the
-    /// measured run's: the warm-up fills caches a steady state has full.
+    /// measured run's (the warm-up fills caches a steady state has full), divided by the requests
+    /// the server answered for it: those include the ones wrk stopped waiting for when its time
+    /// was up, whose statements count too.
     fn measure(&self, scenario: &Scenario) -> anyhow::Result<Row> {
         database::vacuum(self.database_url)?;
         let url = format!("{}{}", self.server.base_url(), scenario.load.paths[0]);
@@ -215,10 +217,14 @@ impl Measuring<'_> {
         )
         .with_context(|| format!("writing {}", lua.display()))?;
         self.server.reset_peak_memory()?;
-        self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
+        let warm_up = self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
+        self.server.settle(warm_up.p99())?;
         self.cluster.reset_statements()?;
+        let answered_before = self.server.requests_answered()?;
         let outcome = self.load(scenario, &lua, &url, "measured", RUN_SECONDS)?;
+        self.server.settle(outcome.p99())?;
         let statements = self.cluster.statements(database::DATABASE)?;
+        let answered = self.server.requests_answered()? - answered_before;
         let peak_rss_kib = self.server.peak_memory_kib()?;
         let tps = match &scenario.yardstick {
             Yardstick::Sql(sql) => {
@@ -228,7 +234,14 @@ impl Measuring<'_> {
             }
             Yardstick::Scenario(_) | Yardstick::None => None,
         };
-        Ok(Row::new(scenario, &outcome, statements, tps, peak_rss_kib))
+        let sql_per_request = statements as f64 / answered.max(1) as f64;
+        Ok(Row::new(
+            scenario,
+            &outcome,
+            sql_per_request,
+            tps,
+            peak_rss_kib,
+        ))
     }
 
     /// One wrk run; fails on any error answer, socket error or timeout in it.

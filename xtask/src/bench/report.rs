@@ -37,7 +37,8 @@ pub(super) struct Row {
     p50_ms: f64,
     p99_ms: f64,
     errors: u64,
-    /// SQL statements (`BEGIN` and `COMMIT` included) the measured run executed, per request.
+    /// SQL statements (`BEGIN` and `COMMIT` included) the measured run executed, per request the
+    /// server answered in it.
     sql_per_request: f64,
     /// pgbench's transactions per second with the SQL the request minimally needs, when that is
     /// the scenario's yardstick.
@@ -55,7 +56,7 @@ impl Row {
     pub(super) fn new(
         scenario: &Scenario,
         wrk: &Outcome,
-        statements: u64,
+        sql_per_request: f64,
         pgbench_tps: Option<f64>,
         peak_rss_kib: u64,
     ) -> Self {
@@ -75,7 +76,7 @@ impl Row {
             p50_ms: wrk.p50_us as f64 / 1e3,
             p99_ms: wrk.p99_us as f64 / 1e3,
             errors: wrk.errors(),
-            sql_per_request: statements as f64 / wrk.requests.max(1) as f64,
+            sql_per_request,
             pgbench_tps,
             ratio_against,
             // Once every row is measured (`Report::new`): the yardstick may be a later row.

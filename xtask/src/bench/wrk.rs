@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
@@ -160,6 +161,10 @@ impl Outcome {
             + self.read_errors
             + self.write_errors
             + self.timeouts
+    }
+
+    pub(super) fn p99(&self) -> Duration {
+        Duration::from_micros(self.p99_us)
     }
 
     pub(super) fn requests_per_second(&self) -> f64 {
