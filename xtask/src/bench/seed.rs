@@ -58,7 +58,6 @@ pub(super) fn flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec
 /// multivariate flag on a property the SDK sends, a regex on the email, and exclusions
 /// (`is_not`, `is_set`). Returns their ids.
 pub(super) fn site_flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec<i64>> {
-    let person = |key, operator, value: Value| json!({"key": key, "type": "person", "operator": operator, "value": value});
     in_parallel(count, WORKERS, |n| {
         let filters = match n % 5 {
             0 => json!({"groups": [{
@@ -101,6 +100,11 @@ pub(super) fn site_flags(api: &Api, project: i64, count: usize) -> anyhow::Resul
         )?;
         id_of(&flag).and_then(|id| id.as_i64().context("a flag id that is not a number"))
     })
+}
+
+/// A flag condition on a person property.
+fn person(key: &str, operator: &str, value: Value) -> Value {
+    json!({"key": key, "type": "person", "operator": operator, "value": value})
 }
 
 /// The distinct ids of the SDK project's persons.
