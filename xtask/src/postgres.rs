@@ -165,7 +165,7 @@ fn start_throwaway_cluster() -> anyhow::Result<()> {
 }
 
 /// A PostgreSQL server binary: on PATH, or in Debian's versioned directory (newest first).
-fn pg_binary(name: &str) -> Option<PathBuf> {
+pub(crate) fn pg_binary(name: &str) -> Option<PathBuf> {
     let on_path = env::var_os("PATH")
         .map(|paths| {
             env::split_paths(&paths)
@@ -198,14 +198,16 @@ fn psql() -> PathBuf {
     pg_binary("psql").unwrap_or_else(|| PathBuf::from("psql"))
 }
 
-fn is_root() -> bool {
+/// Whether xtask runs as root, where PostgreSQL's tools must run as the `postgres` user.
+pub(crate) fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|output| String::from_utf8_lossy(&output.stdout).trim() == "0")
 }
 
-fn as_postgres(binary: &Path, as_root: bool) -> Command {
+/// `binary` run as the `postgres` user when `as_root` (initdb and postgres refuse root).
+pub(crate) fn as_postgres(binary: &Path, as_root: bool) -> Command {
     if as_root {
         let mut command = Command::new("runuser");
         command.args(["-u", "postgres", "--"]).arg(binary);

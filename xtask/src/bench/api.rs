@@ -59,9 +59,16 @@ impl Api {
         Ok(())
     }
 
-    /// What one request answers, as `status: body`, for an error message.
-    pub(super) fn probe(&self, method: &str, path: &str, body: Option<&str>) -> String {
-        match self.send(method, path, body.map(str::to_owned)) {
+    /// What one request answers, as `status: body`, for an error message; sent with the key
+    /// when `personal_key`, as an SDK sends it otherwise.
+    pub(super) fn probe(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        personal_key: bool,
+    ) -> String {
+        match self.send(method, path, body.map(str::to_owned), personal_key) {
             Ok((status, answer)) => format!("{status}: {}", excerpt(&answer)),
             Err(error) => format!("no answer ({error:#})"),
         }
@@ -75,7 +82,7 @@ impl Api {
         body: Option<String>,
         expected: u16,
     ) -> anyhow::Result<Value> {
-        let (status, answer) = self.send(method, path, body)?;
+        let (status, answer) = self.send(method, path, body, true)?;
         if status != expected {
             bail!(
                 "{method} {path} answered {status} (expected {expected}): {}",
@@ -86,18 +93,21 @@ impl Api {
             .with_context(|| format!("{method} {path} answered {status} with no JSON"))
     }
 
-    /// Sends a request with the key and a JSON body, if any.
+    /// Sends a request with a JSON body, if any, and the key if `personal_key`.
     fn send(
         &self,
         method: &str,
         path: &str,
         body: Option<String>,
+        personal_key: bool,
     ) -> anyhow::Result<(u16, String)> {
-        let request = Request::builder()
+        let mut request = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
-            .header("Authorization", format!("Bearer {}", self.key))
             .header("Content-Type", "application/json");
+        if personal_key {
+            request = request.header("Authorization", format!("Bearer {}", self.key));
+        }
         match body {
             Some(body) => self.exchange(request.body(body)?),
             None => self.exchange(request.body(())?),

@@ -1,6 +1,6 @@
-//! The bench's own database, dropped and made anew on every run so figures never depend on what
-//! an earlier run left, and the tenants in it, made with `burrow admin` (the API has no way to
-//! create a user, an organization or a project).
+//! The bench's own database, made in the bench's own cluster (`cluster`, new on every run) so
+//! figures never depend on what an earlier run left, and the tenants in it, made with `burrow
+//! admin` (the API has no way to create a user, an organization or a project).
 
 use std::path::Path;
 use std::process::Command;
@@ -9,9 +9,10 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::{postgres, run};
+use super::cluster::Cluster;
+use crate::run;
 
-const DATABASE: &str = "burrow_bench";
+pub(super) const DATABASE: &str = "burrow_bench";
 const EMAIL: &str = "bench@burrow.local";
 
 /// Who the bench acts as, and where.
@@ -26,6 +27,10 @@ pub(super) struct Tenants {
     pub(super) project_token: String,
     /// A second project, of many simple surveys, for listing at a deep offset.
     pub(super) deep_project_id: i64,
+    /// A third project, as a customer's site uses it through PostHog's SDKs (flags, config,
+    /// survey feed, capture), and its public token.
+    pub(super) sdk_project_id: i64,
+    pub(super) sdk_project_token: String,
 }
 
 /// What `burrow admin bootstrap` prints.
@@ -47,16 +52,13 @@ struct BootstrapUser {
 #[derive(Deserialize)]
 struct CreatedProject {
     project_id: i64,
+    project_api_token: String,
 }
 
-/// Drops and recreates the bench database, migrates it, and makes the bench's tenants (the
+/// Creates and migrates the bench database in `cluster`, and makes the bench's tenants (the
 /// organization gets the `root` plugin access level, bootstrap's default).
-pub(super) fn fresh(server: &postgres::Server, burrow: &Path) -> anyhow::Result<Tenants> {
-    psql(
-        &server.database_url("postgres"),
-        &format!("DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)"),
-    )?;
-    let database_url = server.database_url(DATABASE);
+pub(super) fn fresh(cluster: &Cluster, burrow: &Path) -> anyhow::Result<Tenants> {
+    let database_url = cluster.database_url(DATABASE);
     run(Command::new(burrow)
         .args(["migrate", "--create-database"])
         .env("DATABASE_URL", &database_url))?;
@@ -75,17 +77,21 @@ pub(super) fn fresh(server: &postgres::Server, burrow: &Path) -> anyhow::Result<
             "Bench Project",
         ],
     )?;
-    let deep: CreatedProject = admin(
-        burrow,
-        &database_url,
-        &[
-            "create-project",
-            "--organization",
-            &made.organization_id,
-            "--name",
-            "Bench Deep Offsets",
-        ],
-    )?;
+    let project = |name| -> anyhow::Result<CreatedProject> {
+        admin(
+            burrow,
+            &database_url,
+            &[
+                "create-project",
+                "--organization",
+                &made.organization_id,
+                "--name",
+                name,
+            ],
+        )
+    };
+    let deep = project("Bench Deep Offsets")?;
+    let sdk = project("Bench SDK Site")?;
     Ok(Tenants {
         database_url,
         key: made.personal_api_key,
@@ -94,6 +100,8 @@ pub(super) fn fresh(server: &postgres::Server, burrow: &Path) -> anyhow::Result<
         project_id: made.project_id,
         project_token: made.project_api_token,
         deep_project_id: deep.project_id,
+        sdk_project_id: sdk.project_id,
+        sdk_project_token: sdk.project_api_token,
     })
 }
 
@@ -101,10 +109,28 @@ pub(super) fn fresh(server: &postgres::Server, burrow: &Path) -> anyhow::Result<
 /// or a burst of writes, so neither Burrow nor pgbench is measured against dead row versions or
 /// plans made for tables that have since grown.
 pub(super) fn vacuum(database_url: &str) -> anyhow::Result<()> {
-    psql(database_url, "VACUUM (ANALYZE)")
+    psql(database_url, "VACUUM (ANALYZE)")?;
+    Ok(())
 }
 
-pub(crate) fn psql(url: &str, sql: &str) -> anyhow::Result<()> {
+/// Checks that capture stored `expected` persons in `project` (there is no API to read them).
+pub(super) fn check_persons(
+    database_url: &str,
+    project: i64,
+    expected: usize,
+) -> anyhow::Result<()> {
+    let stored = psql(
+        database_url,
+        &format!("SELECT count(*) FROM person_properties WHERE project_id = {project}"),
+    )?;
+    if stored != expected.to_string() {
+        bail!("{stored} persons stored after seeding {expected}");
+    }
+    Ok(())
+}
+
+/// Runs `sql` with psql; returns what it printed, trimmed (unaligned, tuples only).
+pub(crate) fn psql(url: &str, sql: &str) -> anyhow::Result<String> {
     let output = Command::new("psql")
         .args([url, "-XAtqc", sql])
         .output()
@@ -115,7 +141,7 @@ pub(crate) fn psql(url: &str, sql: &str) -> anyhow::Result<()> {
             String::from_utf8_lossy(&output.stderr).trim()
         );
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
 }
 
 /// Runs `burrow admin <args>` and reads the JSON it prints.

@@ -1,21 +1,26 @@
 //! `cargo xtask bench`: measures a release `burrow` under load, beside what PostgreSQL itself
 //! does with the same queries.
 //!
-//! 1. Builds the release binary, drops and recreates the `burrow_bench` database, and makes the
-//!    tenants with `burrow admin`.
+//! 1. Builds the release binary, starts a PostgreSQL of the bench's own with `pg_stat_statements`
+//!    (`cluster`), creates the `burrow_bench` database in it, and makes the tenants with
+//!    `burrow admin`.
 //! 2. Starts `burrow serve` and times it until `/_health` answers.
 //! 3. Seeds realistic data through the API (`seed`): 10 flags, 1,000 rich surveys, 100 source
 //!    plugins, 20,000 simple surveys in a second project, 100 launched surveys and 10,000 of
-//!    their answers through the capture endpoint.
+//!    their answers through the capture endpoint; and an SDK project as a customer's site has
+//!    it: 20 flags, 20 launched surveys with targeting, 2,000 persons stored through capture.
 //! 4. Runs each scenario (`scenarios`) on a freshly vacuumed database: wrk for a warm-up and a
-//!    measured run, then pgbench with the SQL the scenario minimally needs. Reads first, then
-//!    answers up to 1,000,000 and counting them again, writes last.
-//! 5. Prints the table and writes it as JSON (`report`), then stops the server with SIGTERM.
+//!    measured run, counting the SQL statements of the measured run, then pgbench with the SQL
+//!    the scenario minimally needs. Reads first, then the SDK's requests, then answers up to
+//!    1,000,000 and counting them again, writes last.
+//! 5. Prints the table and writes it as JSON (`report`), then stops the server with SIGTERM and
+//!    the cluster.
 //!
 //! Any error answer, socket error or timeout during a run fails the bench: a figure measured over
 //! errors would mislead. Scripts and logs stay in `target/bench/` to be rerun or read.
 
 pub(crate) mod api;
+mod cluster;
 pub(crate) mod database;
 mod pgbench;
 mod report;
@@ -32,10 +37,11 @@ use anyhow::{Context as _, bail};
 use chrono::Utc;
 
 use self::api::Api;
+use self::cluster::Cluster;
 use self::report::{Phases, Report, Row};
-use self::scenarios::{Scenario, Seeded, Stage};
+use self::scenarios::{Scenario, Seeded, Stage, Yardstick};
 use self::server::Server;
-use crate::{build_burrow, postgres, target_dir};
+use crate::{build_burrow, target_dir};
 
 /// wrk's threads and pgbench's jobs.
 const LOAD_THREADS: u32 = 2;
@@ -52,6 +58,12 @@ const DEEP_SURVEYS: usize = 20_000;
 const LAUNCHED: usize = 100;
 const FIRST_EVENTS: usize = 10_000;
 const ALL_EVENTS: usize = 1_000_000;
+/// The SDK project, as the issue measured a customer's site: 20 flags, 20 launched surveys with
+/// targeting, 2,000 persons; capture batches of 100 events.
+const SDK_FLAGS: usize = 20;
+const SDK_SURVEYS: usize = 20;
+const SDK_PERSONS: usize = 2_000;
+const BATCH_EVENTS: usize = 100;
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     if let Some(argument) = args.first() {
@@ -67,9 +79,11 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
 
     let mut phases = Phases::default();
     let burrow = phases.time("release build", || build_burrow(true))?;
-    let postgres = postgres::ensure()?;
+    let cluster = phases.time("PostgreSQL with pg_stat_statements", || {
+        Cluster::start(&dir.join("postgres"))
+    })?;
     let tenants = phases.time("fresh database and tenants", || {
-        database::fresh(&postgres, &burrow)
+        database::fresh(&cluster, &burrow)
     })?;
     let server = Server::start(&burrow, &tenants.database_url, &dir.join("server.log"))?;
     eprintln!(
@@ -97,6 +111,21 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     phases.time_items("seed: launch surveys", LAUNCHED, || {
         seed::launch(&api, project, launched)
     })?;
+    let sdk_project = tenants.sdk_project_id;
+    let sdk_flags = phases.time_items("seed: SDK project's flags", SDK_FLAGS, || {
+        seed::site_flags(&api, sdk_project, SDK_FLAGS)
+    })?;
+    let sdk_surveys =
+        phases.time_items("seed: SDK project's launched surveys", SDK_SURVEYS, || {
+            let surveys = seed::surveys(&api, sdk_project, &sdk_flags, SDK_SURVEYS)?;
+            seed::launch(&api, sdk_project, &surveys)?;
+            Ok(surveys)
+        })?;
+    let persons = seed::person_ids(SDK_PERSONS);
+    phases.time_items("seed: SDK project's persons", SDK_PERSONS, || {
+        seed::persons(&api, &tenants.sdk_project_token, &sdk_surveys, &persons)?;
+        database::check_persons(&tenants.database_url, sdk_project, SDK_PERSONS)
+    })?;
     let answers = seed::Answers {
         api: &api,
         token: &tenants.project_token,
@@ -115,17 +144,20 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         flags: &flags,
         surveys: &surveys,
         plugins: &plugins,
+        sdk_surveys: &sdk_surveys,
+        persons: &persons,
     });
     let measuring = Measuring {
         api: &api,
         server: &server,
+        cluster: &cluster,
         dir: &dir,
         key: &tenants.key,
         database_url: &tenants.database_url,
     };
     let mut rows: Vec<Option<Row>> = scenarios.iter().map(|_| None).collect();
     let mut capture_peak_kib = 0;
-    for stage in [Stage::Reads, Stage::AllEvents, Stage::Writes] {
+    for stage in [Stage::Reads, Stage::Sdk, Stage::AllEvents, Stage::Writes] {
         if stage == Stage::AllEvents {
             server.reset_peak_memory()?;
             phases.time_items(
@@ -162,6 +194,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
 struct Measuring<'a> {
     api: &'a Api,
     server: &'a Server,
+    cluster: &'a Cluster,
     dir: &'a Path,
     key: &'a str,
     database_url: &'a str,
@@ -170,7 +203,10 @@ struct Measuring<'a> {
 impl Measuring<'_> {
     /// wrk's warm-up and measured runs, then pgbench, from a vacuumed database: the row versions
     /// an earlier scenario left (pgbench's PATCH alone leaves tens of thousands) would otherwise
-    /// slow the next one's scans until autovacuum came by.
+    /// slow the next one's scans until autovacuum came by. The statements counted are the
+    /// measured run's (the warm-up fills caches a steady state has full), divided by the requests
+    /// the server answered for it: those include the ones wrk stopped waiting for when its time
+    /// was up, whose statements count too.
     fn measure(&self, scenario: &Scenario) -> anyhow::Result<Row> {
         database::vacuum(self.database_url)?;
         let url = format!("{}{}", self.server.base_url(), scenario.load.paths[0]);
@@ -181,13 +217,31 @@ impl Measuring<'_> {
         )
         .with_context(|| format!("writing {}", lua.display()))?;
         self.server.reset_peak_memory()?;
-        self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
+        let warm_up = self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
+        self.server.settle(warm_up.p99())?;
+        self.cluster.reset_statements()?;
+        let answered_before = self.server.requests_answered()?;
         let outcome = self.load(scenario, &lua, &url, "measured", RUN_SECONDS)?;
+        self.server.settle(outcome.p99())?;
+        let statements = self.cluster.statements(database::DATABASE)?;
+        let answered = self.server.requests_answered()? - answered_before;
         let peak_rss_kib = self.server.peak_memory_kib()?;
-        let sql = self.dir.join("sql").join(format!("{}.sql", scenario.slug));
-        pgbench::write(&sql, scenario.name, &scenario.sql, self.database_url)?;
-        let tps = pgbench::run(&sql, &scenario.sql.variables, self.database_url)?;
-        Ok(Row::new(scenario, &outcome, tps, peak_rss_kib))
+        let tps = match &scenario.yardstick {
+            Yardstick::Sql(sql) => {
+                let script = self.dir.join("sql").join(format!("{}.sql", scenario.slug));
+                pgbench::write(&script, scenario.name, sql, self.database_url)?;
+                Some(pgbench::run(&script, &sql.variables, self.database_url)?)
+            }
+            Yardstick::Scenario(_) | Yardstick::None => None,
+        };
+        let sql_per_request = statements as f64 / answered.max(1) as f64;
+        Ok(Row::new(
+            scenario,
+            &outcome,
+            sql_per_request,
+            tps,
+            peak_rss_kib,
+        ))
     }
 
     /// One wrk run; fails on any error answer, socket error or timeout in it.
@@ -200,7 +254,7 @@ impl Measuring<'_> {
         seconds: u32,
     ) -> anyhow::Result<wrk::Outcome> {
         let result = self.dir.join("wrk").join(format!("{}.json", scenario.slug));
-        let outcome = wrk::run(lua, url, seconds, tag, &result)?;
+        let outcome = wrk::run(lua, url, seconds, &result)?;
         if outcome.errors() > 0 {
             bail!(
                 "FAIL: \"{}\": {} during the {tag} run, so there is no figure. One more request \
@@ -217,16 +271,13 @@ impl Measuring<'_> {
 
     /// One request as the scenario sends it, described as `status: body`.
     fn probe(&self, scenario: &Scenario) -> String {
-        let unique = format!("probe-{}", Utc::now().timestamp_micros());
-        let body = scenario
-            .load
-            .body
-            .as_ref()
-            .map(|body| body.replace(wrk::UNIQUE, &unique));
+        let load = &scenario.load;
+        let body = load.body.as_ref().map(wrk::Body::sample);
         self.api.probe(
-            scenario.load.method,
-            &scenario.load.paths[0],
+            load.method,
+            &load.paths[0],
             body.as_deref(),
+            load.personal_key,
         )
     }
 }

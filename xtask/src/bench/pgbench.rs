@@ -115,6 +115,42 @@ pub(super) const PLUGIN_SOURCE: &str = "\
 SELECT filename, source FROM plugin_source_files WHERE plugin_id = :plugin;
 ";
 
+/// `POST /flags`: the read of the person's stored properties, as the persons adapter makes it,
+/// for one of the seeded persons (`person-0` … ).
+pub(super) const READ_PERSON: &str = "\
+\\set n random(0, :persons - 1)
+SELECT properties FROM person_properties
+WHERE project_id = :project AND distinct_id = 'person-' || :n
+LIMIT 1;
+";
+
+/// Capture of one answer: the INSERT of the survey event, as the responses adapter writes it
+/// (a retried uuid is skipped, and the new ones are returned).
+pub(super) const INSERT_EVENT: &str = "\
+\\set n random(0, :persons - 1)
+INSERT INTO survey_events (project_id, uuid, event, survey_id, distinct_id, timestamp,
+                           submission_id, properties)
+VALUES (:project, gen_random_uuid(), 'survey sent', :survey, 'person-' || :n, now(), NULL,
+        :properties::jsonb)
+ON CONFLICT DO NOTHING
+RETURNING uuid;
+";
+
+/// Capture of a batch of `events` answers: the same INSERT, of all of them in one statement.
+pub(super) fn insert_events(events: usize) -> String {
+    format!(
+        "\
+INSERT INTO survey_events (project_id, uuid, event, survey_id, distinct_id, timestamp,
+                           submission_id, properties)
+SELECT :project, gen_random_uuid(), 'survey sent', :survey,
+       'person-' || floor(random() * :persons)::int, now(), NULL, :properties::jsonb
+FROM generate_series(1, {events})
+ON CONFLICT DO NOTHING
+RETURNING uuid;
+"
+    )
+}
+
 /// Writes `sql` to `script` with a comment on how to rerun it.
 pub(super) fn write(
     script: &Path,

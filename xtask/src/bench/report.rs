@@ -12,35 +12,63 @@ use anyhow::Context as _;
 use chrono::{SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::scenarios::Scenario;
-use super::scenarios::{LIST_OFFSET_0, LIST_OFFSET_10000, RESPONSES_COUNT_1M, RESPONSES_COUNT_10K};
+use super::scenarios::{
+    CAPTURE_DIFFERENT_SURVEYS, CAPTURE_SAME_SURVEY, FLAGS, LIST_OFFSET_0, LIST_OFFSET_10000,
+    REMOTE_CONFIG, RESPONSES_COUNT_1M, RESPONSES_COUNT_10K, SURVEY_FEED,
+};
+use super::scenarios::{Scenario, Stage, Yardstick};
 use super::wrk::Outcome;
 use super::{CONCURRENCY, LOAD_THREADS, RUN_SECONDS, WARM_UP_SECONDS};
 use crate::root;
+
+/// `ratio_against` for pgbench's figure (no scenario has this slug).
+const PGBENCH: &str = "pgbench";
 
 /// One scenario's figures.
 #[derive(Serialize)]
 pub(super) struct Row {
     scenario: &'static str,
     slug: &'static str,
+    /// When it ran (`scenarios::Stage`).
+    stage: &'static str,
     requests: u64,
     seconds: f64,
     requests_per_second: f64,
     p50_ms: f64,
     p99_ms: f64,
     errors: u64,
-    pgbench_tps: f64,
-    /// Burrow's requests per second ÷ pgbench's transactions per second.
-    ratio: f64,
+    /// SQL statements (`BEGIN` and `COMMIT` included) the measured run executed, per request the
+    /// server answered in it.
+    sql_per_request: f64,
+    /// pgbench's transactions per second with the SQL the request minimally needs, when that is
+    /// the scenario's yardstick.
+    pgbench_tps: Option<f64>,
+    /// What `ratio` divides by: `pgbench`, or the slug of the scenario whose requests per second
+    /// it is (none for a yardstick scenario).
+    ratio_against: Option<&'static str>,
+    /// Burrow's requests per second ÷ the yardstick's (per second).
+    ratio: Option<f64>,
     /// The server's peak resident memory during the scenario's wrk runs.
     peak_rss_kib: u64,
 }
 
 impl Row {
-    pub(super) fn new(scenario: &Scenario, wrk: &Outcome, tps: f64, peak_rss_kib: u64) -> Self {
+    pub(super) fn new(
+        scenario: &Scenario,
+        wrk: &Outcome,
+        sql_per_request: f64,
+        pgbench_tps: Option<f64>,
+        peak_rss_kib: u64,
+    ) -> Self {
+        let ratio_against = match scenario.yardstick {
+            Yardstick::Sql(_) => Some(PGBENCH),
+            Yardstick::Scenario(slug) => Some(slug),
+            Yardstick::None => None,
+        };
         Self {
             scenario: scenario.name,
             slug: scenario.slug,
+            stage: scenario.stage.name(),
             peak_rss_kib,
             requests: wrk.requests,
             seconds: wrk.duration_us as f64 / 1e6,
@@ -48,8 +76,22 @@ impl Row {
             p50_ms: wrk.p50_us as f64 / 1e3,
             p99_ms: wrk.p99_us as f64 / 1e3,
             errors: wrk.errors(),
-            pgbench_tps: tps,
-            ratio: wrk.requests_per_second() / tps,
+            sql_per_request,
+            pgbench_tps,
+            ratio_against,
+            // Once every row is measured (`Report::new`): the yardstick may be a later row.
+            ratio: None,
+        }
+    }
+
+    /// The yardstick's rate: pgbench's, or the other scenario's.
+    fn yardstick_per_second(&self, rows: &[Self]) -> Option<f64> {
+        match self.ratio_against? {
+            PGBENCH => self.pgbench_tps,
+            slug => rows
+                .iter()
+                .find(|row| row.slug == slug)
+                .map(|row| row.requests_per_second),
         }
     }
 }
@@ -111,22 +153,45 @@ impl Phases {
     }
 }
 
-/// A figure the server aims for, from two scenarios' results.
+/// A figure the server aims for, from the scenarios' results.
 #[derive(Serialize)]
 struct Target {
     what: &'static str,
     value: f64,
-    at_most: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at_least: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    at_most: Option<f64>,
     met: bool,
 }
 
 impl Target {
-    fn new(what: &'static str, value: f64, at_most: f64) -> Self {
+    fn at_most(what: &'static str, value: f64, at_most: f64) -> Self {
+        Self::within(what, value, None, Some(at_most))
+    }
+
+    fn at_least(what: &'static str, value: f64, at_least: f64) -> Self {
+        Self::within(what, value, Some(at_least), None)
+    }
+
+    fn within(what: &'static str, value: f64, at_least: Option<f64>, at_most: Option<f64>) -> Self {
         Self {
             what,
             value,
+            at_least,
             at_most,
-            met: value <= at_most,
+            met: at_least.is_none_or(|low| value >= low)
+                && at_most.is_none_or(|high| value <= high),
+        }
+    }
+
+    /// `at least 0.25`, `at most 10`, `between 0.85 and 1.15`.
+    fn bound(&self) -> String {
+        match (self.at_least, self.at_most) {
+            (Some(low), Some(high)) => format!("between {low} and {high}"),
+            (Some(low), None) => format!("at least {low}"),
+            (None, Some(high)) => format!("at most {high}"),
+            (None, None) => String::new(),
         }
     }
 }
@@ -151,6 +216,8 @@ pub(super) struct Report {
     startup_ms: f64,
     /// The highest of the scenarios' peaks: the server's memory under load.
     peak_rss_kib: u64,
+    /// The highest of the SDK scenarios' peaks: a site's visitors alone.
+    sdk_peak_rss_kib: u64,
     /// The peak while a million answers arrive through capture (four senders, 5,000 a batch).
     capture_seed_peak_rss_kib: u64,
     scenarios: Vec<Row>,
@@ -160,17 +227,32 @@ pub(super) struct Report {
 
 impl Report {
     pub(super) fn new(
-        scenarios: Vec<Row>,
+        mut scenarios: Vec<Row>,
         startup: Duration,
         capture_seed_peak_rss_kib: u64,
         phases: Phases,
     ) -> Self {
-        let targets = targets(&scenarios);
-        let peak_rss_kib = scenarios
+        let ratios: Vec<Option<f64>> = scenarios
             .iter()
-            .map(|row| row.peak_rss_kib)
-            .max()
-            .unwrap_or(0);
+            .map(|row| {
+                row.yardstick_per_second(&scenarios)
+                    .map(|per_second| row.requests_per_second / per_second)
+            })
+            .collect();
+        for (row, ratio) in scenarios.iter_mut().zip(ratios) {
+            row.ratio = ratio;
+        }
+        let peak = |sdk_only: bool| {
+            scenarios
+                .iter()
+                .filter(|row| !sdk_only || row.stage == Stage::Sdk.name())
+                .map(|row| row.peak_rss_kib)
+                .max()
+                .unwrap_or(0)
+        };
+        let peak_rss_kib = peak(false);
+        let sdk_peak_rss_kib = peak(true);
+        let targets = targets(&scenarios, sdk_peak_rss_kib);
         Self {
             date: Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true),
             commit: output_of("git", &["rev-parse", "--short", "HEAD"]),
@@ -195,6 +277,7 @@ impl Report {
             ),
             startup_ms: startup.as_secs_f64() * 1e3,
             peak_rss_kib,
+            sdk_peak_rss_kib,
             capture_seed_peak_rss_kib,
             scenarios,
             targets,
@@ -205,27 +288,34 @@ impl Report {
     /// The table and the lines below it.
     pub(super) fn text(&self) -> String {
         let mut text = format!(
-            "{:<30} {:>12} {:>8} {:>8} {:>6} {:>12} {:>7} {:>8}\n",
+            "{:<30} {:>12} {:>8} {:>8} {:>6} {:>7} {:>12} {:>7} {:<8} {:>7}\n",
             "scenario",
             "Burrow req/s",
             "p50 ms",
             "p99 ms",
             "errors",
-            "pgbench TPS",
+            "SQL/req",
+            "yardstick/s",
             "ratio",
+            "against",
             "RSS MiB"
         );
+        let or_dash = |value: Option<f64>, decimals: usize| {
+            value.map_or_else(|| "—".to_owned(), |value| format!("{value:.decimals$}"))
+        };
         for row in &self.scenarios {
             let _ = writeln!(
                 text,
-                "{:<30} {:>12.1} {:>8.2} {:>8.2} {:>6} {:>12.1} {:>7.3} {:>8.1}",
+                "{:<30} {:>12.1} {:>8.2} {:>8.2} {:>6} {:>7.2} {:>12} {:>7} {:<8} {:>7.1}",
                 row.scenario,
                 row.requests_per_second,
                 row.p50_ms,
                 row.p99_ms,
                 row.errors,
-                row.pgbench_tps,
-                row.ratio,
+                row.sql_per_request,
+                or_dash(row.yardstick_per_second(&self.scenarios), 1),
+                or_dash(row.ratio, 3),
+                row.ratio_against.unwrap_or("—"),
                 row.peak_rss_kib as f64 / 1024.0
             );
         }
@@ -233,18 +323,19 @@ impl Report {
         let _ = writeln!(text, "start-up to /_health: {:.0} ms", self.startup_ms);
         let _ = writeln!(
             text,
-            "peak resident memory (VmHWM) under the scenarios' load: {:.1} MiB; while a million \
-             answers arrive through capture: {:.1} MiB",
+            "peak resident memory (VmHWM) under the scenarios' load: {:.1} MiB; under the SDK \
+             scenarios: {:.1} MiB; while a million answers arrive through capture: {:.1} MiB",
             self.peak_rss_kib as f64 / 1024.0,
+            self.sdk_peak_rss_kib as f64 / 1024.0,
             self.capture_seed_peak_rss_kib as f64 / 1024.0
         );
         for target in &self.targets {
             let _ = writeln!(
                 text,
-                "{}: {:.2} (target at most {}: {})",
+                "{}: {:.2} (target {}: {})",
                 target.what,
                 target.value,
-                target.at_most,
+                target.bound(),
                 if target.met { "met" } else { "MISSED" }
             );
         }
@@ -290,24 +381,98 @@ impl Report {
     }
 }
 
-/// The aims the issue sets: counting responses costs the same at 1M events as at 10k, and a
-/// page at offset 10,000 at most twice a first page.
-fn targets(rows: &[Row]) -> Vec<Target> {
+/// The aims the issues set: counting responses costs the same at 1M events as at 10k, a page at
+/// offset 10,000 at most twice a first page; and for a site's visitors, `/flags`, config, feed
+/// and capture against their yardsticks, few statements, and little memory.
+fn targets(rows: &[Row], sdk_peak_rss_kib: u64) -> Vec<Target> {
     let row = |slug: &str| rows.iter().find(|row| row.slug == slug);
     let mut targets = Vec::new();
     if let (Some(small), Some(large)) = (row(RESPONSES_COUNT_10K), row(RESPONSES_COUNT_1M)) {
         // "The same latency", allowing for the noise of a shared two-core machine.
-        targets.push(Target::new(
+        targets.push(Target::at_most(
             "responses_count p50, 1M events ÷ 10k events",
             large.p50_ms / small.p50_ms,
             1.5,
         ));
     }
     if let (Some(first), Some(deep)) = (row(LIST_OFFSET_0), row(LIST_OFFSET_10000)) {
-        targets.push(Target::new(
+        targets.push(Target::at_most(
             "list cost per request, offset 10000 ÷ offset 0",
             first.requests_per_second / deep.requests_per_second,
             2.0,
+        ));
+    }
+    if let Some(flags) = row(FLAGS) {
+        if let Some(ratio) = flags.ratio {
+            targets.push(Target::at_least(
+                "/flags ÷ pgbench's person read",
+                ratio,
+                0.25,
+            ));
+        }
+        targets.push(Target::at_most(
+            "/flags SQL statements per request",
+            flags.sql_per_request,
+            1.0,
+        ));
+        targets.push(Target::at_most("/flags p99 ms", flags.p99_ms, 10.0));
+    }
+    for (slug, what, at_least, statements) in [
+        (
+            REMOTE_CONFIG,
+            "remote config ÷ /_health",
+            0.5,
+            "remote config SQL statements per request",
+        ),
+        (
+            SURVEY_FEED,
+            "survey feed ÷ /_health",
+            0.25,
+            "survey feed SQL statements per request",
+        ),
+    ] {
+        if let Some(read) = row(slug) {
+            if let Some(ratio) = read.ratio {
+                targets.push(Target::at_least(what, ratio, at_least));
+            }
+            // None in a steady state; a cache refreshed every few seconds costs ~0.0001.
+            targets.push(Target::at_most(statements, read.sql_per_request, 0.01));
+        }
+    }
+    for (slug, what, statements) in [
+        (
+            CAPTURE_SAME_SURVEY,
+            "capture of 1 answer, one survey ÷ pgbench's event insert",
+            "capture of 1 answer, one survey: SQL statements per request",
+        ),
+        (
+            CAPTURE_DIFFERENT_SURVEYS,
+            "capture of 1 answer, 20 surveys ÷ pgbench's event insert",
+            "capture of 1 answer, 20 surveys: SQL statements per request",
+        ),
+    ] {
+        if let Some(capture) = row(slug) {
+            if let Some(ratio) = capture.ratio {
+                targets.push(Target::at_least(what, ratio, 0.5));
+            }
+            targets.push(Target::at_most(statements, capture.sql_per_request, 3.0));
+        }
+    }
+    if let (Some(same), Some(different)) =
+        (row(CAPTURE_SAME_SURVEY), row(CAPTURE_DIFFERENT_SURVEYS))
+    {
+        targets.push(Target::within(
+            "capture req/s, 32 clients on one survey ÷ on 20 surveys",
+            same.requests_per_second / different.requests_per_second,
+            Some(0.85),
+            Some(1.15),
+        ));
+    }
+    if rows.iter().any(|row| row.stage == Stage::Sdk.name()) {
+        targets.push(Target::at_most(
+            "peak RSS MiB during the SDK scenarios",
+            sdk_peak_rss_kib as f64 / 1024.0,
+            48.0,
         ));
     }
     targets

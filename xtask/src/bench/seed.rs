@@ -1,7 +1,7 @@
 //! Realistic data, seeded through the HTTP API (never SQL) so it stays valid as the schema
 //! evolves: feature flags, rich surveys (branching, conditions, appearance, a linked flag and a
-//! targeting flag), source plugins with their files, simple surveys in bulk, and survey answers
-//! sent to the public capture endpoint the way PostHog's SDKs send them.
+//! targeting flag), source plugins with their files, simple surveys in bulk, survey answers sent
+//! to the public capture endpoint the way PostHog's SDKs send them, and a site's flags and persons.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -51,6 +51,105 @@ pub(super) fn flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec
         )?;
         id_of(&flag).and_then(|id| id.as_i64().context("a flag id that is not a number"))
     })
+}
+
+/// Flags as a site has them, evaluated by `/flags` for every visitor: five kinds in turn — a
+/// plan match with a partial rollout, two condition sets (country, or email domain), a
+/// multivariate flag on a property the SDK sends, a regex on the email, and exclusions
+/// (`is_not`, `is_set`). Returns their ids.
+pub(super) fn site_flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec<i64>> {
+    in_parallel(count, WORKERS, |n| {
+        let filters = match n % 5 {
+            0 => json!({"groups": [{
+                "properties": [person("plan", "exact", json!(["pro", "enterprise"]))],
+                "rollout_percentage": 10 * (n % 10 + 1),
+            }]}),
+            1 => json!({"groups": [
+                {"properties": [person("country", "exact", json!(["US", "GB"]))], "rollout_percentage": 100},
+                {"properties": [person("email", "icontains", json!("@example.com"))], "rollout_percentage": 50},
+            ]}),
+            2 => json!({
+                "groups": [{
+                    "properties": [person("$browser", "exact", json!(["Chrome", "Firefox"]))],
+                    "rollout_percentage": 60,
+                }],
+                "multivariate": {"variants": [
+                    {"key": "control", "rollout_percentage": 50},
+                    {"key": "test", "rollout_percentage": 30},
+                    {"key": "bold", "rollout_percentage": 20},
+                ]},
+            }),
+            3 => json!({"groups": [{
+                "properties": [person("email", "regex", json!(format!(r"^person-\d*{}@", n % 10)))],
+            }]}),
+            _ => json!({"groups": [{
+                "properties": [
+                    person("plan", "is_not", json!(["free"])),
+                    person("country", "is_set", json!("is_set")),
+                ],
+                "rollout_percentage": 80,
+            }]}),
+        };
+        let flag = api.post(
+            &format!("/api/projects/{project}/feature_flags/"),
+            &json!({
+                "key": format!("site-flag-{n}"),
+                "name": format!("Site flag {n}"),
+                "filters": filters,
+            }),
+        )?;
+        id_of(&flag).and_then(|id| id.as_i64().context("a flag id that is not a number"))
+    })
+}
+
+/// A flag condition on a person property.
+fn person(key: &str, operator: &str, value: Value) -> Value {
+    json!({"key": key, "type": "person", "operator": operator, "value": value})
+}
+
+/// The distinct ids of the SDK project's persons.
+pub(super) fn person_ids(count: usize) -> Vec<String> {
+    (0..count).map(|n| format!("person-{n}")).collect()
+}
+
+/// Stores `persons` with the properties the site's flags look at, the way capture stores them:
+/// from a survey event's `$set`. The events are `survey shown`, so the surveys get no answers.
+pub(super) fn persons(
+    api: &Api,
+    token: &str,
+    surveys: &[Survey],
+    persons: &[String],
+) -> anyhow::Result<()> {
+    let batch = persons
+        .iter()
+        .enumerate()
+        .map(|(n, distinct_id)| {
+            let mut properties = Map::new();
+            properties.insert(
+                "$survey_id".into(),
+                surveys[n % surveys.len()].id.clone().into(),
+            );
+            properties.insert(
+                "$set".into(),
+                json!({
+                    "email": format!("{distinct_id}@{}", ["example.com", "acme.io"][n % 2]),
+                    "plan": (["free", "pro", "enterprise"][n % 3]),
+                    "country": (["US", "DE", "FR", "GB", "BR"][n % 5]),
+                }),
+            );
+            Event {
+                event: "survey shown",
+                distinct_id: distinct_id.clone(),
+                uuid: Uuid::now_v7(),
+                timestamp: Utc::now(),
+                properties,
+            }
+        })
+        .collect();
+    api.capture(serde_json::to_vec(&Batch {
+        api_key: token,
+        batch,
+    })?)
 }
 
 /// Rich surveys named `Bench survey <n>`, each linked to one of `flags` and with a targeting

@@ -1,6 +1,7 @@
 //! The `burrow serve` under test: started on a free loopback port, timed from spawn until
-//! `/_health` answers 200, its peak memory read from /proc, and stopped with SIGTERM however the
-//! bench ends (the stop is in `Drop`, so an error anywhere still stops it).
+//! `/_health` answers 200, its peak memory read from /proc, the requests it answered read from its
+//! `/metrics`, and stopped with SIGTERM however the bench ends (the stop is in `Drop`, so an error
+//! anywhere still stops it).
 
 use std::fs::{self, File};
 use std::net::TcpListener;
@@ -17,6 +18,10 @@ const STARTUP_DEADLINE: Duration = Duration::from_secs(60);
 const HEALTH_POLL: Duration = Duration::from_millis(2);
 /// How long a SIGTERM may take (graceful shutdown drains connections) before SIGKILL.
 const STOP_DEADLINE: Duration = Duration::from_secs(30);
+/// How long the requests a load generator left in flight may take to be answered.
+const SETTLE_DEADLINE: Duration = Duration::from_secs(30);
+/// The shortest quiet spell that counts as settled.
+const SETTLE_QUIET: Duration = Duration::from_millis(100);
 
 pub(crate) struct Server {
     child: Child,
@@ -88,6 +93,41 @@ impl Server {
             .with_context(|| format!("no VmHWM in {path}"))
     }
 
+    /// Requests answered since start, by every route but `/metrics` (which this reads).
+    pub(super) fn requests_answered(&self) -> anyhow::Result<u64> {
+        let url = format!("{}/metrics", self.base_url());
+        let text = ureq::get(&url)
+            .call()
+            .and_then(|mut response| response.body_mut().read_to_string())
+            .with_context(|| format!("reading {url}"))?;
+        Ok(answered(&text))
+    }
+
+    /// Waits until the requests a load generator left in flight when it stopped are answered:
+    /// until no request is answered for twice `slow` (a run's p99), at least [`SETTLE_QUIET`].
+    /// Counting a run's SQL between two settled moments counts every statement of its requests
+    /// and of no other's.
+    pub(super) fn settle(&self, slow: Duration) -> anyhow::Result<()> {
+        let quiet = (slow * 2).max(SETTLE_QUIET);
+        let started = Instant::now();
+        let mut answered = self.requests_answered()?;
+        loop {
+            thread::sleep(quiet);
+            let now = self.requests_answered()?;
+            if now == answered {
+                return Ok(());
+            }
+            if started.elapsed() > SETTLE_DEADLINE {
+                bail!(
+                    "burrow serve still answered requests {SETTLE_DEADLINE:?} after the load \
+                     stopped; see {}",
+                    self.log.display()
+                );
+            }
+            answered = now;
+        }
+    }
+
     fn wait_until_healthy(&mut self, spawned: Instant) -> anyhow::Result<Duration> {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(1)))
@@ -137,8 +177,33 @@ impl Server {
     }
 }
 
+/// The sum of `burrow_http_requests_total` in a Prometheus text page, less `/metrics`' own.
+fn answered(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .filter(|line| line.starts_with("burrow_http_requests_total{"))
+        .filter(|line| !line.contains("route=\"/metrics\""))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answered_requests_add_up_every_route_but_metrics() {
+        let page = "# TYPE burrow_http_requests_total counter\n\
+            burrow_http_requests_total{method=\"GET\",route=\"/metrics\",status=\"200\"} 7\n\
+            burrow_http_requests_total{method=\"POST\",route=\"/batch\",status=\"200\"} 96\n\
+            burrow_http_requests_total{method=\"GET\",route=\"/_health\",status=\"200\"} 4\n\
+            burrow_http_request_duration_seconds_count{method=\"POST\",route=\"/batch\"} 96\n";
+        assert_eq!(answered(page), 100);
     }
 }

@@ -1,19 +1,22 @@
 //! Load from `wrk`, driven by a Lua script generated per scenario: it sets the method and headers,
-//! builds a unique body for each write in `request()`, and in `done()` writes one JSON line of
-//! counts and latency percentiles, which is all the bench reads of wrk's output. There is no
-//! `response()` callback: defining one makes wrk parse every answer in Lua.
+//! builds each request's path and body in `request()` when they vary, and in `done()` writes one
+//! JSON line of counts and latency percentiles, which is all the bench reads of wrk's output.
+//! There is no `response()` callback: defining one makes wrk parse every answer in Lua.
 
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
+use uuid::Uuid;
 
 use super::{CONCURRENCY, LOAD_THREADS};
 
-/// Where a body takes the token that makes each request's body unique (a survey name).
+/// Where a body takes a token no other item of the run has: a UUID, so it serves as an event's
+/// `uuid` as well as in a survey's name.
 pub(super) const UNIQUE: &str = "{unique}";
 /// A request slower than this is a timeout, which fails the bench like any other error.
 const TIMEOUT: &str = "5s";
@@ -25,8 +28,113 @@ pub(super) struct Load {
     pub(super) method: &'static str,
     /// Request paths with their query, taken in turn; most scenarios have one.
     pub(super) paths: Vec<String>,
-    /// A JSON body containing [`UNIQUE`].
-    pub(super) body: Option<String>,
+    pub(super) body: Option<Body>,
+    /// Whether requests carry the personal API key; SDK requests name their project by its
+    /// public token instead, and send no `Authorization`.
+    pub(super) personal_key: bool,
+}
+
+/// A JSON request body: `head`, then `items` copies of `item` joined by commas, then `tail` (a
+/// capture batch is `{"batch": [` + 100 events + `]}`; most bodies are one item with neither).
+///
+/// In an item, [`UNIQUE`] becomes a UUID of its own, and each list's placeholder one of the list's
+/// values, taken in turn item by item (the same value wherever it appears in one item).
+pub(super) struct Body {
+    head: String,
+    item: String,
+    items: usize,
+    tail: String,
+    lists: Vec<List>,
+}
+
+/// Values a placeholder takes in turn, such as the distinct ids of the seeded persons.
+struct List {
+    placeholder: &'static str,
+    values: Vec<String>,
+}
+
+/// A piece of an item.
+#[derive(Debug, PartialEq, Eq)]
+enum Part<'a> {
+    Text(&'a str),
+    Unique,
+    /// A value of the list at this index.
+    Value(usize),
+}
+
+impl Body {
+    /// A body of one item.
+    pub(super) fn one(item: String) -> Self {
+        Self::batch(String::new(), item, 1, String::new())
+    }
+
+    /// `head`, `items` copies of `item` joined by commas, `tail`.
+    pub(super) fn batch(head: String, item: String, items: usize, tail: String) -> Self {
+        Self {
+            head,
+            item,
+            items,
+            tail,
+            lists: Vec::new(),
+        }
+    }
+
+    /// Makes `placeholder` in the item take `values` in turn.
+    pub(super) fn taking(mut self, placeholder: &'static str, values: Vec<String>) -> Self {
+        self.lists.push(List {
+            placeholder,
+            values,
+        });
+        self
+    }
+
+    /// One body, as a probe sends it: fresh UUIDs, each list's first value.
+    pub(super) fn sample(&self) -> String {
+        let items: Vec<String> = (0..self.items)
+            .map(|_| {
+                self.parts()
+                    .iter()
+                    .map(|part| match part {
+                        Part::Text(text) => (*text).to_owned(),
+                        Part::Unique => Uuid::now_v7().to_string(),
+                        Part::Value(list) => self.lists[*list].values[0].clone(),
+                    })
+                    .collect()
+            })
+            .collect();
+        format!("{}{}{}", self.head, items.join(","), self.tail)
+    }
+
+    /// The item cut at its placeholders.
+    fn parts(&self) -> Vec<Part<'_>> {
+        let mut parts = Vec::new();
+        let mut rest = self.item.as_str();
+        loop {
+            let next = self
+                .lists
+                .iter()
+                .enumerate()
+                .map(|(index, list)| (list.placeholder, Part::Value(index)))
+                .chain([(UNIQUE, Part::Unique)])
+                .filter_map(|(placeholder, part)| {
+                    rest.find(placeholder)
+                        .map(|at| (at, placeholder.len(), part))
+                })
+                .min_by_key(|(at, _, _)| *at);
+            let Some((at, length, part)) = next else {
+                break;
+            };
+            if at > 0 {
+                parts.push(Part::Text(&rest[..at]));
+            }
+            parts.push(part);
+            rest = &rest[at + length..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Text(rest));
+        }
+        parts
+    }
 }
 
 /// `done()`'s summary of one run. Latencies are in microseconds and, as everything wrk reports,
@@ -53,6 +161,10 @@ impl Outcome {
             + self.read_errors
             + self.write_errors
             + self.timeouts
+    }
+
+    pub(super) fn p99(&self) -> Duration {
+        Duration::from_micros(self.p99_us)
     }
 
     pub(super) fn requests_per_second(&self) -> f64 {
@@ -85,19 +197,21 @@ impl Outcome {
     }
 }
 
-/// The Lua script for `load`, authenticated with `key`.
+/// The Lua script for `load`, authenticated with `key` when the load sends one.
 pub(super) fn script(name: &str, load: &Load, key: &str, url: &str) -> String {
     let mut lua = format!(
         "-- `cargo xtask bench`, scenario \"{name}\". Rerun by hand (prints a JSON line):\n\
-         --   wrk {} -s <this file> {url} -- <unique tag>\n",
+         --   wrk {} -s <this file> {url}\n",
         arguments(10).join(" ")
     );
     let _ = writeln!(lua, "wrk.method = {}", lua_string(load.method));
-    let _ = writeln!(
-        lua,
-        "wrk.headers[\"Authorization\"] = {}",
-        lua_string(&format!("Bearer {key}"))
-    );
+    if load.personal_key {
+        let _ = writeln!(
+            lua,
+            "wrk.headers[\"Authorization\"] = {}",
+            lua_string(&format!("Bearer {key}"))
+        );
+    }
     lua.push_str("wrk.headers[\"Content-Type\"] = \"application/json\"\n\n");
     if load.paths.len() > 1 || load.body.is_some() {
         lua.push_str("local paths = {\n");
@@ -105,20 +219,9 @@ pub(super) fn script(name: &str, load: &Load, key: &str, url: &str) -> String {
             let _ = writeln!(lua, "  {},", lua_string(path));
         }
         lua.push_str("}\n");
-        match load
-            .body
-            .as_deref()
-            .and_then(|body| body.split_once(UNIQUE))
-        {
-            Some((prefix, suffix)) => {
-                let _ = writeln!(
-                    lua,
-                    "local body_prefix, body_suffix = {}, {}",
-                    lua_string(prefix),
-                    lua_string(suffix)
-                );
-            }
-            None => lua.push_str("local body_prefix, body_suffix = nil, nil\n"),
+        match &load.body {
+            Some(body) => lua.push_str(&body_lua(body)),
+            None => lua.push_str("local items = 0\n"),
         }
         lua.push_str(REQUEST);
     }
@@ -126,7 +229,36 @@ pub(super) fn script(name: &str, load: &Load, key: &str, url: &str) -> String {
     lua
 }
 
-/// Builds requests one by one: a path in turn and, for writes, a body with a unique token.
+/// The body's pieces as Lua tables: in `item_parts`, a string is text, 0 the unique token and
+/// `n` a value of `lists[n]`.
+fn body_lua(body: &Body) -> String {
+    let mut lua = format!(
+        "local head, tail, items = {}, {}, {}\nlocal item_parts = {{",
+        lua_string(&body.head),
+        lua_string(&body.tail),
+        body.items
+    );
+    for part in body.parts() {
+        let _ = match part {
+            Part::Text(text) => write!(lua, "{}, ", lua_string(text)),
+            Part::Unique => write!(lua, "0, "),
+            Part::Value(list) => write!(lua, "{}, ", list + 1),
+        };
+    }
+    lua.push_str("}\nlocal lists = {\n");
+    for list in &body.lists {
+        lua.push_str("  {");
+        for value in &list.values {
+            let _ = write!(lua, "{}, ", lua_string(value));
+        }
+        lua.push_str("},\n");
+    }
+    lua.push_str("}\n");
+    lua
+}
+
+/// Builds requests one by one: a path in turn and, for bodies, each item with its own UUID and
+/// the next values of the lists.
 const REQUEST: &str = r#"
 -- setup() runs in wrk's main state once per thread, before the thread's init().
 local threads = 0
@@ -135,20 +267,44 @@ function setup(thread)
   thread:set("thread_number", threads)
 end
 
-local tag, sent = "run", 0
+-- Eight hex digits that set this run's UUIDs apart from other runs' (the bench passes random ones).
+local run, sent = string.format("%08x", os.time() % 2147483648), 0
 function init(args)
-  tag = args[1] or tag
+  run = args[1] or run
 end
 
--- wrk's two threads start half the paths apart, so concurrent writes rarely wait on one row.
+-- The k-th of `values` for this thread: wrk's two threads start half the values apart, so
+-- concurrent writes rarely wait on one row.
+local function nth(values, k)
+  return values[(k + thread_number * math.floor(#values / 2)) % #values + 1]
+end
+
+-- Item k (from 0) of this thread's run: its UUID and its lists' values follow from k.
+local function item(k)
+  local out = {}
+  for i, part in ipairs(item_parts) do
+    if type(part) == "string" then
+      out[i] = part
+    elseif part == 0 then
+      out[i] = string.format("%s-%04x-4000-8000-%012x", run, thread_number, k)
+    else
+      out[i] = nth(lists[part], k)
+    end
+  end
+  return table.concat(out)
+end
+
 function request()
   sent = sent + 1
-  local path = paths[(sent + thread_number * math.floor(#paths / 2)) % #paths + 1]
   local body = nil
-  if body_prefix then
-    body = body_prefix .. tag .. "-" .. thread_number .. "-" .. sent .. body_suffix
+  if items > 0 then
+    local made = {}
+    for i = 1, items do
+      made[i] = item((sent - 1) * items + i - 1)
+    end
+    body = head .. table.concat(made, ",") .. tail
   end
-  return wrk.format(nil, path, nil, body)
+  return wrk.format(nil, nth(paths, sent), nil, body)
 end
 "#;
 
@@ -172,21 +328,21 @@ function done(summary, latency, requests)
 end
 "#;
 
-/// Runs wrk for `seconds` with `script` against `url`; `tag` makes this run's bodies unique.
+/// Runs wrk for `seconds` with `script` against `url`, with UUIDs no earlier run made.
 pub(super) fn run(
     script: &Path,
     url: &str,
     seconds: u32,
-    tag: &str,
     result: &Path,
 ) -> anyhow::Result<Outcome> {
     let _ = fs::remove_file(result);
+    let run_id = &Uuid::new_v4().simple().to_string()[..8];
     let output = Command::new("wrk")
         .args(arguments(seconds))
         .arg("-s")
         .arg(script)
         .arg(url)
-        .args(["--", tag])
+        .args(["--", run_id])
         .env(RESULT_VARIABLE, result)
         .output()
         .context("starting wrk")?;
@@ -215,11 +371,15 @@ fn arguments(seconds: u32) -> Vec<String> {
     ]
 }
 
-/// A Lua long string holding `text` verbatim, its level chosen so `text` cannot close it.
+/// A Lua long string holding `text` verbatim, its level chosen so nothing before the end closes
+/// it (not even `text`'s last `]` with the closing bracket's first).
 fn lua_string(text: &str) -> String {
     let level = (0..)
         .map(|n| "=".repeat(n))
-        .find(|equals| !text.contains(&format!("]{equals}]")))
+        .find(|equals| {
+            let closing = format!("]{equals}]");
+            format!("{text}{closing}").find(&closing) == Some(text.len())
+        })
         .unwrap_or_default();
     format!("[{level}[{text}]{level}]")
 }
@@ -232,26 +392,59 @@ mod tests {
     fn lua_strings_hold_any_text_verbatim() {
         assert_eq!(lua_string("/api/x"), "[[/api/x]]");
         assert_eq!(lua_string(r#"{"a": [["b"]]}"#), r#"[=[{"a": [["b"]]}]=]"#);
+        assert_eq!(lua_string("]"), "[=[]]=]");
+        assert_eq!(lua_string("]="), "[[]=]]");
     }
 
     #[test]
-    fn writes_get_a_request_function_and_reads_do_not() {
-        let load = |method, body: Option<&str>| Load {
+    fn varying_requests_get_a_request_function_and_fixed_ones_do_not() {
+        let load = |method, body: Option<Body>, personal_key| Load {
             method,
             paths: vec!["/p/".into()],
-            body: body.map(str::to_owned),
+            body,
+            personal_key,
         };
-        let read = script("read", &load("GET", None), "phx_k", "http://h/p/");
+        let read = script("read", &load("GET", None, true), "phx_k", "http://h/p/");
         assert!(!read.contains("function request"));
         assert!(read.contains("Bearer phx_k"));
-        let write = script(
-            "write",
-            &load("POST", Some(r#"{"name": "x {unique}"}"#)),
-            "k",
-            "u",
-        );
-        assert!(write.contains(r#"local body_prefix, body_suffix = [[{"name": "x ]], [["}]]"#));
+        let body = Body::one(r#"{"name": "x {unique}"}"#.into());
+        let write = script("write", &load("POST", Some(body), false), "phx_k", "u");
+        assert!(write.contains(r#"local item_parts = {[[{"name": "x ]], 0, [["}]], }"#));
         assert!(write.contains("function request"));
+        assert!(!write.contains("Authorization"));
+    }
+
+    #[test]
+    fn items_are_cut_at_every_placeholder_and_lists_are_written_out() {
+        let body = Body::batch(
+            "[".into(),
+            r#"{"s": "{survey}", "p": "{person}", "u": "{unique}", "again": "{survey}"}"#.into(),
+            3,
+            "]".into(),
+        )
+        .taking("{person}", vec!["p0".into(), "p1".into()])
+        .taking("{survey}", vec!["s0".into()]);
+        assert_eq!(
+            body.parts(),
+            [
+                Part::Text(r#"{"s": ""#),
+                Part::Value(1),
+                Part::Text(r#"", "p": ""#),
+                Part::Value(0),
+                Part::Text(r#"", "u": ""#),
+                Part::Unique,
+                Part::Text(r#"", "again": ""#),
+                Part::Value(1),
+                Part::Text(r#""}"#),
+            ]
+        );
+        let lua = body_lua(&body);
+        assert!(lua.starts_with("local head, tail, items = [[[]], [=[]]=], 3\n"));
+        assert!(lua.contains("  {[[p0]], [[p1]], },\n  {[[s0]], },\n"));
+        let sample: Vec<serde_json::Value> = serde_json::from_str(&body.sample()).unwrap();
+        assert_eq!(sample.len(), 3);
+        assert_eq!(sample[0]["again"], "s0");
+        assert_ne!(sample[0]["u"], sample[1]["u"]);
     }
 
     #[test]
