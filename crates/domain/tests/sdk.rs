@@ -298,3 +298,18 @@ async fn an_answer_is_rendered_once_per_snapshot() {
     assert_eq!(renders.load(Ordering::SeqCst), 1);
     assert_eq!((first.tag.len(), first.tag), (16, second.tag));
 }
+
+#[tokio::test]
+async fn capture_finds_its_project_without_building_a_snapshot() {
+    let world = world(true).await;
+    world.sdk.listening();
+    for _ in 0..2 {
+        let found = world.sdk.project_id(Some(&world.token)).await.unwrap();
+        assert_eq!(found, world.project);
+    }
+    assert_eq!(world.sdk.counts().built, 0);
+    let unknown = world.sdk.project_id(Some("phc_unknown")).await.unwrap_err();
+    assert!(matches!(unknown, AccessError::InvalidProjectToken));
+    let missing = world.sdk.project_id(None).await.unwrap_err();
+    assert!(matches!(missing, AccessError::MissingProjectToken));
+}

@@ -60,8 +60,8 @@ pub struct SnapshotCounts {
 
 /// Snapshots kept in the node's memory, and what decides whether one may be.
 struct Kept {
-    /// Which project a token names; only a pointer: the snapshot found there must carry the
-    /// token too.
+    /// Which project a token names (tokens never move): a pointer to the snapshot, which must
+    /// carry the token too, and all capture needs.
     tokens: Box<dyn Memory<String, ProjectId>>,
     snapshots: Box<dyn Memory<ProjectId, Arc<SdkSnapshot>>>,
     /// Counts the changes heard (and every loss of hearing): a snapshot whose build began
@@ -113,32 +113,47 @@ impl SdkService {
     /// `MissingProjectToken` for no or an empty token, `InvalidProjectToken` for an unknown
     /// one, `Unexpected` when storage fails.
     pub async fn snapshot(&self, token: Option<&str>) -> Result<Arc<SdkSnapshot>, AccessError> {
-        let token = token
-            .map(str::trim)
-            .filter(|token| !token.is_empty())
-            .ok_or(AccessError::MissingProjectToken)?;
-        // No token holds U+0000 (storage cannot even compare one): unknown without asking.
-        if token.contains('\0') {
-            return Err(AccessError::InvalidProjectToken);
-        }
+        let token = checked(token)?;
         let kept = self.kept.as_ref().filter(|kept| kept.listening());
         if let Some(found) = kept.and_then(|kept| kept.recall(token)) {
             self.from_memory.fetch_add(1, Ordering::Relaxed);
             return Ok(found);
         }
         let heard_before = kept.map(Kept::heard);
-        let project = self
-            .sources
-            .tenancy
-            .project_by_token(token)
-            .await?
-            .ok_or(AccessError::InvalidProjectToken)?;
+        let project = self.project_named(token).await?;
         let snapshot = Arc::new(self.build(project).await?);
         self.built.fetch_add(1, Ordering::Relaxed);
         if let (Some(kept), Some(heard_before)) = (kept, heard_before) {
             kept.keep(token, &snapshot, heard_before);
         }
         Ok(snapshot)
+    }
+
+    /// The id of the project the token names, for capture, which needs nothing else of it: a
+    /// token never changes its project, so what is kept is only the pointer, and a project that
+    /// only captures never has its flags and surveys held in memory.
+    ///
+    /// # Errors
+    /// As [`Self::snapshot`].
+    pub async fn project_id(&self, token: Option<&str>) -> Result<ProjectId, AccessError> {
+        let token = checked(token)?;
+        let kept = self.kept.as_ref().filter(|kept| kept.listening());
+        if let Some(project) = kept.and_then(|kept| kept.tokens.recall(&token.to_owned())) {
+            return Ok(project);
+        }
+        let project = self.project_named(token).await?.id;
+        if let Some(kept) = kept {
+            kept.tokens.keep(token.to_owned(), project);
+        }
+        Ok(project)
+    }
+
+    async fn project_named(&self, token: &str) -> Result<Project, AccessError> {
+        self.sources
+            .tenancy
+            .project_by_token(token)
+            .await?
+            .ok_or(AccessError::InvalidProjectToken)
     }
 
     /// A snapshot of `project` read from storage now, kept nowhere.
@@ -186,6 +201,22 @@ impl SdkService {
             .map(|flag| evaluate(flag, &person, snapshot.patterns()))
             .collect())
     }
+}
+
+/// The token as the SDKs name a project, trimmed.
+///
+/// # Errors
+/// `MissingProjectToken` for no or an empty token; `InvalidProjectToken` for one holding U+0000,
+/// which no token holds (storage cannot even compare one), so storage is not asked.
+fn checked(token: Option<&str>) -> Result<&str, AccessError> {
+    let token = token
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+        .ok_or(AccessError::MissingProjectToken)?;
+    if token.contains('\0') {
+        return Err(AccessError::InvalidProjectToken);
+    }
+    Ok(token)
 }
 
 impl SnapshotInvalidation for SdkService {
