@@ -24,5 +24,6 @@ pub mod survey_response;
 pub mod tenancy;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod webhook;
 
 pub use error::{DomainError, Unexpected, ValidationError};

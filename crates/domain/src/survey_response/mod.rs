@@ -18,6 +18,7 @@ use crate::error::{ValidationCode, ValidationError};
 
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
 pub use port::SurveyResponseRepository;
+pub(crate) use service::keyed_by_question;
 pub use service::{SurveyResponseService, SurveyStatsReport};
 pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
 

@@ -19,6 +19,14 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// skipped, so a retried batch stores no event twice (its sets merge again, to the same
     /// properties). Returns how many events were new.
     ///
+    /// In the same write (the webhook outbox), each new `survey sent` becomes a delivery for each
+    /// enabled webhook of the project that subscribes to its event and survey (`survey_ids`
+    /// `None`, or naming the event's `$survey_id`): `survey_response.created` for the earliest
+    /// send of a submission whose response this write created, `survey_response.updated` for
+    /// every other new send, and also `survey_response.completed` for a send that
+    /// [`completes`](crate::webhook::completes) its submission. A webhook's deliveries are
+    /// ordered by the event's `(timestamp, uuid)`, then created/updated before completed.
+    ///
     /// # Errors
     /// `Unexpected` when storage fails; then nothing is stored.
     async fn record(

@@ -181,7 +181,7 @@ impl SurveyResponseService {
 /// Answers keyed by question id: legacy keys (`$survey_response` is question 0,
 /// `$survey_response_<n>` question n) become the id of the question at that index, unless the
 /// key is itself a question id.
-fn keyed_by_question(
+pub(crate) fn keyed_by_question(
     answers: Map<String, Value>,
     questions: Option<&Questions>,
 ) -> Map<String, Value> {

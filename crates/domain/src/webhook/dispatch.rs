@@ -1,0 +1,203 @@
+//! Sending deliveries: sign, send, and decide from the receiver's answer what happens next
+//! (Standard Webhooks' rules: 2xx ends it, 410 switches the webhook off, 429/502/504 throttle
+//! and `retry-after` is honoured, anything else is a failure retried on the schedule).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::Utc;
+use futures_util::future::join_all;
+
+use super::port::{DueDelivery, NextStep, Settlement, SigningTarget};
+use super::{
+    Attempt, DeliveryId, DeliveryQueue, DisabledReason, RetrySchedule, response_body,
+    signature_header,
+};
+use crate::error::Unexpected;
+
+/// One HTTP request a delivery attempt makes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transmission<'a> {
+    pub url: &'a str,
+    /// `webhook-id`, `webhook-timestamp`, `webhook-signature` and `content-type`.
+    pub headers: Vec<(&'static str, String)>,
+    pub body: &'a [u8],
+}
+
+/// What a receiver did with a transmission.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReceiverAnswer {
+    Status {
+        code: u16,
+        /// `retry-after`, in seconds, when the receiver sent one.
+        retry_after: Option<Duration>,
+    },
+    /// No answer: refused or unresolvable address, timeout, connection error, redirect refused…
+    Failed(String),
+}
+
+/// Sends signed requests to receivers. The adapter resolves the host itself, refuses addresses
+/// the operator's policy does not allow, follows no redirect, and bounds time and answer size.
+#[async_trait]
+pub trait WebhookSender: Send + Sync {
+    async fn send(&self, transmission: Transmission<'_>) -> ReceiverAnswer;
+}
+
+/// How the dispatcher drains the queue.
+#[derive(Debug, Clone)]
+pub struct DispatchSettings {
+    /// Deliveries claimed per round (each a different webhook's), sent concurrently.
+    pub batch: u32,
+    /// How long a claim holds: longer than the sender's timeout, so a live node always settles
+    /// before another may take the delivery over.
+    pub lease: Duration,
+    pub schedule: RetrySchedule,
+}
+
+/// Longest `retry-after` honoured, so a receiver cannot park a delivery for ever.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+/// Drains due deliveries: each node runs one, and they share the queue without sending a
+/// delivery twice.
+pub struct WebhookDispatcher {
+    queue: Arc<dyn DeliveryQueue>,
+    sender: Arc<dyn WebhookSender>,
+    settings: DispatchSettings,
+}
+
+impl WebhookDispatcher {
+    pub fn new(
+        queue: Arc<dyn DeliveryQueue>,
+        sender: Arc<dyn WebhookSender>,
+        settings: DispatchSettings,
+    ) -> Self {
+        Self {
+            queue,
+            sender,
+            settings,
+        }
+    }
+
+    /// One round: claims what is due, sends it, stores each outcome. Returns how many
+    /// deliveries were attempted, so the caller can go again at once while there is work.
+    ///
+    /// # Errors
+    /// `Unexpected` when the queue cannot be read or an outcome cannot be stored (that delivery
+    /// is then attempted again once its lease ends: at least once, never lost).
+    pub async fn dispatch_due(&self) -> Result<usize, Unexpected> {
+        let due = self
+            .queue
+            .claim_due(self.settings.batch, self.settings.lease)
+            .await?;
+        let count = due.len();
+        let settled = join_all(due.into_iter().map(|delivery| async move {
+            let id = delivery.id;
+            let settlement = self.attempt(delivery).await;
+            self.queue.settle(id, &settlement).await
+        }))
+        .await;
+        settled.into_iter().collect::<Result<Vec<()>, _>>()?;
+        Ok(count)
+    }
+
+    async fn attempt(&self, delivery: DueDelivery) -> Settlement {
+        let body = match (delivery.body, &delivery.sources) {
+            (Some(body), _) => body,
+            (None, Some(sources)) => response_body(sources, delivery.target.format),
+            (None, None) => {
+                return Settlement {
+                    body: Vec::new(),
+                    attempt: Attempt {
+                        at: Utc::now(),
+                        status_code: None,
+                        error: Some("The survey event this delivery was about is gone.".into()),
+                        duration_ms: 0,
+                    },
+                    next: NextStep::Failed,
+                    disable: None,
+                };
+            }
+        };
+        let (attempt, answer) =
+            transmit(self.sender.as_ref(), &delivery.target, delivery.id, &body).await;
+        let failed = delivery.attempts_made.saturating_add(1);
+        let (next, disable) = match answer {
+            ReceiverAnswer::Status { code, .. } if (200..300).contains(&code) => {
+                (NextStep::Delivered, None)
+            }
+            // The receiver wants no more: stop, keeping the delivery for when its owner enables
+            // the webhook again.
+            ReceiverAnswer::Status { code: 410, .. } => {
+                (NextStep::RetryAt(Utc::now()), Some(DisabledReason::Gone))
+            }
+            answer => match self.settings.schedule.delay_after(failed) {
+                Some(delay) => {
+                    let wait = match answer {
+                        ReceiverAnswer::Status {
+                            code: 429 | 502 | 504,
+                            retry_after: Some(asked),
+                        } => delay.max(asked.min(MAX_RETRY_AFTER)),
+                        _ => delay,
+                    };
+                    let at = chrono::Duration::from_std(wait)
+                        .ok()
+                        .and_then(|wait| Utc::now().checked_add_signed(wait))
+                        .unwrap_or_else(Utc::now);
+                    (NextStep::RetryAt(at), None)
+                }
+                None => (NextStep::Failed, Some(DisabledReason::Failing)),
+            },
+        };
+        Settlement {
+            body,
+            attempt,
+            next,
+            disable,
+        }
+    }
+}
+
+/// Signs `body` for `target` under the delivery's `webhook-id` and sends it once: the attempt as
+/// stored, and the receiver's answer.
+pub(super) async fn transmit(
+    sender: &dyn WebhookSender,
+    target: &SigningTarget,
+    id: DeliveryId,
+    body: &[u8],
+) -> (Attempt, ReceiverAnswer) {
+    let message_id = id.message_id();
+    let at = Utc::now();
+    let timestamp = at.timestamp();
+    let secrets: Vec<_> = target.secrets.iter().collect();
+    let signature = signature_header(&secrets, &message_id, timestamp, body);
+    let started = Instant::now();
+    let answer = sender
+        .send(Transmission {
+            url: &target.url,
+            headers: vec![
+                ("content-type", "application/json".to_owned()),
+                ("webhook-id", message_id),
+                ("webhook-timestamp", timestamp.to_string()),
+                ("webhook-signature", signature),
+            ],
+            body,
+        })
+        .await;
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let attempt = match &answer {
+        ReceiverAnswer::Status { code, .. } => Attempt {
+            at,
+            status_code: Some(*code),
+            error: None,
+            duration_ms,
+        },
+        ReceiverAnswer::Failed(error) => Attempt {
+            at,
+            status_code: None,
+            error: Some(error.clone()),
+            duration_ms,
+        },
+    };
+    (attempt, answer)
+}

@@ -1,0 +1,195 @@
+//! The ports of stored webhooks and of the delivery queue the dispatcher drains.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use super::{
+    Attempt, Delivery, DeliveryId, DisabledReason, ResponseEventSources, Webhook, WebhookChanges,
+    WebhookFormat, WebhookId, WebhookSecret, WebhookSettings,
+};
+use crate::error::Unexpected;
+use crate::ports::{Page, PageRequest};
+use crate::survey::SurveyId;
+use crate::tenancy::ProjectId;
+
+/// Webhooks and their deliveries as their owners manage them. Deliveries of response events are
+/// not made here: `SurveyResponseRepository::record` writes them with the response.
+#[async_trait]
+pub trait WebhookRepository: Send + Sync {
+    /// The project's webhooks, newest first (ties by id, descending).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn list(&self, project: ProjectId, page: PageRequest)
+    -> Result<Page<Webhook>, Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn get(&self, project: ProjectId, id: WebhookId) -> Result<Option<Webhook>, Unexpected>;
+
+    /// Stores a new webhook with its secret.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn create(
+        &self,
+        project: ProjectId,
+        settings: &WebhookSettings,
+        secret: &WebhookSecret,
+    ) -> Result<Webhook, Unexpected>;
+
+    /// Applies the changes, as given, in one statement; enabling clears `disabled_reason` and
+    /// the failure count. `None` when the project has no such webhook.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+        changes: &WebhookChanges,
+    ) -> Result<Option<Webhook>, Unexpected>;
+
+    /// Deletes the webhook and its deliveries; `false` when there was none.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<bool, Unexpected>;
+
+    /// Replaces the secret; the replaced one keeps signing (beside the new one) until
+    /// `previous_until`. `false` when the project has no such webhook.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn rotate_secret(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+        secret: &WebhookSecret,
+        previous_until: DateTime<Utc>,
+    ) -> Result<bool, Unexpected>;
+
+    /// Which of `surveys` the project does not have.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn missing_surveys(
+        &self,
+        project: ProjectId,
+        surveys: &[SurveyId],
+    ) -> Result<Vec<SurveyId>, Unexpected>;
+
+    /// The webhook's deliveries with their attempts, newest first (ties by id, descending).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn deliveries(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        page: PageRequest,
+    ) -> Result<Page<Delivery>, Unexpected>;
+
+    /// Makes a delivery due now, with a fresh set of attempts (its past attempts stay listed).
+    /// `None` when the webhook has no such delivery.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn retry(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+    ) -> Result<Option<Delivery>, Unexpected>;
+
+    /// What signing and sending to the webhook takes, for a test send.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn signing(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+    ) -> Result<Option<SigningTarget>, Unexpected>;
+
+    /// Stores a test delivery that was sent once (delivered or failed, never retried).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn record_test(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        id: DeliveryId,
+        body: &[u8],
+        attempt: &Attempt,
+        delivered: bool,
+    ) -> Result<Delivery, Unexpected>;
+}
+
+/// Where and how a webhook's deliveries are sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SigningTarget {
+    pub url: String,
+    pub format: WebhookFormat,
+    /// The current secret first, then a rotated-out one still honoured.
+    pub secrets: Vec<WebhookSecret>,
+}
+
+/// A delivery the dispatcher claimed: nobody else attempts it until its lease ends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DueDelivery {
+    pub id: DeliveryId,
+    pub webhook: WebhookId,
+    pub target: SigningTarget,
+    /// The body of its earlier attempts; `None` before the first, when it is built from
+    /// `sources`.
+    pub body: Option<Vec<u8>>,
+    /// What the body is built from; `None` when the event is gone (then the delivery fails).
+    pub sources: Option<ResponseEventSources>,
+    /// Attempts made since it was created or retried by hand.
+    pub attempts_made: u32,
+}
+
+/// How an attempt ended, for the queue to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settlement {
+    /// The body sent, stored at the first attempt so every retry sends the same bytes.
+    pub body: Vec<u8>,
+    pub attempt: Attempt,
+    pub next: NextStep,
+    /// Switch the webhook off, saying why.
+    pub disable: Option<DisabledReason>,
+}
+
+/// What becomes of a delivery after an attempt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NextStep {
+    Delivered,
+    /// Try again at this time (or when the webhook is enabled again, if it is not).
+    RetryAt(DateTime<Utc>),
+    /// No attempts left.
+    Failed,
+}
+
+/// The deliveries every node's dispatcher drains.
+#[async_trait]
+pub trait DeliveryQueue: Send + Sync {
+    /// Claims up to `limit` due deliveries of enabled webhooks, each the oldest pending one of
+    /// its webhook (so a webhook's deliveries go out one at a time, in the order they were
+    /// made), leasing them for `lease`: a node that dies mid-send leaves its claim to be taken
+    /// again after it. Concurrent claims never return the same delivery.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected>;
+
+    /// Stores an attempt and its consequences: the delivery's state, the webhook's failure
+    /// count (reset by a delivered attempt), and the webhook switched off if asked.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected>;
+}
