@@ -2,13 +2,15 @@
 //! migrations and every storage port), the plugin upstreams (`plugin_upstream`: GitHub, GitLab,
 //! npm, the repository listing, the local plugins directory), Redis (`redis_rate_counters`: rate
 //! counts shared between nodes), JavaScript analysis (`capabilities`: a plugin's exports, read
-//! with oxc), and the node's own memory (`memory`: what it keeps in process).
+//! with oxc), the node's own memory (`memory`: what it keeps in process), and webhook receivers
+//! (`webhook_sender`: signed deliveries, with the SSRF policy enforced after DNS).
 
 mod capabilities;
 mod memory;
 mod plugin_upstream;
 mod postgres;
 mod redis_rate_counters;
+mod webhook_sender;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -27,4 +29,6 @@ pub use postgres::statement_log::STATEMENT_LOG_TARGET;
 pub use postgres::survey_responses::PgSurveyResponseRepository;
 pub use postgres::surveys::PgSurveyRepository;
 pub use postgres::tenancy::PgTenancyRepository;
+pub use postgres::webhooks::PgWebhookRepository;
 pub use redis_rate_counters::RedisRateCounters;
+pub use webhook_sender::{HttpWebhookSender, SenderSettings, SystemResolver};

@@ -33,6 +33,7 @@ use domain::rate_limit::RateLimiter;
 use domain::sdk::SdkService;
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
+use domain::webhook::WebhookService;
 
 pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
@@ -51,6 +52,7 @@ pub struct Services {
     pub survey_responses: Arc<SurveyResponseService>,
     pub rate_limiter: Arc<RateLimiter>,
     pub sdk: Arc<SdkService>,
+    pub webhooks: Arc<WebhookService>,
     pub readiness: Arc<dyn Readiness>,
 }
 
@@ -77,6 +79,7 @@ pub fn app(
         .app_data(web::Data::from(services.survey_responses))
         .app_data(web::Data::from(services.rate_limiter))
         .app_data(web::Data::from(services.sdk))
+        .app_data(web::Data::from(services.webhooks))
         .app_data(web::Data::from(services.readiness))
         .app_data(web::Data::new(metrics))
         .app_data(settings)

@@ -12,11 +12,12 @@ pub enum ScopeObject {
     Organization,
     User,
     ActivityLog,
+    Webhook,
 }
 
 impl ScopeObject {
     /// Every object, in the order documented in `docs/api.md`.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Survey,
         Self::FeatureFlag,
         Self::Plugin,
@@ -24,6 +25,7 @@ impl ScopeObject {
         Self::Organization,
         Self::User,
         Self::ActivityLog,
+        Self::Webhook,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -35,6 +37,7 @@ impl ScopeObject {
             Self::Organization => "organization",
             Self::User => "user",
             Self::ActivityLog => "activity_log",
+            Self::Webhook => "webhook",
         }
     }
 }

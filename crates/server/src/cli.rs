@@ -1,6 +1,7 @@
 //! Command-line interface: `serve`, `migrate` and `admin …`. Scripts depend on these names.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use domain::rate_limit::RateLimit;
@@ -120,6 +121,68 @@ pub struct ServeArgs {
     pub sdk: SdkArgs,
     #[command(flatten)]
     pub plugins: PluginArgs,
+    #[command(flatten)]
+    pub webhooks: WebhookArgs,
+}
+
+/// Where webhooks may send, and how this node sends them.
+#[derive(Debug, Clone, Args)]
+pub struct WebhookArgs {
+    /// Let webhooks call loopback, private, link-local and other non-public addresses, and plain
+    /// `http`: for receivers inside your own network, and for tests. Off, such URLs are refused
+    /// when saved and again after every DNS lookup when sending.
+    #[arg(long = "webhooks-allow-private", env = "BURROW_WEBHOOKS_ALLOW_PRIVATE", default_value = "false", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub allow_private: bool,
+    /// Send due deliveries from this node (every node can; they share the queue). `false` leaves
+    /// sending to the other nodes.
+    #[arg(long = "webhook-dispatch", env = "BURROW_WEBHOOK_DISPATCH", default_value = "true", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    pub dispatch: bool,
+    /// Seconds one attempt may take, connection to answer.
+    #[arg(long = "webhook-timeout-secs", env = "BURROW_WEBHOOK_TIMEOUT_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub timeout_secs: u64,
+    /// The waits between a delivery's attempts, comma-separated (`5s,30s,2m,…`); a delivery
+    /// fails after the last. Default: about a day, see docs/operations.md.
+    #[arg(long = "webhook-retry-delays", env = "BURROW_WEBHOOK_RETRY_DELAYS", value_parser = parse_delays)]
+    pub retry_delays: Option<RetryDelays>,
+    /// Milliseconds between looks at the queue when nothing was due.
+    #[arg(long = "webhook-poll-ms", env = "BURROW_WEBHOOK_POLL_MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    pub poll_ms: u64,
+}
+
+impl Default for WebhookArgs {
+    fn default() -> Self {
+        Self {
+            allow_private: false,
+            dispatch: true,
+            timeout_secs: 15,
+            retry_delays: None,
+            poll_ms: 500,
+        }
+    }
+}
+
+/// A retry schedule as given on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetryDelays(pub Vec<Duration>);
+
+/// `5s,30s,2m`: humantime durations, each at most a week.
+fn parse_delays(text: &str) -> Result<RetryDelays, String> {
+    let delays = text
+        .split(',')
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let delay = humantime::parse_duration(part).map_err(|error| format!("{part}: {error}"))?;
+            if delay > Duration::from_secs(7 * 24 * 3600) {
+                return Err(format!("{part}: longer than a week"));
+            }
+            Ok(delay)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if delays.len() > 50 {
+        return Err("at most 50 delays".to_owned());
+    }
+    Ok(RetryDelays(delays))
 }
 
 /// How the SDK endpoints (remote config, `/flags`, the survey feed, local evaluation, capture's

@@ -10,7 +10,8 @@ use adapters::{
     Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, MokaPatterns, OxcSourceAnalyzer,
     PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
     PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
-    PoolSettings, RedisRateCounters, UpstreamSettings, listen_for_sdk_changes,
+    PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings, SystemResolver,
+    HttpWebhookSender, UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -21,17 +22,21 @@ use domain::rate_limit::{RateCounters, RateLimiter};
 use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSources};
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
+use domain::webhook::{
+    DispatchSettings, RetrySchedule, TargetPolicy, WebhookDispatcher, WebhookService,
+};
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
 
-use crate::cli::{PluginArgs, ServeArgs};
+use crate::cli::{PluginArgs, ServeArgs, WebhookArgs};
 
 /// A bound, not yet running server.
 pub struct Application {
     port: u16,
     server: Server,
-    /// Hears what changes SDK snapshots, while the server runs; `None` when none are kept.
-    sdk_listener: Option<BoxFuture<'static, ()>>,
+    /// What runs beside the server while it serves: the listener that hears what changes SDK
+    /// snapshots (when they are kept) and the webhook dispatcher (when this node sends).
+    background: Vec<BoxFuture<'static, ()>>,
 }
 
 impl Application {
@@ -47,11 +52,16 @@ impl Application {
                 timeout: Duration::from_millis(args.db_timeout_ms),
             },
         )?;
-        let services = services(database.clone(), args)?;
-        let sdk_listener = services.sdk.keeps_snapshots().then(|| {
+        let webhooks = Webhooks::new(database.clone(), &args.webhooks)?;
+        let services = services(database.clone(), args, &webhooks)?;
+        let mut background = Vec::new();
+        if services.sdk.keeps_snapshots() {
             let invalidation: Arc<dyn SnapshotInvalidation> = services.sdk.clone();
-            listen_for_sdk_changes(database, invalidation).boxed()
-        });
+            background.push(listen_for_sdk_changes(database, invalidation).boxed());
+        }
+        if args.webhooks.dispatch {
+            background.push(webhooks.dispatch(&args.webhooks).boxed());
+        }
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
@@ -88,7 +98,7 @@ impl Application {
         Ok(Self {
             port,
             server,
-            sdk_listener,
+            background,
         })
     }
 
@@ -101,16 +111,92 @@ impl Application {
     /// # Errors
     /// When the server fails.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
-        let listener = self.sdk_listener.map(tokio::spawn);
+        let background: Vec<_> = self.background.into_iter().map(tokio::spawn).collect();
         let served = self.server.await;
-        if let Some(listener) = listener {
-            listener.abort();
+        // A delivery cut off mid-send stays claimed until its lease ends, then is sent again.
+        for task in background {
+            task.abort();
         }
         served
     }
 }
 
-fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Services> {
+/// The webhook adapters, shared by the API's service and this node's dispatcher.
+struct Webhooks {
+    store: Arc<PgWebhookRepository>,
+    sender: Arc<HttpWebhookSender>,
+    policy: TargetPolicy,
+}
+
+impl Webhooks {
+    fn new(database: Database, args: &WebhookArgs) -> anyhow::Result<Self> {
+        let policy = TargetPolicy {
+            allow_private: args.allow_private,
+        };
+        Ok(Self {
+            store: Arc::new(PgWebhookRepository::new(database)),
+            sender: Arc::new(
+                HttpWebhookSender::new(SenderSettings {
+                    policy,
+                    timeout: Duration::from_secs(args.timeout_secs),
+                })
+                .context("building the webhook sender")?,
+            ),
+            policy,
+        })
+    }
+
+    fn service(&self) -> WebhookService {
+        WebhookService::new(
+            self.store.clone(),
+            Arc::new(SystemResolver),
+            self.sender.clone(),
+            self.policy,
+        )
+    }
+
+    /// Sends due deliveries for as long as the server runs: at once while there are more, else
+    /// after the poll interval.
+    fn dispatch(&self, args: &WebhookArgs) -> impl Future<Output = ()> + Send + 'static {
+        let timeout = Duration::from_secs(args.timeout_secs);
+        let dispatcher = WebhookDispatcher::new(
+            self.store.clone(),
+            self.sender.clone(),
+            DispatchSettings {
+                batch: WEBHOOK_BATCH,
+                // Longer than an attempt can take, so a live node settles before its lease ends.
+                lease: timeout + Duration::from_secs(30),
+                schedule: args
+                    .retry_delays
+                    .clone()
+                    .map_or_else(RetrySchedule::default, |delays| RetrySchedule::new(delays.0)),
+            },
+        );
+        let poll = Duration::from_millis(args.poll_ms);
+        async move {
+            loop {
+                match dispatcher.dispatch_due().await {
+                    Ok(0) => tokio::time::sleep(poll).await,
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(error = %error, "sending webhook deliveries");
+                        tokio::time::sleep(poll).await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Deliveries one round of a node's dispatcher claims and sends concurrently (each to a
+/// different webhook).
+const WEBHOOK_BATCH: u32 = 32;
+
+fn services(
+    database: Database,
+    args: &ServeArgs,
+    webhooks: &Webhooks,
+) -> anyhow::Result<api::Services> {
     let plugins = &args.plugins;
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
@@ -161,6 +247,7 @@ fn services(database: Database, args: &ServeArgs) -> anyhow::Result<api::Service
             surveys.clone(),
         )),
         surveys,
+        webhooks: Arc::new(webhooks.service()),
         readiness: Arc::new(database),
     })
 }

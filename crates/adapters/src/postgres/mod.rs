@@ -19,4 +19,5 @@ pub(crate) mod surveys;
 pub(crate) mod tenancy;
 pub(crate) mod text;
 pub(crate) mod transaction;
+pub(crate) mod webhooks;
 pub(crate) mod whole_surveys;

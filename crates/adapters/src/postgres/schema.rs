@@ -261,3 +261,56 @@ diesel::table! {
         updated_at -> Timestamptz,
     }
 }
+
+diesel::table! {
+    webhooks (id) {
+        id -> Uuid,
+        project_id -> Int4,
+        url -> Text,
+        events -> Array<Text>,
+        survey_ids -> Nullable<Array<Uuid>>,
+        format -> Varchar,
+        enabled -> Bool,
+        disabled_reason -> Nullable<Varchar>,
+        description -> Text,
+        secret -> Text,
+        previous_secret -> Nullable<Text>,
+        previous_secret_expires_at -> Nullable<Timestamptz>,
+        consecutive_failures -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        id -> Uuid,
+        seq -> Int8,
+        webhook_id -> Uuid,
+        project_id -> Int4,
+        kind -> Varchar,
+        event_uuid -> Nullable<Uuid>,
+        survey_id -> Nullable<Varchar>,
+        submission_key -> Nullable<Varchar>,
+        state -> Varchar,
+        attempts_made -> Int4,
+        next_attempt_at -> Timestamptz,
+        body -> Nullable<Bytea>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (id) {
+        id -> Int8,
+        delivery_id -> Uuid,
+        attempted_at -> Timestamptz,
+        status_code -> Nullable<Int2>,
+        error -> Nullable<Text>,
+        duration_ms -> Int4,
+    }
+}
+
+diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
+diesel::joinable!(webhook_attempts -> webhook_deliveries (delivery_id));
+diesel::allow_tables_to_appear_in_same_query!(webhooks, webhook_deliveries, webhook_attempts);

@@ -22,6 +22,7 @@ use domain::survey_response::{
     SurveyEventKind, SurveyResponse, SurveyResponseRepository,
 };
 use domain::tenancy::ProjectId;
+use domain::webhook::completes;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
@@ -111,14 +112,18 @@ const COUNTER_SLOTS: i32 = 16;
 /// submission's response (a later send replaces it, an earlier one does not); new responses are
 /// added to the survey's counter in the slot of this connection (`pg_backend_pid()`: a
 /// connection runs one statement at a time, and a pool's connections, opened together, mostly
-/// have consecutive pids, so concurrent captures add to different rows); and the person sets are
-/// merged with jsonb `||`. Every input is an array, so a batch of any size takes these 15
-/// parameters (PostgreSQL allows 65,535).
+/// have consecutive pids, so concurrent captures add to different rows); the person sets are
+/// merged with jsonb `||`; and each new send becomes a delivery for every enabled webhook of the
+/// project that subscribes to it (the webhook outbox: an acknowledged answer is delivered even
+/// if the process dies next; a project without webhooks pays one index probe). Every input is
+/// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535).
 ///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
-/// persons), each in key order (the arrays arrive sorted; `ORDER BY` where SQL regroups), so
-/// they may wait on each other but never deadlock. That order is the final `SELECT`'s: its
-/// subqueries run in turn, each reading its step to the end.
+/// persons; deliveries only insert), each in key order (the arrays arrive sorted; `ORDER BY`
+/// where SQL regroups), so they may wait on each other but never deadlock. That order is the
+/// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Deliveries are
+/// inserted in each webhook's order (event time, then created/updated before completed), which
+/// their `seq` keeps.
 const RECORD_CAPTURE: &str = "
 WITH inserted AS (
     INSERT INTO survey_events
@@ -148,7 +153,7 @@ responses AS (
         answers = EXCLUDED.answers,
         completed = EXCLUDED.completed
     WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
-    RETURNING r.survey_id, (r.xmax = 0) AS added
+    RETURNING r.survey_id, r.submission_key, (r.xmax = 0) AS added
 ),
 counted AS (
     INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses)
@@ -170,9 +175,35 @@ merged AS (
         updated_at = now()
     RETURNING distinct_id
 )
+sends AS (
+    SELECT e.uuid, e.survey_id, e.timestamp, w.submission_key, w.earliest, w.completes
+    FROM unnest($16::uuid[], $17::varchar[], $18::bool[], $19::bool[])
+        AS w(uuid, submission_key, earliest, completes)
+    JOIN inserted e ON e.uuid = w.uuid
+),
+outbox AS (
+    INSERT INTO webhook_deliveries
+        (id, webhook_id, project_id, kind, event_uuid, survey_id, submission_key)
+    SELECT gen_random_uuid(), w.id, $1, k.kind, s.uuid, s.survey_id, s.submission_key
+    FROM sends s
+    CROSS JOIN LATERAL (VALUES
+        (1, CASE WHEN s.earliest AND EXISTS (
+                SELECT 1 FROM responses r
+                WHERE r.survey_id = s.survey_id AND r.submission_key = s.submission_key
+                  AND r.added)
+            THEN 'survey_response.created' ELSE 'survey_response.updated' END),
+        (2, CASE WHEN s.completes THEN 'survey_response.completed' END)
+    ) AS k(rank, kind)
+    JOIN webhooks w ON w.project_id = $1 AND w.enabled AND k.kind = ANY(w.events)
+        AND (w.survey_ids IS NULL OR s.survey_id = ANY(w.survey_ids::text[]))
+    WHERE k.kind IS NOT NULL
+    ORDER BY w.id, s.timestamp, s.uuid, k.rank
+    RETURNING 1
+)
 SELECT (SELECT count(*) FROM inserted) AS stored,
        (SELECT count(*) FROM counted) AS counted_surveys,
-       (SELECT count(*) FROM merged) AS merged_persons";
+       (SELECT count(*) FROM merged) AS merged_persons,
+       (SELECT count(*) FROM outbox) AS deliveries";
 
 /// Adds `$3` (1 or -1) to a survey's archived count, which lives in slot 0 (see the migration):
 /// archiving is rare enough not to need spreading. Slot 0 may have no row yet when a response
@@ -275,6 +306,42 @@ fn latest_sends<'a>(
         .collect()
 }
 
+/// A send as the webhook outbox needs it.
+struct WebhookSend {
+    uuid: Uuid,
+    submission_key: String,
+    /// The batch's earliest send of its submission: it created the response if the statement
+    /// inserted one.
+    earliest: bool,
+    completes: bool,
+}
+
+/// Every send of the batch, marking each submission's earliest (by time, then uuid).
+fn webhook_sends(events: &[SurveyEvent]) -> Vec<WebhookSend> {
+    let mut earliest: BTreeMap<(&str, String), (DateTime<Utc>, Uuid)> = BTreeMap::new();
+    for event in events.iter().filter(|e| e.kind == SurveyEventKind::Sent) {
+        let at = (event.timestamp, event.uuid);
+        earliest
+            .entry((event.survey_id.as_str(), event.submission_key()))
+            .and_modify(|first| *first = (*first).min(at))
+            .or_insert(at);
+    }
+    events
+        .iter()
+        .filter(|e| e.kind == SurveyEventKind::Sent)
+        .map(|event| {
+            let submission_key = event.submission_key();
+            let first = earliest.get(&(event.survey_id.as_str(), submission_key.clone()));
+            WebhookSend {
+                uuid: event.uuid,
+                earliest: first == Some(&(event.timestamp, event.uuid)),
+                submission_key,
+                completes: completes(event),
+            }
+        })
+        .collect()
+}
+
 /// The person sets as stored (`text.rs`), keyed by distinct id so persons are locked in key
 /// order; sets whose ids are stored alike are merged in turn, as the statement could not upsert
 /// one person twice.
@@ -369,6 +436,7 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         }
         let events: Vec<SurveyEvent> = unique.into_values().map(storable).collect();
         let sends = latest_sends(events.iter());
+        let outbox = webhook_sends(&events);
         let (distinct_ids, properties): (Vec<String>, Vec<Value>) = storable_sets(person_sets)
             .into_iter()
             .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
@@ -390,6 +458,10 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
             .bind::<Int4, _>(COUNTER_SLOTS)
             .bind::<Array<Text>, _>(distinct_ids)
             .bind::<Array<Jsonb>, _>(properties)
+            .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
+            .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
+            .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
+            .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes))
             .get_result(&mut conn)
             .await
             .during("recording a capture")?;

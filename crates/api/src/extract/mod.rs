@@ -14,5 +14,5 @@ pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginat
 pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{
     ActivityLogs, ExtractorScope, FeatureFlags, Organizations, Plugins, Projects, ScopeRequirement,
-    Surveys, Users, required_scope,
+    Surveys, Users, Webhooks, required_scope,
 };

@@ -6,6 +6,7 @@ use domain::feature_flag::FlagId;
 use domain::plugin::PluginId;
 use domain::plugin_config::PluginConfigId;
 use domain::survey::SurveyId;
+use domain::webhook::{DeliveryId, WebhookId};
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -47,6 +48,22 @@ impl PathId for PluginConfigId {
 
     fn parse(raw: &str) -> Option<Self> {
         raw.parse().ok().map(Self)
+    }
+}
+
+impl PathId for WebhookId {
+    const SEGMENT: &'static str = "webhook_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        Uuid::parse_str(raw).ok().map(Self)
+    }
+}
+
+impl PathId for DeliveryId {
+    const SEGMENT: &'static str = "delivery_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        Uuid::parse_str(raw).ok().map(Self)
     }
 }
 

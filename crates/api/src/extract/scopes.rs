@@ -72,6 +72,14 @@ impl ScopedResource for ActivityLogs {
     const OBJECT: ScopeObject = ScopeObject::ActivityLog;
 }
 
+/// `webhook:read` / `webhook:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Webhooks {}
+
+impl ScopedResource for Webhooks {
+    const OBJECT: ScopeObject = ScopeObject::Webhook;
+}
+
 /// The scope a request on `object` with `method` needs: GET, HEAD and OPTIONS read, every other
 /// method writes (PostHog's action mapping). The extractors and the route table both ask here.
 pub fn required_scope(object: ScopeObject, method: &Method) -> RequiredScope {

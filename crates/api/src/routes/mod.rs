@@ -21,6 +21,7 @@ mod survey_responses;
 mod surveys;
 mod table;
 mod users;
+mod webhooks;
 
 use std::fmt;
 

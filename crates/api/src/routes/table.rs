@@ -9,7 +9,7 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 use super::{
     ResourceSpec, api_schema, capture, feature_flags, flag_definitions, flags, health,
     organizations, personal_api_keys, plugin_configs, plugins, projects, public_surveys,
-    sdk_config, static_assets, survey_responses, surveys, users,
+    sdk_config, static_assets, survey_responses, surveys, users, webhooks,
 };
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
@@ -20,6 +20,7 @@ use plugins::PluginResponse;
 use projects::ProjectResponse;
 use survey_responses::{ResponseBody, StatsBody};
 use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
+use webhooks::{DeliveryResponse, WebhookResponse, WebhookWithSecret, WebhookWrite};
 
 /// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
 /// prefix), and no two patterns match the same path, so the order of entries does not matter
@@ -485,7 +486,69 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let surveys = |id, summary| Operation::new("surveys", id, summary);
     let flags = |id, summary| Operation::new("feature_flags", id, summary);
     let configs = |id, summary| Operation::new("plugin_configs", id, summary);
+    let hooks = |id, summary| Operation::new("webhooks", id, summary);
+    let all_webhooks = format!("{project}/webhooks");
+    let webhook = format!("{all_webhooks}/{{webhook_id}}");
     vec![
+        ResourceSpec::at(all_webhooks.clone())
+            .route(
+                Method::GET,
+                webhooks::list,
+                hooks("webhooks_list", "The project's webhooks, newest first")
+                    .paginated::<WebhookResponse>(),
+            )
+            .route(
+                Method::POST,
+                webhooks::create,
+                hooks("webhooks_create", "Create a webhook (answers its secret, once)")
+                    .body::<WebhookWrite>()
+                    .created::<WebhookWithSecret>(),
+            ),
+        ResourceSpec::at(webhook.clone())
+            .route(
+                Method::GET,
+                webhooks::retrieve,
+                hooks("webhooks_retrieve", "One webhook").ok::<WebhookResponse>(),
+            )
+            .route(
+                Method::PATCH,
+                webhooks::update,
+                hooks("webhooks_partial_update", "Change a webhook")
+                    .body::<WebhookWrite>()
+                    .ok::<WebhookResponse>(),
+            )
+            .route(
+                Method::DELETE,
+                webhooks::delete,
+                hooks("webhooks_destroy", "Delete a webhook and its deliveries").no_content(),
+            ),
+        ResourceSpec::at(format!("{webhook}/rotate_secret")).route(
+            Method::POST,
+            webhooks::rotate_secret,
+            hooks(
+                "webhooks_rotate_secret",
+                "A new secret (the old one signs beside it for 24 hours)",
+            )
+            .ok::<WebhookWithSecret>(),
+        ),
+        ResourceSpec::at(format!("{webhook}/test")).route(
+            Method::POST,
+            webhooks::test,
+            hooks("webhooks_test", "Send a sample `webhook.test` event now")
+                .ok::<DeliveryResponse>(),
+        ),
+        ResourceSpec::at(format!("{webhook}/deliveries")).route(
+            Method::GET,
+            webhooks::deliveries,
+            hooks("webhooks_deliveries", "The webhook's deliveries, newest first, with attempts")
+                .paginated::<DeliveryResponse>(),
+        ),
+        ResourceSpec::at(format!("{webhook}/deliveries/{{delivery_id}}/retry")).route(
+            Method::POST,
+            webhooks::retry,
+            hooks("webhooks_deliveries_retry", "Make a delivery due now, with fresh attempts")
+                .ok::<DeliveryResponse>(),
+        ),
         ResourceSpec::at(all_surveys.clone())
             .route(
                 Method::GET,

@@ -1,0 +1,717 @@
+//! `WebhookRepository` and `DeliveryQueue` over `webhooks`, `webhook_deliveries` and
+//! `webhook_attempts`. Deliveries of response events are inserted by the capture statement
+//! (`survey_responses.rs`); here they are claimed, settled, listed and retried.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{
+    Array, Bool, Bytea, Double, Int2, Int4, Int8, Jsonb, Nullable, Text, Timestamptz,
+    Uuid as SqlUuid, Varchar,
+};
+use diesel_async::RunQueryDsl;
+use domain::Unexpected;
+use domain::ports::{Page, PageRequest};
+use domain::survey::{Questions, SurveyId};
+use domain::survey_response::{SurveyEvent, SurveyEventKind};
+use domain::tenancy::ProjectId;
+use domain::webhook::{
+    Attempt, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason, DueDelivery,
+    NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
+    WebhookChanges, WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret,
+    WebhookSettings,
+};
+use domain::webhook::Delivery;
+use serde_json::Value;
+use uuid::Uuid;
+
+use crate::postgres::database::Database;
+use crate::postgres::errors::StorageContext;
+use crate::postgres::paging::{page, window};
+use crate::postgres::schema::{surveys, webhook_attempts, webhook_deliveries, webhooks};
+
+/// Webhooks and their delivery queue, in PostgreSQL.
+pub struct PgWebhookRepository {
+    database: Database,
+}
+
+impl PgWebhookRepository {
+    /// A repository over the shared pool.
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+}
+
+/// A webhook as stored, less its secrets.
+#[derive(Queryable, Selectable, QueryableByName)]
+#[diesel(table_name = webhooks, check_for_backend(diesel::pg::Pg))]
+struct WebhookRow {
+    id: Uuid,
+    project_id: i32,
+    url: String,
+    events: Vec<String>,
+    survey_ids: Option<Vec<Uuid>>,
+    format: String,
+    enabled: bool,
+    disabled_reason: Option<String>,
+    description: String,
+    consecutive_failures: i32,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl From<WebhookRow> for Webhook {
+    fn from(row: WebhookRow) -> Self {
+        Self {
+            id: WebhookId(row.id),
+            project_id: ProjectId(row.project_id),
+            settings: WebhookSettings {
+                url: row.url,
+                events: row
+                    .events
+                    .iter()
+                    .filter_map(|event| WebhookEvent::parse(event))
+                    .collect(),
+                survey_ids: row
+                    .survey_ids
+                    .map(|ids| ids.into_iter().map(SurveyId).collect()),
+                format: WebhookFormat::parse(&row.format).unwrap_or_default(),
+                enabled: row.enabled,
+                description: row.description,
+            },
+            disabled_reason: row
+                .disabled_reason
+                .as_deref()
+                .and_then(DisabledReason::parse),
+            consecutive_failures: row.consecutive_failures.unsigned_abs(),
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = webhook_deliveries, check_for_backend(diesel::pg::Pg))]
+struct DeliveryRow {
+    id: Uuid,
+    webhook_id: Uuid,
+    kind: String,
+    event_uuid: Option<Uuid>,
+    survey_id: Option<String>,
+    state: String,
+    next_attempt_at: DateTime<Utc>,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = webhook_attempts, check_for_backend(diesel::pg::Pg))]
+struct AttemptRow {
+    delivery_id: Uuid,
+    attempted_at: DateTime<Utc>,
+    status_code: Option<i16>,
+    error: Option<String>,
+    duration_ms: i32,
+}
+
+impl From<AttemptRow> for Attempt {
+    fn from(row: AttemptRow) -> Self {
+        Self {
+            at: row.attempted_at,
+            status_code: row.status_code.and_then(|code| u16::try_from(code).ok()),
+            error: row.error,
+            duration_ms: row.duration_ms.unsigned_abs().into(),
+        }
+    }
+}
+
+fn delivery(row: DeliveryRow, attempts: Vec<Attempt>) -> Delivery {
+    let state = DeliveryState::parse(&row.state).unwrap_or(DeliveryState::Pending);
+    Delivery {
+        id: DeliveryId(row.id),
+        webhook_id: WebhookId(row.webhook_id),
+        kind: DeliveryKind::parse(&row.kind).unwrap_or(DeliveryKind::Test),
+        event_uuid: row.event_uuid,
+        survey_id: row.survey_id,
+        state,
+        next_attempt_at: (state == DeliveryState::Pending).then_some(row.next_attempt_at),
+        attempts,
+        created_at: row.created_at,
+    }
+}
+
+/// A claimed delivery with what its first attempt builds the body from.
+#[derive(QueryableByName)]
+struct ClaimedRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    webhook_id: Uuid,
+    #[diesel(sql_type = Int4)]
+    project_id: i32,
+    #[diesel(sql_type = Varchar)]
+    kind: String,
+    #[diesel(sql_type = Nullable<Bytea>)]
+    body: Option<Vec<u8>>,
+    #[diesel(sql_type = Int4)]
+    attempts_made: i32,
+    #[diesel(sql_type = Text)]
+    url: String,
+    #[diesel(sql_type = Varchar)]
+    format: String,
+    #[diesel(sql_type = Text)]
+    secret: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    previous_secret: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    event_uuid: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Varchar>)]
+    survey_id: Option<String>,
+    #[diesel(sql_type = Nullable<Varchar>)]
+    distinct_id: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    timestamp: Option<DateTime<Utc>>,
+    #[diesel(sql_type = Nullable<Varchar>)]
+    submission_id: Option<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    properties: Option<Value>,
+    #[diesel(sql_type = Nullable<Varchar>)]
+    survey_name: Option<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    questions: Option<Value>,
+    #[diesel(sql_type = Array<SqlUuid>)]
+    submission_events: Vec<Uuid>,
+}
+
+impl ClaimedRow {
+    fn into_due(self) -> DueDelivery {
+        let mut secrets = vec![WebhookSecret::from_stored(self.secret)];
+        secrets.extend(self.previous_secret.map(WebhookSecret::from_stored));
+        let event = match (
+            self.event_uuid,
+            self.distinct_id,
+            self.timestamp,
+            self.properties,
+        ) {
+            (Some(uuid), Some(distinct_id), Some(timestamp), Some(Value::Object(properties))) => {
+                Some(SurveyEvent {
+                    uuid,
+                    kind: SurveyEventKind::Sent,
+                    survey_id: self.survey_id.clone().unwrap_or_default(),
+                    distinct_id,
+                    timestamp,
+                    submission_id: self.submission_id,
+                    properties,
+                })
+            }
+            _ => None,
+        };
+        let sources = match (event, DeliveryKind::parse(&self.kind)) {
+            (Some(event), Some(DeliveryKind::Response(event_type))) => Some(ResponseEventSources {
+                event_type,
+                project: ProjectId(self.project_id),
+                event,
+                survey: self.survey_name.map(|name| PayloadSurvey {
+                    name,
+                    questions: self
+                        .questions
+                        .as_ref()
+                        .and_then(|questions| serde_json::from_value::<Questions>(questions.clone()).ok()),
+                }),
+                submission_events: self.submission_events,
+            }),
+            _ => None,
+        };
+        DueDelivery {
+            id: DeliveryId(self.id),
+            webhook: WebhookId(self.webhook_id),
+            target: SigningTarget {
+                url: self.url,
+                format: WebhookFormat::parse(&self.format).unwrap_or_default(),
+                secrets,
+            },
+            body: self.body,
+            sources,
+            attempts_made: self.attempts_made.unsigned_abs(),
+        }
+    }
+}
+
+/// Claims up to `$1` due deliveries, leasing them for `$2` seconds: each the oldest pending one
+/// of an enabled webhook (`seq`), locked with `SKIP LOCKED` so concurrent claims (every node
+/// runs one) take different rows; a claimed delivery stays pending with a later
+/// `next_attempt_at`, which keeps its webhook's later deliveries waiting behind it. Before a
+/// first attempt it brings what the body is built from: the event, its survey, and the sends of
+/// its submission up to it.
+const CLAIM_DUE: &str = "
+WITH due AS (
+    SELECT d.id FROM webhook_deliveries d
+    JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
+    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
+      AND NOT EXISTS (
+          SELECT 1 FROM webhook_deliveries e
+          WHERE e.webhook_id = d.webhook_id AND e.state = 'pending' AND e.seq < d.seq)
+    ORDER BY d.next_attempt_at
+    LIMIT $1
+    FOR UPDATE OF d SKIP LOCKED
+),
+claimed AS (
+    UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2)
+    FROM due WHERE d.id = due.id
+    RETURNING d.id, d.webhook_id, d.project_id, d.kind, d.body, d.attempts_made, d.event_uuid,
+              d.survey_id
+)
+SELECT c.id, c.webhook_id, c.project_id, c.kind, c.body, c.attempts_made, w.url, w.format,
+       w.secret,
+       CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END
+           AS previous_secret,
+       c.event_uuid, c.survey_id, e.distinct_id, e.timestamp, e.submission_id, e.properties,
+       s.name AS survey_name, s.questions,
+       CASE
+           WHEN e.uuid IS NULL THEN '{}'::uuid[]
+           WHEN e.submission_id IS NULL THEN ARRAY[e.uuid]
+           ELSE ARRAY(
+               SELECT x.uuid FROM survey_events x
+               WHERE x.project_id = e.project_id AND x.survey_id = e.survey_id
+                 AND x.event = 'survey sent' AND x.submission_id = e.submission_id
+                 AND (x.timestamp, x.uuid) <= (e.timestamp, e.uuid)
+               ORDER BY x.timestamp, x.uuid)
+       END AS submission_events
+FROM claimed c
+JOIN webhooks w ON w.id = c.webhook_id
+LEFT JOIN survey_events e
+    ON c.body IS NULL AND e.project_id = c.project_id AND e.uuid = c.event_uuid
+LEFT JOIN surveys s
+    ON c.body IS NULL AND s.project_id = c.project_id
+   AND s.id = CASE WHEN c.survey_id ~* '^[0-9a-f]{8}-?([0-9a-f]{4}-?){3}[0-9a-f]{12}$'
+                   THEN c.survey_id::uuid END";
+
+/// Stores one attempt (`$1` the delivery) and its consequences in one statement: the delivery's
+/// state, due time (unchanged when `$7` is null), count and body (kept from the first attempt);
+/// the webhook's failure count (reset by a delivered attempt) and, when `$10` names a reason,
+/// the webhook switched off. A delivery deleted meanwhile (with its webhook) stores nothing.
+const SETTLE: &str = "
+WITH delivery AS (
+    UPDATE webhook_deliveries
+    SET state = $6, next_attempt_at = coalesce($7, next_attempt_at),
+        attempts_made = attempts_made + 1, body = coalesce(body, $8)
+    WHERE id = $1
+    RETURNING webhook_id
+),
+attempt AS (
+    INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+    SELECT $1, $2, $3, $4, $5 FROM delivery
+)
+UPDATE webhooks w
+SET consecutive_failures = CASE WHEN $9 THEN 0 ELSE w.consecutive_failures + 1 END,
+    enabled = w.enabled AND $10::varchar IS NULL,
+    disabled_reason = coalesce($10, w.disabled_reason)
+FROM delivery WHERE w.id = delivery.webhook_id";
+
+/// Applies a PATCH in one statement; `$8` (enabled) true also clears what disabled it.
+const UPDATE_WEBHOOK: &str = "
+UPDATE webhooks SET
+    url = coalesce($3, url),
+    events = coalesce($4, events),
+    survey_ids = CASE WHEN $5 THEN $6 ELSE survey_ids END,
+    format = coalesce($7, format),
+    enabled = coalesce($8, enabled),
+    disabled_reason = CASE WHEN $8 THEN NULL ELSE disabled_reason END,
+    consecutive_failures = CASE WHEN $8 THEN 0 ELSE consecutive_failures END,
+    description = coalesce($9, description),
+    updated_at = now()
+WHERE project_id = $1 AND id = $2
+RETURNING id, project_id, url, events, survey_ids, format, enabled, disabled_reason,
+          description, consecutive_failures, created_at, updated_at";
+
+/// A test delivery, sent once already, with its attempt.
+const RECORD_TEST: &str = "
+WITH delivery AS (
+    INSERT INTO webhook_deliveries (id, webhook_id, project_id, kind, state, attempts_made, body)
+    SELECT $1, w.id, w.project_id, 'webhook.test', $4, 1, $5
+    FROM webhooks w WHERE w.project_id = $2 AND w.id = $3
+    RETURNING id
+)
+INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+SELECT id, $6, $7, $8, $9 FROM delivery";
+
+fn event_names(events: &[WebhookEvent]) -> Vec<&'static str> {
+    events.iter().map(|event| event.as_str()).collect()
+}
+
+fn survey_uuids(surveys: &[SurveyId]) -> Vec<Uuid> {
+    surveys.iter().map(|survey| survey.0).collect()
+}
+
+fn attempt_columns(attempt: &Attempt) -> (Option<i16>, i32) {
+    (
+        attempt.status_code.and_then(|code| i16::try_from(code).ok()),
+        i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX),
+    )
+}
+
+#[async_trait]
+impl WebhookRepository for PgWebhookRepository {
+    async fn list(
+        &self,
+        project: ProjectId,
+        page_request: PageRequest,
+    ) -> Result<Page<Webhook>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let count = webhooks::table
+            .filter(webhooks::project_id.eq(project.0))
+            .count()
+            .get_result::<i64>(&mut conn)
+            .await
+            .during("counting webhooks")?;
+        let rows = window(
+            webhooks::table
+                .filter(webhooks::project_id.eq(project.0))
+                .order((webhooks::created_at.desc(), webhooks::id.desc()))
+                .select(WebhookRow::as_select()),
+            page_request,
+        )
+        .load::<WebhookRow>(&mut conn)
+        .await
+        .during("listing webhooks")?;
+        Ok(page(count, rows.into_iter().map(Webhook::from).collect()))
+    }
+
+    async fn get(&self, project: ProjectId, id: WebhookId) -> Result<Option<Webhook>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = webhooks::table
+            .filter(webhooks::project_id.eq(project.0))
+            .filter(webhooks::id.eq(id.0))
+            .select(WebhookRow::as_select())
+            .first::<WebhookRow>(&mut conn)
+            .await
+            .optional()
+            .during("reading a webhook")?;
+        Ok(row.map(Webhook::from))
+    }
+
+    async fn create(
+        &self,
+        project: ProjectId,
+        settings: &WebhookSettings,
+        secret: &WebhookSecret,
+    ) -> Result<Webhook, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = diesel::insert_into(webhooks::table)
+            .values((
+                webhooks::id.eq(Uuid::now_v7()),
+                webhooks::project_id.eq(project.0),
+                webhooks::url.eq(&settings.url),
+                webhooks::events.eq(event_names(&settings.events)),
+                webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
+                webhooks::format.eq(settings.format.as_str()),
+                webhooks::enabled.eq(settings.enabled),
+                webhooks::description.eq(&settings.description),
+                webhooks::secret.eq(secret.expose()),
+            ))
+            .returning(WebhookRow::as_returning())
+            .get_result::<WebhookRow>(&mut conn)
+            .await
+            .during("creating a webhook")?;
+        Ok(row.into())
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+        changes: &WebhookChanges,
+    ) -> Result<Option<Webhook>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = diesel::sql_query(UPDATE_WEBHOOK)
+            .bind::<Int4, _>(project.0)
+            .bind::<SqlUuid, _>(id.0)
+            .bind::<Nullable<Text>, _>(changes.url.as_deref())
+            .bind::<Nullable<Array<Text>>, _>(changes.events.as_deref().map(event_names))
+            .bind::<Bool, _>(changes.survey_ids.is_some())
+            .bind::<Nullable<Array<SqlUuid>>, _>(
+                changes.survey_ids.as_ref().and_then(|ids| ids.as_deref().map(survey_uuids)),
+            )
+            .bind::<Nullable<Varchar>, _>(changes.format.map(WebhookFormat::as_str))
+            .bind::<Nullable<Bool>, _>(changes.enabled)
+            .bind::<Nullable<Text>, _>(changes.description.as_deref())
+            .get_result::<WebhookRow>(&mut conn)
+            .await
+            .optional()
+            .during("changing a webhook")?;
+        Ok(row.map(Webhook::from))
+    }
+
+    async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<bool, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let deleted = diesel::delete(
+            webhooks::table
+                .filter(webhooks::project_id.eq(project.0))
+                .filter(webhooks::id.eq(id.0)),
+        )
+        .execute(&mut conn)
+        .await
+        .during("deleting a webhook")?;
+        Ok(deleted > 0)
+    }
+
+    async fn rotate_secret(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+        secret: &WebhookSecret,
+        previous_until: DateTime<Utc>,
+    ) -> Result<bool, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let rotated = diesel::update(
+            webhooks::table
+                .filter(webhooks::project_id.eq(project.0))
+                .filter(webhooks::id.eq(id.0)),
+        )
+        .set((
+            webhooks::previous_secret.eq(webhooks::secret.nullable()),
+            webhooks::previous_secret_expires_at.eq(previous_until),
+            webhooks::secret.eq(secret.expose()),
+            webhooks::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(&mut conn)
+        .await
+        .during("rotating a webhook's secret")?;
+        Ok(rotated > 0)
+    }
+
+    async fn missing_surveys(
+        &self,
+        project: ProjectId,
+        wanted: &[SurveyId],
+    ) -> Result<Vec<SurveyId>, Unexpected> {
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.database.connection().await?;
+        let found: Vec<Uuid> = surveys::table
+            .filter(surveys::project_id.eq(project.0))
+            .filter(surveys::id.eq_any(survey_uuids(wanted)))
+            .select(surveys::id)
+            .load(&mut conn)
+            .await
+            .during("checking a webhook's surveys")?;
+        Ok(wanted
+            .iter()
+            .filter(|survey| !found.contains(&survey.0))
+            .copied()
+            .collect())
+    }
+
+    async fn deliveries(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        page_request: PageRequest,
+    ) -> Result<Page<Delivery>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let listed = || {
+            webhook_deliveries::table
+                .filter(webhook_deliveries::project_id.eq(project.0))
+                .filter(webhook_deliveries::webhook_id.eq(webhook.0))
+        };
+        let count = listed()
+            .count()
+            .get_result::<i64>(&mut conn)
+            .await
+            .during("counting a webhook's deliveries")?;
+        let rows = window(
+            listed()
+                .order((
+                    webhook_deliveries::created_at.desc(),
+                    webhook_deliveries::id.desc(),
+                ))
+                .select(DeliveryRow::as_select()),
+            page_request,
+        )
+        .load::<DeliveryRow>(&mut conn)
+        .await
+        .during("listing a webhook's deliveries")?;
+        let mut attempts = attempts_of(&mut conn, rows.iter().map(|row| row.id).collect()).await?;
+        let items = rows
+            .into_iter()
+            .map(|row| {
+                let made = attempts.remove(&row.id).unwrap_or_default();
+                delivery(row, made)
+            })
+            .collect();
+        Ok(page(count, items))
+    }
+
+    async fn retry(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        id: DeliveryId,
+    ) -> Result<Option<Delivery>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = diesel::update(
+            webhook_deliveries::table
+                .filter(webhook_deliveries::project_id.eq(project.0))
+                .filter(webhook_deliveries::webhook_id.eq(webhook.0))
+                .filter(webhook_deliveries::id.eq(id.0)),
+        )
+        .set((
+            webhook_deliveries::state.eq(DeliveryState::Pending.as_str()),
+            webhook_deliveries::next_attempt_at.eq(diesel::dsl::now),
+            webhook_deliveries::attempts_made.eq(0),
+        ))
+        .returning(DeliveryRow::as_returning())
+        .get_result::<DeliveryRow>(&mut conn)
+        .await
+        .optional()
+        .during("retrying a delivery")?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let mut attempts = attempts_of(&mut conn, vec![row.id]).await?;
+        let made = attempts.remove(&row.id).unwrap_or_default();
+        Ok(Some(delivery(row, made)))
+    }
+
+    async fn signing(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+    ) -> Result<Option<SigningTarget>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let row = webhooks::table
+            .filter(webhooks::project_id.eq(project.0))
+            .filter(webhooks::id.eq(id.0))
+            .select((
+                webhooks::url,
+                webhooks::format,
+                webhooks::secret,
+                webhooks::previous_secret,
+                webhooks::previous_secret_expires_at,
+            ))
+            .first::<(String, String, String, Option<String>, Option<DateTime<Utc>>)>(&mut conn)
+            .await
+            .optional()
+            .during("reading a webhook's target")?;
+        Ok(row.map(|(url, format, secret, previous, expires)| {
+            let mut secrets = vec![WebhookSecret::from_stored(secret)];
+            if expires.is_some_and(|expires| expires > Utc::now()) {
+                secrets.extend(previous.map(WebhookSecret::from_stored));
+            }
+            SigningTarget {
+                url,
+                format: WebhookFormat::parse(&format).unwrap_or_default(),
+                secrets,
+            }
+        }))
+    }
+
+    async fn record_test(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        id: DeliveryId,
+        body: &[u8],
+        attempt: &Attempt,
+        delivered: bool,
+    ) -> Result<Delivery, Unexpected> {
+        let state = if delivered {
+            DeliveryState::Delivered
+        } else {
+            DeliveryState::Failed
+        };
+        let (status_code, duration_ms) = attempt_columns(attempt);
+        let mut conn = self.database.connection().await?;
+        diesel::sql_query(RECORD_TEST)
+            .bind::<SqlUuid, _>(id.0)
+            .bind::<Int4, _>(project.0)
+            .bind::<SqlUuid, _>(webhook.0)
+            .bind::<Varchar, _>(state.as_str())
+            .bind::<Bytea, _>(body)
+            .bind::<Timestamptz, _>(attempt.at)
+            .bind::<Nullable<Int2>, _>(status_code)
+            .bind::<Nullable<Text>, _>(attempt.error.as_deref())
+            .bind::<Int4, _>(duration_ms)
+            .execute(&mut conn)
+            .await
+            .during("recording a test delivery")?;
+        Ok(Delivery {
+            id,
+            webhook_id: webhook,
+            kind: DeliveryKind::Test,
+            event_uuid: None,
+            survey_id: None,
+            state,
+            next_attempt_at: None,
+            attempts: vec![attempt.clone()],
+            created_at: attempt.at,
+        })
+    }
+}
+
+/// The attempts of these deliveries, newest first, by delivery.
+async fn attempts_of(
+    conn: &mut crate::postgres::database::Connection,
+    deliveries: Vec<Uuid>,
+) -> Result<HashMap<Uuid, Vec<Attempt>>, Unexpected> {
+    if deliveries.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows = webhook_attempts::table
+        .filter(webhook_attempts::delivery_id.eq_any(deliveries))
+        .order((webhook_attempts::delivery_id, webhook_attempts::id.desc()))
+        .select(AttemptRow::as_select())
+        .load::<AttemptRow>(conn)
+        .await
+        .during("reading delivery attempts")?;
+    let mut by_delivery: HashMap<Uuid, Vec<Attempt>> = HashMap::new();
+    for row in rows {
+        by_delivery
+            .entry(row.delivery_id)
+            .or_default()
+            .push(row.into());
+    }
+    Ok(by_delivery)
+}
+
+#[async_trait]
+impl DeliveryQueue for PgWebhookRepository {
+    async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM_DUE)
+            .bind::<Int8, _>(i64::from(limit))
+            .bind::<Double, _>(lease.as_secs_f64())
+            .load(&mut conn)
+            .await
+            .during("claiming due webhook deliveries")?;
+        Ok(rows.into_iter().map(ClaimedRow::into_due).collect())
+    }
+
+    async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected> {
+        let (state, next_attempt_at) = match settlement.next {
+            NextStep::Delivered => (DeliveryState::Delivered, None),
+            NextStep::RetryAt(at) => (DeliveryState::Pending, Some(at)),
+            NextStep::Failed => (DeliveryState::Failed, None),
+        };
+        let (status_code, duration_ms) = attempt_columns(&settlement.attempt);
+        let mut conn = self.database.connection().await?;
+        diesel::sql_query(SETTLE)
+            .bind::<SqlUuid, _>(id.0)
+            .bind::<Timestamptz, _>(settlement.attempt.at)
+            .bind::<Nullable<Int2>, _>(status_code)
+            .bind::<Nullable<Text>, _>(settlement.attempt.error.as_deref())
+            .bind::<Int4, _>(duration_ms)
+            .bind::<Varchar, _>(state.as_str())
+            .bind::<Nullable<Timestamptz>, _>(next_attempt_at)
+            .bind::<Bytea, _>(&settlement.body)
+            .bind::<Bool, _>(settlement.next == NextStep::Delivered)
+            .bind::<Nullable<Varchar>, _>(settlement.disable.map(DisabledReason::as_str))
+            .execute(&mut conn)
+            .await
+            .during("settling a webhook delivery")?;
+        Ok(())
+    }
+}
