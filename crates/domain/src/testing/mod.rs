@@ -15,6 +15,7 @@ mod surveys;
 mod tenancy;
 mod transaction;
 mod upstream;
+mod webhooks;
 
 pub use memory::TimedMemories;
 pub use patterns::CompiledEachTime;
@@ -49,6 +50,11 @@ struct State {
     survey_events: Vec<(ProjectId, crate::survey_response::SurveyEvent)>,
     survey_responses: Vec<survey_responses::StoredResponse>,
     person_properties: Vec<persons::StoredPerson>,
+    webhooks: Vec<webhooks::StoredWebhook>,
+    /// In the order they were made.
+    deliveries: Vec<webhooks::StoredDelivery>,
+    /// The last delivery's sequence number.
+    delivery_sequence: u64,
 }
 
 #[derive(Debug, Clone)]

@@ -1,6 +1,6 @@
 //! The survey response port, faked: events deduplicated by uuid, one response per submission,
-//! person sets merged under the same lock (so a capture is all or nothing here too), counts and
-//! stats computed from them directly.
+//! person sets merged and webhook deliveries made under the same lock (so a capture is all or
+//! nothing here too), counts and stats computed from them directly.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -65,6 +65,9 @@ impl SurveyResponseRepository for InMemoryStore {
             state.merge_person(project, set);
         }
         let mut stored = 0;
+        // For the webhook outbox: the new sends, and the responses this call created.
+        let mut sends = Vec::new();
+        let mut created = BTreeSet::new();
         for event in events {
             if state
                 .survey_events
@@ -78,6 +81,7 @@ impl SurveyResponseRepository for InMemoryStore {
             if event.kind != SurveyEventKind::Sent {
                 continue;
             }
+            sends.push(event.clone());
             let key = event.submission_key();
             let response = SurveyResponse {
                 uuid: event.uuid,
@@ -98,14 +102,18 @@ impl SurveyResponseRepository for InMemoryStore {
                         };
                     }
                 }
-                None => state.survey_responses.push(StoredResponse {
-                    project,
-                    survey_id: event.survey_id.clone(),
-                    submission_key: key,
-                    response,
-                }),
+                None => {
+                    created.insert((event.survey_id.clone(), key.clone()));
+                    state.survey_responses.push(StoredResponse {
+                        project,
+                        survey_id: event.survey_id.clone(),
+                        submission_key: key,
+                        response,
+                    });
+                }
             }
         }
+        state.enqueue_deliveries(project, sends, &created);
         Ok(stored)
     }
 

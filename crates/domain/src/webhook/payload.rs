@@ -67,7 +67,9 @@ pub fn test_body(project: ProjectId, format: WebhookFormat, now: DateTime<Utc>) 
                 }],
             },
         }),
-        WebhookFormat::Slack => json!({"text": "This is a test message from Burrow: the webhook works."}),
+        WebhookFormat::Slack => {
+            json!({"text": "This is a test message from Burrow: the webhook works."})
+        }
     };
     serde_json::to_vec(&value).expect("a JSON value serializes")
 }
@@ -265,13 +267,23 @@ mod tests {
     #[test]
     fn legacy_index_keys_name_their_question_and_a_missing_survey_leaves_names_out() {
         let body = response_body(
-            &sources(json!({"$survey_response": 3, "$survey_response_1": ["b"]}), Some(survey())),
+            &sources(
+                json!({"$survey_response": 3, "$survey_response_1": ["b"]}),
+                Some(survey()),
+            ),
             WebhookFormat::Standard,
         );
         let body: Value = serde_json::from_slice(&body).unwrap();
-        let ids: Vec<&Value> = answers_of(&body).unwrap().iter().map(|a| &a["question_id"]).collect();
+        let ids: Vec<&Value> = answers_of(&body)
+            .unwrap()
+            .iter()
+            .map(|a| &a["question_id"])
+            .collect();
         assert_eq!(ids, [&json!("q1"), &json!("q2")]);
-        let orphan = response_body(&sources(json!({"$survey_response_q1": 1}), None), WebhookFormat::Standard);
+        let orphan = response_body(
+            &sources(json!({"$survey_response_q1": 1}), None),
+            WebhookFormat::Standard,
+        );
         let orphan: Value = serde_json::from_slice(&orphan).unwrap();
         assert_eq!(orphan["data"]["survey"], json!({"id": "s1", "name": null}));
         // Without `$survey_completed`, a send is a whole response.
@@ -281,7 +293,10 @@ mod tests {
     #[test]
     fn a_slack_body_is_escaped_text() {
         let body = response_body(
-            &sources(json!({"$survey_response_q1": 9, "$survey_response_q2": ["a", "<b>"]}), Some(survey())),
+            &sources(
+                json!({"$survey_response_q1": 9, "$survey_response_q2": ["a", "<b>"]}),
+                Some(survey()),
+            ),
             WebhookFormat::Slack,
         );
         let body: Value = serde_json::from_slice(&body).unwrap();

@@ -22,8 +22,11 @@ pub trait WebhookRepository: Send + Sync {
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn list(&self, project: ProjectId, page: PageRequest)
-    -> Result<Page<Webhook>, Unexpected>;
+    async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<Webhook>, Unexpected>;
 
     /// # Errors
     /// `Unexpected` when storage fails.

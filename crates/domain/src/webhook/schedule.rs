@@ -66,7 +66,10 @@ mod tests {
         assert_eq!(schedule.delay_after(0), None);
         for _ in 0..100 {
             let first = schedule.delay_after(1).unwrap();
-            assert!(first >= Duration::from_secs(8) && first <= Duration::from_secs(12), "{first:?}");
+            assert!(
+                first >= Duration::from_secs(8) && first <= Duration::from_secs(12),
+                "{first:?}"
+            );
         }
         assert!(schedule.delay_after(2).unwrap() >= Duration::from_secs(80));
         assert_eq!(schedule.delay_after(3), None);

@@ -48,8 +48,8 @@ impl WebhookSecret {
 
     /// One `webhook-signature` entry, `v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}">`.
     pub fn sign(&self, message_id: &str, timestamp: i64, body: &[u8]) -> String {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key())
-            .expect("HMAC accepts keys of any length");
+        let mut mac =
+            Hmac::<Sha256>::new_from_slice(&self.key()).expect("HMAC accepts keys of any length");
         mac.update(message_id.as_bytes());
         mac.update(b".");
         mac.update(timestamp.to_string().as_bytes());
@@ -113,7 +113,11 @@ mod tests {
         let header = signature_header(&[&new, &old], "msg_1", 10, b"{}");
         assert_eq!(
             header,
-            format!("{} {}", new.sign("msg_1", 10, b"{}"), old.sign("msg_1", 10, b"{}"))
+            format!(
+                "{} {}",
+                new.sign("msg_1", 10, b"{}"),
+                old.sign("msg_1", 10, b"{}")
+            )
         );
     }
 }

@@ -37,9 +37,8 @@ impl TargetPolicy {
         if self.allow_private {
             return None;
         }
-        non_public(address).map(|kind| {
-            format!("{address} is a {kind} address, which webhooks may not call.")
-        })
+        non_public(address)
+            .map(|kind| format!("{address} is a {kind} address, which webhooks may not call."))
     }
 
     /// Reads a webhook URL: absolute, `https` (or `http` where private targets are allowed), with
@@ -48,7 +47,8 @@ impl TargetPolicy {
     /// # Errors
     /// `Invalid` on `url`, saying why.
     pub fn url(&self, text: &str) -> Result<Url, ValidationError> {
-        let invalid = |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
+        let invalid =
+            |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
         if text.chars().count() > MAX_URL_CHARS {
             return Err(ValidationError::field(
                 "url",
@@ -83,7 +83,8 @@ impl TargetPolicy {
         url: &Url,
         resolver: &dyn HostResolver,
     ) -> Result<(), ValidationError> {
-        let invalid = |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
+        let invalid =
+            |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
         let Some(Host::Domain(host)) = url.host() else {
             return Ok(());
         };
@@ -205,7 +206,13 @@ mod tests {
 
     #[test]
     fn public_addresses_are_allowed() {
-        for address in ["1.1.1.1", "8.8.8.8", "172.32.0.1", "2606:4700::1111", "2002:0808:0808::"] {
+        for address in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "172.32.0.1",
+            "2606:4700::1111",
+            "2002:0808:0808::",
+        ] {
             assert!(!refused(address), "{address} should be allowed");
         }
     }
@@ -231,7 +238,11 @@ mod tests {
             allow_private: true,
         };
         assert!(allowing.url("http://127.0.0.1:9000/hook").is_ok());
-        assert!(policy.url(&format!("https://a.com/{}", "x".repeat(MAX_URL_CHARS))).is_err());
+        assert!(
+            policy
+                .url(&format!("https://a.com/{}", "x".repeat(MAX_URL_CHARS)))
+                .is_err()
+        );
     }
 
     struct Resolves(Vec<IpAddr>);
@@ -247,11 +258,23 @@ mod tests {
     async fn a_name_resolving_to_a_private_address_is_refused() {
         let policy = TargetPolicy::default();
         let url = policy.url("https://internal.example.com/").unwrap();
-        let private = Resolves(vec!["93.184.216.34".parse().unwrap(), "10.0.0.5".parse().unwrap()]);
+        let private = Resolves(vec![
+            "93.184.216.34".parse().unwrap(),
+            "10.0.0.5".parse().unwrap(),
+        ]);
         let error = policy.check_resolved(&url, &private).await.unwrap_err();
-        assert!(error.detail.contains("10.0.0.5 is a private address"), "{}", error.detail);
+        assert!(
+            error.detail.contains("10.0.0.5 is a private address"),
+            "{}",
+            error.detail
+        );
         let public = Resolves(vec!["93.184.216.34".parse().unwrap()]);
         assert!(policy.check_resolved(&url, &public).await.is_ok());
-        assert!(policy.check_resolved(&url, &Resolves(vec![])).await.is_err());
+        assert!(
+            policy
+                .check_resolved(&url, &Resolves(vec![]))
+                .await
+                .is_err()
+        );
     }
 }

@@ -1,0 +1,547 @@
+//! The webhook and delivery queue ports, faked: webhooks with their current and rotated-out
+//! secrets, and deliveries kept in the order they were made (a sequence number), drained one
+//! webhook head at a time. The outbox itself, deliveries made with a response, is written by
+//! the fake's `SurveyResponseRepository::record` through `State::enqueue_deliveries`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::error::Unexpected;
+use crate::ports::{Page, PageRequest};
+use crate::survey::SurveyId;
+use crate::survey_response::{SurveyEvent, SurveyEventKind};
+use crate::tenancy::ProjectId;
+use crate::webhook::{
+    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DueDelivery,
+    NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
+    WebhookChanges, WebhookEvent, WebhookId, WebhookRepository, WebhookSecret, WebhookSettings,
+    completes,
+};
+
+use super::{InMemoryStore, State, page_of};
+
+/// A webhook with its secrets, as the adapter's row keeps them.
+#[derive(Debug, Clone)]
+pub(super) struct StoredWebhook {
+    webhook: Webhook,
+    secret: WebhookSecret,
+    /// The secret a rotation replaced, and until when it still signs.
+    previous: Option<(WebhookSecret, DateTime<Utc>)>,
+}
+
+/// A delivery with what the queue keeps beside what its owner sees.
+#[derive(Debug, Clone)]
+pub(super) struct StoredDelivery {
+    id: DeliveryId,
+    webhook: WebhookId,
+    project: ProjectId,
+    kind: DeliveryKind,
+    event_uuid: Option<Uuid>,
+    survey_id: Option<String>,
+    state: DeliveryState,
+    /// Attempts since it was made or retried by hand (what the schedule counts).
+    attempts_made: u32,
+    /// When it is due; a claim moves it past its lease.
+    next_attempt_at: Option<DateTime<Utc>>,
+    /// The bytes of its first attempt, resent by every later one.
+    body: Option<Vec<u8>>,
+    /// Oldest first.
+    attempts: Vec<Attempt>,
+    /// The order deliveries were made in, which a webhook's are sent in.
+    sequence: u64,
+    created_at: DateTime<Utc>,
+}
+
+impl StoredDelivery {
+    fn view(&self) -> Delivery {
+        Delivery {
+            id: self.id,
+            webhook_id: self.webhook,
+            kind: self.kind,
+            event_uuid: self.event_uuid,
+            survey_id: self.survey_id.clone(),
+            state: self.state,
+            next_attempt_at: self.next_attempt_at,
+            attempts: self.attempts.iter().rev().cloned().collect(),
+            created_at: self.created_at,
+        }
+    }
+}
+
+/// A fresh delivery: what differs between the outbox's and a test's.
+struct NewDelivery {
+    id: DeliveryId,
+    webhook: WebhookId,
+    project: ProjectId,
+    kind: DeliveryKind,
+    event_uuid: Option<Uuid>,
+    survey_id: Option<String>,
+    state: DeliveryState,
+    next_attempt_at: Option<DateTime<Utc>>,
+    body: Option<Vec<u8>>,
+    attempts: Vec<Attempt>,
+}
+
+impl State {
+    fn webhook(&self, project: ProjectId, id: WebhookId) -> Option<&StoredWebhook> {
+        self.webhooks
+            .iter()
+            .find(|w| w.webhook.project_id == project && w.webhook.id == id)
+    }
+
+    fn webhook_mut(&mut self, project: ProjectId, id: WebhookId) -> Option<&mut StoredWebhook> {
+        self.webhooks
+            .iter_mut()
+            .find(|w| w.webhook.project_id == project && w.webhook.id == id)
+    }
+
+    fn push_delivery(&mut self, new: NewDelivery) -> &StoredDelivery {
+        self.delivery_sequence += 1;
+        let attempts_made = u32::try_from(new.attempts.len()).unwrap_or(u32::MAX);
+        self.deliveries.push(StoredDelivery {
+            id: new.id,
+            webhook: new.webhook,
+            project: new.project,
+            kind: new.kind,
+            event_uuid: new.event_uuid,
+            survey_id: new.survey_id,
+            state: new.state,
+            attempts_made,
+            next_attempt_at: new.next_attempt_at,
+            body: new.body,
+            attempts: new.attempts,
+            sequence: self.delivery_sequence,
+            created_at: Utc::now(),
+        });
+        self.deliveries.last().expect("just pushed")
+    }
+
+    /// The outbox: a delivery of each of `sends` (the new `survey sent` events of one
+    /// `record`) for each enabled webhook of the project subscribed to it. `created` holds the
+    /// `(survey id, submission key)` of the responses that call created; the earliest send of
+    /// each is `created`, every other `updated`.
+    pub(super) fn enqueue_deliveries(
+        &mut self,
+        project: ProjectId,
+        mut sends: Vec<SurveyEvent>,
+        created: &BTreeSet<(String, String)>,
+    ) {
+        sends.sort_by_key(|event| (event.timestamp, event.uuid));
+        let mut announced = BTreeSet::new();
+        let now = Utc::now();
+        for event in sends {
+            let submission = (event.survey_id.clone(), event.submission_key());
+            let first = if created.contains(&submission) && announced.insert(submission) {
+                WebhookEvent::ResponseCreated
+            } else {
+                WebhookEvent::ResponseUpdated
+            };
+            let mut kinds = vec![first];
+            if completes(&event) {
+                kinds.push(WebhookEvent::ResponseCompleted);
+            }
+            let subscribed: Vec<(WebhookId, Vec<WebhookEvent>)> = self
+                .webhooks
+                .iter()
+                .map(|w| &w.webhook)
+                .filter(|w| {
+                    w.project_id == project
+                        && w.settings.enabled
+                        && w.settings.survey_ids.as_ref().is_none_or(|ids| {
+                            ids.iter().any(|id| id.0.to_string() == event.survey_id)
+                        })
+                })
+                .map(|w| (w.id, w.settings.events.clone()))
+                .collect();
+            for kind in kinds {
+                for (webhook, events) in &subscribed {
+                    if events.contains(&kind) {
+                        self.push_delivery(NewDelivery {
+                            id: DeliveryId(Uuid::now_v7()),
+                            webhook: *webhook,
+                            project,
+                            kind: DeliveryKind::Response(kind),
+                            event_uuid: Some(event.uuid),
+                            survey_id: Some(event.survey_id.clone()),
+                            state: DeliveryState::Pending,
+                            next_attempt_at: Some(now),
+                            body: None,
+                            attempts: Vec::new(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// What a response delivery's body is built from; `None` for a test, or when its event is
+    /// gone.
+    fn sources(&self, delivery: &StoredDelivery) -> Option<ResponseEventSources> {
+        let DeliveryKind::Response(event_type) = delivery.kind else {
+            return None;
+        };
+        let project = delivery.project;
+        let uuid = delivery.event_uuid?;
+        let event = self
+            .survey_events
+            .iter()
+            .find(|(p, e)| *p == project && e.uuid == uuid)
+            .map(|(_, e)| e.clone())?;
+        let survey = self
+            .surveys
+            .iter()
+            .find(|s| s.project_id == project && s.id.0.to_string() == event.survey_id)
+            .map(|s| PayloadSurvey {
+                name: s.state.name.clone(),
+                questions: s.state.questions.clone(),
+            });
+        let key = event.submission_key();
+        let mut submission: Vec<&SurveyEvent> = self
+            .survey_events
+            .iter()
+            .filter(|(p, e)| {
+                *p == project
+                    && e.kind == SurveyEventKind::Sent
+                    && e.survey_id == event.survey_id
+                    && e.submission_key() == key
+                    && (e.timestamp, e.uuid) <= (event.timestamp, event.uuid)
+            })
+            .map(|(_, e)| e)
+            .collect();
+        submission.sort_by_key(|e| (e.timestamp, e.uuid));
+        let submission_events = submission.into_iter().map(|e| e.uuid).collect();
+        Some(ResponseEventSources {
+            event_type,
+            project,
+            event,
+            survey,
+            submission_events,
+        })
+    }
+}
+
+impl StoredWebhook {
+    fn signing(&self, now: DateTime<Utc>) -> SigningTarget {
+        let previous = self
+            .previous
+            .iter()
+            .filter(|(_, until)| *until > now)
+            .map(|(secret, _)| secret.clone());
+        SigningTarget {
+            url: self.webhook.settings.url.clone(),
+            format: self.webhook.settings.format,
+            secrets: std::iter::once(self.secret.clone())
+                .chain(previous)
+                .collect(),
+        }
+    }
+}
+
+#[async_trait]
+impl WebhookRepository for InMemoryStore {
+    async fn list(
+        &self,
+        project: ProjectId,
+        page: PageRequest,
+    ) -> Result<Page<Webhook>, Unexpected> {
+        let state = self.lock();
+        let mut webhooks: Vec<&Webhook> = state
+            .webhooks
+            .iter()
+            .map(|w| &w.webhook)
+            .filter(|w| w.project_id == project)
+            .collect();
+        webhooks.sort_by_key(|w| std::cmp::Reverse((w.created_at, w.id)));
+        Ok(page_of(webhooks, page).map(Clone::clone))
+    }
+
+    async fn get(&self, project: ProjectId, id: WebhookId) -> Result<Option<Webhook>, Unexpected> {
+        Ok(self.lock().webhook(project, id).map(|w| w.webhook.clone()))
+    }
+
+    async fn create(
+        &self,
+        project: ProjectId,
+        settings: &WebhookSettings,
+        secret: &WebhookSecret,
+    ) -> Result<Webhook, Unexpected> {
+        let now = Utc::now();
+        let webhook = Webhook {
+            id: WebhookId(Uuid::now_v7()),
+            project_id: project,
+            settings: settings.clone(),
+            disabled_reason: None,
+            consecutive_failures: 0,
+            created_at: now,
+            updated_at: now,
+        };
+        self.lock().webhooks.push(StoredWebhook {
+            webhook: webhook.clone(),
+            secret: secret.clone(),
+            previous: None,
+        });
+        Ok(webhook)
+    }
+
+    async fn update(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+        changes: &WebhookChanges,
+    ) -> Result<Option<Webhook>, Unexpected> {
+        let mut state = self.lock();
+        let Some(stored) = state.webhook_mut(project, id) else {
+            return Ok(None);
+        };
+        let webhook = &mut stored.webhook;
+        let settings = &mut webhook.settings;
+        if let Some(url) = &changes.url {
+            settings.url.clone_from(url);
+        }
+        if let Some(events) = &changes.events {
+            settings.events.clone_from(events);
+        }
+        if let Some(surveys) = &changes.survey_ids {
+            settings.survey_ids.clone_from(surveys);
+        }
+        if let Some(format) = changes.format {
+            settings.format = format;
+        }
+        if let Some(description) = &changes.description {
+            settings.description.clone_from(description);
+        }
+        if let Some(enabled) = changes.enabled {
+            settings.enabled = enabled;
+            if enabled {
+                webhook.disabled_reason = None;
+                webhook.consecutive_failures = 0;
+            }
+        }
+        webhook.updated_at = Utc::now();
+        Ok(Some(webhook.clone()))
+    }
+
+    async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<bool, Unexpected> {
+        let mut state = self.lock();
+        let before = state.webhooks.len();
+        state
+            .webhooks
+            .retain(|w| !(w.webhook.project_id == project && w.webhook.id == id));
+        if state.webhooks.len() == before {
+            return Ok(false);
+        }
+        state.deliveries.retain(|d| d.webhook != id);
+        Ok(true)
+    }
+
+    async fn rotate_secret(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+        secret: &WebhookSecret,
+        previous_until: DateTime<Utc>,
+    ) -> Result<bool, Unexpected> {
+        let mut state = self.lock();
+        let Some(stored) = state.webhook_mut(project, id) else {
+            return Ok(false);
+        };
+        let replaced = std::mem::replace(&mut stored.secret, secret.clone());
+        stored.previous = Some((replaced, previous_until));
+        stored.webhook.updated_at = Utc::now();
+        Ok(true)
+    }
+
+    async fn missing_surveys(
+        &self,
+        project: ProjectId,
+        surveys: &[SurveyId],
+    ) -> Result<Vec<SurveyId>, Unexpected> {
+        let state = self.lock();
+        Ok(surveys
+            .iter()
+            .filter(|id| {
+                !state
+                    .surveys
+                    .iter()
+                    .any(|s| s.project_id == project && s.id == **id)
+            })
+            .copied()
+            .collect())
+    }
+
+    async fn deliveries(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        page: PageRequest,
+    ) -> Result<Page<Delivery>, Unexpected> {
+        let state = self.lock();
+        let mut deliveries: Vec<&StoredDelivery> = state
+            .deliveries
+            .iter()
+            .filter(|d| d.project == project && d.webhook == webhook)
+            .collect();
+        deliveries.sort_by_key(|d| std::cmp::Reverse((d.created_at, d.id)));
+        Ok(page_of(deliveries, page).map(StoredDelivery::view))
+    }
+
+    async fn retry(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        delivery: DeliveryId,
+    ) -> Result<Option<Delivery>, Unexpected> {
+        let mut state = self.lock();
+        let Some(stored) = state
+            .deliveries
+            .iter_mut()
+            .find(|d| d.project == project && d.webhook == webhook && d.id == delivery)
+        else {
+            return Ok(None);
+        };
+        stored.state = DeliveryState::Pending;
+        stored.next_attempt_at = Some(Utc::now());
+        stored.attempts_made = 0;
+        Ok(Some(stored.view()))
+    }
+
+    async fn signing(
+        &self,
+        project: ProjectId,
+        id: WebhookId,
+    ) -> Result<Option<SigningTarget>, Unexpected> {
+        Ok(self
+            .lock()
+            .webhook(project, id)
+            .map(|w| w.signing(Utc::now())))
+    }
+
+    async fn record_test(
+        &self,
+        project: ProjectId,
+        webhook: WebhookId,
+        id: DeliveryId,
+        body: &[u8],
+        attempt: &Attempt,
+        delivered: bool,
+    ) -> Result<Delivery, Unexpected> {
+        let mut state = self.lock();
+        if state.webhook(project, webhook).is_none() {
+            return Err(Unexpected::new(format!(
+                "webhook {} vanished during its test",
+                webhook.0
+            )));
+        }
+        let stored = state.push_delivery(NewDelivery {
+            id,
+            webhook,
+            project,
+            kind: DeliveryKind::Test,
+            event_uuid: None,
+            survey_id: None,
+            state: if delivered {
+                DeliveryState::Delivered
+            } else {
+                DeliveryState::Failed
+            },
+            next_attempt_at: None,
+            body: Some(body.to_vec()),
+            attempts: vec![attempt.clone()],
+        });
+        Ok(stored.view())
+    }
+}
+
+#[async_trait]
+impl DeliveryQueue for InMemoryStore {
+    async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
+        let mut state = self.lock();
+        let now = Utc::now();
+        let leased_until = now
+            + chrono::Duration::from_std(lease)
+                .map_err(|_| Unexpected::new("a lease too long to add to now"))?;
+        let enabled: BTreeSet<WebhookId> = state
+            .webhooks
+            .iter()
+            .filter(|w| w.webhook.settings.enabled)
+            .map(|w| w.webhook.id)
+            .collect();
+        // Each enabled webhook's head: its oldest pending delivery, due or not.
+        let mut heads: BTreeMap<WebhookId, usize> = BTreeMap::new();
+        for (index, delivery) in state.deliveries.iter().enumerate() {
+            if delivery.state == DeliveryState::Pending && enabled.contains(&delivery.webhook) {
+                let head = heads.entry(delivery.webhook).or_insert(index);
+                if state.deliveries[*head].sequence > delivery.sequence {
+                    *head = index;
+                }
+            }
+        }
+        let mut heads: Vec<usize> = heads
+            .into_values()
+            .filter(|&head| {
+                state.deliveries[head]
+                    .next_attempt_at
+                    .is_some_and(|at| at <= now)
+            })
+            .collect();
+        heads.sort_by_key(|&head| state.deliveries[head].sequence);
+        heads.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        let mut claimed = Vec::with_capacity(heads.len());
+        for head in heads {
+            let delivery = &state.deliveries[head];
+            let target = state
+                .webhooks
+                .iter()
+                .find(|w| w.webhook.id == delivery.webhook)
+                .map(|w| w.signing(now))
+                .ok_or_else(|| Unexpected::new("a delivery outlived its webhook"))?;
+            claimed.push(DueDelivery {
+                id: delivery.id,
+                webhook: delivery.webhook,
+                target,
+                body: delivery.body.clone(),
+                sources: state.sources(delivery),
+                attempts_made: delivery.attempts_made,
+            });
+            state.deliveries[head].next_attempt_at = Some(leased_until);
+        }
+        Ok(claimed)
+    }
+
+    async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected> {
+        let mut state = self.lock();
+        // A delivery deleted with its webhook mid-send has nothing left to settle.
+        let Some(delivery) = state.deliveries.iter_mut().find(|d| d.id == id) else {
+            return Ok(());
+        };
+        delivery.attempts.push(settlement.attempt.clone());
+        delivery.body.get_or_insert_with(|| settlement.body.clone());
+        delivery.attempts_made = delivery.attempts_made.saturating_add(1);
+        (delivery.state, delivery.next_attempt_at) = match settlement.next {
+            NextStep::Delivered => (DeliveryState::Delivered, None),
+            NextStep::RetryAt(at) => (DeliveryState::Pending, Some(at)),
+            NextStep::Failed => (DeliveryState::Failed, None),
+        };
+        let webhook = delivery.webhook;
+        let Some(stored) = state.webhooks.iter_mut().find(|w| w.webhook.id == webhook) else {
+            return Ok(());
+        };
+        let webhook = &mut stored.webhook;
+        webhook.consecutive_failures = match settlement.next {
+            NextStep::Delivered => 0,
+            NextStep::RetryAt(_) | NextStep::Failed => {
+                webhook.consecutive_failures.saturating_add(1)
+            }
+        };
+        if let Some(reason) = settlement.disable {
+            webhook.settings.enabled = false;
+            webhook.disabled_reason = Some(reason);
+            webhook.updated_at = Utc::now();
+        }
+        Ok(())
+    }
+}
