@@ -4,8 +4,8 @@
 //! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve (with
 //!   posthog-js's bundles from the npm registry as `BURROW_STATIC_DIR`, see `browser.rs`).
 //! - `test`: ensure a PostgreSQL, a Redis, PostHog's agent toolkit (npm), posthog-js and
-//!   playwright-core (npm) and posthog-python (PyPI), then fmt check, clippy `-D warnings`, every
-//!   test, and a short `fuzz --quick`.
+//!   playwright-core (npm), posthog-python and standardwebhooks (PyPI), then fmt check, clippy
+//!   `-D warnings`, every test, and a short `fuzz --quick`.
 //! - `fuzz`: schemathesis (PyPI) against `burrow serve` on a fresh database, every operation of the
 //!   OpenAPI document, at least 2,000 cases; `--quick` for a short run (see `fuzz.rs`).
 //! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
@@ -199,6 +199,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     ]))?;
     let toolkit = agent_toolkit()?;
     let posthog_python = posthog_python()?;
+    let standard_webhooks = standard_webhooks()?;
     let browser = browser::ensure()?;
     let mut tests = cargo();
     if nextest_available() {
@@ -212,6 +213,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .env("BURROW_TEST_REDIS_URL", &redis)
         .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
         .env("BURROW_POSTHOG_PYTHON", &posthog_python)
+        .env("BURROW_STANDARD_WEBHOOKS_PYTHON", &standard_webhooks)
         .env("BURROW_BROWSER_DIR", &browser);
     run(&mut tests)?;
     fuzz::run_fuzz(&["--quick".to_owned()])
@@ -235,6 +237,15 @@ const POSTHOG_PYTHON: &str = "posthog==7.91.1";
 /// `target/posthog-python` unless that version is there already; returns the venv's python.
 fn posthog_python() -> anyhow::Result<PathBuf> {
     pypi::ensure_venv(&target_dir().join("posthog-python"), POSTHOG_PYTHON)
+}
+
+/// The Standard Webhooks library for Python, as published on PyPI: the webhook tests' receiver
+/// verifies Burrow's signatures with it.
+const STANDARD_WEBHOOKS: &str = "standardwebhooks==1.1.0";
+
+/// Installs it into its own venv in `target/standardwebhooks`; returns the venv's python.
+fn standard_webhooks() -> anyhow::Result<PathBuf> {
+    pypi::ensure_venv(&target_dir().join("standardwebhooks"), STANDARD_WEBHOOKS)
 }
 
 fn nextest_available() -> bool {

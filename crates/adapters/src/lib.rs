@@ -10,9 +10,9 @@ mod memory;
 mod plugin_upstream;
 mod postgres;
 mod redis_rate_counters;
-mod webhook_sender;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod webhook_sender;
 
 pub use capabilities::OxcSourceAnalyzer;
 pub use memory::{LocalRateCounters, MokaMemories, MokaPatterns};

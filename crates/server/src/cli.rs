@@ -172,7 +172,8 @@ fn parse_delays(text: &str) -> Result<RetryDelays, String> {
         .map(str::trim)
         .filter(|part| !part.is_empty())
         .map(|part| {
-            let delay = humantime::parse_duration(part).map_err(|error| format!("{part}: {error}"))?;
+            let delay =
+                humantime::parse_duration(part).map_err(|error| format!("{part}: {error}"))?;
             if delay > Duration::from_secs(7 * 24 * 3600) {
                 return Err(format!("{part}: longer than a week"));
             }

@@ -7,11 +7,11 @@ use std::time::Duration;
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, HttpPluginUpstream, LocalRateCounters, MokaMemories, MokaPatterns, OxcSourceAnalyzer,
-    PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
-    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
-    PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings, SystemResolver,
-    HttpWebhookSender, UpstreamSettings, listen_for_sdk_changes,
+    Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters, MokaMemories, MokaPatterns,
+    OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository,
+    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
+    PgTenancyRepository, PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings,
+    SystemResolver, UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -169,7 +169,9 @@ impl Webhooks {
                 schedule: args
                     .retry_delays
                     .clone()
-                    .map_or_else(RetrySchedule::default, |delays| RetrySchedule::new(delays.0)),
+                    .map_or_else(RetrySchedule::default, |delays| {
+                        RetrySchedule::new(delays.0)
+                    }),
             },
         );
         let poll = Duration::from_millis(args.poll_ms);

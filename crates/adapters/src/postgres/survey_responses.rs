@@ -174,7 +174,7 @@ merged AS (
         properties = p.properties || EXCLUDED.properties,
         updated_at = now()
     RETURNING distinct_id
-)
+),
 sends AS (
     SELECT e.uuid, e.survey_id, e.timestamp, w.submission_key, w.earliest, w.completes
     FROM unnest($16::uuid[], $17::varchar[], $18::bool[], $19::bool[])
@@ -195,7 +195,7 @@ outbox AS (
         (2, CASE WHEN s.completes THEN 'survey_response.completed' END)
     ) AS k(rank, kind)
     JOIN webhooks w ON w.project_id = $1 AND w.enabled AND k.kind = ANY(w.events)
-        AND (w.survey_ids IS NULL OR s.survey_id = ANY(w.survey_ids::text[]))
+        AND (w.survey_ids IS NULL OR lower(s.survey_id) = ANY(w.survey_ids::text[]))
     WHERE k.kind IS NOT NULL
     ORDER BY w.id, s.timestamp, s.uuid, k.rank
     RETURNING 1

@@ -18,13 +18,13 @@ use domain::ports::{Page, PageRequest};
 use domain::survey::{Questions, SurveyId};
 use domain::survey_response::{SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
+use domain::webhook::Delivery;
 use domain::webhook::{
     Attempt, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason, DueDelivery,
     NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
     WebhookChanges, WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret,
     WebhookSettings,
 };
-use domain::webhook::Delivery;
 use serde_json::Value;
 use uuid::Uuid;
 
@@ -215,10 +215,9 @@ impl ClaimedRow {
                 event,
                 survey: self.survey_name.map(|name| PayloadSurvey {
                     name,
-                    questions: self
-                        .questions
-                        .as_ref()
-                        .and_then(|questions| serde_json::from_value::<Questions>(questions.clone()).ok()),
+                    questions: self.questions.as_ref().and_then(|questions| {
+                        serde_json::from_value::<Questions>(questions.clone()).ok()
+                    }),
                 }),
                 submission_events: self.submission_events,
             }),
@@ -347,7 +346,9 @@ fn survey_uuids(surveys: &[SurveyId]) -> Vec<Uuid> {
 
 fn attempt_columns(attempt: &Attempt) -> (Option<i16>, i32) {
     (
-        attempt.status_code.and_then(|code| i16::try_from(code).ok()),
+        attempt
+            .status_code
+            .and_then(|code| i16::try_from(code).ok()),
         i32::try_from(attempt.duration_ms).unwrap_or(i32::MAX),
     )
 }
@@ -432,7 +433,10 @@ impl WebhookRepository for PgWebhookRepository {
             .bind::<Nullable<Array<Text>>, _>(changes.events.as_deref().map(event_names))
             .bind::<Bool, _>(changes.survey_ids.is_some())
             .bind::<Nullable<Array<SqlUuid>>, _>(
-                changes.survey_ids.as_ref().and_then(|ids| ids.as_deref().map(survey_uuids)),
+                changes
+                    .survey_ids
+                    .as_ref()
+                    .and_then(|ids| ids.as_deref().map(survey_uuids)),
             )
             .bind::<Nullable<Varchar>, _>(changes.format.map(WebhookFormat::as_str))
             .bind::<Nullable<Bool>, _>(changes.enabled)
@@ -592,7 +596,13 @@ impl WebhookRepository for PgWebhookRepository {
                 webhooks::previous_secret,
                 webhooks::previous_secret_expires_at,
             ))
-            .first::<(String, String, String, Option<String>, Option<DateTime<Utc>>)>(&mut conn)
+            .first::<(
+                String,
+                String,
+                String,
+                Option<String>,
+                Option<DateTime<Utc>>,
+            )>(&mut conn)
             .await
             .optional()
             .during("reading a webhook's target")?;
@@ -706,7 +716,7 @@ impl DeliveryQueue for PgWebhookRepository {
             .bind::<Int4, _>(duration_ms)
             .bind::<Varchar, _>(state.as_str())
             .bind::<Nullable<Timestamptz>, _>(next_attempt_at)
-            .bind::<Bytea, _>(&settlement.body)
+            .bind::<Nullable<Bytea>, _>(settlement.body.as_deref())
             .bind::<Bool, _>(settlement.next == NextStep::Delivered)
             .bind::<Nullable<Varchar>, _>(settlement.disable.map(DisabledReason::as_str))
             .execute(&mut conn)

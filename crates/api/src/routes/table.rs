@@ -500,9 +500,12 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             .route(
                 Method::POST,
                 webhooks::create,
-                hooks("webhooks_create", "Create a webhook (answers its secret, once)")
-                    .body::<WebhookWrite>()
-                    .created::<WebhookWithSecret>(),
+                hooks(
+                    "webhooks_create",
+                    "Create a webhook (answers its secret, once)",
+                )
+                .body::<WebhookWrite>()
+                .created::<WebhookWithSecret>(),
             ),
         ResourceSpec::at(webhook.clone())
             .route(
@@ -540,14 +543,20 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
         ResourceSpec::at(format!("{webhook}/deliveries")).route(
             Method::GET,
             webhooks::deliveries,
-            hooks("webhooks_deliveries", "The webhook's deliveries, newest first, with attempts")
-                .paginated::<DeliveryResponse>(),
+            hooks(
+                "webhooks_deliveries",
+                "The webhook's deliveries, newest first, with attempts",
+            )
+            .paginated::<DeliveryResponse>(),
         ),
         ResourceSpec::at(format!("{webhook}/deliveries/{{delivery_id}}/retry")).route(
             Method::POST,
             webhooks::retry,
-            hooks("webhooks_deliveries_retry", "Make a delivery due now, with fresh attempts")
-                .ok::<DeliveryResponse>(),
+            hooks(
+                "webhooks_deliveries_retry",
+                "Make a delivery due now, with fresh attempts",
+            )
+            .ok::<DeliveryResponse>(),
         ),
         ResourceSpec::at(all_surveys.clone())
             .route(

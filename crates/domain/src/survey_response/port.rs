@@ -21,7 +21,7 @@ pub trait SurveyResponseRepository: Send + Sync {
     ///
     /// In the same write (the webhook outbox), each new `survey sent` becomes a delivery for each
     /// enabled webhook of the project that subscribes to its event and survey (`survey_ids`
-    /// `None`, or naming the event's `$survey_id`): `survey_response.created` for the earliest
+    /// `None`, or naming the event's `$survey_id`, in any case): `survey_response.created` for the earliest
     /// send of a submission whose response this write created, `survey_response.updated` for
     /// every other new send, and also `survey_response.completed` for a send that
     /// [`completes`](crate::webhook::completes) its submission. A webhook's deliveries are

@@ -152,7 +152,8 @@ impl State {
                     w.project_id == project
                         && w.settings.enabled
                         && w.settings.survey_ids.as_ref().is_none_or(|ids| {
-                            ids.iter().any(|id| id.0.to_string() == event.survey_id)
+                            ids.iter()
+                                .any(|id| id.0.to_string() == event.survey_id.to_ascii_lowercase())
                         })
                 })
                 .map(|w| (w.id, w.settings.events.clone()))
@@ -519,7 +520,9 @@ impl DeliveryQueue for InMemoryStore {
             return Ok(());
         };
         delivery.attempts.push(settlement.attempt.clone());
-        delivery.body.get_or_insert_with(|| settlement.body.clone());
+        if delivery.body.is_none() {
+            delivery.body.clone_from(&settlement.body);
+        }
         delivery.attempts_made = delivery.attempts_made.saturating_add(1);
         (delivery.state, delivery.next_attempt_at) = match settlement.next {
             NextStep::Delivered => (DeliveryState::Delivered, None),

@@ -107,7 +107,7 @@ impl WebhookDispatcher {
             (None, Some(sources)) => response_body(sources, delivery.target.format),
             (None, None) => {
                 return Settlement {
-                    body: Vec::new(),
+                    body: None,
                     attempt: Attempt {
                         at: Utc::now(),
                         status_code: None,
@@ -150,7 +150,7 @@ impl WebhookDispatcher {
             },
         };
         Settlement {
-            body,
+            body: Some(body),
             attempt,
             next,
             disable,

@@ -159,8 +159,9 @@ pub struct DueDelivery {
 /// How an attempt ended, for the queue to store.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settlement {
-    /// The body sent, stored at the first attempt so every retry sends the same bytes.
-    pub body: Vec<u8>,
+    /// The body sent, stored at the first attempt so every retry sends the same bytes; `None`
+    /// when nothing could be built to send.
+    pub body: Option<Vec<u8>>,
     pub attempt: Attempt,
     pub next: NextStep,
     /// Switch the webhook off, saying why.

@@ -214,6 +214,14 @@ impl WebhookService {
         let Some(mut surveys) = surveys else {
             return Ok(None);
         };
+        if surveys.is_empty() {
+            return Err(ValidationError::field(
+                "survey_ids",
+                ValidationCode::Invalid,
+                "Choose at least one survey, or null for every survey.",
+            )
+            .into());
+        }
         surveys.sort_unstable();
         surveys.dedup();
         if let Some(missing) = self

@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 
 use adapters::testing::TestDatabase;
 use adapters::{PgApiKeyRepository, PgTenancyRepository};
-use burrow_server::cli::{DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, SdkArgs, ServeArgs};
+use burrow_server::cli::{
+    DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, SdkArgs, ServeArgs, WebhookArgs,
+};
 use burrow_server::startup::Application;
 use domain::access::MAX_FRESHNESS;
 use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
@@ -73,6 +75,7 @@ pub fn serve_args(database_url: &str) -> ServeArgs {
         access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
         sdk: SdkArgs::default(),
         plugins: PluginArgs::default(),
+        webhooks: WebhookArgs::default(),
     }
 }
 

@@ -31,3 +31,5 @@ mod sdk_snapshot;
 mod survey_activity;
 mod surveys;
 mod tenancy;
+mod webhook_receiver;
+mod webhooks;

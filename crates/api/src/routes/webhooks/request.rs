@@ -66,7 +66,9 @@ impl WebhookWrite {
 }
 
 fn choice_error(attr: &str, value: &Value) -> ValidationError {
-    let shown = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+    let shown = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
     ValidationError::field(
         attr,
         ValidationCode::InvalidChoice,
@@ -100,7 +102,8 @@ fn events(value: &Value) -> Result<Vec<WebhookEvent>, ValidationError> {
 }
 
 fn surveys(value: &Value) -> Result<Vec<SurveyId>, ValidationError> {
-    let invalid = |detail: &str| ValidationError::field("survey_ids", ValidationCode::Invalid, detail);
+    let invalid =
+        |detail: &str| ValidationError::field("survey_ids", ValidationCode::Invalid, detail);
     let items = value
         .as_array()
         .ok_or_else(|| invalid("Expected a list of survey ids."))?;
@@ -149,7 +152,9 @@ pub(super) fn new_webhook(body: &Map<String, Value>) -> Result<WebhookSettings, 
 ///
 /// # Errors
 /// The first invalid field.
-pub(super) fn webhook_changes(body: &Map<String, Value>) -> Result<WebhookChanges, ValidationError> {
+pub(super) fn webhook_changes(
+    body: &Map<String, Value>,
+) -> Result<WebhookChanges, ValidationError> {
     let write = WebhookWrite::read(body)?;
     Ok(WebhookChanges {
         url: write.url,
@@ -196,15 +201,39 @@ mod tests {
     #[test]
     fn unknown_events_formats_and_malformed_survey_ids_are_refused() {
         for (value, attr, code) in [
-            (json!({"events": ["survey_response.deleted"]}), "events", ValidationCode::InvalidChoice),
-            (json!({"events": "survey_response.created"}), "events", ValidationCode::Invalid),
-            (json!({"format": "xml"}), "format", ValidationCode::InvalidChoice),
-            (json!({"survey_ids": ["nope"]}), "survey_ids", ValidationCode::Invalid),
-            (json!({"survey_ids": vec![Uuid::nil(); 101]}), "survey_ids", ValidationCode::Invalid),
+            (
+                json!({"events": ["survey_response.deleted"]}),
+                "events",
+                ValidationCode::InvalidChoice,
+            ),
+            (
+                json!({"events": "survey_response.created"}),
+                "events",
+                ValidationCode::Invalid,
+            ),
+            (
+                json!({"format": "xml"}),
+                "format",
+                ValidationCode::InvalidChoice,
+            ),
+            (
+                json!({"survey_ids": ["nope"]}),
+                "survey_ids",
+                ValidationCode::Invalid,
+            ),
+            (
+                json!({"survey_ids": vec![Uuid::nil(); 101]}),
+                "survey_ids",
+                ValidationCode::Invalid,
+            ),
             (json!({"url": null}), "url", ValidationCode::Null),
         ] {
             let error = webhook_changes(&body(value.clone())).unwrap_err();
-            assert_eq!((error.attr.as_deref(), error.code), (Some(attr), code), "{value}");
+            assert_eq!(
+                (error.attr.as_deref(), error.code),
+                (Some(attr), code),
+                "{value}"
+            );
         }
     }
 
@@ -212,6 +241,9 @@ mod tests {
     fn a_null_survey_filter_means_every_survey_again() {
         let changes = webhook_changes(&body(json!({"survey_ids": null}))).unwrap();
         assert_eq!(changes.survey_ids, Some(None));
-        assert_eq!(webhook_changes(&body(json!({}))).unwrap(), WebhookChanges::default());
+        assert_eq!(
+            webhook_changes(&body(json!({}))).unwrap(),
+            WebhookChanges::default()
+        );
     }
 }
