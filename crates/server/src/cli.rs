@@ -126,26 +126,26 @@ pub struct ServeArgs {
 }
 
 /// Where webhooks may send, and how this node sends them.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct WebhookArgs {
     /// Let webhooks call loopback, private, link-local and other non-public addresses, and plain
     /// `http`: for receivers inside your own network, and for tests. Off, such URLs are refused
     /// when saved and again after every DNS lookup when sending.
-    #[arg(long = "webhooks-allow-private", env = "BURROW_WEBHOOKS_ALLOW_PRIVATE", default_value = "false", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    #[arg(id = "webhooks-allow-private", long = "webhooks-allow-private", env = "BURROW_WEBHOOKS_ALLOW_PRIVATE", default_value = "false", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
     pub allow_private: bool,
     /// Send due deliveries from this node (every node can; they share the queue). `false` leaves
     /// sending to the other nodes.
-    #[arg(long = "webhook-dispatch", env = "BURROW_WEBHOOK_DISPATCH", default_value = "true", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
+    #[arg(id = "webhook-dispatch", long = "webhook-dispatch", env = "BURROW_WEBHOOK_DISPATCH", default_value = "true", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
     pub dispatch: bool,
     /// Seconds one attempt may take, connection to answer.
-    #[arg(long = "webhook-timeout-secs", env = "BURROW_WEBHOOK_TIMEOUT_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=60))]
+    #[arg(id = "webhook-timeout-secs", long = "webhook-timeout-secs", env = "BURROW_WEBHOOK_TIMEOUT_SECS", default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=60))]
     pub timeout_secs: u64,
     /// The waits between a delivery's attempts, comma-separated (`5s,30s,2m,…`); a delivery
     /// fails after the last. Default: about a day, see docs/operations.md.
-    #[arg(long = "webhook-retry-delays", env = "BURROW_WEBHOOK_RETRY_DELAYS", value_parser = parse_delays)]
+    #[arg(id = "webhook-retry-delays", long = "webhook-retry-delays", env = "BURROW_WEBHOOK_RETRY_DELAYS", value_parser = parse_delays)]
     pub retry_delays: Option<RetryDelays>,
     /// Milliseconds between looks at the queue when nothing was due.
-    #[arg(long = "webhook-poll-ms", env = "BURROW_WEBHOOK_POLL_MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    #[arg(id = "webhook-poll-ms", long = "webhook-poll-ms", env = "BURROW_WEBHOOK_POLL_MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     pub poll_ms: u64,
 }
 
@@ -410,5 +410,20 @@ mod tests {
             panic!("expected serve");
         };
         assert_eq!(serve.plugins, PluginArgs::default());
+        assert_eq!(serve.webhooks, WebhookArgs::default());
+    }
+
+    #[test]
+    fn webhook_retry_delays_are_humantime_lists() {
+        assert_eq!(
+            parse_delays("5s, 2m,1h"),
+            Ok(RetryDelays(vec![
+                Duration::from_secs(5),
+                Duration::from_secs(120),
+                Duration::from_secs(3600)
+            ]))
+        );
+        assert!(parse_delays("5 parsecs").is_err());
+        assert!(parse_delays("8days").is_err());
     }
 }

@@ -10,6 +10,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app_with, within};
+use crate::process::{bootstrap, serve};
 use crate::webhook_receiver::{Receiver, accepted, assert_all_verified};
 
 /// A node that may call the loopback receiver, retries fast and looks at the queue often.
@@ -745,4 +746,92 @@ async fn two_nodes_send_each_delivery_once() {
             "a delivery was sent twice: {received:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn answers_acknowledged_before_a_kill_9_are_delivered_after_the_restart() {
+    let database = adapters::testing::TestDatabase::create().await;
+    let tenant = bootstrap(&database.url);
+    let key = tenant["personal_api_key"].as_str().unwrap().to_owned();
+    let token = tenant["project_api_token"].as_str().unwrap().to_owned();
+    let project = tenant["project_id"].as_i64().unwrap();
+    let receiver = Receiver::start().await;
+    // The first process does not send, so every delivery is still in the outbox when it dies.
+    let first = serve(&database.url, None, |command| {
+        command
+            .env("BURROW_WEBHOOKS_ALLOW_PRIVATE", "1")
+            .env("BURROW_WEBHOOK_DISPATCH", "false");
+    })
+    .await;
+    let client = reqwest::Client::new();
+    let post = |path: String, body: Value| {
+        client
+            .post(first.url(&path))
+            .bearer_auth(&key)
+            .json(&body)
+            .send()
+    };
+    let survey: Value = post(
+        format!("/api/projects/{project}/surveys/"),
+        json!({"name": "Killed", "type": "api", "questions": [{"type": "open", "question": "Why?"}]}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let survey_id = survey["id"].as_str().unwrap().to_owned();
+    let question = survey["questions"][0]["id"].as_str().unwrap().to_owned();
+    let webhook: Value = post(
+        format!("/api/projects/{project}/webhooks/"),
+        json!({"url": receiver.url(), "events": ["survey_response.completed"]}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    receiver
+        .control(&[webhook["secret"].as_str().unwrap()], &[])
+        .await;
+    for n in 0..10 {
+        capture(
+            &first.address,
+            &token,
+            vec![send(
+                &survey_id,
+                &format!("sub-{n}"),
+                &[(&question, "x")],
+                true,
+                n,
+            )],
+        )
+        .await;
+    }
+    first.signal("KILL");
+    drop(first);
+
+    let _second = serve(&database.url, None, |command| {
+        command
+            .env("BURROW_WEBHOOKS_ALLOW_PRIVATE", "1")
+            .env("BURROW_WEBHOOK_POLL_MS", "50");
+    })
+    .await;
+    let received = receiver
+        .wait_for_accepted(10, Duration::from_secs(30))
+        .await;
+    assert_all_verified(&received);
+    let mut submissions: Vec<String> = accepted(&received)
+        .iter()
+        .map(|d| {
+            d["payload"]["data"]["response"]["submission_id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    submissions.sort();
+    let mut expected: Vec<String> = (0..10).map(|n| format!("sub-{n}")).collect();
+    expected.sort();
+    assert_eq!(submissions, expected);
 }
