@@ -57,9 +57,8 @@ CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at)
 -- Each webhook's oldest pending delivery (only that one may be sent).
 CREATE INDEX webhook_deliveries_head_idx ON webhook_deliveries (webhook_id, seq)
     WHERE state = 'pending';
--- A webhook's deliveries, newest first.
-CREATE INDEX webhook_deliveries_list_idx
-    ON webhook_deliveries (webhook_id, created_at DESC, id DESC);
+-- A webhook's deliveries, newest first (the order they were made, reversed).
+CREATE INDEX webhook_deliveries_list_idx ON webhook_deliveries (webhook_id, seq DESC);
 
 CREATE TABLE webhook_attempts (
     id bigserial PRIMARY KEY,

@@ -223,7 +223,11 @@ fn settings(path: &str) -> WebhookSettings {
 }
 
 async fn create(world: &World, settings: WebhookSettings) -> CreatedWebhook {
-    world.webhooks.create(PROJECT, settings).await.unwrap()
+    world
+        .webhooks
+        .create(PROJECT, USER, settings)
+        .await
+        .unwrap()
 }
 
 /// A `survey sent` of `submission`, answering `why`; `completed` is `$survey_completed`.
@@ -323,7 +327,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
     refused(
         world
             .webhooks
-            .create(PROJECT, with(|s| s.url = format!("http://{HOOKS}/a")))
+            .create(PROJECT, USER, with(|s| s.url = format!("http://{HOOKS}/a")))
             .await,
         "url",
         "https",
@@ -331,7 +335,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
     refused(
         world
             .webhooks
-            .create(PROJECT, with(|s| s.url = "https://10.0.0.1/a".into()))
+            .create(PROJECT, USER, with(|s| s.url = "https://10.0.0.1/a".into()))
             .await,
         "url",
         "private",
@@ -341,6 +345,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
             .webhooks
             .create(
                 PROJECT,
+                USER,
                 with(|s| s.url = "https://internal.example.com/a".into()),
             )
             .await,
@@ -350,7 +355,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
     refused(
         world
             .webhooks
-            .create(PROJECT, with(|s| s.events = Vec::new()))
+            .create(PROJECT, USER, with(|s| s.events = Vec::new()))
             .await,
         "events",
         "at least one",
@@ -359,7 +364,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
     let mut others = settings("a");
     others.survey_ids = Some(vec![theirs.id]);
     refused(
-        world.webhooks.create(PROJECT, others).await,
+        world.webhooks.create(PROJECT, USER, others).await,
         "survey_ids",
         &theirs.id.0.to_string(),
     );
@@ -411,7 +416,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
             url: url.into(),
             ..settings("a")
         };
-        inside.create(PROJECT, settings).await.unwrap();
+        inside.create(PROJECT, USER, settings).await.unwrap();
     }
 }
 
@@ -566,6 +571,7 @@ async fn a_receiver_answering_gone_switches_the_webhook_off_keeping_the_delivery
         .webhooks
         .update(
             PROJECT,
+            USER,
             hook.webhook.id,
             WebhookChanges {
                 enabled: Some(true),
@@ -727,6 +733,7 @@ async fn a_failed_delivery_is_retried_by_hand_once_its_webhook_is_enabled() {
         .webhooks
         .update(
             PROJECT,
+            USER,
             hook.webhook.id,
             WebhookChanges {
                 enabled: Some(true),
@@ -796,7 +803,7 @@ async fn a_rotated_out_secret_keeps_signing_beside_the_new_one() {
     let hook = create(&world, settings("a")).await;
     let rotated = world
         .webhooks
-        .rotate_secret(PROJECT, hook.webhook.id)
+        .rotate_secret(PROJECT, USER, hook.webhook.id)
         .await
         .unwrap();
     assert_ne!(rotated.secret, hook.secret);
@@ -821,11 +828,68 @@ async fn deleting_a_webhook_deletes_its_deliveries() {
 
     world
         .webhooks
-        .delete(PROJECT, hook.webhook.id)
+        .delete(PROJECT, USER, hook.webhook.id)
         .await
         .unwrap();
     assert_eq!(drain(&world).await, 0);
     assert!(world.receivers.received(&url("a")).is_empty());
-    let gone = world.webhooks.delete(PROJECT, hook.webhook.id).await;
+    let gone = world.webhooks.delete(PROJECT, USER, hook.webhook.id).await;
     assert!(matches!(gone, Err(DomainError::NotFound)), "{gone:?}");
+}
+
+#[tokio::test]
+async fn every_change_of_a_webhook_is_in_the_projects_activity_and_the_secret_never_is() {
+    let world = world();
+    let hook = create(&world, settings("a")).await;
+    let id = hook.webhook.id;
+    let change = |changes: WebhookChanges| world.webhooks.update(PROJECT, USER, id, changes);
+    change(WebhookChanges {
+        url: Some(url("b")),
+        enabled: Some(false),
+        ..WebhookChanges::default()
+    })
+    .await
+    .unwrap();
+    // Changing nothing records nothing.
+    change(WebhookChanges {
+        url: Some(url("b")),
+        ..WebhookChanges::default()
+    })
+    .await
+    .unwrap();
+    world
+        .webhooks
+        .rotate_secret(PROJECT, USER, id)
+        .await
+        .unwrap();
+    world.webhooks.delete(PROJECT, USER, id).await.unwrap();
+
+    let log = world.webhooks.activity(PROJECT, None, all()).await.unwrap();
+    let activities: Vec<&str> = log.entries.iter().map(|e| e.activity.as_str()).collect();
+    assert_eq!(
+        activities,
+        ["deleted", "secret_rotated", "updated", "created"]
+    );
+    let updated = &log.entries[2];
+    assert_eq!(updated.scope, "Webhook");
+    assert_eq!(updated.item_id, id.0.to_string());
+    assert_eq!(
+        updated.detail["changes"],
+        json!([
+            {"type": "Webhook", "action": "changed", "field": "url", "before": url("a"), "after": url("b")},
+            {"type": "Webhook", "action": "changed", "field": "enabled", "before": true, "after": false},
+        ])
+    );
+    let text =
+        serde_json::to_string(&log.entries.iter().map(|e| &e.detail).collect::<Vec<_>>()).unwrap();
+    assert!(!text.contains("whsec_"), "a secret was logged: {text}");
+    // The log outlives the webhook, but one webhook's log needs the webhook.
+    let one = world.webhooks.activity(PROJECT, Some(id), all()).await;
+    assert!(matches!(one, Err(DomainError::NotFound)), "{one:?}");
+    let other = world
+        .webhooks
+        .activity(OTHER_PROJECT, None, all())
+        .await
+        .unwrap();
+    assert_eq!(other.total, 0);
 }

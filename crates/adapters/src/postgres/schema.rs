@@ -314,3 +314,18 @@ diesel::table! {
 diesel::joinable!(webhook_deliveries -> webhooks (webhook_id));
 diesel::joinable!(webhook_attempts -> webhook_deliveries (delivery_id));
 diesel::allow_tables_to_appear_in_same_query!(webhooks, webhook_deliveries, webhook_attempts);
+
+diesel::table! {
+    webhook_activity (id) {
+        id -> Uuid,
+        project_id -> Int4,
+        webhook_id -> Uuid,
+        user_id -> Nullable<Int4>,
+        activity -> Varchar,
+        detail -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(webhook_activity -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(webhook_activity, users);

@@ -1,5 +1,5 @@
-//! `WebhookRepository` and `DeliveryQueue` over `webhooks`, `webhook_deliveries` and
-//! `webhook_attempts`. Deliveries of response events are inserted by the capture statement
+//! `WebhookRepository` (with its `WebhookTransaction`) and `DeliveryQueue` over `webhooks`,
+//! `webhook_deliveries`, `webhook_attempts` and `webhook_activity`. Deliveries of response events are inserted by the capture statement
 //! (`survey_responses.rs`); here they are claimed, settled, listed and retried.
 
 use std::collections::HashMap;
@@ -14,16 +14,16 @@ use diesel::sql_types::{
 };
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
+use domain::activity::{ActivityPage, NewActivity};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{Questions, SurveyId};
 use domain::survey_response::{SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
-use domain::webhook::Delivery;
 use domain::webhook::{
-    Attempt, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason, DueDelivery,
-    NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
-    WebhookChanges, WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret,
-    WebhookSettings,
+    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason,
+    DueDelivery, NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
+    WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret, WebhookSettings,
+    WebhookTransaction,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -31,7 +31,14 @@ use uuid::Uuid;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
-use crate::postgres::schema::{surveys, webhook_attempts, webhook_deliveries, webhooks};
+use crate::postgres::rows::{
+    AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, activity_page,
+    delivery,
+};
+use crate::postgres::schema::{
+    surveys, users, webhook_activity, webhook_attempts, webhook_deliveries, webhooks,
+};
+use crate::postgres::transaction::PgTransaction;
 
 /// Webhooks and their delivery queue, in PostgreSQL.
 pub struct PgWebhookRepository {
@@ -42,103 +49,6 @@ impl PgWebhookRepository {
     /// A repository over the shared pool.
     pub fn new(database: Database) -> Self {
         Self { database }
-    }
-}
-
-/// A webhook as stored, less its secrets.
-#[derive(Queryable, Selectable, QueryableByName)]
-#[diesel(table_name = webhooks, check_for_backend(diesel::pg::Pg))]
-struct WebhookRow {
-    id: Uuid,
-    project_id: i32,
-    url: String,
-    events: Vec<String>,
-    survey_ids: Option<Vec<Uuid>>,
-    format: String,
-    enabled: bool,
-    disabled_reason: Option<String>,
-    description: String,
-    consecutive_failures: i32,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-}
-
-impl From<WebhookRow> for Webhook {
-    fn from(row: WebhookRow) -> Self {
-        Self {
-            id: WebhookId(row.id),
-            project_id: ProjectId(row.project_id),
-            settings: WebhookSettings {
-                url: row.url,
-                events: row
-                    .events
-                    .iter()
-                    .filter_map(|event| WebhookEvent::parse(event))
-                    .collect(),
-                survey_ids: row
-                    .survey_ids
-                    .map(|ids| ids.into_iter().map(SurveyId).collect()),
-                format: WebhookFormat::parse(&row.format).unwrap_or_default(),
-                enabled: row.enabled,
-                description: row.description,
-            },
-            disabled_reason: row
-                .disabled_reason
-                .as_deref()
-                .and_then(DisabledReason::parse),
-            consecutive_failures: row.consecutive_failures.unsigned_abs(),
-            created_at: row.created_at,
-            updated_at: row.updated_at,
-        }
-    }
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = webhook_deliveries, check_for_backend(diesel::pg::Pg))]
-struct DeliveryRow {
-    id: Uuid,
-    webhook_id: Uuid,
-    kind: String,
-    event_uuid: Option<Uuid>,
-    survey_id: Option<String>,
-    state: String,
-    next_attempt_at: DateTime<Utc>,
-    created_at: DateTime<Utc>,
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = webhook_attempts, check_for_backend(diesel::pg::Pg))]
-struct AttemptRow {
-    delivery_id: Uuid,
-    attempted_at: DateTime<Utc>,
-    status_code: Option<i16>,
-    error: Option<String>,
-    duration_ms: i32,
-}
-
-impl From<AttemptRow> for Attempt {
-    fn from(row: AttemptRow) -> Self {
-        Self {
-            at: row.attempted_at,
-            status_code: row.status_code.and_then(|code| u16::try_from(code).ok()),
-            error: row.error,
-            duration_ms: row.duration_ms.unsigned_abs().into(),
-        }
-    }
-}
-
-fn delivery(row: DeliveryRow, attempts: Vec<Attempt>) -> Delivery {
-    let state = DeliveryState::parse(&row.state).unwrap_or(DeliveryState::Pending);
-    Delivery {
-        id: DeliveryId(row.id),
-        webhook_id: WebhookId(row.webhook_id),
-        kind: DeliveryKind::parse(&row.kind).unwrap_or(DeliveryKind::Test),
-        event_uuid: row.event_uuid,
-        survey_id: row.survey_id,
-        state,
-        next_attempt_at: (state == DeliveryState::Pending).then_some(row.next_attempt_at),
-        attempts,
-        created_at: row.created_at,
     }
 }
 
@@ -309,22 +219,6 @@ SET consecutive_failures = CASE WHEN $9 THEN 0 ELSE w.consecutive_failures + 1 E
     disabled_reason = coalesce($10, w.disabled_reason)
 FROM delivery WHERE w.id = delivery.webhook_id";
 
-/// Applies a PATCH in one statement; `$8` (enabled) true also clears what disabled it.
-const UPDATE_WEBHOOK: &str = "
-UPDATE webhooks SET
-    url = coalesce($3, url),
-    events = coalesce($4, events),
-    survey_ids = CASE WHEN $5 THEN $6 ELSE survey_ids END,
-    format = coalesce($7, format),
-    enabled = coalesce($8, enabled),
-    disabled_reason = CASE WHEN $8 THEN NULL ELSE disabled_reason END,
-    consecutive_failures = CASE WHEN $8 THEN 0 ELSE consecutive_failures END,
-    description = coalesce($9, description),
-    updated_at = now()
-WHERE project_id = $1 AND id = $2
-RETURNING id, project_id, url, events, survey_ids, format, enabled, disabled_reason,
-          description, consecutive_failures, created_at, updated_at";
-
 /// A test delivery, sent once already, with its attempt.
 const RECORD_TEST: &str = "
 WITH delivery AS (
@@ -393,97 +287,49 @@ impl WebhookRepository for PgWebhookRepository {
         Ok(row.map(Webhook::from))
     }
 
-    async fn create(
+    async fn begin(&self) -> Result<Box<dyn WebhookTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::begin(&self.database).await?))
+    }
+
+    async fn activity(
         &self,
         project: ProjectId,
-        settings: &WebhookSettings,
-        secret: &WebhookSecret,
-    ) -> Result<Webhook, Unexpected> {
+        webhook: Option<WebhookId>,
+        page_request: PageRequest,
+    ) -> Result<ActivityPage, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let row = diesel::insert_into(webhooks::table)
-            .values((
-                webhooks::id.eq(Uuid::now_v7()),
-                webhooks::project_id.eq(project.0),
-                webhooks::url.eq(&settings.url),
-                webhooks::events.eq(event_names(&settings.events)),
-                webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
-                webhooks::format.eq(settings.format.as_str()),
-                webhooks::enabled.eq(settings.enabled),
-                webhooks::description.eq(&settings.description),
-                webhooks::secret.eq(secret.expose()),
-            ))
-            .returning(WebhookRow::as_returning())
-            .get_result::<WebhookRow>(&mut conn)
+        let logged = || {
+            let mut query = webhook_activity::table
+                .filter(webhook_activity::project_id.eq(project.0))
+                .into_boxed();
+            if let Some(webhook) = webhook {
+                query = query.filter(webhook_activity::webhook_id.eq(webhook.0));
+            }
+            query
+        };
+        let total = logged()
+            .count()
+            .get_result::<i64>(&mut conn)
             .await
-            .during("creating a webhook")?;
-        Ok(row.into())
-    }
-
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: WebhookId,
-        changes: &WebhookChanges,
-    ) -> Result<Option<Webhook>, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let row = diesel::sql_query(UPDATE_WEBHOOK)
-            .bind::<Int4, _>(project.0)
-            .bind::<SqlUuid, _>(id.0)
-            .bind::<Nullable<Text>, _>(changes.url.as_deref())
-            .bind::<Nullable<Array<Text>>, _>(changes.events.as_deref().map(event_names))
-            .bind::<Bool, _>(changes.survey_ids.is_some())
-            .bind::<Nullable<Array<SqlUuid>>, _>(
-                changes
-                    .survey_ids
-                    .as_ref()
-                    .and_then(|ids| ids.as_deref().map(survey_uuids)),
-            )
-            .bind::<Nullable<Varchar>, _>(changes.format.map(WebhookFormat::as_str))
-            .bind::<Nullable<Bool>, _>(changes.enabled)
-            .bind::<Nullable<Text>, _>(changes.description.as_deref())
-            .get_result::<WebhookRow>(&mut conn)
-            .await
-            .optional()
-            .during("changing a webhook")?;
-        Ok(row.map(Webhook::from))
-    }
-
-    async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<bool, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let deleted = diesel::delete(
-            webhooks::table
-                .filter(webhooks::project_id.eq(project.0))
-                .filter(webhooks::id.eq(id.0)),
+            .during("counting webhook activity")?;
+        let rows = window(
+            logged()
+                .left_join(users::table)
+                .order((
+                    webhook_activity::created_at.desc(),
+                    webhook_activity::id.desc(),
+                ))
+                .select((
+                    WebhookActivityRow::as_select(),
+                    users::first_name.nullable(),
+                    users::email.nullable(),
+                )),
+            page_request,
         )
-        .execute(&mut conn)
+        .load::<(WebhookActivityRow, Option<String>, Option<String>)>(&mut conn)
         .await
-        .during("deleting a webhook")?;
-        Ok(deleted > 0)
-    }
-
-    async fn rotate_secret(
-        &self,
-        project: ProjectId,
-        id: WebhookId,
-        secret: &WebhookSecret,
-        previous_until: DateTime<Utc>,
-    ) -> Result<bool, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let rotated = diesel::update(
-            webhooks::table
-                .filter(webhooks::project_id.eq(project.0))
-                .filter(webhooks::id.eq(id.0)),
-        )
-        .set((
-            webhooks::previous_secret.eq(webhooks::secret.nullable()),
-            webhooks::previous_secret_expires_at.eq(previous_until),
-            webhooks::secret.eq(secret.expose()),
-            webhooks::updated_at.eq(diesel::dsl::now),
-        ))
-        .execute(&mut conn)
-        .await
-        .during("rotating a webhook's secret")?;
-        Ok(rotated > 0)
+        .during("listing webhook activity")?;
+        Ok(activity_page(total, rows))
     }
 
     async fn missing_surveys(
@@ -528,10 +374,7 @@ impl WebhookRepository for PgWebhookRepository {
             .during("counting a webhook's deliveries")?;
         let rows = window(
             listed()
-                .order((
-                    webhook_deliveries::created_at.desc(),
-                    webhook_deliveries::id.desc(),
-                ))
+                .order(webhook_deliveries::seq.desc())
                 .select(DeliveryRow::as_select()),
             page_request,
         )
@@ -659,6 +502,141 @@ impl WebhookRepository for PgWebhookRepository {
             attempts: vec![attempt.clone()],
             created_at: attempt.at,
         })
+    }
+}
+
+#[async_trait]
+impl WebhookTransaction for PgTransaction {
+    async fn lock(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, Unexpected> {
+        let row = webhooks::table
+            .filter(webhooks::project_id.eq(project.0))
+            .filter(webhooks::id.eq(id.0))
+            .select(WebhookRow::as_select())
+            .for_update()
+            .first::<WebhookRow>(self.connection())
+            .await
+            .optional()
+            .during("locking a webhook")?;
+        Ok(row.map(Webhook::from))
+    }
+
+    async fn insert(
+        &mut self,
+        project: ProjectId,
+        settings: &WebhookSettings,
+        secret: &WebhookSecret,
+    ) -> Result<Webhook, Unexpected> {
+        let row = diesel::insert_into(webhooks::table)
+            .values((
+                webhooks::id.eq(Uuid::now_v7()),
+                webhooks::project_id.eq(project.0),
+                webhooks::url.eq(&settings.url),
+                webhooks::events.eq(event_names(&settings.events)),
+                webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
+                webhooks::format.eq(settings.format.as_str()),
+                webhooks::enabled.eq(settings.enabled),
+                webhooks::description.eq(&settings.description),
+                webhooks::secret.eq(secret.expose()),
+            ))
+            .returning(WebhookRow::as_returning())
+            .get_result::<WebhookRow>(self.connection())
+            .await
+            .during("creating a webhook")?;
+        Ok(row.into())
+    }
+
+    async fn update(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        settings: &WebhookSettings,
+        reenabled: bool,
+    ) -> Result<Webhook, Unexpected> {
+        let target = webhooks::table
+            .filter(webhooks::project_id.eq(project.0))
+            .filter(webhooks::id.eq(id.0));
+        let changes = (
+            webhooks::url.eq(&settings.url),
+            webhooks::events.eq(event_names(&settings.events)),
+            webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
+            webhooks::format.eq(settings.format.as_str()),
+            webhooks::enabled.eq(settings.enabled),
+            webhooks::description.eq(&settings.description),
+            webhooks::updated_at.eq(diesel::dsl::now),
+        );
+        let row = if reenabled {
+            diesel::update(target)
+                .set((
+                    changes,
+                    webhooks::disabled_reason.eq(None::<String>),
+                    webhooks::consecutive_failures.eq(0),
+                ))
+                .returning(WebhookRow::as_returning())
+                .get_result::<WebhookRow>(self.connection())
+                .await
+        } else {
+            diesel::update(target)
+                .set(changes)
+                .returning(WebhookRow::as_returning())
+                .get_result::<WebhookRow>(self.connection())
+                .await
+        }
+        .during("changing a webhook")?;
+        Ok(row.into())
+    }
+
+    async fn set_secret(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        secret: &WebhookSecret,
+        previous_until: DateTime<Utc>,
+    ) -> Result<(), Unexpected> {
+        diesel::update(
+            webhooks::table
+                .filter(webhooks::project_id.eq(project.0))
+                .filter(webhooks::id.eq(id.0)),
+        )
+        .set((
+            webhooks::previous_secret.eq(webhooks::secret.nullable()),
+            webhooks::previous_secret_expires_at.eq(previous_until),
+            webhooks::secret.eq(secret.expose()),
+            webhooks::updated_at.eq(diesel::dsl::now),
+        ))
+        .execute(self.connection())
+        .await
+        .during("rotating a webhook's secret")?;
+        Ok(())
+    }
+
+    async fn delete(&mut self, project: ProjectId, id: WebhookId) -> Result<(), Unexpected> {
+        diesel::delete(
+            webhooks::table
+                .filter(webhooks::project_id.eq(project.0))
+                .filter(webhooks::id.eq(id.0)),
+        )
+        .execute(self.connection())
+        .await
+        .during("deleting a webhook")?;
+        Ok(())
+    }
+
+    async fn log_activity(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        activity: &NewActivity,
+    ) -> Result<(), Unexpected> {
+        diesel::insert_into(webhook_activity::table)
+            .values(NewWebhookActivityRow::new(project, id, activity))
+            .execute(self.connection())
+            .await
+            .during("logging a webhook's activity")?;
+        Ok(())
     }
 }
 

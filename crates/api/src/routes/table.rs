@@ -488,7 +488,8 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let configs = |id, summary| Operation::new("plugin_configs", id, summary);
     let hooks = |id, summary| Operation::new("webhooks", id, summary);
     let all_webhooks = format!("{project}/webhooks");
-    let webhook = format!("{all_webhooks}/{{webhook_id}}");
+    // Webhook ids are UUIDs, so `activity` never reads as one.
+    let webhook = format!("{all_webhooks}/{{webhook_id:[0-9a-fA-F-]{{32,36}}}}");
     vec![
         ResourceSpec::at(all_webhooks.clone())
             .route(
@@ -507,6 +508,21 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 .body::<WebhookWrite>()
                 .created::<WebhookWithSecret>(),
             ),
+        ResourceSpec::at(format!("{all_webhooks}/activity")).route(
+            Method::GET,
+            webhooks::project_activity,
+            hooks(
+                "webhooks_activity",
+                "The activity of every webhook of the project",
+            )
+            .numbered::<ActivityResponse>(),
+        ),
+        ResourceSpec::at(format!("{webhook}/activity")).route(
+            Method::GET,
+            webhooks::webhook_activity,
+            hooks("webhooks_webhook_activity", "One webhook's activity")
+                .numbered::<ActivityResponse>(),
+        ),
         ResourceSpec::at(webhook.clone())
             .route(
                 Method::GET,

@@ -1,5 +1,5 @@
 //! `/api/projects/{project_id}/webhooks/`: a project's webhooks on survey responses, their
-//! secrets, deliveries, retries and test sends.
+//! secrets, deliveries, retries, test sends and activity log.
 
 mod request;
 
@@ -15,8 +15,12 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::dto::ActivityResponse;
 use crate::error::ApiError;
-use crate::extract::{JsonObject, Paginated, Pagination, ProjectCaller, Webhooks, path_id};
+use crate::extract::{
+    ActivityLogs, JsonObject, NumberedPage, PageNumber, Paginated, Pagination, ProjectCaller,
+    Webhooks, path_id,
+};
 
 /// A webhook as the API shows it; the secret only in [`WebhookWithSecret`].
 #[derive(Debug, Serialize, ToSchema)]
@@ -162,7 +166,11 @@ pub(crate) async fn create(
     JsonObject(body): JsonObject,
 ) -> Result<HttpResponse, ApiError> {
     let created = webhooks
-        .create(access.project.id, request::new_webhook(&body)?)
+        .create(
+            access.project.id,
+            access.principal.user.id,
+            request::new_webhook(&body)?,
+        )
         .await?;
     Ok(HttpResponse::Created().json(WebhookWithSecret::from(created)))
 }
@@ -186,7 +194,12 @@ pub(crate) async fn update(
 ) -> Result<Json<WebhookResponse>, ApiError> {
     let id = path_id::<WebhookId>(&request)?;
     let webhook = webhooks
-        .update(access.project.id, id, request::webhook_changes(&body)?)
+        .update(
+            access.project.id,
+            access.principal.user.id,
+            id,
+            request::webhook_changes(&body)?,
+        )
         .await?;
     Ok(Json(webhook.into()))
 }
@@ -198,7 +211,11 @@ pub(crate) async fn delete(
     ProjectCaller(access, _): ProjectCaller<Webhooks>,
 ) -> Result<HttpResponse, ApiError> {
     webhooks
-        .delete(access.project.id, path_id::<WebhookId>(&request)?)
+        .delete(
+            access.project.id,
+            access.principal.user.id,
+            path_id::<WebhookId>(&request)?,
+        )
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }
@@ -209,12 +226,16 @@ pub(crate) async fn rotate_secret(
     ProjectCaller(access, _): ProjectCaller<Webhooks>,
 ) -> Result<Json<WebhookWithSecret>, ApiError> {
     let rotated = webhooks
-        .rotate_secret(access.project.id, path_id::<WebhookId>(&request)?)
+        .rotate_secret(
+            access.project.id,
+            access.principal.user.id,
+            path_id::<WebhookId>(&request)?,
+        )
         .await?;
     Ok(Json(rotated.into()))
 }
 
-/// Newest first, ties by id (descending), each with its attempts (newest first).
+/// Newest first (the order they were made in, reversed), each with its attempts (newest first).
 pub(crate) async fn deliveries(
     request: HttpRequest,
     webhooks: web::Data<WebhookService>,
@@ -260,4 +281,31 @@ pub(crate) async fn test(
         .test(access.project.id, path_id::<WebhookId>(&request)?)
         .await?;
     Ok(Json(delivery.into()))
+}
+
+/// The activity of every webhook of the project, deleted ones included.
+pub(crate) async fn project_activity(
+    request: HttpRequest,
+    webhooks: web::Data<WebhookService>,
+    ProjectCaller(access, _): ProjectCaller<ActivityLogs>,
+    numbered: PageNumber,
+) -> Result<Json<NumberedPage<ActivityResponse>>, ApiError> {
+    let page = webhooks
+        .activity(access.project.id, None, numbered.page_request())
+        .await?;
+    Ok(ActivityResponse::page(&request, numbered, page))
+}
+
+/// One webhook's activity; 404 for a webhook the project does not have (any more).
+pub(crate) async fn webhook_activity(
+    request: HttpRequest,
+    webhooks: web::Data<WebhookService>,
+    ProjectCaller(access, _): ProjectCaller<ActivityLogs>,
+    numbered: PageNumber,
+) -> Result<Json<NumberedPage<ActivityResponse>>, ApiError> {
+    let id = path_id::<WebhookId>(&request)?;
+    let page = webhooks
+        .activity(access.project.id, Some(id), numbered.page_request())
+        .await?;
+    Ok(ActivityResponse::page(&request, numbered, page))
 }

@@ -53,6 +53,7 @@ struct State {
     webhooks: Vec<webhooks::StoredWebhook>,
     /// In the order they were made.
     deliveries: Vec<webhooks::StoredDelivery>,
+    webhook_activity: Vec<webhooks::StoredActivity>,
     /// The last delivery's sequence number.
     delivery_sequence: u64,
 }

@@ -10,15 +10,17 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::transaction::Draft;
+use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::survey_response::{SurveyEvent, SurveyEventKind};
-use crate::tenancy::ProjectId;
+use crate::tenancy::{ProjectId, UserId};
 use crate::webhook::{
-    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DueDelivery,
-    NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
-    WebhookChanges, WebhookEvent, WebhookId, WebhookRepository, WebhookSecret, WebhookSettings,
+    ACTIVITY_SCOPE, Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState,
+    DueDelivery, NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
+    WebhookEvent, WebhookId, WebhookRepository, WebhookSecret, WebhookSettings, WebhookTransaction,
     completes,
 };
 
@@ -264,96 +266,36 @@ impl WebhookRepository for InMemoryStore {
         Ok(self.lock().webhook(project, id).map(|w| w.webhook.clone()))
     }
 
-    async fn create(
-        &self,
-        project: ProjectId,
-        settings: &WebhookSettings,
-        secret: &WebhookSecret,
-    ) -> Result<Webhook, Unexpected> {
-        let now = Utc::now();
-        let webhook = Webhook {
-            id: WebhookId(Uuid::now_v7()),
-            project_id: project,
-            settings: settings.clone(),
-            disabled_reason: None,
-            consecutive_failures: 0,
-            created_at: now,
-            updated_at: now,
-        };
-        self.lock().webhooks.push(StoredWebhook {
-            webhook: webhook.clone(),
-            secret: secret.clone(),
-            previous: None,
-        });
-        Ok(webhook)
+    async fn begin(&self) -> Result<Box<dyn WebhookTransaction>, Unexpected> {
+        Ok(Box::new(Draft::begin(self).await))
     }
 
-    async fn update(
+    async fn activity(
         &self,
         project: ProjectId,
-        id: WebhookId,
-        changes: &WebhookChanges,
-    ) -> Result<Option<Webhook>, Unexpected> {
-        let mut state = self.lock();
-        let Some(stored) = state.webhook_mut(project, id) else {
-            return Ok(None);
-        };
-        let webhook = &mut stored.webhook;
-        let settings = &mut webhook.settings;
-        if let Some(url) = &changes.url {
-            settings.url.clone_from(url);
-        }
-        if let Some(events) = &changes.events {
-            settings.events.clone_from(events);
-        }
-        if let Some(surveys) = &changes.survey_ids {
-            settings.survey_ids.clone_from(surveys);
-        }
-        if let Some(format) = changes.format {
-            settings.format = format;
-        }
-        if let Some(description) = &changes.description {
-            settings.description.clone_from(description);
-        }
-        if let Some(enabled) = changes.enabled {
-            settings.enabled = enabled;
-            if enabled {
-                webhook.disabled_reason = None;
-                webhook.consecutive_failures = 0;
-            }
-        }
-        webhook.updated_at = Utc::now();
-        Ok(Some(webhook.clone()))
-    }
-
-    async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<bool, Unexpected> {
-        let mut state = self.lock();
-        let before = state.webhooks.len();
-        state
-            .webhooks
-            .retain(|w| !(w.webhook.project_id == project && w.webhook.id == id));
-        if state.webhooks.len() == before {
-            return Ok(false);
-        }
-        state.deliveries.retain(|d| d.webhook != id);
-        Ok(true)
-    }
-
-    async fn rotate_secret(
-        &self,
-        project: ProjectId,
-        id: WebhookId,
-        secret: &WebhookSecret,
-        previous_until: DateTime<Utc>,
-    ) -> Result<bool, Unexpected> {
-        let mut state = self.lock();
-        let Some(stored) = state.webhook_mut(project, id) else {
-            return Ok(false);
-        };
-        let replaced = std::mem::replace(&mut stored.secret, secret.clone());
-        stored.previous = Some((replaced, previous_until));
-        stored.webhook.updated_at = Utc::now();
-        Ok(true)
+        webhook: Option<WebhookId>,
+        page: PageRequest,
+    ) -> Result<ActivityPage, Unexpected> {
+        let state = self.lock();
+        let mut entries: Vec<ActivityEntry> = state
+            .webhook_activity
+            .iter()
+            .filter(|a| a.project == project && webhook.is_none_or(|id| a.webhook == id))
+            .map(|a| ActivityEntry {
+                user: state
+                    .users
+                    .iter()
+                    .find(|u| u.id == a.user)
+                    .map(|u| (u.first_name.clone(), u.email.clone())),
+                ..a.entry.clone()
+            })
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
+        let Page { count, items } = page_of(entries, page);
+        Ok(ActivityPage {
+            entries: items,
+            total: count,
+        })
     }
 
     async fn missing_surveys(
@@ -386,7 +328,7 @@ impl WebhookRepository for InMemoryStore {
             .iter()
             .filter(|d| d.project == project && d.webhook == webhook)
             .collect();
-        deliveries.sort_by_key(|d| std::cmp::Reverse((d.created_at, d.id)));
+        deliveries.sort_by_key(|d| std::cmp::Reverse(d.sequence));
         Ok(page_of(deliveries, page).map(StoredDelivery::view))
     }
 
@@ -455,6 +397,119 @@ impl WebhookRepository for InMemoryStore {
         });
         Ok(stored.view())
     }
+}
+
+#[async_trait]
+impl WebhookTransaction for Draft {
+    async fn lock(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, Unexpected> {
+        Ok(self.state.webhook(project, id).map(|w| w.webhook.clone()))
+    }
+
+    async fn insert(
+        &mut self,
+        project: ProjectId,
+        settings: &WebhookSettings,
+        secret: &WebhookSecret,
+    ) -> Result<Webhook, Unexpected> {
+        let now = Utc::now();
+        let webhook = Webhook {
+            id: WebhookId(Uuid::now_v7()),
+            project_id: project,
+            settings: settings.clone(),
+            disabled_reason: None,
+            consecutive_failures: 0,
+            created_at: now,
+            updated_at: now,
+        };
+        self.state.webhooks.push(StoredWebhook {
+            webhook: webhook.clone(),
+            secret: secret.clone(),
+            previous: None,
+        });
+        Ok(webhook)
+    }
+
+    async fn update(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        settings: &WebhookSettings,
+        reenabled: bool,
+    ) -> Result<Webhook, Unexpected> {
+        let stored = self
+            .state
+            .webhook_mut(project, id)
+            .ok_or_else(|| Unexpected::new("updating a webhook that is not locked"))?;
+        let webhook = &mut stored.webhook;
+        webhook.settings = settings.clone();
+        if reenabled {
+            webhook.disabled_reason = None;
+            webhook.consecutive_failures = 0;
+        }
+        webhook.updated_at = Utc::now();
+        Ok(webhook.clone())
+    }
+
+    async fn set_secret(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        secret: &WebhookSecret,
+        previous_until: DateTime<Utc>,
+    ) -> Result<(), Unexpected> {
+        let stored = self
+            .state
+            .webhook_mut(project, id)
+            .ok_or_else(|| Unexpected::new("rotating a webhook that is not locked"))?;
+        let replaced = std::mem::replace(&mut stored.secret, secret.clone());
+        stored.previous = Some((replaced, previous_until));
+        stored.webhook.updated_at = Utc::now();
+        Ok(())
+    }
+
+    async fn delete(&mut self, project: ProjectId, id: WebhookId) -> Result<(), Unexpected> {
+        self.state
+            .webhooks
+            .retain(|w| !(w.webhook.project_id == project && w.webhook.id == id));
+        self.state.deliveries.retain(|d| d.webhook != id);
+        Ok(())
+    }
+
+    async fn log_activity(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        activity: &NewActivity,
+    ) -> Result<(), Unexpected> {
+        self.state.webhook_activity.push(StoredActivity {
+            project,
+            webhook: id,
+            user: activity.user,
+            entry: ActivityEntry {
+                id: Uuid::now_v7(),
+                user: None,
+                scope: ACTIVITY_SCOPE.into(),
+                activity: activity.activity.into(),
+                item_id: id.0.to_string(),
+                detail: activity.detail.clone(),
+                created_at: Utc::now(),
+            },
+        });
+        Ok(())
+    }
+}
+
+/// A webhook activity entry and what it belongs to.
+#[derive(Debug, Clone)]
+pub(super) struct StoredActivity {
+    project: ProjectId,
+    webhook: WebhookId,
+    user: UserId,
+    entry: ActivityEntry,
 }
 
 #[async_trait]

@@ -3,6 +3,7 @@
 //! outbox), then signed per Standard Webhooks and sent, with retries, by the dispatcher that
 //! runs in every node.
 
+mod activity;
 mod dispatch;
 mod payload;
 mod port;
@@ -19,12 +20,14 @@ use uuid::Uuid;
 use crate::survey::SurveyId;
 use crate::tenancy::ProjectId;
 
+pub use activity::SCOPE as ACTIVITY_SCOPE;
 pub use dispatch::{
     DispatchSettings, ReceiverAnswer, Transmission, WebhookDispatcher, WebhookSender,
 };
 pub use payload::{PayloadSurvey, ResponseEventSources, completes, response_body, test_body};
 pub use port::{
     DeliveryQueue, DueDelivery, NextStep, Settlement, SigningTarget, WebhookRepository,
+    WebhookTransaction,
 };
 pub use schedule::RetrySchedule;
 pub use secret::{WebhookSecret, signature_header};
@@ -147,6 +150,24 @@ pub struct WebhookSettings {
     pub format: WebhookFormat,
     pub enabled: bool,
     pub description: String,
+}
+
+impl WebhookSettings {
+    /// These settings with `changes` applied.
+    pub fn changed(&self, changes: WebhookChanges) -> Self {
+        Self {
+            url: changes.url.unwrap_or_else(|| self.url.clone()),
+            events: changes.events.unwrap_or_else(|| self.events.clone()),
+            survey_ids: changes
+                .survey_ids
+                .unwrap_or_else(|| self.survey_ids.clone()),
+            format: changes.format.unwrap_or(self.format),
+            enabled: changes.enabled.unwrap_or(self.enabled),
+            description: changes
+                .description
+                .unwrap_or_else(|| self.description.clone()),
+        }
+    }
 }
 
 /// A stored webhook. Its secret is not part of it: only create and rotation show it.

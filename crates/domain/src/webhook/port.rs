@@ -6,11 +6,12 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    Attempt, Delivery, DeliveryId, DisabledReason, ResponseEventSources, Webhook, WebhookChanges,
-    WebhookFormat, WebhookId, WebhookSecret, WebhookSettings,
+    Attempt, Delivery, DeliveryId, DisabledReason, ResponseEventSources, Webhook, WebhookFormat,
+    WebhookId, WebhookSecret, WebhookSettings,
 };
+use crate::activity::{ActivityPage, NewActivity};
 use crate::error::Unexpected;
-use crate::ports::{Page, PageRequest};
+use crate::ports::{Page, PageRequest, Transaction};
 use crate::survey::SurveyId;
 use crate::tenancy::ProjectId;
 
@@ -32,48 +33,6 @@ pub trait WebhookRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: WebhookId) -> Result<Option<Webhook>, Unexpected>;
 
-    /// Stores a new webhook with its secret.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn create(
-        &self,
-        project: ProjectId,
-        settings: &WebhookSettings,
-        secret: &WebhookSecret,
-    ) -> Result<Webhook, Unexpected>;
-
-    /// Applies the changes, as given, in one statement; enabling clears `disabled_reason` and
-    /// the failure count. `None` when the project has no such webhook.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn update(
-        &self,
-        project: ProjectId,
-        id: WebhookId,
-        changes: &WebhookChanges,
-    ) -> Result<Option<Webhook>, Unexpected>;
-
-    /// Deletes the webhook and its deliveries; `false` when there was none.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<bool, Unexpected>;
-
-    /// Replaces the secret; the replaced one keeps signing (beside the new one) until
-    /// `previous_until`. `false` when the project has no such webhook.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    async fn rotate_secret(
-        &self,
-        project: ProjectId,
-        id: WebhookId,
-        secret: &WebhookSecret,
-        previous_until: DateTime<Utc>,
-    ) -> Result<bool, Unexpected>;
-
     /// Which of `surveys` the project does not have.
     ///
     /// # Errors
@@ -84,7 +43,8 @@ pub trait WebhookRepository: Send + Sync {
         surveys: &[SurveyId],
     ) -> Result<Vec<SurveyId>, Unexpected>;
 
-    /// The webhook's deliveries with their attempts, newest first (ties by id, descending).
+    /// The webhook's deliveries with their attempts, newest first: the order they were made
+    /// in, reversed (one answer's deliveries are made together).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -106,6 +66,24 @@ pub trait WebhookRepository: Send + Sync {
         webhook: WebhookId,
         delivery: DeliveryId,
     ) -> Result<Option<Delivery>, Unexpected>;
+
+    /// Opens a transaction for a webhook write and its activity entry.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage cannot be reached.
+    async fn begin(&self) -> Result<Box<dyn WebhookTransaction>, Unexpected>;
+
+    /// The project's webhook activity, or one webhook's, newest first (ties by id,
+    /// descending). Entries outlive their webhook.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn activity(
+        &self,
+        project: ProjectId,
+        webhook: Option<WebhookId>,
+        page: PageRequest,
+    ) -> Result<ActivityPage, Unexpected>;
 
     /// What signing and sending to the webhook takes, for a test send.
     ///
@@ -130,6 +108,72 @@ pub trait WebhookRepository: Send + Sync {
         attempt: &Attempt,
         delivered: bool,
     ) -> Result<Delivery, Unexpected>;
+}
+
+/// The primitives a webhook write is made of, in one transaction; the sequence is the service's.
+#[async_trait]
+pub trait WebhookTransaction: Transaction {
+    /// The project's webhook, locked until the transaction ends.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn lock(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+    ) -> Result<Option<Webhook>, Unexpected>;
+
+    /// Stores a new webhook with its secret.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn insert(
+        &mut self,
+        project: ProjectId,
+        settings: &WebhookSettings,
+        secret: &WebhookSecret,
+    ) -> Result<Webhook, Unexpected>;
+
+    /// Replaces a locked webhook's settings; `reenabled` also clears what disabled it (reason
+    /// and failure count).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn update(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        settings: &WebhookSettings,
+        reenabled: bool,
+    ) -> Result<Webhook, Unexpected>;
+
+    /// Replaces a locked webhook's secret; the replaced one keeps signing (beside the new one)
+    /// until `previous_until`.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn set_secret(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        secret: &WebhookSecret,
+        previous_until: DateTime<Utc>,
+    ) -> Result<(), Unexpected>;
+
+    /// Deletes a locked webhook and its deliveries.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn delete(&mut self, project: ProjectId, id: WebhookId) -> Result<(), Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn log_activity(
+        &mut self,
+        project: ProjectId,
+        id: WebhookId,
+        activity: &NewActivity,
+    ) -> Result<(), Unexpected>;
 }
 
 /// Where and how a webhook's deliveries are sent.

@@ -6,16 +6,18 @@ use std::sync::Arc;
 use chrono::{Duration, Utc};
 use uuid::Uuid;
 
+use super::activity;
 use super::dispatch::{ReceiverAnswer, WebhookSender, transmit};
 use super::payload::test_body;
 use super::{
     Delivery, DeliveryId, HostResolver, TargetPolicy, Webhook, WebhookChanges, WebhookId,
     WebhookRepository, WebhookSecret, WebhookSettings,
 };
+use crate::activity::ActivityPage;
 use crate::error::{DomainError, ValidationCode, ValidationError};
-use crate::ports::{Page, PageRequest};
+use crate::ports::{Page, PageRequest, conclude};
 use crate::survey::SurveyId;
-use crate::tenancy::ProjectId;
+use crate::tenancy::{ProjectId, UserId};
 
 /// How long a rotated-out secret keeps signing beside the new one, so receivers can switch
 /// without dropping deliveries.
@@ -75,13 +77,23 @@ impl WebhookService {
     pub async fn create(
         &self,
         project: ProjectId,
+        user: UserId,
         mut settings: WebhookSettings,
     ) -> Result<CreatedWebhook, DomainError> {
         self.check_url(&settings.url).await?;
         settings.events = events(settings.events)?;
         settings.survey_ids = self.surveys(project, settings.survey_ids).await?;
         let secret = WebhookSecret::generate();
-        let webhook = self.webhooks.create(project, &settings, &secret).await?;
+        let mut transaction = self.webhooks.begin().await?;
+        let outcome = async {
+            let webhook = transaction.insert(project, &settings, &secret).await?;
+            transaction
+                .log_activity(project, webhook.id, &activity::created(&settings, user))
+                .await?;
+            Ok(webhook)
+        }
+        .await;
+        let webhook = conclude(transaction, outcome).await?;
         Ok(CreatedWebhook { webhook, secret })
     }
 
@@ -90,6 +102,7 @@ impl WebhookService {
     pub async fn update(
         &self,
         project: ProjectId,
+        user: UserId,
         id: WebhookId,
         mut changes: WebhookChanges,
     ) -> Result<Webhook, DomainError> {
@@ -100,22 +113,50 @@ impl WebhookService {
         if let Some(surveys) = changes.survey_ids.take() {
             changes.survey_ids = Some(self.surveys(project, surveys).await?);
         }
-        self.webhooks
-            .update(project, id, &changes)
-            .await?
-            .ok_or(DomainError::NotFound)
+        let reenabled = changes.enabled == Some(true);
+        let mut transaction = self.webhooks.begin().await?;
+        let outcome = async {
+            let current = transaction
+                .lock(project, id)
+                .await?
+                .ok_or(DomainError::NotFound)?;
+            let settings = current.settings.changed(changes);
+            let updated = transaction
+                .update(project, id, &settings, reenabled)
+                .await?;
+            if let Some(entry) = activity::updated(&current.settings, &settings, user) {
+                transaction.log_activity(project, id, &entry).await?;
+            }
+            Ok(updated)
+        }
+        .await;
+        conclude(transaction, outcome).await
     }
 
     /// Deletes the webhook and its deliveries, sent or not.
     ///
     /// # Errors
     /// `NotFound`.
-    pub async fn delete(&self, project: ProjectId, id: WebhookId) -> Result<(), DomainError> {
-        if self.webhooks.delete(project, id).await? {
+    pub async fn delete(
+        &self,
+        project: ProjectId,
+        user: UserId,
+        id: WebhookId,
+    ) -> Result<(), DomainError> {
+        let mut transaction = self.webhooks.begin().await?;
+        let outcome = async {
+            let current = transaction
+                .lock(project, id)
+                .await?
+                .ok_or(DomainError::NotFound)?;
+            transaction.delete(project, id).await?;
+            transaction
+                .log_activity(project, id, &activity::deleted(&current.settings, user))
+                .await?;
             Ok(())
-        } else {
-            Err(DomainError::NotFound)
         }
+        .await;
+        conclude(transaction, outcome).await
     }
 
     /// A new secret; the old one keeps signing beside it for a day.
@@ -125,19 +166,47 @@ impl WebhookService {
     pub async fn rotate_secret(
         &self,
         project: ProjectId,
+        user: UserId,
         id: WebhookId,
     ) -> Result<CreatedWebhook, DomainError> {
         let secret = WebhookSecret::generate();
         let until = Utc::now() + ROTATION_OVERLAP;
-        if !self
-            .webhooks
-            .rotate_secret(project, id, &secret, until)
-            .await?
-        {
-            return Err(DomainError::NotFound);
+        let mut transaction = self.webhooks.begin().await?;
+        let outcome = async {
+            let webhook = transaction
+                .lock(project, id)
+                .await?
+                .ok_or(DomainError::NotFound)?;
+            transaction.set_secret(project, id, &secret, until).await?;
+            transaction
+                .log_activity(
+                    project,
+                    id,
+                    &activity::secret_rotated(&webhook.settings, user),
+                )
+                .await?;
+            Ok(webhook)
         }
-        let webhook = self.get(project, id).await?;
+        .await;
+        let webhook = conclude(transaction, outcome).await?;
         Ok(CreatedWebhook { webhook, secret })
+    }
+
+    /// The project's webhook activity, or one webhook's (404 for a webhook the project does
+    /// not have any more).
+    ///
+    /// # Errors
+    /// `NotFound`; `Unexpected` when storage fails.
+    pub async fn activity(
+        &self,
+        project: ProjectId,
+        webhook: Option<WebhookId>,
+        page: PageRequest,
+    ) -> Result<ActivityPage, DomainError> {
+        if let Some(id) = webhook {
+            self.get(project, id).await?;
+        }
+        Ok(self.webhooks.activity(project, webhook, page).await?)
     }
 
     /// # Errors

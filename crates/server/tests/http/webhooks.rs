@@ -283,10 +283,37 @@ async fn a_webhook_shows_its_secret_once_and_is_managed_like_other_resources() {
     assert_eq!(app.get(&through_own, &other.key).await.status(), 404);
     assert_eq!(app.get(&one, &other.key).await.status(), 403);
 
+    // Every change is in the project's activity, as surveys' are (`activity_log:read`).
+    let (status, log) = parts(app.get(&format!("{one}activity/"), &tenant.key).await).await;
+    assert_eq!(status, 200, "{log}");
+    let activities: Vec<&str> = log["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["activity"].as_str().unwrap())
+        .collect();
+    assert_eq!(activities, ["secret_rotated", "updated", "created"]);
+    assert_eq!(log["results"][1]["scope"], "Webhook");
+    assert_eq!(log["results"][1]["user"]["email"], tenant.email.as_str());
+    assert_eq!(
+        log["results"][1]["detail"]["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|change| change["field"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["survey_ids", "format", "enabled"]
+    );
+    assert!(!log.to_string().contains("whsec_"), "{log}");
+
     let response = app
         .send_json(Method::DELETE, &one, &tenant.key, &json!({}))
         .await;
     assert_eq!(response.status(), 204);
+    let (status, log) = parts(app.get(&format!("{path}activity/"), &tenant.key).await).await;
+    assert_eq!(status, 200, "{log}");
+    assert_eq!(log["results"][0]["activity"], "deleted");
+    assert_eq!(log["total_count"], 4);
     let (status, error) = parts(app.get(&one, &tenant.key).await).await;
     assert_eq!(status, 404);
     assert_error(&error, "invalid_request", "not_found", "Not found.");

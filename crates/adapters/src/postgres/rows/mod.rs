@@ -6,6 +6,7 @@ mod feature_flags;
 mod plugins;
 mod surveys;
 mod tenancy;
+mod webhooks;
 
 pub(crate) use activity::{ActivityRecord, activity_page};
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
@@ -13,4 +14,7 @@ pub(crate) use plugins::{ActivityRow, NewPluginActivityRow, PluginRow, PluginSta
 pub(crate) use surveys::{NewSurveyActivityRow, SurveyActivityRow, SurveyRow, SurveyStateRow};
 pub(crate) use tenancy::{
     ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,
+};
+pub(crate) use webhooks::{
+    AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, delivery,
 };
