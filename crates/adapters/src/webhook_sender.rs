@@ -147,6 +147,10 @@ async fn lookup(host: &str, port: u16) -> Result<Vec<IpAddr>, std::io::Error> {
         .collect())
 }
 
+/// How long the check when a webhook is saved waits for DNS, so a slow resolver cannot hold a
+/// request.
+const SAVE_LOOKUP_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// The operating system's resolver, for the check when a webhook is saved.
 #[derive(Debug, Default)]
 pub struct SystemResolver;
@@ -154,6 +158,12 @@ pub struct SystemResolver;
 #[async_trait]
 impl HostResolver for SystemResolver {
     async fn resolve(&self, host: &str, port: u16) -> Result<Vec<IpAddr>, String> {
-        lookup(host, port).await.map_err(|error| error.to_string())
+        match tokio::time::timeout(SAVE_LOOKUP_TIMEOUT, lookup(host, port)).await {
+            Ok(resolved) => resolved.map_err(|error| error.to_string()),
+            Err(_) => Err(format!(
+                "no answer within {} s",
+                SAVE_LOOKUP_TIMEOUT.as_secs()
+            )),
+        }
     }
 }

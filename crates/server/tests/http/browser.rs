@@ -4,7 +4,8 @@
 //! by the shop, or PostHog's HTML snippet loading `/static/array.js` and then `surveys.js` from
 //! Burrow. `cargo xtask test` installs posthog-js and playwright-core into `target/browser`
 //! (`BURROW_BROWSER_DIR`); Chromium is Debian's (`BURROW_CHROMIUM` names another binary).
-//! The driver is `tests/browser/survey.mjs`; screenshots land in `target/browser/`.
+//! The driver is `tests/browser/survey.mjs`; screenshots land in `target/browser/`. Each answer
+//! also reaches a webhook, whose receiver verifies it with `standardwebhooks` from PyPI.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::helpers::chromium;
 use crate::process::{ServerProcess, bootstrap, serve};
+use crate::webhook_receiver::{Receiver, assert_all_verified};
 
 const POSTHOG_JS_VERSION: &str = "1.449.2";
 
@@ -71,6 +73,9 @@ impl Burrow {
         let server = serve(&database.url, Some(&log), |command| {
             command
                 .env("BURROW_STATIC_DIR", &static_dir)
+                // The webhook receiver listens on loopback.
+                .env("BURROW_WEBHOOKS_ALLOW_PRIVATE", "1")
+                .env("BURROW_WEBHOOK_POLL_MS", "100")
                 .env("RUST_LOG", "info");
         })
         .await;
@@ -126,6 +131,27 @@ impl Burrow {
         let survey: Value = response.json().await.expect("a JSON body");
         assert_eq!(status, 201, "{survey}");
         survey
+    }
+
+    /// A webhook on completed responses to `receiver`, which is given its secret.
+    async fn subscribe(&self, receiver: &Receiver) {
+        let response = self
+            .client
+            .post(
+                self.server
+                    .url(&format!("/api/projects/{}/webhooks/", self.project_id)),
+            )
+            .bearer_auth(&self.key)
+            .json(&json!({"url": receiver.url(), "events": ["survey_response.completed"]}))
+            .send()
+            .await
+            .expect("POST a webhook");
+        let status = response.status();
+        let webhook: Value = response.json().await.expect("a JSON body");
+        assert_eq!(status, 201, "{webhook}");
+        receiver
+            .control(&[webhook["secret"].as_str().unwrap()], &[])
+            .await;
     }
 
     /// Runs the driver script; its JSON report (also kept as `target/browser/report-<name>.json`),
@@ -230,6 +256,8 @@ async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Valu
         .to_owned();
     let screenshot = artifacts().join(format!("survey-{bundle}.png"));
     let _ = std::fs::remove_file(&screenshot);
+    let receiver = Receiver::start().await;
+    burrow.subscribe(&receiver).await;
 
     let report = burrow
         .drive(&[
@@ -277,6 +305,19 @@ async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Valu
         "{responses:?}"
     );
     assert_eq!(responses[0]["completed"], true, "{responses:?}");
+
+    // The answer reached the webhook, signed, and `standardwebhooks` verified it.
+    let received = receiver.wait_for_accepted(1, Duration::from_secs(30)).await;
+    assert_all_verified(&received);
+    let data = &received[0]["payload"]["data"];
+    assert_eq!(received[0]["payload"]["type"], "survey_response.completed");
+    assert_eq!(data["survey"]["id"], id.as_str(), "{data}");
+    assert_eq!(
+        data["answers"][0]["question_id"],
+        question_id.as_str(),
+        "{data}"
+    );
+    assert_eq!(data["answers"][0]["value"], expected, "{data}");
 
     assert_eq!(
         report["shownAfterReload"], false,

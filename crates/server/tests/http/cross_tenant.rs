@@ -29,6 +29,8 @@ struct ObjectsOfA {
     response: String,
     key_id: String,
     token: String,
+    webhook: String,
+    delivery: String,
 }
 
 async fn json_of(response: reqwest::Response) -> Value {
@@ -107,7 +109,31 @@ async fn objects_of_a(app: &TestApp) -> ObjectsOfA {
             .await,
     )
     .await;
+    let webhook = json_of(
+        app.send_json(
+            Method::POST,
+            &format!("{project}/webhooks/"),
+            &alice.key,
+            &json!({"url": "http://127.0.0.1:9/secret-survey-of-a",
+                    "events": ["survey_response.completed"]}),
+        )
+        .await,
+    )
+    .await;
+    let webhook = webhook["id"].as_str().unwrap().to_owned();
+    let delivery = json_of(
+        app.send_json(
+            Method::POST,
+            &format!("{project}/webhooks/{webhook}/test/"),
+            &alice.key,
+            &json!({}),
+        )
+        .await,
+    )
+    .await;
     ObjectsOfA {
+        webhook,
+        delivery: delivery["id"].as_str().unwrap().to_owned(),
         survey: survey_id,
         flag: flag["id"].as_i64().unwrap(),
         plugin: plugin["id"].as_i64().unwrap(),
@@ -134,6 +160,8 @@ fn path_into_a(pattern: &str, a: &ObjectsOfA) -> String {
                 Some("config_id") => a.config.to_string(),
                 Some("response_uuid") => a.response.clone(),
                 Some("key_id") => a.key_id.clone(),
+                Some("webhook_id") => a.webhook.clone(),
+                Some("delivery_id") => a.delivery.clone(),
                 // The SDK routes name a project by its public token, which anyone may hold.
                 Some("token") => a.token.clone(),
                 Some("version") => "1.449.2".to_owned(),
@@ -154,7 +182,12 @@ fn hostile_body(a: &ObjectsOfA) -> Value {
 
 #[tokio::test]
 async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
-    let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
+    let app = spawn_app_with(|args| {
+        args.rate_limit = "off".parse().unwrap();
+        // A's webhook points at loopback.
+        args.webhooks.allow_private = true;
+    })
+    .await;
     let a = objects_of_a(&app).await;
     let bob = app.tenant("bob-b@example.com", &["*"]).await;
     // Carol belongs to A too, but her key is scoped to her own organization's project; Dave
