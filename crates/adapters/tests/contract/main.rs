@@ -1,5 +1,5 @@
 //! Contract tests of the tenancy, API key, flag, person, survey (with its activity log), plugin
-//! and plugin config repositories, written once and run against both stores: the in-memory fake
+//! and plugin config repositories and the webhook outbox and queue, written once and run against both stores: the in-memory fake
 //! (`domain::testing::InMemoryStore`) and PostgreSQL. A test that passes on one store and fails
 //! on the other means the fake has drifted from the real store.
 //!
@@ -34,3 +34,4 @@ mod survey_activity;
 mod survey_responses;
 mod surveys;
 mod tenancy;
+mod webhooks;

@@ -9,6 +9,7 @@ use adapters::testing::TestDatabase;
 use adapters::{
     PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
     PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
+    PgWebhookRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -32,6 +33,7 @@ use domain::tenancy::{
     TenancyRepository, UserBasic, UserId, generate_project_api_token,
 };
 use domain::testing::InMemoryStore;
+use domain::webhook::{DeliveryQueue, WebhookRepository};
 use serde_json::json;
 
 /// What bootstraps a user owning a new organization with one project, and the plan's key in
@@ -74,6 +76,8 @@ pub struct Stores {
     pub plugin_configs: Arc<dyn PluginConfigRepository>,
     pub survey_responses: Arc<dyn SurveyResponseRepository>,
     pub persons: Arc<dyn PersonRepository>,
+    pub webhooks: Arc<dyn WebhookRepository>,
+    pub deliveries: Arc<dyn DeliveryQueue>,
     pub organization: OrganizationId,
     /// Another user's organization and its project, for what must not cross organizations.
     pub other_organization: OrganizationId,
@@ -198,6 +202,7 @@ impl Stores {
             Arc::new(store.clone()),
             (Arc::new(store.clone()), Arc::new(store.clone())),
             (Arc::new(store.clone()), Arc::new(store.clone())),
+            (Arc::new(store.clone()), Arc::new(store.clone())),
             Box::new(store),
         )
         .await
@@ -226,6 +231,10 @@ impl Stores {
                 Arc::new(PgSurveyResponseRepository::new(database.clone())),
                 Arc::new(PgPersonRepository::new(database.clone())),
             ),
+            (
+                Arc::new(PgWebhookRepository::new(database.clone())),
+                Arc::new(PgWebhookRepository::new(database.clone())),
+            ),
             Box::new(TestDatabase {
                 url: db.url.clone(),
                 database: database.clone(),
@@ -242,6 +251,7 @@ impl Stores {
         flags: Arc<dyn FeatureFlagRepository>,
         (plugins, plugin_configs): (Arc<dyn PluginRepository>, Arc<dyn PluginConfigRepository>),
         (survey_responses, persons): (Arc<dyn SurveyResponseRepository>, Arc<dyn PersonRepository>),
+        (webhooks, deliveries): (Arc<dyn WebhookRepository>, Arc<dyn DeliveryQueue>),
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
         let (key, record) = bootstrap(tenancy.as_ref(), "ada@example.com", "Org").await;
@@ -264,6 +274,8 @@ impl Stores {
             plugin_configs,
             survey_responses,
             persons,
+            webhooks,
+            deliveries,
             organization: record.organization.id,
             other_organization: other_organization.organization.id,
             other_organization_project: other_organization.project.id,
