@@ -1,7 +1,8 @@
 //! Contract tests of the tenancy, API key, flag, person, survey (with its activity log), plugin
 //! and plugin config repositories and of the webhook outbox and queue, written once and run
-//! against both stores: the in-memory fake (`domain::testing::InMemoryStore`) and PostgreSQL. A test that passes on one store and fails
-//! on the other means the fake has drifted from the real store.
+//! against both stores: the in-memory fake (`domain::testing::InMemoryStore`) and PostgreSQL. A
+//! test that passes on one store and fails on the other means the fake has drifted from the real
+//! store.
 //!
 //! `contract!` turns each `async fn name(stores: Stores)` into `name::in_memory` and
 //! `name::postgres`; `postgres` holds what only a real database can show (locks, corrupt rows).
