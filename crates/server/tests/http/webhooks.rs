@@ -660,6 +660,39 @@ async fn a_test_send_and_a_slack_message_are_signed_and_recorded() {
 }
 
 #[tokio::test]
+async fn redirects_are_failures_and_never_followed() {
+    let app = webhook_app().await;
+    let tenant = app.tenant("redirect@example.com", &["*"]).await;
+    let token = app.project_token(&tenant).await;
+    let (survey_id, [question, _]) = survey(&app, &tenant).await;
+    let receiver = Receiver::start().await;
+    let webhook = subscribe(&app, &tenant, &receiver).await;
+    receiver
+        .control(&[webhook["secret"].as_str().unwrap()], &["redirect"])
+        .await;
+    capture(
+        &app.address,
+        &token,
+        vec![send(&survey_id, "s", &[(&question, "a")], true, 1)],
+    )
+    .await;
+    let received = receiver.wait_for_accepted(2, Duration::from_secs(10)).await;
+    assert!(
+        received.iter().all(|d| d["path"] == "/hook"),
+        "a redirect was followed: {received:?}"
+    );
+    let listed = deliveries(&app, &tenant, webhook["id"].as_str().unwrap()).await;
+    let attempts: Vec<&Value> = listed
+        .iter()
+        .flat_map(|d| d["attempts"].as_array().unwrap())
+        .collect();
+    assert!(
+        attempts.iter().any(|a| a["status_code"] == 307),
+        "{attempts:?}"
+    );
+}
+
+#[tokio::test]
 async fn urls_into_private_networks_are_refused_when_saved_and_when_sent() {
     // A node with the default policy refuses them when saved…
     let strict = spawn_app_with(|_| {}).await;

@@ -5,9 +5,10 @@ Run with the venv's python: `receiver.py [port]` (0 or absent: a free port). It 
 `PORT <n>` once listening. Control it over HTTP:
 - `POST /_control` with `{"secrets": ["whsec_..."], "script": ["500", "sleep:3", "410", ...]}`:
   the secrets to verify with (any may match), and how to answer the next deliveries in turn
-  (`<status>`, or `sleep:<seconds>` then 200); after the script, 200.
+  (`<status>`, `sleep:<seconds>` then 200, or `redirect` to `/redirected` with 307); after the
+  script, 200.
 - `GET /_received`: every delivery so far, in arrival order, as
-  `{"id", "verified", "error", "status", "payload"}`.
+  `{"id", "path", "verified", "error", "status", "payload"}`.
 """
 
 import json
@@ -26,8 +27,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def answer(self, status, body=b""):
+    def answer(self, status, body=b"", location=None):
         self.send_response(status)
+        if location:
+            self.send_header("location", location)
         self.send_header("content-length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -66,22 +69,26 @@ class Handler(BaseHTTPRequestHandler):
                 error = f"{type(failure).__name__}: {failure}"
         if not secrets:
             error = "no secret configured"
+        location = None
         if step.startswith("sleep:"):
             time.sleep(float(step.split(":", 1)[1]))
             status = 200
+        elif step == "redirect":
+            status, location = 307, "/redirected"
         else:
             status = int(step)
         with lock:
             state["received"].append(
                 {
                     "id": headers.get("webhook-id") or headers.get("Webhook-Id"),
+                    "path": self.path,
                     "verified": payload is not None,
                     "error": error,
                     "status": status,
                     "payload": payload if payload is not None else body.decode("utf-8", "replace"),
                 }
             )
-        self.answer(status, b"ok")
+        self.answer(status, b"ok", location)
 
 
 def main():
