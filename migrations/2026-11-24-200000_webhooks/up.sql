@@ -57,6 +57,9 @@ CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at)
 -- Each webhook's oldest pending delivery (only that one may be sent).
 CREATE INDEX webhook_deliveries_head_idx ON webhook_deliveries (webhook_id, seq)
     WHERE state = 'pending';
+-- Finished deliveries by age, for forgetting them after the retention.
+CREATE INDEX webhook_deliveries_finished_idx ON webhook_deliveries (created_at)
+    WHERE state <> 'pending';
 -- A webhook's deliveries, newest first (the order they were made, reversed).
 CREATE INDEX webhook_deliveries_list_idx ON webhook_deliveries (webhook_id, seq DESC);
 

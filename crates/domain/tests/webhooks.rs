@@ -162,6 +162,7 @@ fn world_retrying(schedule: RetrySchedule) -> World {
                 batch: 10,
                 lease: Duration::from_secs(60),
                 schedule,
+                retention: Duration::from_secs(3600),
             },
         ),
         receivers,

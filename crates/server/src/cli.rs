@@ -147,6 +147,10 @@ pub struct WebhookArgs {
     /// Milliseconds between looks at the queue when nothing was due.
     #[arg(id = "webhook-poll-ms", long = "webhook-poll-ms", env = "BURROW_WEBHOOK_POLL_MS", default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
     pub poll_ms: u64,
+    /// Days delivered and failed deliveries stay listed (with their attempts) before they are
+    /// deleted; pending ones are kept however old.
+    #[arg(id = "webhook-retention-days", long = "webhook-retention-days", env = "BURROW_WEBHOOK_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub retention_days: u32,
 }
 
 impl Default for WebhookArgs {
@@ -157,6 +161,7 @@ impl Default for WebhookArgs {
             timeout_secs: 15,
             retry_delays: None,
             poll_ms: 500,
+            retention_days: 30,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::net::TcpListener;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_web::HttpServer;
 use actix_web::dev::Server;
@@ -172,11 +172,19 @@ impl Webhooks {
                     .map_or_else(RetrySchedule::default, |delays| {
                         RetrySchedule::new(delays.0)
                     }),
+                retention: Duration::from_secs(u64::from(args.retention_days) * 24 * 3600),
             },
         );
         let poll = Duration::from_millis(args.poll_ms);
         async move {
+            let mut pruned: Option<Instant> = None;
             loop {
+                if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                    pruned = Some(Instant::now());
+                    if let Err(error) = dispatcher.forget_finished().await {
+                        tracing::warn!(error = %error, "forgetting finished webhook deliveries");
+                    }
+                }
                 match dispatcher.dispatch_due().await {
                     Ok(0) => tokio::time::sleep(poll).await,
                     Ok(_) => {}
@@ -189,6 +197,9 @@ impl Webhooks {
         }
     }
 }
+
+/// How often a node forgets deliveries past their retention.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Deliveries one round of a node's dispatcher claims and sends concurrently (each to a
 /// different webhook).

@@ -665,8 +665,30 @@ async fn attempts_of(
     Ok(by_delivery)
 }
 
+/// Deletes a batch of finished deliveries made before `$1` (their attempts go by cascade),
+/// oldest first (the migration's `webhook_deliveries_finished_idx`).
+const FORGET_FINISHED: &str = "
+DELETE FROM webhook_deliveries
+WHERE id IN (
+    SELECT id FROM webhook_deliveries
+    WHERE state <> 'pending' AND created_at < $1
+    ORDER BY created_at
+    LIMIT $2
+)";
+
 #[async_trait]
 impl DeliveryQueue for PgWebhookRepository {
+    async fn forget_finished(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let forgotten = diesel::sql_query(FORGET_FINISHED)
+            .bind::<Timestamptz, _>(before)
+            .bind::<Int8, _>(i64::from(limit))
+            .execute(&mut conn)
+            .await
+            .during("forgetting finished webhook deliveries")?;
+        Ok(u64::try_from(forgotten).unwrap_or_default())
+    }
+
     async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM_DUE)

@@ -23,6 +23,7 @@ contract!(
     a_capture_makes_each_subscribed_webhooks_deliveries_in_order,
     concurrent_claims_never_hand_out_a_delivery_twice,
     a_claim_is_taken_again_once_its_lease_ends,
+    finished_deliveries_are_forgotten_in_batches_and_pending_ones_kept,
 );
 
 const LONG_LEASE: Duration = Duration::from_secs(60);
@@ -262,5 +263,50 @@ async fn a_claim_is_taken_again_once_its_lease_ends(stores: Stores) {
     assert_eq!(
         again.iter().map(|d| d.id).collect::<Vec<_>>(),
         [first[0].id]
+    );
+}
+
+async fn finished_deliveries_are_forgotten_in_batches_and_pending_ones_kept(stores: Stores) {
+    let survey = Uuid::now_v7().to_string();
+    webhook(
+        &stores,
+        stores.project,
+        &[WebhookEvent::ResponseCompleted],
+        None,
+    )
+    .await;
+    let done: Vec<SurveyEvent> = (0..2)
+        .map(|n| sent(&survey, &format!("s{n}"), true, n))
+        .collect();
+    stores
+        .survey_responses
+        .record(stores.project, &done, &[])
+        .await
+        .unwrap();
+    assert_eq!(drain(&stores).await.len(), 2);
+    let waiting = sent(&survey, "later", true, 5);
+    stores
+        .survey_responses
+        .record(stores.project, &[waiting.clone()], &[])
+        .await
+        .unwrap();
+    let queue = &stores.deliveries;
+    assert_eq!(
+        queue
+            .forget_finished(Utc::now() - chrono::Duration::hours(1), 10)
+            .await
+            .unwrap(),
+        0
+    );
+    let soon = Utc::now() + chrono::Duration::seconds(1);
+    assert_eq!(queue.forget_finished(soon, 1).await.unwrap(), 1);
+    assert_eq!(queue.forget_finished(soon, 10).await.unwrap(), 1);
+    assert_eq!(queue.forget_finished(soon, 10).await.unwrap(), 0);
+    let due = queue.claim_due(10, LONG_LEASE).await.unwrap();
+    assert_eq!(
+        due.iter()
+            .map(|d| d.sources.as_ref().unwrap().event.uuid)
+            .collect::<Vec<_>>(),
+        [waiting.uuid]
     );
 }

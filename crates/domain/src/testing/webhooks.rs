@@ -514,6 +514,19 @@ pub(super) struct StoredActivity {
 
 #[async_trait]
 impl DeliveryQueue for InMemoryStore {
+    async fn forget_finished(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, Unexpected> {
+        let mut state = self.lock();
+        let mut left = limit;
+        state.deliveries.retain(|d| {
+            let forget = left > 0 && d.state != DeliveryState::Pending && d.created_at < before;
+            if forget {
+                left -= 1;
+            }
+            !forget
+        });
+        Ok(u64::from(limit - left))
+    }
+
     async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
         let mut state = self.lock();
         let now = Utc::now();

@@ -53,7 +53,12 @@ pub struct DispatchSettings {
     /// before another may take the delivery over.
     pub lease: Duration,
     pub schedule: RetrySchedule,
+    /// How long delivered and failed deliveries stay listed before they are forgotten.
+    pub retention: Duration,
 }
+
+/// Finished deliveries forgotten per statement, so pruning never holds many locks at once.
+const FORGET_BATCH: u32 = 1_000;
 
 /// Longest `retry-after` honoured, so a receiver cannot park a delivery for ever.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -99,6 +104,28 @@ impl WebhookDispatcher {
         .await;
         settled.into_iter().collect::<Result<Vec<()>, _>>()?;
         Ok(count)
+    }
+
+    /// Forgets delivered and failed deliveries older than the retention, a batch at a time until
+    /// none is left. Returns how many went.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn forget_finished(&self) -> Result<u64, Unexpected> {
+        let Some(before) = chrono::Duration::from_std(self.settings.retention)
+            .ok()
+            .and_then(|retention| Utc::now().checked_sub_signed(retention))
+        else {
+            return Ok(0);
+        };
+        let mut forgotten = 0;
+        loop {
+            let batch = self.queue.forget_finished(before, FORGET_BATCH).await?;
+            forgotten += batch;
+            if batch < u64::from(FORGET_BATCH) {
+                return Ok(forgotten);
+            }
+        }
     }
 
     async fn attempt(&self, delivery: DueDelivery) -> Settlement {

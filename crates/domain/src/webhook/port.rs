@@ -240,4 +240,11 @@ pub trait DeliveryQueue: Send + Sync {
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected>;
+
+    /// Deletes up to `limit` delivered or failed deliveries made before `before`, with their
+    /// attempts; pending ones are kept however old. Returns how many went.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn forget_finished(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, Unexpected>;
 }
