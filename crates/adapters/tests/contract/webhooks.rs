@@ -287,7 +287,7 @@ async fn finished_deliveries_are_forgotten_in_batches_and_pending_ones_kept(stor
     let waiting = sent(&survey, "later", true, 5);
     stores
         .survey_responses
-        .record(stores.project, &[waiting.clone()], &[])
+        .record(stores.project, std::slice::from_ref(&waiting), &[])
         .await
         .unwrap();
     let queue = &stores.deliveries;
