@@ -33,7 +33,7 @@ use domain::rate_limit::RateLimiter;
 use domain::sdk::SdkService;
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
-use domain::webhook::WebhookService;
+use domain::webhook::{DispatchCounts, WebhookService};
 
 pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
@@ -53,6 +53,8 @@ pub struct Services {
     pub rate_limiter: Arc<RateLimiter>,
     pub sdk: Arc<SdkService>,
     pub webhooks: Arc<WebhookService>,
+    /// What this node's webhook dispatcher did, for `/metrics` (zero where it does not send).
+    pub webhook_counts: Arc<DispatchCounts>,
     pub readiness: Arc<dyn Readiness>,
 }
 
@@ -80,6 +82,7 @@ pub fn app(
         .app_data(web::Data::from(services.rate_limiter))
         .app_data(web::Data::from(services.sdk))
         .app_data(web::Data::from(services.webhooks))
+        .app_data(web::Data::from(services.webhook_counts))
         .app_data(web::Data::from(services.readiness))
         .app_data(web::Data::new(metrics))
         .app_data(settings)

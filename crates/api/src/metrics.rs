@@ -5,7 +5,7 @@
 //! Each application owns its registry (no process-wide globals), so several apps in one process
 //! (the tests) count apart.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use actix_web::body::MessageBody;
@@ -16,6 +16,7 @@ use actix_web::middleware::Next;
 use actix_web::{HttpResponse, web};
 use domain::ports::Readiness;
 use domain::sdk::SdkService;
+use domain::webhook::DispatchCounts;
 use prometheus::{
     Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,
@@ -38,6 +39,10 @@ struct Instruments {
     pool_max: IntGauge,
     sdk_snapshots: IntCounterVec,
     sdk_listening: IntGauge,
+    webhook_attempts: IntCounterVec,
+    /// Held while counters are brought up to the totals the services keep, so concurrent
+    /// scrapes cannot both add the same difference.
+    catching_up: Mutex<()>,
 }
 
 /// The route label of requests no route matched, so scanners cannot blow up the label set.
@@ -133,6 +138,14 @@ impl Metrics {
             "1 while this node hears PostgreSQL's change notifications and so keeps SDK snapshots.",
         )
         .expect("valid metric");
+        let webhook_attempts = IntCounterVec::new(
+            Opts::new(
+                "burrow_webhook_attempts_total",
+                "Webhook delivery attempts this node made, by outcome: `delivered`, `retried` (failed, tried again later), `failed` (the last attempt of the schedule failed), `gone` (410: the webhook was disabled).",
+            ),
+            &["outcome"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -143,6 +156,7 @@ impl Metrics {
             Box::new(pool_max.clone()),
             Box::new(sdk_snapshots.clone()),
             Box::new(sdk_listening.clone()),
+            Box::new(webhook_attempts.clone()),
         ] {
             registry
                 .register(collector)
@@ -163,6 +177,8 @@ impl Metrics {
             pool_max,
             sdk_snapshots,
             sdk_listening,
+            webhook_attempts,
+            catching_up: Mutex::new(()),
         }))
     }
 
@@ -186,7 +202,12 @@ impl Metrics {
         latency.observe(started.elapsed().as_secs_f64());
     }
 
-    fn render(&self, readiness: &dyn Readiness, sdk: &SdkService) -> String {
+    fn render(
+        &self,
+        readiness: &dyn Readiness,
+        sdk: &SdkService,
+        webhooks: &DispatchCounts,
+    ) -> String {
         let pool = readiness.connections();
         let gauge = |value: usize| i64::try_from(value).unwrap_or(i64::MAX);
         self.0.pool_max.set(gauge(pool.max));
@@ -198,12 +219,25 @@ impl Metrics {
             self.0.pool.with_label_values(&[state]).set(gauge(value));
         }
         let snapshots = sdk.counts();
-        for (source, total) in [
-            ("memory", snapshots.from_memory),
-            ("storage", snapshots.built),
-        ] {
-            let counter = self.0.sdk_snapshots.with_label_values(&[source]);
-            counter.inc_by(total.saturating_sub(counter.get()));
+        {
+            let _one_at_a_time = self
+                .0
+                .catching_up
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let catch_up = |counters: &IntCounterVec, label: &str, total: u64| {
+                let counter = counters.with_label_values(&[label]);
+                counter.inc_by(total.saturating_sub(counter.get()));
+            };
+            for (source, total) in [
+                ("memory", snapshots.from_memory),
+                ("storage", snapshots.built),
+            ] {
+                catch_up(&self.0.sdk_snapshots, source, total);
+            }
+            for (outcome, total) in webhooks.outcomes() {
+                catch_up(&self.0.webhook_attempts, outcome, total);
+            }
         }
         self.0.sdk_listening.set(i64::from(snapshots.listening));
         TextEncoder::new()
@@ -260,6 +294,7 @@ pub(crate) async fn metrics(
     metrics: web::Data<Metrics>,
     readiness: web::Data<dyn Readiness>,
     sdk: web::Data<SdkService>,
+    webhooks: web::Data<DispatchCounts>,
 ) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(ContentType(
@@ -267,7 +302,7 @@ pub(crate) async fn metrics(
                 .parse()
                 .expect("static media type"),
         ))
-        .body(metrics.render(readiness.get_ref(), &sdk))
+        .body(metrics.render(readiness.get_ref(), &sdk, &webhooks))
 }
 
 #[cfg(test)]

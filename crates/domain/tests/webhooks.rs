@@ -164,6 +164,7 @@ fn world_retrying(schedule: RetrySchedule) -> World {
                 schedule,
                 retention: Duration::from_secs(3600),
             },
+            Arc::default(),
         ),
         receivers,
     }

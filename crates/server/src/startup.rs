@@ -23,7 +23,8 @@ use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSo
 use domain::survey::SurveyService;
 use domain::survey_response::SurveyResponseService;
 use domain::webhook::{
-    DispatchSettings, RetrySchedule, TargetPolicy, WebhookDispatcher, WebhookService,
+    DispatchCounts, DispatchSettings, RetrySchedule, TargetPolicy, WebhookDispatcher,
+    WebhookService,
 };
 use futures_util::FutureExt as _;
 use futures_util::future::BoxFuture;
@@ -126,6 +127,7 @@ struct Webhooks {
     store: Arc<PgWebhookRepository>,
     sender: Arc<HttpWebhookSender>,
     policy: TargetPolicy,
+    counts: Arc<DispatchCounts>,
 }
 
 impl Webhooks {
@@ -143,6 +145,7 @@ impl Webhooks {
                 .context("building the webhook sender")?,
             ),
             policy,
+            counts: Arc::default(),
         })
     }
 
@@ -174,6 +177,7 @@ impl Webhooks {
                     }),
                 retention: Duration::from_secs(u64::from(args.retention_days) * 24 * 3600),
             },
+            self.counts.clone(),
         );
         let poll = Duration::from_millis(args.poll_ms);
         async move {
@@ -261,6 +265,7 @@ fn services(
         )),
         surveys,
         webhooks: Arc::new(webhooks.service()),
+        webhook_counts: webhooks.counts.clone(),
         readiness: Arc::new(database),
     })
 }

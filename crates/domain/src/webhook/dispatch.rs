@@ -3,6 +3,7 @@
 //! and `retry-after` is honoured, anything else is a failure retried on the schedule).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -63,12 +64,46 @@ const FORGET_BATCH: u32 = 1_000;
 /// Longest `retry-after` honoured, so a receiver cannot park a delivery for ever.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
 
+/// What this node's dispatcher did with its attempts, for `/metrics`: counted as they happen,
+/// read whenever the metrics are scraped.
+#[derive(Debug, Default)]
+pub struct DispatchCounts {
+    delivered: AtomicU64,
+    retried: AtomicU64,
+    failed: AtomicU64,
+    gone: AtomicU64,
+}
+
+impl DispatchCounts {
+    /// Attempts so far by outcome: `delivered` (2xx), `retried` (failed, tried again later),
+    /// `failed` (the schedule's last attempt failed), `gone` (410: the webhook was disabled).
+    pub fn outcomes(&self) -> [(&'static str, u64); 4] {
+        [
+            ("delivered", self.delivered.load(Ordering::Relaxed)),
+            ("retried", self.retried.load(Ordering::Relaxed)),
+            ("failed", self.failed.load(Ordering::Relaxed)),
+            ("gone", self.gone.load(Ordering::Relaxed)),
+        ]
+    }
+
+    fn count(&self, settlement: &Settlement) {
+        let counter = match (settlement.next, settlement.disable) {
+            (NextStep::Delivered, _) => &self.delivered,
+            (_, Some(DisabledReason::Gone)) => &self.gone,
+            (NextStep::Failed, _) => &self.failed,
+            (NextStep::RetryAt(_), _) => &self.retried,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Drains due deliveries: each node runs one, and they share the queue without sending a
 /// delivery twice.
 pub struct WebhookDispatcher {
     queue: Arc<dyn DeliveryQueue>,
     sender: Arc<dyn WebhookSender>,
     settings: DispatchSettings,
+    counts: Arc<DispatchCounts>,
 }
 
 impl WebhookDispatcher {
@@ -76,11 +111,13 @@ impl WebhookDispatcher {
         queue: Arc<dyn DeliveryQueue>,
         sender: Arc<dyn WebhookSender>,
         settings: DispatchSettings,
+        counts: Arc<DispatchCounts>,
     ) -> Self {
         Self {
             queue,
             sender,
             settings,
+            counts,
         }
     }
 
@@ -99,6 +136,7 @@ impl WebhookDispatcher {
         let settled = join_all(due.into_iter().map(|delivery| async move {
             let id = delivery.id;
             let settlement = self.attempt(delivery).await;
+            self.counts.count(&settlement);
             self.queue.settle(id, &settlement).await
         }))
         .await;

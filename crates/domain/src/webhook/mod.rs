@@ -22,7 +22,8 @@ use crate::tenancy::ProjectId;
 
 pub use activity::SCOPE as ACTIVITY_SCOPE;
 pub use dispatch::{
-    DispatchSettings, ReceiverAnswer, Transmission, WebhookDispatcher, WebhookSender,
+    DispatchCounts, DispatchSettings, ReceiverAnswer, Transmission, WebhookDispatcher,
+    WebhookSender,
 };
 pub use payload::{PayloadSurvey, ResponseEventSources, completes, response_body, test_body};
 pub use port::{

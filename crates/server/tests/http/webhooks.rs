@@ -9,7 +9,7 @@ use burrow_server::cli::{RetryDelays, ServeArgs};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app_with, within};
+use crate::helpers::{Tenant, TestApp, assert_error, parts, scraped, spawn_app_with, within};
 use crate::process::{bootstrap, serve};
 use crate::webhook_receiver::{Receiver, accepted, assert_all_verified};
 
@@ -492,6 +492,14 @@ async fn a_failing_receiver_gets_everything_exactly_once_after_it_recovers() {
             "{attempts:?}"
         );
     }
+    // The node's metrics count the same attempts.
+    let metric = |outcome: &str| format!("burrow_webhook_attempts_total{{outcome=\"{outcome}\"}}");
+    assert_eq!(scraped(&app.address, &metric("delivered")).await, Some(5.0));
+    let retried = scraped(&app.address, &metric("retried"))
+        .await
+        .unwrap_or_default();
+    assert!(retried >= 4.0, "{retried} retried attempts");
+    assert_eq!(scraped(&app.address, &metric("failed")).await, Some(0.0));
     // The receiver is ordered: the first message waited for its retries before the others went.
     let order: Vec<_> = accepted(&received)
         .iter()
