@@ -224,8 +224,11 @@ pub fn concrete_path(pattern: &str) -> String {
         .split('/')
         .map(|segment| match segment {
             "{project_id}" | "{organization_id}" => "@current",
-            // Survey ids are matched by a UUID pattern, so a route only sees UUID-like ids.
-            parameter if parameter.starts_with("{survey_id") => {
+            // Survey and webhook ids are matched by a UUID pattern, so a route only sees
+            // UUID-like ids.
+            parameter
+                if parameter.starts_with("{survey_id") || parameter.starts_with("{webhook_id") =>
+            {
                 "00000000-0000-0000-0000-000000000000"
             }
             parameter if parameter.starts_with('{') => "0",
