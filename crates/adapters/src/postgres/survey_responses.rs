@@ -18,8 +18,8 @@ use domain::Unexpected;
 use domain::person::PersonSet;
 use domain::ports::{Page, PageRequest};
 use domain::survey_response::{
-    CountFilter, DateWindow, EventAggregate, ResponseCounts, StatsAggregates, SurveyEvent,
-    SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+    CountFilter, DateWindow, EventAggregate, ExportCursor, ExportFilter, ResponseCounts,
+    StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
 };
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
@@ -515,6 +515,43 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         .await
         .during("listing survey responses")?;
         Ok(page(count, rows.into_iter().map(Into::into).collect()))
+    }
+
+    async fn responses_after(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        filter: &ExportFilter,
+        after: Option<ExportCursor>,
+        limit: u32,
+    ) -> Result<Vec<SurveyResponse>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let mut query = in_window(project, survey_id, filter.window);
+        if filter.exclude_archived {
+            query = query.filter(survey_responses::archived.eq(false));
+        }
+        if let Some(after) = after {
+            // (timestamp, uuid) < (after's): the row-value comparison, spelled out so the list
+            // index serves it.
+            query = query.filter(
+                survey_responses::timestamp
+                    .lt(after.timestamp)
+                    .or(survey_responses::timestamp
+                        .eq(after.timestamp)
+                        .and(survey_responses::event_uuid.lt(after.uuid))),
+            );
+        }
+        let rows: Vec<ResponseRow> = query
+            .order((
+                survey_responses::timestamp.desc(),
+                survey_responses::event_uuid.desc(),
+            ))
+            .limit(i64::from(limit))
+            .select(ResponseRow::as_select())
+            .load(&mut conn)
+            .await
+            .during("reading a batch of an export")?;
+        Ok(rows.into_iter().map(Into::into).collect())
     }
 
     async fn set_archived(

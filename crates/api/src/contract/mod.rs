@@ -44,8 +44,8 @@ pub(crate) struct Operation {
     pub body: Option<(RefOr<Schema>, bool)>,
     /// The successful status, and its body (none for 204).
     pub success: (u16, Option<RefOr<Schema>>),
-    /// The successful body's media type (JSON but for metrics and static bundles).
-    pub media: &'static str,
+    /// The successful body's media types (JSON but for metrics, static bundles and exports).
+    pub media: &'static [&'static str],
     /// Statuses beyond the ones every operation of its kind may answer.
     pub extra_errors: Vec<u16>,
     /// Answers `If-None-Match` with a tagged answer's 304 (`ETag` on every 200).
@@ -66,7 +66,7 @@ impl Operation {
             query: Vec::new(),
             body: None,
             success: (200, None),
-            media: "application/json",
+            media: &["application/json"],
             extra_errors: Vec::new(),
             conditional: false,
             components: Vec::new(),
@@ -118,8 +118,8 @@ impl Operation {
         self
     }
 
-    /// A 200 whose body is text of `media`, not JSON.
-    pub fn text(mut self, media: &'static str) -> Self {
+    /// A 200 whose body is text of one of `media`, not JSON.
+    pub fn text(mut self, media: &'static [&'static str]) -> Self {
         self.success = (200, Some(string().into()));
         self.media = media;
         self

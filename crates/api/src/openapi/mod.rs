@@ -242,9 +242,10 @@ fn render(
     }
     let (status, schema) = described.success;
     let success = match schema {
-        Some(schema) => ResponseBuilder::new()
-            .description(status_description(status))
-            .content(described.media, Content::new(Some(schema))),
+        Some(schema) => described.media.iter().fold(
+            ResponseBuilder::new().description(status_description(status)),
+            |response, media| response.content(*media, Content::new(Some(schema.clone()))),
+        ),
         None => ResponseBuilder::new().description(status_description(status)),
     };
     builder = builder.response(status.to_string(), success.build());

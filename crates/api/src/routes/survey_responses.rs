@@ -1,15 +1,16 @@
-//! What a project's surveys were answered: `responses_count`, each survey's responses and
-//! their archive, and stats, all read from the events the capture endpoints stored.
+//! What a project's surveys were answered: `responses_count`, each survey's responses, their
+//! export and archive, and stats, all read from the events the capture endpoints stored.
 
-use actix_web::HttpRequest;
-use actix_web::web::{self, Json};
+use actix_web::http::header::CONTENT_DISPOSITION;
+use actix_web::web::{self, Bytes, Json};
+use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::survey::SurveyId;
 use domain::survey_response::{
-    CountFilter, DateWindow, EventStats, ResponseCounts, SurveyRates, SurveyResponse,
-    SurveyResponseService, SurveyStats, SurveyStatsReport,
+    CountFilter, DateWindow, EventStats, ExportFilter, ExportFormat, ResponseCounts, SurveyRates,
+    SurveyResponse, SurveyResponseService, SurveyStats, SurveyStatsReport,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -90,6 +91,58 @@ pub(crate) async fn list(
         pagination,
         page.map(Into::into),
     )))
+}
+
+/// The survey's responses as a file (`?format=csv`, the default, or `jsonl`), newest first,
+/// within `date_from`/`date_to`, without archived ones with `exclude_archived=true`; streamed a
+/// batch at a time, so any number of responses takes the memory of one batch.
+pub(crate) async fn export(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+) -> Result<HttpResponse, ApiError> {
+    let survey = path_id::<SurveyId>(&request)?;
+    let mut filter = ExportFilter {
+        window: date_window(&request)?,
+        exclude_archived: false,
+    };
+    let mut format = ExportFormat::Csv;
+    for (key, value) in query_pairs(&request) {
+        match key.as_str() {
+            "exclude_archived" => filter.exclude_archived = is_true(&value),
+            "format" => {
+                format = ExportFormat::parse(&value).ok_or_else(|| {
+                    ValidationError::field(
+                        "format",
+                        ValidationCode::InvalidChoice,
+                        format!("\"{value}\" is not a valid choice."),
+                    )
+                })?;
+            }
+            _ => {}
+        }
+    }
+    let export = responses
+        .export(access.project.id, survey, format, filter)
+        .await?;
+    let chunks = futures_util::stream::try_unfold(export, |mut export| async move {
+        let chunk = export.next_chunk().await.map_err(|error| {
+            tracing::error!(error = %error, "an export was cut short");
+            std::io::Error::other("the export could not be read to its end")
+        })?;
+        Ok::<_, std::io::Error>(chunk.map(|chunk| (Bytes::from(chunk), export)))
+    });
+    Ok(HttpResponse::Ok()
+        .content_type(format.media_type())
+        .insert_header((
+            CONTENT_DISPOSITION,
+            format!(
+                "attachment; filename=\"survey-{}-responses.{}\"",
+                survey.0,
+                format.extension()
+            ),
+        ))
+        .streaming(chunks))
 }
 
 pub(crate) async fn archive(

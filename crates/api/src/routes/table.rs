@@ -46,7 +46,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
             Method::GET,
             crate::metrics::metrics,
             service("metrics", "Prometheus metrics of this node")
-                .text("text/plain; version=0.0.4; charset=utf-8"),
+                .text(&["text/plain; version=0.0.4; charset=utf-8"]),
         ),
         ResourceSpec::at("/api/schema").route(
             Method::GET,
@@ -198,7 +198,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             "A version to prefer when it is there (the unversioned path only).",
             string(),
         )])
-        .text("application/javascript")
+        .text(&["application/javascript"])
         .also(404)
     };
     [
@@ -254,7 +254,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 "remote_config_script",
                 "The same remote config as a script setting window._POSTHOG_REMOTE_CONFIG[token]",
             )
-            .text("application/javascript; charset=utf-8")
+            .text(&["application/javascript; charset=utf-8"])
             .conditional()
             .also(404),
         ),
@@ -640,6 +640,33 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             surveys("surveys_responses_list", "One survey's responses")
                 .date_window()
                 .paginated::<ResponseBody>(),
+        ),
+        ResourceSpec::at(format!("{survey}/responses/export")).route(
+            Method::GET,
+            survey_responses::export,
+            surveys(
+                "surveys_responses_export",
+                "The survey's responses as CSV or JSON Lines, streamed",
+            )
+            .date_window()
+            .query([
+                query(
+                    "format",
+                    "`csv` (the default) or `jsonl`.",
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(["csv", "jsonl"])),
+                ),
+                query(
+                    "exclude_archived",
+                    "Leave archived responses out.",
+                    ObjectBuilder::new().schema_type(Type::Boolean),
+                ),
+            ])
+            .text(&[
+                "text/csv; charset=utf-8",
+                "application/jsonl; charset=utf-8",
+            ]),
         ),
         ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive")).route(
             Method::POST,

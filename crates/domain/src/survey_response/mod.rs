@@ -3,6 +3,7 @@
 //! (counts, the responses themselves, stats).
 
 mod capture;
+mod export;
 mod port;
 mod service;
 mod stats;
@@ -17,9 +18,10 @@ use uuid::Uuid;
 use crate::error::{ValidationCode, ValidationError};
 
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
+pub use export::{ExportCursor, ExportFilter, ExportFormat, ExportRenderer};
 pub use port::SurveyResponseRepository;
 pub(crate) use service::keyed_by_question;
-pub use service::{SurveyResponseService, SurveyStatsReport};
+pub use service::{ResponseExport, SurveyResponseService, SurveyStatsReport};
 pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
 
 /// The survey events Burrow keeps; every other event is accepted and dropped.

@@ -4,7 +4,8 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::{
-    CountFilter, DateWindow, ResponseCounts, StatsAggregates, SurveyEvent, SurveyResponse,
+    CountFilter, DateWindow, ExportCursor, ExportFilter, ResponseCounts, StatsAggregates,
+    SurveyEvent, SurveyResponse,
 };
 use crate::error::Unexpected;
 use crate::person::PersonSet;
@@ -59,6 +60,21 @@ pub trait SurveyResponseRepository: Send + Sync {
         window: DateWindow,
         page: PageRequest,
     ) -> Result<Page<SurveyResponse>, Unexpected>;
+
+    /// Up to `limit` of a survey's responses that `filter` keeps, sorted after `after` (newest
+    /// first, ties by uuid descending; from the newest without `after`): one batch of an export,
+    /// found through the list index whatever the batch's place.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn responses_after(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        filter: &ExportFilter,
+        after: Option<ExportCursor>,
+        limit: u32,
+    ) -> Result<Vec<SurveyResponse>, Unexpected>;
 
     /// Archives (or restores) the response that the `survey sent` event `event` belongs to, with
     /// the counts, in one transaction. `false` when the survey has no such response.

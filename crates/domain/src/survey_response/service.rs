@@ -7,13 +7,84 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{
-    CaptureBatch, CountFilter, DateWindow, ResponseCounts, SurveyResponse,
-    SurveyResponseRepository, SurveyStats,
+    CaptureBatch, CountFilter, DateWindow, ExportCursor, ExportFilter, ExportFormat,
+    ExportRenderer, ResponseCounts, SurveyResponse, SurveyResponseRepository, SurveyStats,
 };
-use crate::error::DomainError;
+use crate::error::{DomainError, Unexpected};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{Questions, Survey, SurveyId, SurveyService};
 use crate::tenancy::ProjectId;
+
+/// Responses read per batch of an export.
+const EXPORT_BATCH: u32 = 500;
+
+/// An export in progress: each [`ResponseExport::next_chunk`] reads one batch and renders it.
+pub struct ResponseExport {
+    responses: Arc<dyn SurveyResponseRepository>,
+    project: ProjectId,
+    survey_id: String,
+    renderer: ExportRenderer,
+    questions: Option<Questions>,
+    filter: ExportFilter,
+    next: ExportStep,
+}
+
+enum ExportStep {
+    Header,
+    After(Option<ExportCursor>),
+    Done,
+}
+
+impl ResponseExport {
+    pub fn format(&self) -> ExportFormat {
+        self.renderer.format()
+    }
+
+    /// The next piece of the file; `None` once it is whole.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails (the file is then cut short).
+    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Unexpected> {
+        let after = match self.next {
+            ExportStep::Done => return Ok(None),
+            ExportStep::Header => {
+                self.next = ExportStep::After(None);
+                let header = self.renderer.header();
+                if !header.is_empty() {
+                    return Ok(Some(header));
+                }
+                None
+            }
+            ExportStep::After(after) => after,
+        };
+        let mut batch = self
+            .responses
+            .responses_after(
+                self.project,
+                &self.survey_id,
+                &self.filter,
+                after,
+                EXPORT_BATCH,
+            )
+            .await?;
+        self.next = match batch.last() {
+            Some(last) if batch.len() == EXPORT_BATCH as usize => {
+                ExportStep::After(Some(ExportCursor::from(last)))
+            }
+            _ => ExportStep::Done,
+        };
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        for response in &mut batch {
+            response.answers = keyed_by_question(
+                std::mem::take(&mut response.answers),
+                self.questions.as_ref(),
+            );
+        }
+        Ok(Some(self.renderer.rows(&batch)))
+    }
+}
 
 pub struct SurveyResponseService {
     responses: Arc<dyn SurveyResponseRepository>,
@@ -85,6 +156,30 @@ impl SurveyResponseService {
             response.answers = keyed_by_question(response.answers, questions);
             response
         }))
+    }
+
+    /// An export of a survey's responses, read and rendered a batch at a time as the caller
+    /// pulls it.
+    ///
+    /// # Errors
+    /// `NotFound` for a survey the project does not have.
+    pub async fn export(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        format: ExportFormat,
+        filter: ExportFilter,
+    ) -> Result<ResponseExport, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        Ok(ResponseExport {
+            responses: Arc::clone(&self.responses),
+            project,
+            survey_id: survey.id.0.to_string(),
+            renderer: ExportRenderer::new(format, survey.state.questions.as_ref()),
+            questions: survey.state.questions,
+            filter,
+            next: ExportStep::Header,
+        })
     }
 
     /// Archives or restores one response, named by the uuid of one of its `survey sent` events.

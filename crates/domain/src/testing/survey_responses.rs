@@ -11,8 +11,8 @@ use crate::error::Unexpected;
 use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
 use crate::survey_response::{
-    CountFilter, DateWindow, EventAggregate, ResponseCounts, StatsAggregates, SurveyEvent,
-    SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+    CountFilter, DateWindow, EventAggregate, ExportCursor, ExportFilter, ResponseCounts,
+    StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
 };
 use crate::tenancy::ProjectId;
 
@@ -165,6 +165,34 @@ impl SurveyResponseRepository for InMemoryStore {
             .collect();
         responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
         Ok(page_of(responses, page).map(Clone::clone))
+    }
+
+    async fn responses_after(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        filter: &ExportFilter,
+        after: Option<ExportCursor>,
+        limit: u32,
+    ) -> Result<Vec<SurveyResponse>, Unexpected> {
+        let state = self.lock();
+        let mut responses: Vec<&SurveyResponse> = state
+            .survey_responses
+            .iter()
+            .filter(|s| s.project == project && s.survey_id == survey_id)
+            .map(|s| &s.response)
+            .filter(|r| filter.window.contains(r.timestamp))
+            .filter(|r| !(filter.exclude_archived && r.archived))
+            .filter(|r| {
+                after.is_none_or(|after| (r.timestamp, r.uuid) < (after.timestamp, after.uuid))
+            })
+            .collect();
+        responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
+        Ok(responses
+            .into_iter()
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 
     async fn set_archived(

@@ -9,6 +9,7 @@ mod cli;
 mod cross_tenant;
 mod docs_ui;
 mod errors;
+mod export;
 mod fake_upstream;
 mod faults;
 mod feature_flags;
