@@ -32,6 +32,9 @@ const TABLES: &[&str] = &[
     "plugin_configs",
     "survey_events",
     "survey_responses",
+    "person_properties",
+    "webhooks",
+    "webhook_deliveries",
 ];
 
 /// One test's private, migrated database.

@@ -13,11 +13,12 @@ pub enum ScopeObject {
     User,
     ActivityLog,
     Webhook,
+    Person,
 }
 
 impl ScopeObject {
     /// Every object, in the order documented in `docs/api.md`.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Survey,
         Self::FeatureFlag,
         Self::Plugin,
@@ -26,6 +27,7 @@ impl ScopeObject {
         Self::User,
         Self::ActivityLog,
         Self::Webhook,
+        Self::Person,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -38,6 +40,7 @@ impl ScopeObject {
             Self::User => "user",
             Self::ActivityLog => "activity_log",
             Self::Webhook => "webhook",
+            Self::Person => "person",
         }
     }
 }

@@ -13,6 +13,6 @@ pub use json::JsonObject;
 pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginated, Pagination};
 pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{
-    ActivityLogs, ExtractorScope, FeatureFlags, Organizations, Plugins, Projects, ScopeRequirement,
-    Surveys, Users, Webhooks, required_scope,
+    ActivityLogs, ExtractorScope, FeatureFlags, Organizations, Persons, Plugins, Projects,
+    ScopeRequirement, Surveys, Users, Webhooks, required_scope,
 };

@@ -80,6 +80,14 @@ impl ScopedResource for Webhooks {
     const OBJECT: ScopeObject = ScopeObject::Webhook;
 }
 
+/// `person:read` / `person:write`.
+#[derive(Debug, Clone, Copy)]
+pub enum Persons {}
+
+impl ScopedResource for Persons {
+    const OBJECT: ScopeObject = ScopeObject::Person;
+}
+
 /// The scope a request on `object` with `method` needs: GET, HEAD and OPTIONS read, every other
 /// method writes (PostHog's action mapping). The extractors and the route table both ask here.
 pub fn required_scope(object: ScopeObject, method: &Method) -> RequiredScope {

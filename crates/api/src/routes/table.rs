@@ -18,7 +18,7 @@ use organizations::OrganizationResponse;
 use plugin_configs::PluginConfigResponse;
 use plugins::PluginResponse;
 use projects::ProjectResponse;
-use survey_responses::{ResponseBody, StatsBody};
+use survey_responses::{BulkDeleteWrite, DeletedBody, ResponseBody, StatsBody};
 use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
 use webhooks::{DeliveryResponse, WebhookResponse, WebhookWithSecret, WebhookWrite};
 
@@ -667,6 +667,39 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 "text/csv; charset=utf-8",
                 "application/jsonl; charset=utf-8",
             ]),
+        ),
+        ResourceSpec::at(format!("{survey}/responses/reset")).route(
+            Method::POST,
+            survey_responses::reset,
+            surveys(
+                "surveys_responses_reset",
+                "Delete every response and event of the survey",
+            )
+            .ok::<DeletedBody>(),
+        ),
+        // Response uuids are UUIDs, so `export` and `reset` never read as one.
+        ResourceSpec::at(format!(
+            "{survey}/responses/{{response_uuid:[0-9a-fA-F-]{{32,36}}}}"
+        ))
+        .route(
+            Method::DELETE,
+            survey_responses::delete,
+            surveys(
+                "surveys_responses_destroy",
+                "Delete a response and the events behind it",
+            )
+            .no_content(),
+        ),
+        ResourceSpec::at(format!("{project}/persons/bulk_delete")).route(
+            Method::POST,
+            survey_responses::delete_persons,
+            Operation::new(
+                "persons",
+                "persons_bulk_delete",
+                "Delete persons' properties and, with `delete_events`, their survey events and responses",
+            )
+            .body::<BulkDeleteWrite>()
+            .ok::<DeletedBody>(),
         ),
         ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive")).route(
             Method::POST,

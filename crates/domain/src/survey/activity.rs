@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use uuid::Uuid;
 
 use super::{SurveyId, SurveyState};
 use crate::activity::{FieldChange, NewActivity};
@@ -31,6 +32,26 @@ pub(crate) fn copied(name: &str, source: SurveyId, user: UserId) -> NewActivity 
 /// A deleted survey, by the name it had.
 pub(crate) fn deleted(name: &str, user: UserId) -> NewActivity {
     entry("deleted", name, Value::Null, user)
+}
+
+/// One response deleted (`DELETE …/responses/{uuid}/`): which, by the uuid it was named by.
+pub(crate) fn response_deleted(name: &str, response: Uuid, user: UserId) -> NewActivity {
+    let change = FieldChange {
+        field: "response",
+        before: Value::String(response.to_string()),
+        after: Value::Null,
+    };
+    entry(
+        "response_deleted",
+        name,
+        json!([change.to_json(SCOPE)]),
+        user,
+    )
+}
+
+/// Every response of the survey deleted (`responses/reset/`).
+pub(crate) fn responses_reset(name: &str, user: UserId) -> NewActivity {
+    entry("responses_reset", name, Value::Null, user)
 }
 
 /// An update from `before` to `after`, `None` when no field changed.

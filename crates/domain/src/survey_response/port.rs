@@ -7,10 +7,21 @@ use super::{
     CountFilter, DateWindow, ExportCursor, ExportFilter, ResponseCounts, StatsAggregates,
     SurveyEvent, SurveyResponse,
 };
+use crate::activity::NewActivity;
 use crate::error::Unexpected;
 use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
+use crate::survey::SurveyId;
 use crate::tenancy::ProjectId;
+
+/// What a deletion removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Forgotten {
+    /// Persons whose stored properties went.
+    pub persons: u64,
+    pub events: u64,
+    pub responses: u64,
+}
 
 #[async_trait]
 pub trait SurveyResponseRepository: Send + Sync {
@@ -88,6 +99,45 @@ pub trait SurveyResponseRepository: Send + Sync {
         event: Uuid,
         archived: bool,
     ) -> Result<bool, Unexpected>;
+
+    /// Deletes the response the `survey sent` event `event` belongs to, with its submission's
+    /// sends and their pending webhook deliveries, takes it off the counts, and logs `activity`
+    /// in the survey's log, in one write. `false` when the survey has no such response.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails; then nothing is deleted.
+    async fn delete_response(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        event: Uuid,
+        activity: &NewActivity,
+    ) -> Result<bool, Unexpected>;
+
+    /// Deletes every response and event of a survey (and their pending webhook deliveries),
+    /// emptying its counts, and logs `activity`, in one write.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails; then nothing is deleted.
+    async fn delete_survey_responses(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        activity: &NewActivity,
+    ) -> Result<Forgotten, Unexpected>;
+
+    /// Deletes the stored properties of the persons with these distinct ids and, with `events`,
+    /// every survey event and response of theirs in the project (with their pending webhook
+    /// deliveries, off the counts), in one write.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails; then nothing is deleted.
+    async fn delete_persons(
+        &self,
+        project: ProjectId,
+        distinct_ids: &[String],
+        events: bool,
+    ) -> Result<Forgotten, Unexpected>;
 
     /// The uuids of a survey's archived responses, newest first.
     ///

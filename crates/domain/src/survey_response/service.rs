@@ -8,12 +8,18 @@ use uuid::Uuid;
 
 use super::{
     CaptureBatch, CountFilter, DateWindow, ExportCursor, ExportFilter, ExportFormat,
-    ExportRenderer, ResponseCounts, SurveyResponse, SurveyResponseRepository, SurveyStats,
+    ExportRenderer, Forgotten, ResponseCounts, SurveyResponse, SurveyResponseRepository,
+    SurveyStats,
 };
-use crate::error::{DomainError, Unexpected};
+use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
+use crate::person::stored_distinct_id;
 use crate::ports::{Page, PageRequest};
+use crate::survey::activity as survey_activity;
 use crate::survey::{Questions, Survey, SurveyId, SurveyService};
-use crate::tenancy::ProjectId;
+use crate::tenancy::{ProjectId, UserId};
+
+/// Most persons one bulk deletion names (PostHog's limit).
+pub const MAX_BULK_DELETE: usize = 1_000;
 
 /// Responses read per batch of an export.
 const EXPORT_BATCH: u32 = 500;
@@ -203,6 +209,82 @@ impl SurveyResponseService {
         } else {
             Err(DomainError::NotFound)
         }
+    }
+
+    /// Deletes a response and the sends behind it; counts and stats follow, and the survey's
+    /// activity says who deleted which.
+    ///
+    /// # Errors
+    /// `NotFound` for a survey the project does not have, or a response the survey does not.
+    pub async fn delete_response(
+        &self,
+        project: ProjectId,
+        user: UserId,
+        survey: SurveyId,
+        response: Uuid,
+    ) -> Result<(), DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        let entry = survey_activity::response_deleted(&survey.state.name, response, user);
+        if self
+            .responses
+            .delete_response(project, survey.id, response, &entry)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(DomainError::NotFound)
+        }
+    }
+
+    /// Deletes every response and event of a survey (test data, a draft's answers), recorded in
+    /// its activity.
+    ///
+    /// # Errors
+    /// `NotFound` for a survey the project does not have.
+    pub async fn reset(
+        &self,
+        project: ProjectId,
+        user: UserId,
+        survey: SurveyId,
+    ) -> Result<Forgotten, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        let entry = survey_activity::responses_reset(&survey.state.name, user);
+        Ok(self
+            .responses
+            .delete_survey_responses(project, survey.id, &entry)
+            .await?)
+    }
+
+    /// A data-subject request: the persons' stored properties and, with `events`, every survey
+    /// event and response of theirs in the project.
+    ///
+    /// # Errors
+    /// `Invalid` for no distinct ids or more than [`MAX_BULK_DELETE`].
+    pub async fn delete_persons(
+        &self,
+        project: ProjectId,
+        distinct_ids: &[String],
+        events: bool,
+    ) -> Result<Forgotten, DomainError> {
+        if distinct_ids.is_empty() {
+            return Err(ValidationError::required("distinct_ids").into());
+        }
+        if distinct_ids.len() > MAX_BULK_DELETE {
+            return Err(ValidationError::field(
+                "distinct_ids",
+                ValidationCode::Invalid,
+                format!("You can only pass {MAX_BULK_DELETE} distinct_ids at a time."),
+            )
+            .into());
+        }
+        let stored: Vec<String> = distinct_ids
+            .iter()
+            .map(|id| stored_distinct_id(id))
+            .collect();
+        Ok(self
+            .responses
+            .delete_persons(project, &stored, events)
+            .await?)
     }
 
     /// # Errors

@@ -35,6 +35,14 @@ impl PersonRepository for InMemoryStore {
 }
 
 impl State {
+    /// Deletes the persons with these distinct ids; how many there were.
+    pub(super) fn forget_persons(&mut self, project: ProjectId, distinct_ids: &[String]) -> u64 {
+        let before = self.person_properties.len();
+        self.person_properties
+            .retain(|p| !(p.project == project && distinct_ids.contains(&p.distinct_id)));
+        (before - self.person_properties.len()) as u64
+    }
+
     /// Merges `set` into its person's properties like jsonb `||`, creating the person if needed.
     pub(super) fn merge_person(&mut self, project: ProjectId, set: &PersonSet) {
         let index = match self

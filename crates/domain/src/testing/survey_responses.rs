@@ -7,11 +7,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use async_trait::async_trait;
 use uuid::Uuid;
 
+use crate::activity::NewActivity;
 use crate::error::Unexpected;
 use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
+use crate::survey::SurveyId;
 use crate::survey_response::{
-    CountFilter, DateWindow, EventAggregate, ExportCursor, ExportFilter, ResponseCounts,
+    CountFilter, DateWindow, EventAggregate, ExportCursor, ExportFilter, Forgotten, ResponseCounts,
     StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
 };
 use crate::tenancy::ProjectId;
@@ -28,6 +30,37 @@ pub(super) struct StoredResponse {
 }
 
 impl State {
+    /// Deletes the project's responses and events the predicates pick (a response by its survey
+    /// id, submission key and itself), with their pending webhook deliveries; counts are read
+    /// from the responses, so they follow.
+    fn forget(
+        &mut self,
+        project: ProjectId,
+        response: impl Fn(&str, &str, &SurveyResponse) -> bool,
+        event: impl Fn(&SurveyEvent) -> bool,
+    ) -> Forgotten {
+        let before = self.survey_responses.len();
+        self.survey_responses.retain(|stored| {
+            !(stored.project == project
+                && response(&stored.survey_id, &stored.submission_key, &stored.response))
+        });
+        let responses = (before - self.survey_responses.len()) as u64;
+        let mut gone = Vec::new();
+        self.survey_events.retain(|(p, e)| {
+            let forget = *p == project && event(e);
+            if forget {
+                gone.push(e.uuid);
+            }
+            !forget
+        });
+        self.drop_pending_deliveries(project, &gone);
+        Forgotten {
+            persons: 0,
+            events: gone.len() as u64,
+            responses,
+        }
+    }
+
     fn response_of(&self, project: ProjectId, survey_id: &str, key: &str) -> Option<usize> {
         self.survey_responses.iter().position(|stored| {
             stored.project == project
@@ -193,6 +226,78 @@ impl SurveyResponseRepository for InMemoryStore {
             .take(limit as usize)
             .cloned()
             .collect())
+    }
+
+    async fn delete_response(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        event: Uuid,
+        activity: &NewActivity,
+    ) -> Result<bool, Unexpected> {
+        let mut state = self.lock();
+        let survey_id = survey.0.to_string();
+        let Some(key) = state.survey_events.iter().find_map(|(p, e)| {
+            (*p == project
+                && e.uuid == event
+                && e.kind == SurveyEventKind::Sent
+                && e.survey_id == survey_id)
+                .then(|| e.submission_key())
+        }) else {
+            return Ok(false);
+        };
+        let forgotten = state.forget(
+            project,
+            |survey, key_of, _| survey == survey_id && key_of == key,
+            |e| {
+                e.kind == SurveyEventKind::Sent
+                    && e.survey_id == survey_id
+                    && e.submission_key() == key
+            },
+        );
+        if forgotten.responses == 0 {
+            return Ok(false);
+        }
+        state.log_survey(project, survey, activity);
+        Ok(true)
+    }
+
+    async fn delete_survey_responses(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        activity: &NewActivity,
+    ) -> Result<Forgotten, Unexpected> {
+        let mut state = self.lock();
+        let survey_id = survey.0.to_string();
+        let forgotten = state.forget(
+            project,
+            |survey, _, _| survey == survey_id,
+            |e| e.survey_id == survey_id,
+        );
+        state.log_survey(project, survey, activity);
+        Ok(forgotten)
+    }
+
+    async fn delete_persons(
+        &self,
+        project: ProjectId,
+        distinct_ids: &[String],
+        events: bool,
+    ) -> Result<Forgotten, Unexpected> {
+        let mut state = self.lock();
+        let persons = state.forget_persons(project, distinct_ids);
+        let mut forgotten = if events {
+            state.forget(
+                project,
+                |_, _, response| distinct_ids.contains(&response.distinct_id),
+                |e| distinct_ids.contains(&e.distinct_id),
+            )
+        } else {
+            Forgotten::default()
+        };
+        forgotten.persons = persons;
+        Ok(forgotten)
     }
 
     async fn set_archived(

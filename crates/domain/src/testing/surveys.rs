@@ -59,7 +59,12 @@ impl State {
             .any(|s| s.project_id == project && s.state.name == name && s.id != except)
     }
 
-    fn log_survey(&mut self, project: ProjectId, survey: SurveyId, activity: &NewActivity) {
+    pub(super) fn log_survey(
+        &mut self,
+        project: ProjectId,
+        survey: SurveyId,
+        activity: &NewActivity,
+    ) {
         self.survey_activity.push(StoredActivity {
             project,
             survey,

@@ -227,6 +227,17 @@ impl State {
     }
 }
 
+impl State {
+    /// Drops the pending deliveries about these events, as deleting the events does.
+    pub(super) fn drop_pending_deliveries(&mut self, project: ProjectId, events: &[Uuid]) {
+        self.deliveries.retain(|d| {
+            !(d.project == project
+                && d.state == DeliveryState::Pending
+                && d.event_uuid.is_some_and(|uuid| events.contains(&uuid)))
+        });
+    }
+}
+
 impl StoredWebhook {
     fn signing(&self, now: DateTime<Utc>) -> SigningTarget {
         let previous = self

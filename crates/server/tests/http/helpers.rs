@@ -224,10 +224,12 @@ pub fn concrete_path(pattern: &str) -> String {
         .split('/')
         .map(|segment| match segment {
             "{project_id}" | "{organization_id}" => "@current",
-            // Survey and webhook ids are matched by a UUID pattern, so a route only sees
-            // UUID-like ids.
+            // Survey, webhook and response ids are matched by a UUID pattern, so a route only
+            // sees UUID-like ids.
             parameter
-                if parameter.starts_with("{survey_id") || parameter.starts_with("{webhook_id") =>
+                if ["{survey_id", "{webhook_id", "{response_uuid"]
+                    .iter()
+                    .any(|name| parameter.starts_with(name)) =>
             {
                 "00000000-0000-0000-0000-000000000000"
             }

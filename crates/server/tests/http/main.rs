@@ -7,6 +7,7 @@ mod browser;
 mod capture;
 mod cli;
 mod cross_tenant;
+mod deletion;
 mod docs_ui;
 mod errors;
 mod export;
