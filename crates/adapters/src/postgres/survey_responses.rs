@@ -115,7 +115,11 @@ const COUNTER_SLOTS: i32 = 16;
 /// added to the survey's counter in the slot of this connection (`pg_backend_pid()`: a
 /// connection runs one statement at a time, and a pool's connections, opened together, mostly
 /// have consecutive pids, so concurrent captures add to different rows); the person sets are
-/// merged with jsonb `||`; and each new send becomes a delivery for every enabled webhook of the
+/// merged with jsonb `||`; a survey whose responses reach its `responses_limit` is stopped in the
+/// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
+/// entry and internal targeting flag follow at once, through the surveys trigger's notification;
+/// captures racing past the limit together may overshoot it by their own responses, and the next
+/// one stops it); and each new send becomes a delivery for every enabled webhook of the
 /// project that subscribes to it (the webhook outbox: an acknowledged answer is delivered even
 /// if the process dies next; a project without webhooks pays one index probe). Every input is
 /// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535).
@@ -177,6 +181,16 @@ merged AS (
         updated_at = now()
     RETURNING distinct_id
 ),
+limited AS (
+    UPDATE surveys s SET end_date = now(), responses_limit = NULL
+    FROM (SELECT survey_id, count(*) AS added FROM responses WHERE added GROUP BY survey_id) a
+    WHERE s.project_id = $1 AND s.id::text = a.survey_id
+      AND s.responses_limit IS NOT NULL AND s.end_date IS NULL
+      AND a.added + coalesce((
+          SELECT sum(c.responses) FROM survey_response_counts c
+          WHERE c.project_id = $1 AND c.survey_id = a.survey_id), 0) >= s.responses_limit
+    RETURNING s.id
+),
 sends AS (
     SELECT e.uuid, e.survey_id, e.timestamp, w.submission_key, w.earliest, w.completes
     FROM unnest($16::uuid[], $17::varchar[], $18::bool[], $19::bool[])
@@ -205,6 +219,7 @@ outbox AS (
 SELECT (SELECT count(*) FROM inserted) AS stored,
        (SELECT count(*) FROM counted) AS counted_surveys,
        (SELECT count(*) FROM merged) AS merged_persons,
+       (SELECT count(*) FROM limited) AS stopped_surveys,
        (SELECT count(*) FROM outbox) AS deliveries";
 
 /// Adds `$3` (1 or -1) to a survey's archived count, which lives in slot 0 (see the migration):

@@ -20,8 +20,9 @@ impl Survey {
         format!("survey-targeting-{}-custom", self.id.0.simple())
     }
 
-    /// The flag itself: on for everyone who has neither answered nor dismissed the survey.
-    /// It has no row, so its id is 0.
+    /// The flag itself: on for everyone who has neither answered nor dismissed the survey, and
+    /// off for everyone once the survey has an end date (stopped by hand, or by reaching its
+    /// `responses_limit`), as posthog-js stops showing it then. It has no row, so its id is 0.
     pub fn internal_targeting_flag(&self) -> FeatureFlag {
         let suffix = match self.state.iterations.current {
             Some(iteration) if iteration > 0 => format!("/{iteration}"),
@@ -52,7 +53,7 @@ impl Survey {
             key: self.internal_targeting_flag_key(),
             filters,
             deleted: false,
-            active: true,
+            active: self.state.end_date.is_none(),
             ensure_experience_continuity: false,
             created_at: self.created_at,
             created_by: None,

@@ -30,6 +30,34 @@ pub(super) struct StoredResponse {
 }
 
 impl State {
+    /// Stops each of these surveys whose responses reached its `responses_limit`, as the
+    /// capture statement does: `end_date` now, the limit cleared.
+    fn stop_surveys_at_their_limit(&mut self, project: ProjectId, grown: &BTreeSet<String>) {
+        for survey_id in grown {
+            let responses = self
+                .survey_responses
+                .iter()
+                .filter(|s| s.project == project && &s.survey_id == survey_id)
+                .count();
+            let Some(survey) = self
+                .surveys
+                .iter_mut()
+                .find(|s| s.project_id == project && &s.id.0.to_string() == survey_id)
+            else {
+                continue;
+            };
+            let state = &mut survey.state;
+            if state.end_date.is_none()
+                && state.responses_limit.is_some_and(|limit| {
+                    i64::try_from(responses).unwrap_or(i64::MAX) >= i64::from(limit)
+                })
+            {
+                state.end_date = Some(chrono::Utc::now());
+                state.responses_limit = None;
+            }
+        }
+    }
+
     /// Deletes the project's responses and events the predicates pick (a response by its survey
     /// id, submission key and itself), with their pending webhook deliveries; counts are read
     /// from the responses, so they follow.
@@ -146,6 +174,8 @@ impl SurveyResponseRepository for InMemoryStore {
                 }
             }
         }
+        let grown: BTreeSet<String> = created.iter().map(|(survey, _)| survey.clone()).collect();
+        state.stop_surveys_at_their_limit(project, &grown);
         state.enqueue_deliveries(project, sends, &created);
         Ok(stored)
     }

@@ -17,6 +17,8 @@
 //   HIDDEN        `targeting` only: the survey that must stay hidden
 //   ANSWER        `answer` only: a rating (`rating:8`) or a text (`open:some words`)
 //   PERSON        optional JSON object: the person properties the page sets for flags
+//   OTHER_PERSON  `answer` only, optional: a distinct id that opens the page last, in a browser
+//                 of its own; `shownToAnotherPerson` says whether the survey showed to them
 //   SCREENSHOT    where to save a screenshot of the page with the survey shown
 import { createRequire } from "node:module";
 import { accessSync, constants, readFileSync } from "node:fs";
@@ -243,6 +245,20 @@ async function answerMode(context, url, newContext) {
   await settleAfterFlags(before);
   result.shownInFreshBrowser = await shown(elsewhere, survey);
   step(`fresh browser shown=${result.shownInFreshBrowser}`);
+
+  // Another person, in a browser of their own: shown unless the survey stopped (its limit).
+  if (env.OTHER_PERSON) {
+    const other = await (await newContext()).newPage();
+    watch(other);
+    before = flagAnswers();
+    await other.goto(`${url}?distinct_id=${encodeURIComponent(env.OTHER_PERSON)}`);
+    step("another person");
+    await settleAfterFlags(before);
+    result.shownToAnotherPerson = await waitFor("the popover", () => shown(other, survey), 8_000)
+      .then(() => true)
+      .catch(() => false);
+    step(`another person shown=${result.shownToAnotherPerson}`);
+  }
 }
 
 async function targetingMode(context, url) {

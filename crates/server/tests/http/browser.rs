@@ -239,14 +239,21 @@ fn log_tail(log: &Path) -> String {
 
 /// A survey as the shop's visitor sees it: the popover shows, the answer is captured and counted
 /// once with its value, and it is not shown again: neither after a reload nor to the same
-/// person (same distinct id) in a fresh browser, where only Burrow remembers the answer.
-async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Value, answer: &str) {
-    let burrow = Burrow::start(bundle).await;
+/// person (same distinct id) in a fresh browser, where only Burrow remembers the answer. Another
+/// person then sees it, unless the answer reached the survey's `responses_limit`, which stops it.
+async fn shown_answered_counted_and_not_shown_again(
+    name: &str,
+    bundle: &str,
+    question: Value,
+    answer: &str,
+    responses_limit: Option<u32>,
+) {
+    let burrow = Burrow::start(name).await;
     let survey = burrow
         .survey(
-            &format!("Shop survey ({bundle} bundle)"),
+            &format!("Shop survey ({name})"),
             question,
-            json!({}),
+            json!({"responses_limit": responses_limit}),
         )
         .await;
     let id = survey["id"].as_str().unwrap().to_owned();
@@ -254,7 +261,7 @@ async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Valu
         .as_str()
         .expect("Burrow gives each question an id")
         .to_owned();
-    let screenshot = artifacts().join(format!("survey-{bundle}.png"));
+    let screenshot = artifacts().join(format!("survey-{name}.png"));
     let _ = std::fs::remove_file(&screenshot);
     let receiver = Receiver::start().await;
     burrow.subscribe(&receiver).await;
@@ -266,6 +273,7 @@ async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Valu
             ("SURVEY", id.clone()),
             ("ANSWER", answer.into()),
             ("SCREENSHOT", screenshot.display().to_string()),
+            ("OTHER_PERSON", "another-shopper".into()),
         ])
         .await;
     let pretty = serde_json::to_string_pretty(&report).unwrap();
@@ -328,16 +336,45 @@ async fn shown_answered_counted_and_not_shown_again(bundle: &str, question: Valu
         "the survey showed to the person who answered it, in a browser without its \
          localStorage: {pretty}"
     );
+    assert_eq!(
+        report["shownToAnotherPerson"],
+        responses_limit.is_none(),
+        "another person, with a limit of {responses_limit:?}: {pretty}"
+    );
+    if responses_limit.is_some() {
+        let stopped = burrow
+            .get(&format!(
+                "/api/projects/{}/surveys/{id}/",
+                burrow.project_id
+            ))
+            .await;
+        assert!(stopped["end_date"].is_string(), "{stopped}");
+        assert_eq!(stopped["responses_limit"], Value::Null, "{stopped}");
+    }
 }
 
 #[tokio::test]
 async fn the_full_bundle_shows_a_rating_popover_and_burrow_counts_its_answer() {
     shown_answered_counted_and_not_shown_again(
         "full",
+        "full",
         json!({"type": "rating", "question": "How likely are you to recommend the shop?",
                "scale": 10, "display": "number",
                "lowerBoundLabel": "Unlikely", "upperBoundLabel": "Very likely"}),
         "rating:8",
+        None,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_survey_reaching_its_responses_limit_stops_showing_to_the_next_person() {
+    shown_answered_counted_and_not_shown_again(
+        "limit",
+        "full",
+        json!({"type": "open", "question": "One answer is all we need. Why?"}),
+        "open:Because",
+        Some(1),
     )
     .await;
 }
@@ -346,8 +383,10 @@ async fn the_full_bundle_shows_a_rating_popover_and_burrow_counts_its_answer() {
 async fn the_snippet_lazy_loads_surveys_js_from_burrow_and_burrow_counts_the_answer() {
     shown_answered_counted_and_not_shown_again(
         "lazy",
+        "lazy",
         json!({"type": "open", "question": "What should the shop sell next?"}),
         "open:Left-handed scissors",
+        None,
     )
     .await;
 }

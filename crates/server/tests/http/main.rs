@@ -18,6 +18,7 @@ mod flags;
 mod helpers;
 mod hostile;
 mod hostile_static;
+mod limits;
 mod logs;
 mod methods;
 mod metrics;
