@@ -1,6 +1,7 @@
 //! A safety net: any error response that is not already JSON (actix's own 404s, 405s, payload
 //! and query rejections) is rewritten into the PostHog error shape, so clients never see an
-//! HTML, plain-text or empty error body.
+//! HTML, plain-text or empty error body. A handler whose error is a page for people (a hosted
+//! survey that is closed) marks it [`ErrorPage`] to keep it.
 
 use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
@@ -15,7 +16,22 @@ pub fn fallback_errors<B: 'static>() -> ErrorHandlers<B> {
     ErrorHandlers::new().default_handler(reshape)
 }
 
+/// Marks an error response rendered for a person on purpose (in the response's extensions), which
+/// the safety net leaves as it is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ErrorPage;
+
 fn reshape<B>(response: ServiceResponse<B>) -> actix_web::Result<ErrorHandlerResponse<B>> {
+    if response
+        .response()
+        .extensions()
+        .get::<ErrorPage>()
+        .is_some()
+    {
+        return Ok(ErrorHandlerResponse::Response(
+            response.map_into_left_body(),
+        ));
+    }
     let is_json = response
         .headers()
         .get(CONTENT_TYPE)

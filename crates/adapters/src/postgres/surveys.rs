@@ -130,6 +130,18 @@ impl SurveyRepository for PgSurveyRepository {
         load_survey(&mut conn, project, id, Lock::None).await
     }
 
+    async fn project_of(&self, id: SurveyId) -> Result<Option<ProjectId>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let project = surveys::table
+            .find(id.0)
+            .select(surveys::project_id)
+            .first::<i32>(&mut conn)
+            .await
+            .optional()
+            .during("finding a survey's project")?;
+        Ok(project.map(ProjectId))
+    }
+
     async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected> {
         Ok(Box::new(PgTransaction::begin(&self.database).await?))
     }

@@ -48,6 +48,9 @@ pub(crate) struct Operation {
     pub media: &'static [&'static str],
     /// Statuses beyond the ones every operation of its kind may answer.
     pub extra_errors: Vec<u16>,
+    /// Error statuses answered with an HTML page (a hosted survey's), besides the JSON error an
+    /// unmatched path gets.
+    pub page_errors: &'static [u16],
     /// Answers `If-None-Match` with a tagged answer's 304 (`ETag` on every 200).
     pub conditional: bool,
     /// Collects the named types the operation refers to, so the document's components are
@@ -68,6 +71,7 @@ impl Operation {
             success: (200, None),
             media: &["application/json"],
             extra_errors: Vec::new(),
+            page_errors: &[],
             conditional: false,
             components: Vec::new(),
         }
@@ -164,6 +168,13 @@ impl Operation {
     pub fn numbered<T: ToSchema>(mut self) -> Self {
         let item = self.refer::<T>();
         self.query(page_limit()).ok_inline(numbered(item))
+    }
+
+    /// Error statuses this operation answers with an HTML page.
+    pub fn page_errors(mut self, statuses: &'static [u16]) -> Self {
+        self.extra_errors.extend(statuses);
+        self.page_errors = statuses;
+        self
     }
 
     /// A status beyond the ones every operation of its kind may answer.

@@ -21,7 +21,7 @@ use utoipa::openapi::{
     SchemaFormat,
 };
 
-use crate::contract::schemas::ErrorSchema;
+use crate::contract::schemas::{ErrorSchema, string};
 use crate::contract::{Auth, Components, Operation, collect};
 use crate::routes::{RouteInfo, operations};
 
@@ -258,10 +258,27 @@ fn render(
         );
     }
     for error in errors {
-        builder = builder.response(
-            error.to_string(),
-            Ref::from_response_name(error_name(error)),
-        );
+        builder = if described.page_errors.contains(&error) {
+            builder.response(
+                error.to_string(),
+                ResponseBuilder::new()
+                    .description("An HTML page saying why (or the JSON error of an unmatched path)")
+                    .content(
+                        "text/html; charset=utf-8",
+                        Content::new(Some(RefOr::from(string()))),
+                    )
+                    .content(
+                        "application/json",
+                        Content::new(Some(Ref::from_schema_name("Error"))),
+                    )
+                    .build(),
+            )
+        } else {
+            builder.response(
+                error.to_string(),
+                Ref::from_response_name(error_name(error)),
+            )
+        };
     }
     builder.build()
 }

@@ -9,6 +9,7 @@ mod feature_flags;
 mod flag_definitions;
 mod flags;
 mod health;
+mod hosted_surveys;
 mod organizations;
 mod personal_api_keys;
 mod plugin_configs;
@@ -323,6 +324,7 @@ mod tests {
                 "GET /api/users/@me user:read",
                 "GET /array/{token}/config",
                 "GET /array/{token}/config.js",
+                "GET /external_surveys/{survey_id}",
                 "GET /flags/definitions feature_flag:read",
                 "GET /metrics",
                 "GET /static/{file}",

@@ -28,7 +28,7 @@ pub(crate) struct SurveyFeed {
 /// PostHog's public survey fields; `description` is deliberately left out, and flag keys are
 /// left out when there is no flag.
 #[derive(Debug, Serialize, ToSchema)]
-struct PublicSurvey {
+pub(crate) struct PublicSurvey {
     id: Uuid,
     name: String,
     #[serde(rename = "type")]

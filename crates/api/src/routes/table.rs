@@ -8,8 +8,8 @@ use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
     ResourceSpec, api_schema, capture, feature_flags, flag_definitions, flags, health,
-    organizations, personal_api_keys, plugin_configs, plugins, projects, public_surveys,
-    sdk_config, static_assets, survey_responses, surveys, users, webhooks,
+    hosted_surveys, organizations, personal_api_keys, plugin_configs, plugins, projects,
+    public_surveys, sdk_config, static_assets, survey_responses, surveys, users, webhooks,
 };
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
@@ -221,6 +221,18 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             Method::POST,
             capture::capture,
             capture("capture_i_v0_e", "Capture events (SDKs, versioned path)"),
+        ),
+        ResourceSpec::at("/external_surveys/{survey_id}").route(
+            Method::GET,
+            hosted_surveys::page,
+            Operation::new(
+                "sdk",
+                "external_surveys_page",
+                "A hosted survey's page (HTML); 404 for an unknown survey, 410 for a closed one",
+            )
+            .auth(Auth::Open)
+            .page_errors(&[404, 410])
+            .text(&["text/html; charset=utf-8"]),
         ),
         ResourceSpec::at("/api/surveys").route(
             Method::GET,

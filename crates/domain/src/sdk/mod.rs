@@ -11,9 +11,11 @@
 //! a snapshot older than the last change it could have heard of. Kept snapshots also expire
 //! after [`SNAPSHOT_LIFETIME`], a safety net.
 
+mod hosted;
 mod service;
 mod snapshot;
 
+pub use hosted::HostedSurvey;
 pub use service::{
     SNAPSHOT_LIFETIME, SdkService, SnapshotCounts, SnapshotSettings, SnapshotSources,
 };

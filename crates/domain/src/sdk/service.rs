@@ -42,7 +42,7 @@ pub struct SnapshotSources {
 }
 
 pub struct SdkService {
-    sources: SnapshotSources,
+    pub(super) sources: SnapshotSources,
     kept: Option<Kept>,
     /// Snapshots served from memory, and built from storage, since the node started.
     from_memory: AtomicU64,

@@ -202,6 +202,13 @@ pub trait SurveyRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
 
+    /// The project a survey belongs to, whichever it is: only for what a survey's id alone
+    /// opens (its hosted page).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn project_of(&self, id: SurveyId) -> Result<Option<ProjectId>, Unexpected>;
+
     /// Opens a transaction for one write.
     ///
     /// # Errors

@@ -64,6 +64,17 @@ impl SurveyService {
             .ok_or(DomainError::NotFound)
     }
 
+    /// A survey by its id alone, whatever its project; `None` when there is none.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn find(&self, id: SurveyId) -> Result<Option<Survey>, DomainError> {
+        let Some(project) = self.surveys.project_of(id).await? else {
+            return Ok(None);
+        };
+        Ok(self.surveys.get(project, id).await?)
+    }
+
     /// Creates a survey, and its targeting flag when `targeting_flag_filters` is given, in one
     /// transaction.
     ///

@@ -117,6 +117,15 @@ impl SurveyRepository for InMemoryStore {
             .map(|s| state.survey_view(s)))
     }
 
+    async fn project_of(&self, id: SurveyId) -> Result<Option<ProjectId>, Unexpected> {
+        Ok(self
+            .lock()
+            .surveys
+            .iter()
+            .find(|s| s.id == id)
+            .map(|s| s.project_id))
+    }
+
     async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected> {
         Ok(Box::new(Draft::begin(self).await))
     }

@@ -10,7 +10,9 @@
 //   BURROW_URL    `burrow serve`'s address, posthog-js's `api_host`
 //   TOKEN         the project's public token
 //   MODE          `answer` (show, answer, submit; reload: not shown again; the same person in a
-//                 fresh browser: not shown either) or `targeting`
+//                 fresh browser: not shown either), `targeting`, or `hosted` (Burrow's page of
+//                 an `external_survey` at PAGE, answered with ANSWER's text)
+//   PAGE          `hosted` only: the page's path and query on BURROW_URL
 //   BUNDLE        `full` (the site serves posthog-js's dist/array.full.js) or `lazy` (PostHog's
 //                 HTML snippet loads {BURROW_URL}/static/array.js, which loads surveys.js)
 //   SURVEY        the survey to show (and answer, in `answer` mode)
@@ -156,7 +158,7 @@ function watch(pageHandle) {
         entry.events = eventsOf(body).map((event) => ({
           event: event.event,
           properties: Object.fromEntries(
-            Object.entries(event.properties ?? {}).filter(([key]) => key.startsWith("$survey") || key === "distinct_id"),
+            Object.entries(event.properties ?? {}).filter(([key]) => key.startsWith("$survey") || !key.startsWith("$")),
           ),
           $set: event.$set ?? event.properties?.$set,
         }));
@@ -261,6 +263,31 @@ async function answerMode(context, url, newContext) {
   }
 }
 
+/** A hosted survey's page on Burrow itself: rendered full page, answered, submitted. */
+async function hostedMode(context) {
+  const tab = await context.newPage();
+  watch(tab);
+  const url = `${env.BURROW_URL}${env.PAGE}`;
+  await tab.goto(url);
+  step(`loaded ${url}`);
+  result.webdriver = await tab.evaluate(() => navigator.webdriver);
+  const form = tab.locator("#posthog-survey-container textarea");
+  await waitFor("the hosted survey's form", async () => (await form.count()) > 0, 30_000);
+  result.shown = true;
+  step("hosted survey shown");
+  await form.first().fill(env.ANSWER);
+  await tab.screenshot({ path: env.SCREENSHOT, fullPage: true });
+  await tab.locator("#posthog-survey-container button.form-submit").first().click();
+  step("submitted");
+  await waitFor(
+    "a `survey sent` event in a capture request",
+    () => sentEvents().some((event) => event.event === "survey sent"),
+    20_000,
+  );
+  step("survey sent captured");
+  result.cspViolations = result.console.filter((line) => line.includes("Content Security Policy"));
+}
+
 async function targetingMode(context, url) {
   const tab = await context.newPage();
   watch(tab);
@@ -311,6 +338,7 @@ try {
   const newContext = () => browser.newContext({ userAgent, viewport: { width: 1000, height: 700 } });
   const url = `${siteUrl}/${env.BUNDLE}.html`;
   if (env.MODE === "targeting") await targetingMode(await newContext(), url);
+  else if (env.MODE === "hosted") await hostedMode(await newContext());
   else await answerMode(await newContext(), url, newContext);
 } catch (error) {
   failed = true;

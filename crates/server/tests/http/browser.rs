@@ -446,3 +446,54 @@ async fn a_survey_targeting_other_persons_stays_hidden_while_one_targeting_this_
         "{pretty}"
     );
 }
+
+#[tokio::test]
+async fn a_hosted_survey_link_is_answered_full_page_and_the_answer_is_in_the_api() {
+    let burrow = Burrow::start("hosted").await;
+    let survey = burrow
+        .survey(
+            "Hosted feedback",
+            json!({"type": "open", "question": "What brought you here?"}),
+            json!({"type": "external_survey"}),
+        )
+        .await;
+    let id = survey["id"].as_str().unwrap().to_owned();
+    let question_id = survey["questions"][0]["id"].as_str().unwrap().to_owned();
+    let screenshot = artifacts().join("survey-hosted.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let report = burrow
+        .drive(&[
+            ("MODE", "hosted".into()),
+            (
+                "PAGE",
+                format!("/external_surveys/{id}/?distinct_id=visitor-1&utm_source=newsletter"),
+            ),
+            ("ANSWER", "A friend's link".into()),
+            ("SCREENSHOT", screenshot.display().to_string()),
+        ])
+        .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report["shown"], true, "{pretty}");
+    assert_eq!(report["cspViolations"], json!([]), "{pretty}");
+    assert!(
+        screenshot.is_file(),
+        "no screenshot at {}",
+        screenshot.display()
+    );
+    let sent = report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|request| request["events"].as_array().cloned().unwrap_or_default())
+        .find(|event| event["event"] == "survey sent")
+        .expect("a survey sent event");
+    assert_eq!(sent["properties"]["utm_source"], "newsletter", "{sent}");
+
+    burrow.wait_for_one_response(&id, &report).await;
+    let responses = burrow.responses(&id).await;
+    assert_eq!(responses[0]["distinct_id"], "visitor-1", "{responses:?}");
+    assert_eq!(
+        responses[0]["answers"][&question_id], "A friend's link",
+        "{responses:?}"
+    );
+}

@@ -2,7 +2,7 @@
 //! `dist/` bundles from `BURROW_STATIC_DIR`, on any origin.
 
 use reqwest::Method;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::helpers::{assert_error, parts, spawn_app, spawn_app_with, temp_tree};
 
@@ -202,4 +202,109 @@ async fn without_a_static_directory_bundles_are_404() {
     .await;
     assert_eq!(status, 404);
     assert_error(&body, "invalid_request", "not_found", "Not found.");
+}
+
+#[tokio::test]
+async fn hosted_survey_pages_answer_only_running_external_surveys_under_a_strict_policy() {
+    let app = spawn_app().await;
+    let tenant = app.tenant("hosted@example.com", &["*"]).await;
+    let create = async |body: Value| {
+        let (status, survey) = parts(
+            app.send_json(
+                Method::POST,
+                &format!("/api/projects/{}/surveys/", tenant.project_id),
+                &tenant.key,
+                &body,
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(status, 201, "{survey}");
+        survey["id"].as_str().unwrap().to_owned()
+    };
+    let question = json!([{"type": "open", "question": "Why </script><script>alert(1)?"}]);
+    let running = create(
+        json!({"name": "Hosted <b>page</b>", "type": "external_survey",
+                                "start_date": "2026-01-01T00:00:00Z", "questions": question}),
+    )
+    .await;
+    let draft =
+        create(json!({"name": "Draft", "type": "external_survey", "questions": question})).await;
+    let popover = create(json!({"name": "Popover", "type": "popover",
+                                "start_date": "2026-01-01T00:00:00Z", "questions": question}))
+    .await;
+    let ended = create(json!({"name": "Ended", "type": "external_survey",
+                              "start_date": "2026-01-01T00:00:00Z",
+                              "end_date": "2026-02-01T00:00:00Z", "questions": question}))
+    .await;
+    let page = async |id: &str| {
+        let response = app
+            .request(Method::GET, &format!("/external_surveys/{id}/"))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        (status, headers, response.text().await.unwrap())
+    };
+
+    let (status, headers, body) = page(&running).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(headers["content-type"], "text/html; charset=utf-8");
+    assert_eq!(headers["x-frame-options"], "DENY");
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .expect("a nonce in the policy");
+    assert!(
+        policy.contains("default-src 'none'") && policy.contains("frame-ancestors 'none'"),
+        "{policy}"
+    );
+    assert_eq!(
+        body.matches(&format!("nonce=\"{nonce}\"")).count(),
+        2,
+        "{body}"
+    );
+    assert!(
+        body.contains("<title>Hosted &lt;b&gt;page&lt;/b&gt;</title>"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("</script><script>alert"),
+        "the survey's text closed a script: {body}"
+    );
+    // Another request, another nonce.
+    let (_, again, _) = page(&running).await;
+    assert_ne!(
+        again["content-security-policy"],
+        headers["content-security-policy"]
+    );
+
+    for (id, expected) in [
+        (draft.as_str(), 404),
+        (popover.as_str(), 404),
+        (ended.as_str(), 410),
+        ("0192f5a4-0000-7000-8000-000000000000", 404),
+        ("not-a-uuid", 404),
+    ] {
+        let (status, headers, body) = page(id).await;
+        assert_eq!(status, expected, "{id}: {body}");
+        assert_eq!(
+            headers["content-type"], "text/html; charset=utf-8",
+            "{id}: {status} {body}"
+        );
+        assert!(headers.contains_key("content-security-policy"), "{id}");
+    }
+    // Archived: closed too.
+    let archive = format!("/api/projects/{}/surveys/{running}/", tenant.project_id);
+    app.send_json(
+        Method::PATCH,
+        &archive,
+        &tenant.key,
+        &json!({"archived": true}),
+    )
+    .await;
+    assert_eq!(page(&running).await.0, 410);
 }
