@@ -124,103 +124,19 @@ const COUNTER_SLOTS: i32 = 16;
 /// if the process dies next; a project without webhooks pays one index probe). Every input is
 /// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535).
 ///
+/// The statement lives in the `burrow_record_capture` PL/pgSQL function (migration
+/// `2026-11-24-230000_record_capture_function`), so each pooled connection plans it once: sent as
+/// text, it was planned for every capture, and planning took longer than running it.
+///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
 /// persons; deliveries only insert), each in key order (the arrays arrive sorted; `ORDER BY`
 /// where SQL regroups), so they may wait on each other but never deadlock. That order is the
 /// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Deliveries are
 /// inserted in each webhook's order (event time, then created/updated before completed), which
 /// their `seq` keeps.
-const RECORD_CAPTURE: &str = "
-WITH inserted AS (
-    INSERT INTO survey_events
-        (project_id, uuid, event, survey_id, distinct_id, timestamp, submission_id, properties)
-    SELECT $1, e.uuid, e.event, e.survey_id, e.distinct_id, e.at, e.submission_id, e.properties
-    FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[], $6::timestamptz[],
-                $7::varchar[], $8::jsonb[])
-        AS e(uuid, event, survey_id, distinct_id, at, submission_id, properties)
-    ON CONFLICT DO NOTHING
-    RETURNING uuid, survey_id, distinct_id, timestamp, submission_id
-),
-responses AS (
-    INSERT INTO survey_responses AS r
-        (project_id, survey_id, submission_key, submission_id, event_uuid, distinct_id,
-         timestamp, answers, completed)
-    SELECT $1, e.survey_id, s.submission_key, e.submission_id, e.uuid, e.distinct_id,
-           e.timestamp, s.answers, s.completed
-    FROM unnest($9::uuid[], $10::varchar[], $11::jsonb[], $12::bool[])
-        AS s(event_uuid, submission_key, answers, completed)
-    JOIN inserted e ON e.uuid = s.event_uuid
-    ORDER BY e.survey_id, s.submission_key
-    ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
-        submission_id = EXCLUDED.submission_id,
-        event_uuid = EXCLUDED.event_uuid,
-        distinct_id = EXCLUDED.distinct_id,
-        timestamp = EXCLUDED.timestamp,
-        answers = EXCLUDED.answers,
-        completed = EXCLUDED.completed
-    WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
-    RETURNING r.survey_id, r.submission_key, (r.xmax = 0) AS added
-),
-counted AS (
-    INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses)
-    SELECT $1, survey_id, (pg_backend_pid() % $13)::smallint, count(*)
-    FROM responses
-    WHERE added
-    GROUP BY survey_id
-    ORDER BY survey_id
-    ON CONFLICT (project_id, survey_id, slot) DO UPDATE SET
-        responses = c.responses + EXCLUDED.responses
-    RETURNING survey_id
-),
-merged AS (
-    INSERT INTO person_properties AS p (project_id, distinct_id, properties)
-    SELECT $1, m.distinct_id, m.properties
-    FROM unnest($14::text[], $15::jsonb[]) AS m(distinct_id, properties)
-    ON CONFLICT (project_id, distinct_id) DO UPDATE SET
-        properties = p.properties || EXCLUDED.properties,
-        updated_at = now()
-    RETURNING distinct_id
-),
-limited AS (
-    UPDATE surveys s SET end_date = now(), responses_limit = NULL
-    FROM (SELECT survey_id, count(*) AS added FROM responses WHERE added GROUP BY survey_id) a
-    WHERE s.project_id = $1 AND s.id::text = a.survey_id
-      AND s.responses_limit IS NOT NULL AND s.end_date IS NULL
-      AND a.added + coalesce((
-          SELECT sum(c.responses) FROM survey_response_counts c
-          WHERE c.project_id = $1 AND c.survey_id = a.survey_id), 0) >= s.responses_limit
-    RETURNING s.id
-),
-sends AS (
-    SELECT e.uuid, e.survey_id, e.timestamp, w.submission_key, w.earliest, w.completes
-    FROM unnest($16::uuid[], $17::varchar[], $18::bool[], $19::bool[])
-        AS w(uuid, submission_key, earliest, completes)
-    JOIN inserted e ON e.uuid = w.uuid
-),
-outbox AS (
-    INSERT INTO webhook_deliveries
-        (id, webhook_id, project_id, kind, event_uuid, survey_id, submission_key)
-    SELECT gen_random_uuid(), w.id, $1, k.kind, s.uuid, s.survey_id, s.submission_key
-    FROM sends s
-    CROSS JOIN LATERAL (VALUES
-        (1, CASE WHEN s.earliest AND EXISTS (
-                SELECT 1 FROM responses r
-                WHERE r.survey_id = s.survey_id AND r.submission_key = s.submission_key
-                  AND r.added)
-            THEN 'survey_response.created' ELSE 'survey_response.updated' END),
-        (2, CASE WHEN s.completes THEN 'survey_response.completed' END)
-    ) AS k(rank, kind)
-    JOIN webhooks w ON w.project_id = $1 AND w.enabled AND k.kind = ANY(w.events)
-        AND (w.survey_ids IS NULL OR lower(s.survey_id) = ANY(w.survey_ids::text[]))
-    WHERE k.kind IS NOT NULL
-    ORDER BY w.id, s.timestamp, s.uuid, k.rank
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM inserted) AS stored,
-       (SELECT count(*) FROM counted) AS counted_surveys,
-       (SELECT count(*) FROM merged) AS merged_persons,
-       (SELECT count(*) FROM limited) AS stopped_surveys,
-       (SELECT count(*) FROM outbox) AS deliveries";
+const RECORD_CAPTURE: &str = "SELECT burrow_record_capture(
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19
+) AS stored";
 
 /// Adds `$3` (1 or -1) to a survey's archived count, which lives in slot 0 (see the migration):
 /// archiving is rare enough not to need spreading. Slot 0 may have no row yet when a response
