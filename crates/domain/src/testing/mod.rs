@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::activity::{ActivityEntry, ActivityPage};
 use crate::api_key::ApiKey;
 use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::ports::{Page, PageRequest};
@@ -173,6 +174,31 @@ fn page_of<T>(items: Vec<T>, page: PageRequest) -> Page<T> {
 }
 
 impl State {
+    /// One page of an activity log from its entries and who made each, newest first (ties by
+    /// id), each with its user's name and email as the adapters join them in when reading.
+    pub(super) fn activity_page<'a>(
+        &self,
+        logged: impl Iterator<Item = (UserId, &'a ActivityEntry)>,
+        page: PageRequest,
+    ) -> ActivityPage {
+        let mut entries: Vec<ActivityEntry> = logged
+            .map(|(user, entry)| ActivityEntry {
+                user: self
+                    .users
+                    .iter()
+                    .find(|u| u.id == user)
+                    .map(|u| (u.first_name.clone(), u.email.clone())),
+                ..entry.clone()
+            })
+            .collect();
+        entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
+        let Page { count, items } = page_of(entries, page);
+        ActivityPage {
+            entries: items,
+            total: count,
+        }
+    }
+
     pub(super) fn user_basic(&self, id: Option<UserId>) -> Option<UserBasic> {
         let id = id?;
         self.users.iter().find(|u| u.id == id).map(UserBasic::from)

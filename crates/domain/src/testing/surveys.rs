@@ -137,25 +137,12 @@ impl SurveyRepository for InMemoryStore {
         page: PageRequest,
     ) -> Result<ActivityPage, Unexpected> {
         let state = self.lock();
-        let mut entries: Vec<ActivityEntry> = state
+        let logged = state
             .survey_activity
             .iter()
             .filter(|a| a.project == project && survey.is_none_or(|id| a.survey == id))
-            .map(|a| ActivityEntry {
-                user: state
-                    .users
-                    .iter()
-                    .find(|u| u.id == a.user)
-                    .map(|u| (u.first_name.clone(), u.email.clone())),
-                ..a.entry.clone()
-            })
-            .collect();
-        entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
-        let Page { count, items } = page_of(entries, page);
-        Ok(ActivityPage {
-            entries: items,
-            total: count,
-        })
+            .map(|a| (a.user, &a.entry));
+        Ok(state.activity_page(logged, page))
     }
 }
 
