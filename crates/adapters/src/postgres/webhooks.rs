@@ -549,42 +549,28 @@ impl WebhookTransaction for PgTransaction {
         Ok(row.into())
     }
 
-    async fn update(
-        &mut self,
-        project: ProjectId,
-        id: WebhookId,
-        settings: &WebhookSettings,
-        reenabled: bool,
-    ) -> Result<Webhook, Unexpected> {
-        let target = webhooks::table
-            .filter(webhooks::project_id.eq(project.0))
-            .filter(webhooks::id.eq(id.0));
-        let changes = (
+    async fn update(&mut self, webhook: &Webhook) -> Result<Webhook, Unexpected> {
+        let settings = &webhook.settings;
+        let row = diesel::update(
+            webhooks::table
+                .filter(webhooks::project_id.eq(webhook.project_id.0))
+                .filter(webhooks::id.eq(webhook.id.0)),
+        )
+        .set((
             webhooks::url.eq(&settings.url),
             webhooks::events.eq(event_names(&settings.events)),
             webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
             webhooks::format.eq(settings.format.as_str()),
             webhooks::enabled.eq(settings.enabled),
             webhooks::description.eq(&settings.description),
+            webhooks::disabled_reason.eq(webhook.disabled_reason.map(DisabledReason::as_str)),
+            webhooks::consecutive_failures
+                .eq(i32::try_from(webhook.consecutive_failures).unwrap_or(i32::MAX)),
             webhooks::updated_at.eq(diesel::dsl::now),
-        );
-        let row = if reenabled {
-            diesel::update(target)
-                .set((
-                    changes,
-                    webhooks::disabled_reason.eq(None::<String>),
-                    webhooks::consecutive_failures.eq(0),
-                ))
-                .returning(WebhookRow::as_returning())
-                .get_result::<WebhookRow>(self.connection())
-                .await
-        } else {
-            diesel::update(target)
-                .set(changes)
-                .returning(WebhookRow::as_returning())
-                .get_result::<WebhookRow>(self.connection())
-                .await
-        }
+        ))
+        .returning(WebhookRow::as_returning())
+        .get_result::<WebhookRow>(self.connection())
+        .await
         .during("changing a webhook")?;
         Ok(row.into())
     }

@@ -96,10 +96,6 @@ impl ExportRenderer {
         Self { format, questions }
     }
 
-    pub fn format(&self) -> ExportFormat {
-        self.format
-    }
-
     /// What the file starts with: the CSV header row (nothing for JSON Lines).
     pub fn header(&self) -> Vec<u8> {
         match self.format {

@@ -21,7 +21,7 @@ pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
 pub use export::{ExportCursor, ExportFilter, ExportFormat, ExportRenderer};
 pub use port::{Forgotten, SurveyResponseRepository};
 pub(crate) use service::keyed_by_question;
-pub use service::{MAX_BULK_DELETE, ResponseExport, SurveyResponseService, SurveyStatsReport};
+pub use service::{ResponseExport, SurveyResponseService, SurveyStatsReport};
 pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
 
 /// The survey events Burrow keeps; every other event is accepted and dropped.

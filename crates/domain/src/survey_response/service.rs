@@ -42,10 +42,6 @@ enum ExportStep {
 }
 
 impl ResponseExport {
-    pub fn format(&self) -> ExportFormat {
-        self.renderer.format()
-    }
-
     /// The next piece of the file; `None` once it is whole.
     ///
     /// # Errors

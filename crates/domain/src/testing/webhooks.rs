@@ -431,25 +431,16 @@ impl WebhookTransaction for Draft {
         Ok(webhook)
     }
 
-    async fn update(
-        &mut self,
-        project: ProjectId,
-        id: WebhookId,
-        settings: &WebhookSettings,
-        reenabled: bool,
-    ) -> Result<Webhook, Unexpected> {
+    async fn update(&mut self, webhook: &Webhook) -> Result<Webhook, Unexpected> {
         let stored = self
             .state
-            .webhook_mut(project, id)
+            .webhook_mut(webhook.project_id, webhook.id)
             .ok_or_else(|| Unexpected::new("updating a webhook that is not locked"))?;
-        let webhook = &mut stored.webhook;
-        webhook.settings = settings.clone();
-        if reenabled {
-            webhook.disabled_reason = None;
-            webhook.consecutive_failures = 0;
-        }
-        webhook.updated_at = Utc::now();
-        Ok(webhook.clone())
+        stored.webhook = Webhook {
+            updated_at: Utc::now(),
+            ..webhook.clone()
+        };
+        Ok(stored.webhook.clone())
     }
 
     async fn set_secret(

@@ -134,18 +134,11 @@ pub trait WebhookTransaction: Transaction {
         secret: &WebhookSecret,
     ) -> Result<Webhook, Unexpected>;
 
-    /// Replaces a locked webhook's settings; `reenabled` also clears what disabled it (reason
-    /// and failure count).
+    /// Stores a locked webhook's new settings, disabled reason and failure count, as given.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn update(
-        &mut self,
-        project: ProjectId,
-        id: WebhookId,
-        settings: &WebhookSettings,
-        reenabled: bool,
-    ) -> Result<Webhook, Unexpected>;
+    async fn update(&mut self, webhook: &Webhook) -> Result<Webhook, Unexpected>;
 
     /// Replaces a locked webhook's secret; the replaced one keeps signing (beside the new one)
     /// until `previous_until`.

@@ -120,11 +120,15 @@ impl WebhookService {
                 .lock(project, id)
                 .await?
                 .ok_or(DomainError::NotFound)?;
-            let settings = current.settings.changed(changes);
-            let updated = transaction
-                .update(project, id, &settings, reenabled)
-                .await?;
-            if let Some(entry) = activity::updated(&current.settings, &settings, user) {
+            let mut changed = current.clone();
+            changed.settings = current.settings.changed(changes);
+            if reenabled {
+                // Enabled by its owner: what made Burrow disable it no longer stands.
+                changed.disabled_reason = None;
+                changed.consecutive_failures = 0;
+            }
+            let updated = transaction.update(&changed).await?;
+            if let Some(entry) = activity::updated(&current.settings, &changed.settings, user) {
                 transaction.log_activity(project, id, &entry).await?;
             }
             Ok(updated)
