@@ -17,9 +17,10 @@ use anyhow::{Context as _, bail};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::bench::api::Api;
-use crate::bench::database::{admin, psql};
-use crate::bench::server::Server;
+use crate::admin;
+use crate::api::Api;
+use crate::bench::database::psql;
+use crate::server::Server;
 use crate::{build_burrow, postgres, pypi, run, target_dir};
 
 /// schemathesis, as published on PyPI.

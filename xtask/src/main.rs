@@ -1,39 +1,47 @@
 //! Project automation, run as `cargo xtask <command>`:
 //!
 //! - `migrate`: ensure a PostgreSQL and apply migrations to `DATABASE_URL` (default: local `burrow`).
-//! - `dev`: ensure a PostgreSQL, migrate, ensure a demo tenant, print a key, serve (with
-//!   posthog-js's bundles from the npm registry as `BURROW_STATIC_DIR`, see `browser.rs`).
-//! - `test`: ensure a PostgreSQL, a Redis, PostHog's agent toolkit (npm), posthog-js and
-//!   playwright-core (npm), posthog-python and standardwebhooks (PyPI), then fmt check, clippy
-//!   `-D warnings`, every test, and a short `fuzz --quick`.
+//! - `dev [--no-demo]`: install what is missing, ensure a PostgreSQL, migrate, ensure a demo
+//!   tenant, print a key, serve, with a demo survey shown on a demo site (see `dev.rs`).
+//! - `test`: install what is missing (`prerequisites.rs`), ensure a PostgreSQL, a Redis, PostHog's
+//!   agent toolkit (npm), posthog-js and playwright-core (npm), posthog-python and
+//!   standardwebhooks (PyPI), then fmt check, clippy `-D warnings`, every test, and a short
+//!   `fuzz --quick`.
 //! - `fuzz`: schemathesis (PyPI) against `burrow serve` on a fresh database, every operation of the
 //!   OpenAPI document, at least 2,000 cases; `--quick` for a short run (see `fuzz.rs`).
 //! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
 //!   wrk beside pgbench running the same scenario's SQL; prints a table and writes it as JSON to
 //!   `target/bench/` (see `bench/mod.rs`).
 
+mod api;
 mod bench;
 mod browser;
+mod demo;
+mod dev;
 mod fuzz;
 mod npm;
 mod postgres;
+mod prerequisites;
 mod pypi;
 mod redis;
+mod server;
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context as _, bail};
+use serde::de::DeserializeOwned;
 
-const USAGE: &str = "usage: cargo xtask <migrate|dev|test|bench|fuzz [--quick]>";
-const DEMO_EMAIL: &str = "demo@burrow.local";
+use crate::prerequisites::Task;
+
+const USAGE: &str = "usage: cargo xtask <migrate|dev [--no-demo]|test|bench|fuzz [--quick]>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("migrate") => migrate().map(|_| ()),
-        Some("dev") => dev(),
+        Some("dev") => dev::run(&args[1..]),
         Some("test") => test(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("fuzz") => fuzz::run_fuzz(&args[1..]),
@@ -113,69 +121,27 @@ fn migrate() -> anyhow::Result<String> {
     Ok(database_url)
 }
 
-fn dev() -> anyhow::Result<()> {
-    let database_url = migrate()?;
-    let burrow = build_burrow(false)?;
-    let key = demo_key(&burrow, &database_url)?;
-    let bind = env::var("BURROW_BIND").unwrap_or_else(|_| "127.0.0.1:8000".into());
-    eprintln!();
-    eprintln!("Demo user {DEMO_EMAIL}; personal API key (shown once):");
-    println!("{key}");
-    eprintln!("Try: curl -H \"Authorization: Bearer {key}\" http://{bind}/api/projects/");
-    eprintln!();
-    let mut serve = Command::new(&burrow);
-    serve
-        .arg("serve")
-        .env("DATABASE_URL", &database_url)
-        .env("BURROW_BIND", &bind);
-    // posthog-js's bundles for `/static/...`, from the npm registry when missing, unless the
-    // caller names a directory of their own.
-    if env::var_os("BURROW_STATIC_DIR").is_none() {
-        serve.env("BURROW_STATIC_DIR", browser::static_dir()?);
-    }
-    run(&mut serve)
-}
-
-/// A fresh key for the demo user, bootstrapping the demo tenant the first time.
-fn demo_key(burrow: &Path, database_url: &str) -> anyhow::Result<String> {
-    let existing = Command::new(burrow)
-        .args([
-            "admin",
-            "create-key",
-            "--email",
-            DEMO_EMAIL,
-            "--label",
-            "xtask dev",
-        ])
+/// Runs `burrow admin <args>` and reads the JSON it prints.
+pub(crate) fn admin<T: DeserializeOwned>(
+    burrow: &Path,
+    database_url: &str,
+    args: &[&str],
+) -> anyhow::Result<T> {
+    let output = Command::new(burrow)
+        .arg("admin")
+        .args(args)
         .env("DATABASE_URL", database_url)
-        .output()?;
-    let output = if existing.status.success() {
-        existing.stdout
-    } else {
-        let made = Command::new(burrow)
-            .args([
-                "admin",
-                "bootstrap",
-                "--email",
-                DEMO_EMAIL,
-                "--first-name",
-                "Demo",
-                "--organization",
-                "Demo Organization",
-                "--project",
-                "Demo Project",
-            ])
-            .env("DATABASE_URL", database_url)
-            .output()?;
-        if !made.status.success() {
-            bail!(
-                "bootstrapping the demo tenant failed: {}",
-                String::from_utf8_lossy(&made.stderr)
-            );
-        }
-        made.stdout
-    };
-    json_string(&output, "personal_api_key").context("burrow printed no personal_api_key")
+        .output()
+        .context("starting burrow admin")?;
+    if !output.status.success() {
+        bail!(
+            "burrow admin {} failed: {}",
+            args[0],
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("reading what burrow admin {} printed", args[0]))
 }
 
 /// A string field of a JSON object.
@@ -185,6 +151,8 @@ fn json_string(json: &[u8], field: &str) -> Option<String> {
 }
 
 fn test(extra: &[String]) -> anyhow::Result<()> {
+    prerequisites::ensure(Task::Test)?;
+    toolchain_components()?;
     let server = postgres::ensure()?;
     server.drop_test_databases();
     let redis = redis::ensure()?;
@@ -201,6 +169,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     let posthog_python = posthog_python()?;
     let standard_webhooks = standard_webhooks()?;
     let browser = browser::ensure()?;
+    let burrow = build_burrow(false)?;
     let mut tests = cargo();
     if nextest_available() {
         tests.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
@@ -214,7 +183,8 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
         .env("BURROW_POSTHOG_PYTHON", &posthog_python)
         .env("BURROW_STANDARD_WEBHOOKS_PYTHON", &standard_webhooks)
-        .env("BURROW_BROWSER_DIR", &browser);
+        .env("BURROW_BROWSER_DIR", &browser)
+        .env("BURROW_BIN", &burrow);
     run(&mut tests)?;
     fuzz::run_fuzz(&["--quick".to_owned()])
 }
@@ -246,6 +216,22 @@ const STANDARD_WEBHOOKS: &str = "standardwebhooks==1.1.0";
 /// Installs it into its own venv in `target/standardwebhooks`; returns the venv's python.
 fn standard_webhooks() -> anyhow::Result<PathBuf> {
     pypi::ensure_venv(&target_dir().join("standardwebhooks"), STANDARD_WEBHOOKS)
+}
+
+/// rustfmt and clippy, which the test command runs, added to the toolchain when missing.
+fn toolchain_components() -> anyhow::Result<()> {
+    for (component, probe) in [("rustfmt", "fmt"), ("clippy", "clippy")] {
+        let present = cargo()
+            .args([probe, "--version"])
+            .output()
+            .is_ok_and(|output| output.status.success());
+        if !present {
+            eprintln!("xtask: adding {component} to the toolchain (the test command runs it)");
+            run(Command::new("rustup").args(["component", "add", component]))
+                .with_context(|| format!("adding {component} (needs rustup)"))?;
+        }
+    }
+    Ok(())
 }
 
 fn nextest_available() -> bool {

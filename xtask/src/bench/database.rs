@@ -7,9 +7,9 @@ use std::process::Command;
 
 use anyhow::{Context as _, bail};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
 use super::cluster::Cluster;
+use crate::admin;
 use crate::run;
 
 pub(super) const DATABASE: &str = "burrow_bench";
@@ -142,27 +142,4 @@ pub(crate) fn psql(url: &str, sql: &str) -> anyhow::Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
-}
-
-/// Runs `burrow admin <args>` and reads the JSON it prints.
-pub(crate) fn admin<T: DeserializeOwned>(
-    burrow: &Path,
-    database_url: &str,
-    args: &[&str],
-) -> anyhow::Result<T> {
-    let output = Command::new(burrow)
-        .arg("admin")
-        .args(args)
-        .env("DATABASE_URL", database_url)
-        .output()
-        .context("starting burrow admin")?;
-    if !output.status.success() {
-        bail!(
-            "burrow admin {} failed: {}",
-            args[0],
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    serde_json::from_slice(&output.stdout)
-        .with_context(|| format!("reading what burrow admin {} printed", args[0]))
 }

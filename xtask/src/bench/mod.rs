@@ -19,15 +19,12 @@
 //! Any error answer, socket error or timeout during a run fails the bench: a figure measured over
 //! errors would mislead. Scripts and logs stay in `target/bench/` to be rerun or read.
 
-pub(crate) mod api;
 mod cluster;
 pub(crate) mod database;
 mod pgbench;
 mod report;
 mod scenarios;
 mod seed;
-pub(crate) mod server;
-mod tools;
 mod wrk;
 
 use std::fs;
@@ -36,11 +33,12 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 use chrono::Utc;
 
-use self::api::Api;
 use self::cluster::Cluster;
 use self::report::{Phases, Report, Row};
 use self::scenarios::{Scenario, Seeded, Stage, Yardstick};
-use self::server::Server;
+use crate::api::Api;
+use crate::prerequisites::ensure_program;
+use crate::server::Server;
 use crate::{build_burrow, target_dir};
 
 /// wrk's threads and pgbench's jobs.
@@ -73,9 +71,13 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     for sub in ["sql", "wrk"] {
         fs::create_dir_all(dir.join(sub))?;
     }
-    tools::ensure("wrk", "wrk")?;
-    tools::ensure("pgbench", "postgresql-client")?;
-    tools::ensure("psql", "postgresql-client")?;
+    ensure_program("wrk", "wrk", "wrk loads Burrow")?;
+    ensure_program(
+        "pgbench",
+        "postgresql-client",
+        "pgbench runs the yardstick's SQL",
+    )?;
+    ensure_program("psql", "postgresql-client", "psql reads pg_stat_statements")?;
 
     let mut phases = Phases::default();
     let burrow = phases.time("release build", || build_burrow(true))?;
@@ -262,7 +264,9 @@ impl Measuring<'_> {
                 scenario.name,
                 outcome.describe_errors(),
                 self.probe(scenario),
-                self.server.log().display(),
+                self.server
+                    .log()
+                    .map_or_else(String::new, |log| log.display().to_string()),
                 lua.display()
             );
         }

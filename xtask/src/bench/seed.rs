@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::api::Api;
+use crate::api::Api;
 
 /// Requests in flight while seeding: enough to keep both cores busy without long queues.
 const WORKERS: usize = 8;

@@ -10,9 +10,12 @@
 //   BURROW_URL    `burrow serve`'s address, posthog-js's `api_host`
 //   TOKEN         the project's public token
 //   MODE          `answer` (show, answer, submit; reload: not shown again; the same person in a
-//                 fresh browser: not shown either), `targeting`, or `hosted` (Burrow's page of
-//                 an `external_survey` at PAGE, answered with ANSWER's text)
+//                 fresh browser: not shown either), `targeting`, `hosted` (Burrow's page of
+//                 an `external_survey` at PAGE, answered with ANSWER's text), or `demo`
+//                 (`cargo xtask dev`'s demo site at PAGE_URL: its survey's rating answered 9,
+//                 its open question with ANSWER's text)
 //   PAGE          `hosted` only: the page's path and query on BURROW_URL
+//   PAGE_URL      `demo` only: the demo page's URL, as `cargo xtask dev` prints it
 //   BUNDLE        `full` (the site serves posthog-js's dist/array.full.js) or `lazy` (PostHog's
 //                 HTML snippet loads {BURROW_URL}/static/array.js, which loads surveys.js)
 //   SURVEY        the survey to show (and answer, in `answer` mode)
@@ -288,6 +291,32 @@ async function hostedMode(context) {
   result.cspViolations = result.console.filter((line) => line.includes("Content Security Policy"));
 }
 
+/** `cargo xtask dev`'s demo page on its own origin: the demo survey's two questions answered. */
+async function demoMode(context) {
+  const tab = await context.newPage();
+  watch(tab);
+  await tab.goto(env.PAGE_URL);
+  step(`loaded ${env.PAGE_URL}`);
+  await waitFor(`the popover of survey ${env.SURVEY}`, () => shown(tab, env.SURVEY), 30_000);
+  result.shown = true;
+  step("popover shown");
+  await sleep(500); // the popover's entrance
+  await tab.screenshot({ path: env.SCREENSHOT });
+  const root = tab.locator(`div.PostHogSurvey-${env.SURVEY}`);
+  await root.locator(`button.ratings-number[aria-label="Rate 9"]`).click();
+  await root.locator("button.form-submit").click();
+  step("rated");
+  await root.locator("textarea").fill(env.ANSWER);
+  await root.locator("button.form-submit").click();
+  step("submitted");
+  await waitFor(
+    "a `survey sent` event in a capture request",
+    () => sentEvents().some((event) => event.event === "survey sent"),
+    20_000,
+  );
+  step("survey sent captured");
+}
+
 async function targetingMode(context, url) {
   const tab = await context.newPage();
   watch(tab);
@@ -339,6 +368,7 @@ try {
   const url = `${siteUrl}/${env.BUNDLE}.html`;
   if (env.MODE === "targeting") await targetingMode(await newContext(), url);
   else if (env.MODE === "hosted") await hostedMode(await newContext());
+  else if (env.MODE === "demo") await demoMode(await newContext());
   else await answerMode(await newContext(), url, newContext);
 } catch (error) {
   failed = true;

@@ -1,7 +1,7 @@
-//! The `burrow serve` under test: started on a free loopback port, timed from spawn until
-//! `/_health` answers 200, its peak memory read from /proc, the requests it answered read from its
-//! `/metrics`, and stopped with SIGTERM however the bench ends (the stop is in `Drop`, so an error
-//! anywhere still stops it).
+//! A `burrow serve` child process, for `dev`, the fuzz run and the bench: started (on a free
+//! loopback port unless told one), timed from spawn until `/_health` answers 200, its peak memory
+//! read from /proc, the requests it answered read from its `/metrics`, and stopped with SIGTERM
+//! however xtask ends (the stop is in `Drop`, so an error anywhere still stops it).
 
 use std::fs::{self, File};
 use std::net::TcpListener;
@@ -26,38 +26,66 @@ const SETTLE_QUIET: Duration = Duration::from_millis(100);
 pub(crate) struct Server {
     child: Child,
     address: String,
-    log: PathBuf,
+    /// Where its output goes; `None`: to xtask's own terminal.
+    log: Option<PathBuf>,
     startup: Duration,
 }
 
 impl Server {
-    /// Starts `burrow serve` against `database_url`, its output going to `log`, and waits until it
-    /// is healthy.
+    /// Starts `burrow serve` against `database_url` on a free port, quiet but for warnings and
+    /// without rate limits (the bench and the fuzz run send thousands of requests a minute with
+    /// one key), its output going to `log`, and waits until it is healthy.
     pub(crate) fn start(burrow: &Path, database_url: &str, log: &Path) -> anyhow::Result<Self> {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let address = format!("127.0.0.1:{port}");
-        let output = File::create(log).with_context(|| format!("creating {}", log.display()))?;
-        let spawned = Instant::now();
-        let child = Command::new(burrow)
+        let address = free_address()?;
+        Self::start_with(burrow, database_url, &address, Some(log), |command| {
+            command
+                .env("RUST_LOG", "warn")
+                .env("BURROW_RATE_LIMIT", "off");
+        })
+    }
+
+    /// Starts `burrow serve` against `database_url` at `address` with `configure`'s settings, its
+    /// output going to `log` (or the terminal), and waits until it is healthy.
+    pub(crate) fn start_with(
+        burrow: &Path,
+        database_url: &str,
+        address: &str,
+        log: Option<&Path>,
+        configure: impl FnOnce(&mut Command),
+    ) -> anyhow::Result<Self> {
+        let mut command = Command::new(burrow);
+        command
             .arg("serve")
             .env("DATABASE_URL", database_url)
-            .env("BURROW_BIND", &address)
-            .env("RUST_LOG", "warn")
-            // The benchmark and the fuzz run send thousands of requests a minute with one key.
-            .env("BURROW_RATE_LIMIT", "off")
-            .stdin(Stdio::null())
-            .stdout(output.try_clone()?)
-            .stderr(output)
+            .env("BURROW_BIND", address)
+            .stdin(Stdio::null());
+        if let Some(log) = log {
+            let output =
+                File::create(log).with_context(|| format!("creating {}", log.display()))?;
+            command.stdout(output.try_clone()?).stderr(output);
+        }
+        configure(&mut command);
+        let spawned = Instant::now();
+        let child = command
             .spawn()
             .with_context(|| format!("starting {} serve", burrow.display()))?;
         let mut server = Self {
             child,
-            address,
-            log: log.to_owned(),
+            address: address.to_owned(),
+            log: log.map(Path::to_owned),
             startup: Duration::ZERO,
         };
         server.startup = server.wait_until_healthy(spawned)?;
         Ok(server)
+    }
+
+    /// Waits until the server exits by itself (Ctrl-C in `dev`), failing if it failed.
+    pub(crate) fn wait(mut self) -> anyhow::Result<()> {
+        let status = self.child.wait()?;
+        if !status.success() {
+            bail!("burrow serve exited ({status}){}", self.see_log());
+        }
+        Ok(())
     }
 
     pub(crate) fn base_url(&self) -> String {
@@ -69,9 +97,16 @@ impl Server {
         self.startup
     }
 
-    /// Where the server's warnings and errors go.
-    pub(crate) fn log(&self) -> &Path {
-        &self.log
+    /// Where the server's warnings and errors go, if not to the terminal.
+    pub(crate) fn log(&self) -> Option<&Path> {
+        self.log.as_deref()
+    }
+
+    /// "; see <log>", for error messages.
+    fn see_log(&self) -> String {
+        self.log
+            .as_ref()
+            .map_or_else(String::new, |log| format!("; see {}", log.display()))
     }
 
     /// Starts the server's peak resident memory afresh (Linux's `clear_refs` 5), so the next
@@ -120,8 +155,8 @@ impl Server {
             if started.elapsed() > SETTLE_DEADLINE {
                 bail!(
                     "burrow serve still answered requests {SETTLE_DEADLINE:?} after the load \
-                     stopped; see {}",
-                    self.log.display()
+                     stopped{}",
+                    self.see_log()
                 );
             }
             answered = now;
@@ -137,8 +172,8 @@ impl Server {
         while spawned.elapsed() < STARTUP_DEADLINE {
             if let Some(status) = self.child.try_wait()? {
                 bail!(
-                    "burrow serve exited ({status}) before answering /_health; see {}",
-                    self.log.display()
+                    "burrow serve exited ({status}) before answering /_health{}",
+                    self.see_log()
                 );
             }
             if agent
@@ -151,8 +186,8 @@ impl Server {
             thread::sleep(HEALTH_POLL);
         }
         bail!(
-            "burrow serve did not answer /_health within {STARTUP_DEADLINE:?}; see {}",
-            self.log.display()
+            "burrow serve did not answer /_health within {STARTUP_DEADLINE:?}{}",
+            self.see_log()
         )
     }
 
@@ -175,6 +210,12 @@ impl Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A loopback address with a port nobody listens on (as far as the kernel knows now).
+pub(crate) fn free_address() -> anyhow::Result<String> {
+    let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    Ok(format!("127.0.0.1:{port}"))
 }
 
 /// The sum of `burrow_http_requests_total` in a Prometheus text page, less `/metrics`' own.

@@ -42,7 +42,7 @@ impl Api {
         self.expect("POST", path, Some(body.to_string()), 201)
     }
 
-    pub(super) fn patch(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+    pub(crate) fn patch(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         self.expect("PATCH", path, Some(body.to_string()), 200)
     }
 
@@ -61,7 +61,7 @@ impl Api {
 
     /// What one request answers, as `status: body`, for an error message; sent with the key
     /// when `personal_key`, as an SDK sends it otherwise.
-    pub(super) fn probe(
+    pub(crate) fn probe(
         &self,
         method: &str,
         path: &str,
