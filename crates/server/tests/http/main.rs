@@ -29,6 +29,7 @@ mod plugins;
 mod posthog_python;
 mod process;
 mod rate_limits;
+mod results;
 mod sdk;
 mod sdk_snapshot;
 mod survey_activity;
