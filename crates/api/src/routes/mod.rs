@@ -5,6 +5,7 @@
 
 mod api_schema;
 mod capture;
+mod console;
 mod feature_flags;
 mod flag_definitions;
 mod flags;
@@ -324,6 +325,8 @@ mod tests {
                 "GET /api/schema/swagger-ui/5.35.0/swagger-ui.css",
                 "GET /api/surveys",
                 "GET /api/users/@me user:read",
+                "GET /app",
+                "GET /app/{file}",
                 "GET /array/{token}/config",
                 "GET /array/{token}/config.js",
                 "GET /external_surveys/{survey_id}",

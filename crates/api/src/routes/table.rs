@@ -7,7 +7,7 @@ use actix_web::http::Method;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, capture, feature_flags, flag_definitions, flags, health,
+    ResourceSpec, api_schema, capture, console, feature_flags, flag_definitions, flags, health,
     hosted_surveys, organizations, personal_api_keys, plugin_configs, plugins, projects,
     public_surveys, sdk_config, static_assets, survey_responses, surveys, users, webhooks,
 };
@@ -58,6 +58,8 @@ pub(super) fn table() -> Vec<ResourceSpec> {
         ResourceSpec::at(api_schema::SWAGGER_UI_CSS).page(api_schema::swagger_ui_css),
         ResourceSpec::at(api_schema::REDOC).page(api_schema::redoc),
         ResourceSpec::at(api_schema::REDOC_JS).page(api_schema::redoc_js),
+        ResourceSpec::at(console::INDEX).page(console::index),
+        ResourceSpec::at(console::FILE).page(console::asset),
         ResourceSpec::at("/api/users/@me")
             .route(
                 Method::GET,

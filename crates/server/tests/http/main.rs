@@ -6,6 +6,7 @@ mod auth;
 mod browser;
 mod capture;
 mod cli;
+mod console;
 mod cross_tenant;
 mod deletion;
 mod docs_ui;
