@@ -15,7 +15,8 @@ const ANSWERS_PAGE = 20;
 let charts = [];
 
 /** The NPS of a 0–10 rating's counts: promoters 9–10, passives 7–8, detractors 0–6, and the
- * score, % promoters − % detractors, with one decimal. `null` with no 0–10 answer. */
+ * score, % promoters − % detractors, as text with one decimal as PostHog shows it ("20.0").
+ * `null` with no 0–10 answer. */
 export function nps(counts) {
   let promoters = 0;
   let passives = 0;
@@ -29,7 +30,7 @@ export function nps(counts) {
   }
   const total = promoters + passives + detractors;
   if (!total) return null;
-  const score = Math.round(((promoters - detractors) / total) * 1000) / 10;
+  const score = (((promoters - detractors) / total) * 100).toFixed(1);
   return { promoters, passives, detractors, total, score };
 }
 
@@ -191,7 +192,7 @@ function distribution(question, index) {
     ? nps(question.counts) : null;
   const block = h("div", {},
     score ? h("dl", { class: "nps", "data-testid": "nps" },
-      h("dt", {}, "NPS"), h("dd", { "data-testid": "nps-score" }, String(score.score)),
+      h("dt", {}, "NPS"), h("dd", { "data-testid": "nps-score" }, score.score),
       h("dt", {}, "Promoters (9–10)"), h("dd", { "data-testid": "nps-promoters" }, count(score.promoters)),
       h("dt", {}, "Passives (7–8)"), h("dd", { "data-testid": "nps-passives" }, count(score.passives)),
       h("dt", {}, "Detractors (0–6)"), h("dd", { "data-testid": "nps-detractors" }, count(score.detractors)))

@@ -213,7 +213,7 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
     // 5 promoters, 2 passives, 3 detractors of 10.
     assert_eq!(
         report["nps"],
-        json!({"score": "20", "promoters": "5", "passives": "2", "detractors": "3"}),
+        json!({"score": "20.0", "promoters": "5", "passives": "2", "detractors": "3"}),
         "{pretty}"
     );
     assert_eq!(report["charts"], 3, "{pretty}");

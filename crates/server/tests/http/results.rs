@@ -316,3 +316,77 @@ async fn one_open_questions_answers_are_paged_and_filtered_by_text() {
                "detail": "The survey has no question with this id.", "attr": "question"})
     );
 }
+
+#[tokio::test]
+async fn a_survey_of_100000_responses_is_added_up_and_paged_without_reading_them_all() {
+    let app = spawn_app().await;
+    let tenant = app.tenant("large@example.com", &["*"]).await;
+    let seeded = seed(&app, &tenant).await;
+    let (rating, single, open) = (seeded.question(0), seeded.question(1), seeded.question(3));
+    // 100,000 more responses, written straight to the table: ratings 0–10 in turn, colours in
+    // turn, and an open answer of which one in 1,000 holds "needle".
+    app.database
+        .execute(&format!(
+            "INSERT INTO survey_responses
+                 (project_id, survey_id, submission_key, submission_id, event_uuid, distinct_id,
+                  timestamp, answers, completed)
+             SELECT {project}, '{id}', 'bulk-' || n, 'bulk-' || n, gen_random_uuid(),
+                    'bulk-' || n, now() - interval '2 hours' + n * interval '10 ms',
+                    jsonb_build_object(
+                        '{rating}', n % 11,
+                        '{single}', (ARRAY['Red', 'Green', 'Blue'])[n % 3 + 1],
+                        '{open}', CASE WHEN n % 1000 = 0 THEN 'a Needle ' || n
+                                       ELSE 'hay ' || n END),
+                    true
+             FROM generate_series(1, 100000) AS n",
+            project = tenant.project_id,
+            id = seeded.id(),
+        ))
+        .await;
+    let base = format!(
+        "/api/projects/{}/surveys/{}",
+        tenant.project_id,
+        seeded.id()
+    );
+
+    let started = std::time::Instant::now();
+    let results = read(
+        &app,
+        &tenant,
+        &format!("{base}/results/?exclude_archived=true"),
+    )
+    .await;
+    let took = started.elapsed();
+    assert_eq!(results["responses"], 100_010, "{results}");
+    let total: u64 = counts(&results["questions"][0])
+        .iter()
+        .map(|(_, count)| count)
+        .sum();
+    assert_eq!(total, 100_010);
+    // n % 11 == 0 for 9,090 of 1..=100,000, and one seeded person answered 0.
+    assert_eq!(counts(&results["questions"][0])[0], ("0".to_owned(), 9_091));
+    assert_eq!(results["questions"][3]["answered"], 100_010);
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "results took {took:?}"
+    );
+
+    let started = std::time::Instant::now();
+    let page = read(
+        &app,
+        &tenant,
+        &format!("{base}/responses/?question={open}&search=NEEDLE&limit=20"),
+    )
+    .await;
+    let took = started.elapsed();
+    assert_eq!(page["count"], 100, "{page}");
+    assert_eq!(page["results"].as_array().unwrap().len(), 20);
+    assert_eq!(
+        page["results"][0]["answers"][&open], "a Needle 100000",
+        "newest first"
+    );
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "a page of answers took {took:?}"
+    );
+}
