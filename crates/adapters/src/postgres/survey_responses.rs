@@ -359,9 +359,6 @@ macro_rules! searched {
     };
 }
 
-/// One question's answer (keys bound next: its id, then its legacy index or `NULL`), as `a.v`.
-const QUESTION_ANSWER: &str = "EXISTS (SELECT 1 FROM (SELECT coalesce(answers -> ";
-
 /// The survey `$2`'s responses that the filter keeps (`$3`…`$5`: window, archived left out),
 /// and for each question of `$6`…`$9` (order, id key, legacy index key, whether values are
 /// counted): how many answered it, its values given (the `$10` most given, ties by value
@@ -578,7 +575,8 @@ fn with_answers<'a>(
             .sql("))"),
         ),
         (Some(keys), pattern) => {
-            let answer = sql::<Bool>(QUESTION_ANSWER)
+            // The question's answer as `a.v`, found by its id, then by its legacy index.
+            let answer = sql::<Bool>("EXISTS (SELECT 1 FROM (SELECT coalesce(answers -> ")
                 .bind::<Text, _>(keys.id.clone())
                 .sql(", answers -> ")
                 .bind::<Nullable<Text>, _>(keys.index.clone())

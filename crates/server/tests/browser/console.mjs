@@ -13,6 +13,7 @@
 //   NARROW_KEY    a key without `survey:read`
 //   SURVEY        the survey to open
 //   SEARCH        the text to filter the open question's answers with
+//   DAY           a date (YYYY-MM-DD) to read the results of, from and to
 //   SHOTS         where screenshots go (console-surveys.png, console-results.png,
 //                 console-results-phone.png, console-no-scope.png)
 import { createRequire } from "node:module";
@@ -110,6 +111,21 @@ async function run(browser) {
   result.open.filteredCount = (await open.getByTestId("open-count").textContent()).trim();
   result.open.filtered = await open.getByTestId("open-answer").evaluateAll((items) =>
     items.map((item) => item.querySelector("p").textContent.trim()));
+
+  step("one day's results");
+  await page.getByTestId("date-from").fill(env.DAY);
+  await page.getByTestId("date-to").fill(env.DAY);
+  await page.getByTestId("apply-range").click();
+  // The new render's inputs carry the day as their value attribute (typed values do not).
+  await page.waitForFunction((day) => {
+    const from = document.querySelector("[data-testid=date-from]");
+    return from?.getAttribute("value") === day && document.querySelector("[data-testid=open-count]");
+  }, env.DAY);
+  result.day = {
+    sent: (await page.getByTestId("funnel-sent").textContent()).trim(),
+    shown: (await page.getByTestId("funnel-shown").textContent()).trim(),
+    responses: (await page.getByTestId("results-responses").textContent()).trim(),
+  };
 
   step("download the CSV");
   const [download] = await Promise.all([

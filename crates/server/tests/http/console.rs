@@ -134,6 +134,7 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
             scoped_organizations: None,
         })
         .await;
+    let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
     for shot in ["console-surveys.png", "console-results.png"] {
         let _ = std::fs::remove_file(artifacts().join(shot));
     }
@@ -143,6 +144,7 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
         ("NARROW_KEY", narrow.clone()),
         ("SURVEY", seeded.id().to_owned()),
         ("SEARCH", "slow".into()),
+        ("DAY", day.clone()),
     ])
     .await;
     let pretty = serde_json::to_string_pretty(&report).unwrap();
@@ -217,6 +219,25 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
         "{pretty}"
     );
     assert_eq!(report["charts"], 3, "{pretty}");
+
+    // One day's results (whole UTC days) are the APIs' for that window.
+    let window = format!("date_from={day}T00:00:00Z&date_to={day}T23:59:59Z");
+    let stats = read(&app, &tenant, &format!("{base}/stats/?{window}")).await;
+    let results = read(
+        &app,
+        &tenant,
+        &format!("{base}/results/?{window}&exclude_archived=true"),
+    )
+    .await;
+    assert_eq!(
+        report["day"],
+        json!({
+            "sent": stats["stats"]["survey sent"]["total_count"].to_string(),
+            "shown": stats["stats"]["survey shown"]["total_count"].to_string(),
+            "responses": results["responses"].to_string(),
+        }),
+        "{pretty}"
+    );
 
     // The open answers, filtered: the three that say "slow", as the list API finds them.
     assert_eq!(report["open"]["count"], "10", "{pretty}");
