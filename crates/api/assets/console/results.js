@@ -109,10 +109,10 @@ export async function renderResults({ project, scopes, params, main }, surveyId)
     funnel(stats),
     h("h2", {}, "Questions"),
     h("p", { class: "help" },
-      `${count(results.responses)} response${results.responses === 1 ? "" : "s"} from `,
+      h("span", { "data-testid": "results-responses" }, count(results.responses)),
+      ` response${results.responses === 1 ? "" : "s"} from `,
       `${when(results.date_from)} to ${when(results.date_to)}`,
       withArchived ? " (archived ones included)." : " (archived ones left out)."),
-    h("span", { hidden: true, "data-testid": "results-responses" }, results.responses),
     results.questions.length ? null : h("p", { class: "help" }, "This survey has no questions."),
     results.questions.map((question, index) =>
       questionSection(question, index, { base, range, window: results })));
