@@ -1,5 +1,6 @@
 //! Survey response use cases over the in-memory fakes: capture, counts, responses keyed by
-//! question, archiving, stats narrowed to a survey's run.
+//! question, archiving, stats and results narrowed to a survey's run, listings filtered by
+//! question and text.
 
 use std::sync::Arc;
 
@@ -10,7 +11,8 @@ use domain::person::PersonRepository;
 use domain::ports::PageRequest;
 use domain::survey::{NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{
-    CaptureBatch, CapturedEvent, CountFilter, DateWindow, SurveyResponseService,
+    CaptureBatch, CapturedEvent, CountFilter, DateWindow, ResponseFilter, ResponseListing,
+    SearchText, SurveyResponseService,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, someone};
@@ -120,7 +122,7 @@ async fn captured_answers_are_counted_and_listed_by_question() {
     assert_eq!(counts.into_iter().collect::<Vec<_>>(), [(id, 1)]);
     let page = world
         .responses
-        .responses(PROJECT, survey.id, DateWindow::default(), all())
+        .responses(PROJECT, survey.id, &ResponseListing::default(), all())
         .await
         .unwrap();
     assert_eq!(
@@ -173,7 +175,7 @@ async fn another_projects_survey_is_not_found() {
     missing(
         world
             .responses
-            .responses(PROJECT, theirs.id, DateWindow::default(), all())
+            .responses(PROJECT, theirs.id, &ResponseListing::default(), all())
             .await
             .map(|_| ()),
     );
@@ -228,4 +230,116 @@ async fn survey_stats_only_count_events_of_the_surveys_run() {
         .await
         .unwrap();
     assert_eq!(empty.stats, None);
+}
+
+#[tokio::test]
+async fn results_count_each_questions_answers_within_the_surveys_run() {
+    let world = world();
+    let questions = Questions::parse(&json!([
+        {"id": "nps", "type": "rating", "question": "How likely?", "scale": 10},
+        {"id": "pick", "type": "multiple_choice", "question": "Which?", "choices": ["a", "b"]},
+        {"id": "why", "type": "open", "question": "Why?"},
+    ]))
+    .unwrap();
+    let survey = world
+        .surveys
+        .create(
+            PROJECT,
+            &someone(USER),
+            NewSurvey::new(SurveyChanges {
+                name: Patch::Value("Results".into()),
+                survey_type: Patch::Value(SurveyType::Popover),
+                questions: Patch::Value(questions),
+                start_date: Patch::Value(Utc::now() - Duration::days(2)),
+                ..SurveyChanges::default()
+            })
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let id = survey.id.0.to_string();
+    let sent = |person: &str, days_ago: i64, answers: Value| {
+        let mut properties = answers.as_object().unwrap().clone();
+        properties.insert("distinct_id".into(), person.into());
+        properties.insert("$survey_id".into(), id.clone().into());
+        captured(
+            "survey sent",
+            Value::Object(properties),
+            Utc::now() - Duration::days(days_ago),
+        )
+    };
+    world
+        .responses
+        .capture(
+            PROJECT,
+            &batch(vec![
+                // The legacy key of question 0 is the rating's.
+                sent(
+                    "ada",
+                    1,
+                    json!({"$survey_response": 9, "$survey_response_pick": ["a", "mine"],
+                                      "$survey_response_why": "Too slow"}),
+                ),
+                sent(
+                    "bob",
+                    0,
+                    json!({"$survey_response_nps": 9, "$survey_response_pick": ["a"],
+                                      "$survey_response_why": ""}),
+                ),
+                // Before the run: left out, as stats leave it out.
+                sent("cy", 5, json!({"$survey_response_nps": 0})),
+            ]),
+        )
+        .await
+        .unwrap();
+    let results = world
+        .responses
+        .results(PROJECT, survey.id, ResponseFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(results.responses, 2);
+    assert_eq!(results.window.from, survey.state.start_date);
+    let counts = |index: usize| -> Vec<(String, u64)> {
+        results.questions[index]
+            .counts
+            .iter()
+            .filter(|c| c.count > 0)
+            .map(|c| (c.value.clone(), c.count))
+            .collect()
+    };
+    assert_eq!(results.questions[0].counts.len(), 11, "0 to 10");
+    assert_eq!(counts(0), [("9".to_owned(), 2)]);
+    assert_eq!(counts(1), [("a".to_owned(), 2), ("mine".to_owned(), 1)]);
+    assert_eq!(results.questions[1].counts[1].value, "b");
+    assert_eq!(
+        results.questions[2].answered, 1,
+        "an empty answer is no answer"
+    );
+    assert!(results.questions[2].counts.is_empty());
+
+    let listing = ResponseListing {
+        question: Some("why".into()),
+        search: SearchText::parse("SLOW").unwrap(),
+        ..ResponseListing::default()
+    };
+    let page = world
+        .responses
+        .responses(PROJECT, survey.id, &listing, all())
+        .await
+        .unwrap();
+    assert_eq!(page.count, 1);
+    assert_eq!(page.items[0].distinct_id, "ada");
+    let unknown = ResponseListing {
+        question: Some("nope".into()),
+        ..ResponseListing::default()
+    };
+    let error = world
+        .responses
+        .responses(PROJECT, survey.id, &unknown, all())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&error, DomainError::Invalid(v) if v.attr.as_deref() == Some("question")),
+        "{error:?}"
+    );
 }

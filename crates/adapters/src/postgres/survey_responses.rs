@@ -20,8 +20,9 @@ use domain::person::PersonSet;
 use domain::ports::{Page, PageRequest};
 use domain::survey::SurveyId;
 use domain::survey_response::{
-    CountFilter, DateWindow, EventAggregate, ExportCursor, ExportFilter, Forgotten, ResponseCounts,
-    StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+    AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten,
+    MAX_TALLIED_VALUES, ResponseCounts, ResponseFilter, SearchText, StatsAggregates, SurveyEvent,
+    SurveyEventKind, SurveyResponse, SurveyResponseRepository, Tallies, Tally, TallyRequest,
 };
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
@@ -310,6 +311,133 @@ SELECT 'both', count(*), 0, NULL, NULL FROM (
     HAVING bool_or(event = 'survey dismissed') AND bool_or(event = 'survey sent')
 ) both_kinds";
 
+/// A response's answers as an object (a stored value of another shape reads as none), so the
+/// jsonb functions below never meet a shape they refuse.
+macro_rules! answers_object {
+    () => {
+        "CASE jsonb_typeof(answers) WHEN 'object' THEN answers ELSE '{}'::jsonb END"
+    };
+}
+
+/// Whether the answer `v` (an SQL expression naming a jsonb value) was given:
+/// `domain::survey_response::is_answered`.
+macro_rules! answered {
+    ($v:literal) => {
+        concat!(
+            $v,
+            " IS NOT NULL AND ",
+            $v,
+            " NOT IN ('null'::jsonb, '\"\"'::jsonb, '[]'::jsonb)"
+        )
+    };
+}
+
+/// The items of the answer `v`: its elements when it is a list, itself otherwise.
+macro_rules! items {
+    ($v:literal) => {
+        concat!(
+            "jsonb_array_elements(CASE jsonb_typeof(",
+            $v,
+            ") WHEN 'array' THEN ",
+            $v,
+            " ELSE jsonb_build_array(",
+            $v,
+            ") END)"
+        )
+    };
+}
+
+/// Whether the answer `v` has a string item matching the `ILIKE` pattern bound next:
+/// `domain::survey_response::answer_texts` searched.
+macro_rules! searched {
+    ($v:literal) => {
+        concat!(
+            "EXISTS (SELECT 1 FROM ",
+            items!($v),
+            " e WHERE jsonb_typeof(e) = 'string' AND e #>> '{}' ILIKE "
+        )
+    };
+}
+
+/// The survey `$2`'s responses that the filter keeps (`$3`…`$5`: window, archived left out),
+/// and for each question of `$6`…`$9` (order, id key, legacy index key, whether values are
+/// counted): how many answered it, its values given (the `$10` most given, ties by value
+/// bytewise, as `domain::survey_response::ranked` orders them) and how many other values were
+/// given. One pass over the kept responses; rows are told apart by `kind`.
+const TALLIES: &str = concat!(
+    "
+WITH kept AS (
+    SELECT ",
+    answers_object!(),
+    " AS answers FROM survey_responses
+    WHERE project_id = $1 AND survey_id = $2
+      AND ($3::timestamptz IS NULL OR timestamp >= $3)
+      AND ($4::timestamptz IS NULL OR timestamp <= $4)
+      AND NOT ($5 AND archived)
+),
+questions AS (
+    SELECT * FROM unnest($6::int4[], $7::text[], $8::text[], $9::bool[])
+        AS q(ord, id_key, index_key, counted)
+),
+answered AS (
+    SELECT q.ord, q.counted, a.v
+    FROM kept CROSS JOIN questions q
+    CROSS JOIN LATERAL (
+        SELECT coalesce(kept.answers -> q.id_key, kept.answers -> q.index_key) AS v
+    ) a
+    WHERE ",
+    answered!("a.v"),
+    "
+),
+given AS (
+    SELECT answered.ord, e #>> '{}' AS value, count(*) AS n
+    FROM answered CROSS JOIN LATERAL ",
+    items!("answered.v"),
+    " e
+    WHERE answered.counted AND jsonb_typeof(e) IN ('string', 'number')
+    GROUP BY answered.ord, e #>> '{}'
+),
+ranked AS (
+    SELECT ord, value, n,
+           row_number() OVER (PARTITION BY ord ORDER BY n DESC, value COLLATE \"C\") AS rank
+    FROM given
+)
+SELECT 'responses'::text AS kind, 0 AS ord, NULL::text AS value, count(*)::int8 AS n FROM kept
+UNION ALL
+SELECT 'answered', ord, NULL, count(*)::int8 FROM answered GROUP BY ord
+UNION ALL
+SELECT 'value', ord, value, n::int8 FROM ranked WHERE rank <= $10
+UNION ALL
+SELECT 'others', ord, NULL, sum(n)::int8 FROM ranked WHERE rank > $10 GROUP BY ord"
+);
+
+/// One row of [`TALLIES`].
+#[derive(QueryableByName)]
+struct TallyRow {
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Int4)]
+    ord: i32,
+    #[diesel(sql_type = Nullable<Text>)]
+    value: Option<String>,
+    #[diesel(sql_type = Int8)]
+    n: i64,
+}
+
+/// An `ILIKE` pattern finding `search` anywhere: its `\`, `%` and `_` escaped, so they match
+/// themselves.
+fn contains_pattern(search: &SearchText) -> String {
+    let mut pattern = String::from("%");
+    for c in pg_text(search.as_str()).chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 /// The event with its captured text as PostgreSQL can store it, before anything is grouped by
 /// that text (so ids that differ only where U+0000 was are one submission, as stored).
 fn storable(event: &SurveyEvent) -> SurveyEvent {
@@ -405,23 +533,67 @@ fn column<'a, T, U>(items: &'a [T], field: impl FnMut(&'a T) -> U) -> Vec<U> {
     items.iter().map(field).collect()
 }
 
-/// A survey's responses within the window.
-fn in_window(
+/// A survey's responses that the filter keeps.
+fn kept<'a>(
     project: ProjectId,
-    survey_id: &str,
-    window: DateWindow,
-) -> survey_responses::BoxedQuery<'_, diesel::pg::Pg> {
+    survey_id: &'a str,
+    filter: &ResponseFilter,
+) -> survey_responses::BoxedQuery<'a, diesel::pg::Pg> {
     let mut query = survey_responses::table
         .filter(survey_responses::project_id.eq(project.0))
         .filter(survey_responses::survey_id.eq(survey_id))
         .into_boxed();
-    if let Some(from) = window.from {
+    if let Some(from) = filter.window.from {
         query = query.filter(survey_responses::timestamp.ge(from));
     }
-    if let Some(to) = window.to {
+    if let Some(to) = filter.window.to {
         query = query.filter(survey_responses::timestamp.le(to));
     }
+    if filter.exclude_archived {
+        query = query.filter(survey_responses::archived.eq(false));
+    }
     query
+}
+
+/// `query` narrowed to the responses whose answers `answers` keeps.
+fn with_answers<'a>(
+    query: survey_responses::BoxedQuery<'a, diesel::pg::Pg>,
+    answers: &AnswerFilter,
+) -> survey_responses::BoxedQuery<'a, diesel::pg::Pg> {
+    use diesel::dsl::sql;
+    let pattern = answers.search.as_ref().map(contains_pattern);
+    match (&answers.question, pattern) {
+        (None, None) => query,
+        (None, Some(pattern)) => query.filter(
+            sql::<Bool>(concat!(
+                "EXISTS (SELECT 1 FROM jsonb_each(",
+                answers_object!(),
+                ") a(k, v) WHERE ",
+                searched!("a.v")
+            ))
+            .bind::<Text, _>(pattern)
+            .sql("))"),
+        ),
+        (Some(keys), pattern) => {
+            // The question's answer as `a.v`, found by its id, then by its legacy index.
+            let answer = sql::<Bool>("EXISTS (SELECT 1 FROM (SELECT coalesce(answers -> ")
+                .bind::<Text, _>(keys.id.clone())
+                .sql(", answers -> ")
+                .bind::<Nullable<Text>, _>(keys.index.clone())
+                .sql(") AS v) a WHERE ")
+                .sql(answered!("a.v"));
+            match pattern {
+                None => query.filter(answer.sql(")")),
+                Some(pattern) => query.filter(
+                    answer
+                        .sql(" AND ")
+                        .sql(searched!("a.v"))
+                        .bind::<Text, _>(pattern)
+                        .sql("))"),
+                ),
+            }
+        }
+    }
 }
 
 fn aggregate(row: &AggregateRow) -> EventAggregate {
@@ -537,17 +709,18 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         &self,
         project: ProjectId,
         survey_id: &str,
-        window_of_time: DateWindow,
+        filter: &ResponseFilter,
+        answers: &AnswerFilter,
         page_request: PageRequest,
     ) -> Result<Page<SurveyResponse>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let count = in_window(project, survey_id, window_of_time)
+        let count = with_answers(kept(project, survey_id, filter), answers)
             .count()
             .get_result::<i64>(&mut conn)
             .await
             .during("counting survey responses")?;
         let rows: Vec<ResponseRow> = window(
-            in_window(project, survey_id, window_of_time)
+            with_answers(kept(project, survey_id, filter), answers)
                 .order((
                     survey_responses::timestamp.desc(),
                     survey_responses::event_uuid.desc(),
@@ -565,15 +738,12 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         &self,
         project: ProjectId,
         survey_id: &str,
-        filter: &ExportFilter,
+        filter: &ResponseFilter,
         after: Option<ExportCursor>,
         limit: u32,
     ) -> Result<Vec<SurveyResponse>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let mut query = in_window(project, survey_id, filter.window);
-        if filter.exclude_archived {
-            query = query.filter(survey_responses::archived.eq(false));
-        }
+        let mut query = kept(project, survey_id, filter);
         if let Some(after) = after {
             // (timestamp, uuid) < (after's): the row-value comparison, spelled out so the list
             // index serves it.
@@ -596,6 +766,53 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
             .await
             .during("reading a batch of an export")?;
         Ok(rows.into_iter().map(Into::into).collect())
+    }
+
+    async fn tallies(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        filter: &ResponseFilter,
+        questions: &[TallyRequest],
+    ) -> Result<Tallies, Unexpected> {
+        let order: Vec<i32> = (0..).take(questions.len()).collect();
+        let mut conn = self.database.connection().await?;
+        let rows: Vec<TallyRow> = diesel::sql_query(TALLIES)
+            .bind::<Int4, _>(project.0)
+            .bind::<Varchar, _>(survey_id)
+            .bind::<Nullable<Timestamptz>, _>(filter.window.from)
+            .bind::<Nullable<Timestamptz>, _>(filter.window.to)
+            .bind::<Bool, _>(filter.exclude_archived)
+            .bind::<Array<Int4>, _>(order)
+            .bind::<Array<Text>, _>(column(questions, |q| &q.keys.id))
+            .bind::<Array<Nullable<Text>>, _>(column(questions, |q| q.keys.index.as_ref()))
+            .bind::<Array<Bool>, _>(column(questions, |q| q.values))
+            .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX))
+            .load(&mut conn)
+            .await
+            .during("adding up a survey's answers")?;
+        let mut tallies = Tallies {
+            responses: 0,
+            questions: vec![Tally::default(); questions.len()],
+        };
+        let mut values: Vec<Vec<(String, u64)>> = vec![Vec::new(); questions.len()];
+        for row in rows {
+            let n = row.n.unsigned_abs();
+            let at = usize::try_from(row.ord).unwrap_or(usize::MAX);
+            match (row.kind.as_str(), tallies.questions.get_mut(at)) {
+                ("responses", _) => tallies.responses = n,
+                ("answered", Some(tally)) => tally.answered = n,
+                ("others", Some(tally)) => tally.others = n,
+                ("value", Some(_)) => values[at].push((row.value.unwrap_or_default(), n)),
+                _ => return Err(Unexpected::new("the tallies named no question asked")),
+            }
+        }
+        for (tally, mut listed) in tallies.questions.iter_mut().zip(values) {
+            // Rows come in no order; a tally lists the most given first, ties by value.
+            listed.sort_by(|(a, a_n), (b, b_n)| b_n.cmp(a_n).then_with(|| a.cmp(b)));
+            tally.values = listed;
+        }
+        Ok(tallies)
     }
 
     async fn set_archived(

@@ -17,7 +17,9 @@ use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyState, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,
 };
-use domain::survey_response::{CountFilter, DateWindow, SurveyEvent, SurveyEventKind};
+use domain::survey_response::{
+    AnswerFilter, CountFilter, ResponseFilter, SurveyEvent, SurveyEventKind,
+};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uuid::Uuid;
@@ -356,7 +358,13 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
     assert_eq!(recorded.unwrap(), 1);
     let page = stores
         .survey_responses
-        .responses(stores.project, "s\u{FFFD}", DateWindow::default(), all())
+        .responses(
+            stores.project,
+            "s\u{FFFD}",
+            &ResponseFilter::default(),
+            &AnswerFilter::default(),
+            all(),
+        )
         .await
         .unwrap();
     let response = &page.items[0];

@@ -10,7 +10,8 @@ use domain::person::PersonSet;
 use domain::ports::PageRequest;
 use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{
-    CountFilter, DateWindow, EventAggregate, StatsAggregates, SurveyEvent, SurveyEventKind,
+    AnswerFilter, AnswerKeys, CountFilter, DateWindow, EventAggregate, MAX_TALLIED_VALUES,
+    ResponseFilter, SearchText, StatsAggregates, SurveyEvent, SurveyEventKind, Tally, TallyRequest,
 };
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value, json};
@@ -29,6 +30,10 @@ contract!(
     archiving_names_any_send_of_the_response_and_is_undone_by_unarchiving,
     responses_are_listed_newest_first_within_the_window,
     aggregates_add_up_each_kind_of_event,
+    responses_can_be_narrowed_to_one_questions_answers_and_a_text,
+    archived_responses_can_be_left_out_of_lists_and_tallies,
+    tallies_count_each_questions_answers_and_values,
+    tallies_list_the_most_given_values_and_add_up_the_rest,
     projects_never_see_each_others_events,
 );
 
@@ -90,6 +95,36 @@ fn sent(survey: &str, person: &str, submission: Option<&str>, when: DateTime<Utc
         when,
         json!({"$survey_response_q": person}),
     )
+}
+
+/// Every response, archived or not, whenever sent.
+fn every() -> ResponseFilter {
+    ResponseFilter::default()
+}
+
+/// A send of `answers` (`$survey_response_<key>` properties) by `person`, `minute`s after launch.
+fn answered(survey: &str, person: &str, minute: i64, answers: Value) -> SurveyEvent {
+    let properties: Map<String, Value> = answers
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(key, value)| (format!("$survey_response_{key}"), value.clone()))
+        .collect();
+    event(
+        SurveyEventKind::Sent,
+        survey,
+        person,
+        None,
+        after_launch(minute),
+        Value::Object(properties),
+    )
+}
+
+fn keys(id: &str, index: Option<&str>) -> AnswerKeys {
+    AnswerKeys {
+        id: id.into(),
+        index: index.map(str::to_owned),
+    }
 }
 
 fn after_launch(minutes: i64) -> DateTime<Utc> {
@@ -199,7 +234,13 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
         assert_eq!(stored, expected.properties, "{}", expected.distinct_id);
     }
     let page = repository
-        .responses(stores.project, &id, DateWindow::default(), all())
+        .responses(
+            stores.project,
+            &id,
+            &every(),
+            &AnswerFilter::default(),
+            all(),
+        )
         .await
         .unwrap();
     assert_eq!(page.count, 1);
@@ -295,7 +336,13 @@ async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores
         [(id.clone(), 3)]
     );
     let page = repository
-        .responses(stores.project, &id, DateWindow::default(), all())
+        .responses(
+            stores.project,
+            &id,
+            &every(),
+            &AnswerFilter::default(),
+            all(),
+        )
         .await
         .unwrap();
     let ada = page.items.iter().find(|r| r.distinct_id == "ada").unwrap();
@@ -502,7 +549,8 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
         .responses(
             stores.project,
             &id,
-            DateWindow::default(),
+            &every(),
+            &AnswerFilter::default(),
             PageRequest {
                 limit: 2,
                 offset: 1,
@@ -516,7 +564,16 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
 
     let window = DateWindow::new(Some(after_launch(1)), Some(after_launch(3))).unwrap();
     let page = repository
-        .responses(stores.project, &id, window, all())
+        .responses(
+            stores.project,
+            &id,
+            &ResponseFilter {
+                window,
+                exclude_archived: false,
+            },
+            &AnswerFilter::default(),
+            all(),
+        )
         .await
         .unwrap();
     let people: Vec<&str> = page.items.iter().map(|r| r.distinct_id.as_str()).collect();
@@ -636,10 +693,258 @@ async fn projects_never_see_each_others_events(stores: Stores) {
         .responses(
             stores.other_project,
             &survey_id(&theirs),
-            DateWindow::default(),
+            &every(),
+            &AnswerFilter::default(),
             all(),
         )
         .await
         .unwrap();
     assert_eq!(page.count, 0);
+}
+
+async fn responses_can_be_narrowed_to_one_questions_answers_and_a_text(stores: Stores) {
+    let survey = launched(&stores, "Feedback", LAUNCH).await;
+    let id = survey_id(&survey);
+    let repository = &stores.survey_responses;
+    let events = [
+        answered(&id, "ada", 1, json!({"why": "Too SLOW", "pick": ["fast"]})),
+        // Question `why` at index 0, keyed by an older SDK.
+        answered(&id, "bob", 2, json!({"0": "slow and 100%_sure"})),
+        answered(&id, "cy", 3, json!({"why": "", "pick": ["Slowest"]})),
+        answered(&id, "dee", 4, json!({"why": 5})),
+    ];
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
+    let listed = async |answers: AnswerFilter| {
+        let page = repository
+            .responses(stores.project, &id, &every(), &answers, all())
+            .await
+            .unwrap();
+        let people: Vec<String> = page.items.into_iter().map(|r| r.distinct_id).collect();
+        assert_eq!(page.count, people.len() as u64);
+        people
+    };
+    let why = || Some(keys("why", Some("0")));
+    let search = |text: &str| SearchText::parse(text).unwrap();
+    assert_eq!(
+        listed(AnswerFilter {
+            question: why(),
+            search: None
+        })
+        .await,
+        ["dee", "bob", "ada"],
+        "an empty answer is no answer"
+    );
+    assert_eq!(
+        listed(AnswerFilter {
+            question: why(),
+            search: search("slow")
+        })
+        .await,
+        ["bob", "ada"]
+    );
+    assert_eq!(
+        listed(AnswerFilter {
+            question: None,
+            search: search("SLOW")
+        })
+        .await,
+        ["cy", "bob", "ada"],
+        "any question's text, lists included"
+    );
+    // `%` and `_` are themselves, not patterns.
+    assert_eq!(
+        listed(AnswerFilter {
+            question: None,
+            search: search("0%_s")
+        })
+        .await,
+        ["bob"]
+    );
+    assert!(
+        listed(AnswerFilter {
+            question: None,
+            search: search("o%s")
+        })
+        .await
+        .is_empty()
+    );
+    assert!(
+        listed(AnswerFilter {
+            question: why(),
+            search: search("5")
+        })
+        .await
+        .is_empty(),
+        "numbers are not searched"
+    );
+}
+
+async fn archived_responses_can_be_left_out_of_lists_and_tallies(stores: Stores) {
+    let survey = launched(&stores, "Feedback", LAUNCH).await;
+    let id = survey_id(&survey);
+    let repository = &stores.survey_responses;
+    let events = [
+        answered(&id, "ada", 1, json!({"q": "a"})),
+        answered(&id, "bob", 2, json!({"q": "b"})),
+    ];
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
+    assert!(
+        repository
+            .set_archived(stores.project, &id, events[0].uuid, true)
+            .await
+            .unwrap()
+    );
+    let unarchived = ResponseFilter {
+        window: DateWindow::default(),
+        exclude_archived: true,
+    };
+    let page = repository
+        .responses(
+            stores.project,
+            &id,
+            &unarchived,
+            &AnswerFilter::default(),
+            all(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(page.count, 1);
+    assert_eq!(page.items[0].distinct_id, "bob");
+    let request = [TallyRequest {
+        keys: keys("q", None),
+        values: true,
+    }];
+    let tallies = repository
+        .tallies(stores.project, &id, &unarchived, &request)
+        .await
+        .unwrap();
+    assert_eq!(tallies.responses, 1);
+    assert_eq!(tallies.questions[0].values, [("b".to_owned(), 1)]);
+    let all_of_them = repository
+        .tallies(stores.project, &id, &every(), &request)
+        .await
+        .unwrap();
+    assert_eq!(all_of_them.responses, 2);
+}
+
+async fn tallies_count_each_questions_answers_and_values(stores: Stores) {
+    let survey = launched(&stores, "NPS", LAUNCH).await;
+    let id = survey_id(&survey);
+    let repository = &stores.survey_responses;
+    let events = [
+        answered(
+            &id,
+            "ada",
+            1,
+            json!({"nps": 9, "pick": ["a", "b"], "why": "x"}),
+        ),
+        // The rating keyed by its index (0) by an older SDK; a rating sent as text.
+        answered(
+            &id,
+            "bob",
+            2,
+            json!({"0": "9", "pick": ["a", "mine"], "why": ""}),
+        ),
+        answered(&id, "cy", 3, json!({"nps": 10, "pick": [], "why": null})),
+        answered(&id, "dee", 4, json!({"nps": 0, "pick": "a"})),
+        // Outside the window below.
+        answered(&id, "eve", 60, json!({"nps": 1})),
+    ];
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
+    let requests = [
+        TallyRequest {
+            keys: keys("nps", Some("0")),
+            values: true,
+        },
+        TallyRequest {
+            keys: keys("pick", Some("1")),
+            values: true,
+        },
+        TallyRequest {
+            keys: keys("why", None),
+            values: false,
+        },
+        TallyRequest {
+            keys: keys("nobody answered", None),
+            values: true,
+        },
+    ];
+    let window = ResponseFilter {
+        window: DateWindow::new(None, Some(after_launch(30))).unwrap(),
+        exclude_archived: false,
+    };
+    let tallies = repository
+        .tallies(stores.project, &id, &window, &requests)
+        .await
+        .unwrap();
+    let values = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+        pairs.iter().map(|(v, n)| ((*v).to_owned(), *n)).collect()
+    };
+    assert_eq!(tallies.responses, 4);
+    assert_eq!(
+        tallies.questions,
+        [
+            Tally {
+                answered: 4,
+                values: values(&[("9", 2), ("0", 1), ("10", 1)]),
+                others: 0,
+            },
+            Tally {
+                answered: 3,
+                values: values(&[("a", 3), ("b", 1), ("mine", 1)]),
+                others: 0,
+            },
+            Tally {
+                answered: 1,
+                values: Vec::new(),
+                others: 0,
+            },
+            Tally::default(),
+        ]
+    );
+}
+
+async fn tallies_list_the_most_given_values_and_add_up_the_rest(stores: Stores) {
+    let survey = launched(&stores, "Other", LAUNCH).await;
+    let id = survey_id(&survey);
+    let repository = &stores.survey_responses;
+    let mut events: Vec<SurveyEvent> = (0..MAX_TALLIED_VALUES + 3)
+        .map(|n| answered(&id, &format!("p{n}"), 1, json!({"q": format!("v{n:04}")})))
+        .collect();
+    events.push(answered(&id, "again", 2, json!({"q": "v0102"})));
+    repository
+        .record(stores.project, &events, &[])
+        .await
+        .unwrap();
+    let tallies = repository
+        .tallies(
+            stores.project,
+            &id,
+            &every(),
+            &[TallyRequest {
+                keys: keys("q", None),
+                values: true,
+            }],
+        )
+        .await
+        .unwrap();
+    let tally = &tallies.questions[0];
+    assert_eq!(tally.answered, MAX_TALLIED_VALUES as u64 + 4);
+    assert_eq!(tally.values.len(), MAX_TALLIED_VALUES);
+    assert_eq!(tally.values[0], ("v0102".to_owned(), 2));
+    assert_eq!(tally.values[1], ("v0000".to_owned(), 1));
+    assert_eq!(
+        tally.values[MAX_TALLIED_VALUES - 1],
+        ("v0098".to_owned(), 1)
+    );
+    assert_eq!(tally.others, 3, "v0099, v0100 and v0101");
 }

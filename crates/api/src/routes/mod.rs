@@ -5,6 +5,7 @@
 
 mod api_schema;
 mod capture;
+mod console;
 mod feature_flags;
 mod flag_definitions;
 mod flags;
@@ -273,6 +274,7 @@ mod tests {
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/export survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/results survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
                 "GET /api/environments/{project_id}/webhooks webhook:read",
                 "GET /api/environments/{project_id}/webhooks/activity activity_log:read",
@@ -308,6 +310,7 @@ mod tests {
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/export survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/results survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
                 "GET /api/projects/{project_id}/webhooks webhook:read",
                 "GET /api/projects/{project_id}/webhooks/activity activity_log:read",
@@ -322,6 +325,8 @@ mod tests {
                 "GET /api/schema/swagger-ui/5.35.0/swagger-ui.css",
                 "GET /api/surveys",
                 "GET /api/users/@me user:read",
+                "GET /app",
+                "GET /app/{file}",
                 "GET /array/{token}/config",
                 "GET /array/{token}/config.js",
                 "GET /external_surveys/{survey_id}",

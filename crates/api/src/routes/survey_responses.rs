@@ -1,5 +1,6 @@
 //! What a project's surveys were answered: `responses_count`, each survey's responses, their
-//! export and archive, and stats, all read from the events the capture endpoints stored.
+//! export and archive, stats, and results per question, all read from the events the capture
+//! endpoints stored.
 
 use actix_web::http::header::CONTENT_DISPOSITION;
 use actix_web::web::{self, Bytes, Json};
@@ -10,8 +11,9 @@ use domain::error::ValidationCode;
 use domain::patch::Patch;
 use domain::survey::SurveyId;
 use domain::survey_response::{
-    CountFilter, DateWindow, EventStats, ExportFilter, ExportFormat, Forgotten, ResponseCounts,
-    SurveyRates, SurveyResponse, SurveyResponseService, SurveyStats, SurveyStatsReport,
+    CountFilter, DateWindow, EventStats, ExportFormat, Forgotten, QuestionResults, ResponseCounts,
+    ResponseFilter, ResponseListing, SearchText, SurveyRates, SurveyResponse,
+    SurveyResponseService, SurveyResults, SurveyStats, SurveyStatsReport, ValueCount,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -77,7 +79,9 @@ impl From<SurveyResponse> for ResponseBody {
     }
 }
 
-/// A survey's responses, newest first, within `date_from`/`date_to`.
+/// A survey's responses, newest first, within `date_from`/`date_to`; `exclude_archived=true`
+/// leaves archived ones out, `question=<id>` keeps those that answered it, and `search=<text>`
+/// those with a text answer (to that question, or any) holding the text, ignoring case.
 pub(crate) async fn list(
     request: HttpRequest,
     responses: web::Data<SurveyResponseService>,
@@ -85,9 +89,24 @@ pub(crate) async fn list(
     pagination: Pagination,
 ) -> Result<Json<Paginated<ResponseBody>>, ApiError> {
     let survey = path_id::<SurveyId>(&request)?;
-    let window = date_window(&request)?;
+    let mut listing = ResponseListing {
+        filter: response_filter(&request)?,
+        ..ResponseListing::default()
+    };
+    for (key, value) in query_pairs(&request) {
+        match key.as_str() {
+            "question" if !value.is_empty() => listing.question = Some(value),
+            "search" => listing.search = SearchText::parse(&value)?,
+            _ => {}
+        }
+    }
     let page = responses
-        .responses(access.project.id, survey, window, pagination.page_request())
+        .responses(
+            access.project.id,
+            survey,
+            &listing,
+            pagination.page_request(),
+        )
         .await?;
     Ok(Json(Paginated::new(
         &request,
@@ -105,25 +124,19 @@ pub(crate) async fn export(
     ProjectCaller(access, _): ProjectCaller<Surveys>,
 ) -> Result<HttpResponse, ApiError> {
     let survey = path_id::<SurveyId>(&request)?;
-    let mut filter = ExportFilter {
-        window: date_window(&request)?,
-        exclude_archived: false,
-    };
+    let filter = response_filter(&request)?;
     let mut format = ExportFormat::Csv;
-    for (key, value) in query_pairs(&request) {
-        match key.as_str() {
-            "exclude_archived" => filter.exclude_archived = is_true(&value),
-            "format" => {
-                format = ExportFormat::parse(&value).ok_or_else(|| {
-                    ValidationError::field(
-                        "format",
-                        ValidationCode::InvalidChoice,
-                        format!("\"{value}\" is not a valid choice."),
-                    )
-                })?;
-            }
-            _ => {}
-        }
+    for (_, value) in query_pairs(&request)
+        .into_iter()
+        .filter(|(key, _)| key == "format")
+    {
+        format = ExportFormat::parse(&value).ok_or_else(|| {
+            ValidationError::field(
+                "format",
+                ValidationCode::InvalidChoice,
+                format!("\"{value}\" is not a valid choice."),
+            )
+        })?;
     }
     let export = responses
         .export(access.project.id, survey, format, filter)
@@ -434,6 +447,102 @@ pub(crate) async fn project_stats(
     let window = date_window(&request)?;
     let report = responses.project_stats(access.project.id, window).await?;
     Ok(Json(report.into()))
+}
+
+/// A survey's results per question, as the console charts them.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SurveyResults)]
+pub(crate) struct ResultsBody {
+    survey_id: Uuid,
+    /// The window read: the one asked, narrowed to the survey's run as stats are.
+    date_from: Option<DateTime<Utc>>,
+    date_to: Option<DateTime<Utc>>,
+    /// Responses in the window (archived ones left out with `exclude_archived=true`).
+    responses: u64,
+    questions: Vec<QuestionResultsBody>,
+}
+
+/// One question's results.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SurveyQuestionResults)]
+struct QuestionResultsBody {
+    id: String,
+    /// `open`, `link`, `rating`, `single_choice` or `multiple_choice`.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    question: String,
+    /// Responses that answered it (not `null`, `""` or `[]`).
+    answered: u64,
+    /// Ratings: each value of the scale in order (0–10 for a scale of 10, else from 1), then
+    /// any other value given; choices: each choice in order, then other values given (open
+    /// choices), the most given first, at most 100 of those. Empty for open and link questions.
+    counts: Vec<ValueCountBody>,
+    /// Answers with values beyond those listed.
+    others: u64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(as = SurveyValueCount)]
+struct ValueCountBody {
+    value: String,
+    count: u64,
+}
+
+impl From<ValueCount> for ValueCountBody {
+    fn from(count: ValueCount) -> Self {
+        Self {
+            value: count.value,
+            count: count.count,
+        }
+    }
+}
+
+impl From<QuestionResults> for QuestionResultsBody {
+    fn from(results: QuestionResults) -> Self {
+        Self {
+            id: results.id,
+            kind: results.kind.as_str(),
+            question: results.question,
+            answered: results.answered,
+            counts: results.counts.into_iter().map(Into::into).collect(),
+            others: results.others,
+        }
+    }
+}
+
+/// One survey's results per question within `date_from`/`date_to` (narrowed to its run),
+/// without archived responses with `exclude_archived=true`: added up by the database, so a
+/// survey of any size answers in one small body.
+pub(crate) async fn results(
+    request: HttpRequest,
+    responses: web::Data<SurveyResponseService>,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+) -> Result<Json<ResultsBody>, ApiError> {
+    let survey = path_id::<SurveyId>(&request)?;
+    let filter = response_filter(&request)?;
+    let SurveyResults {
+        window,
+        responses: count,
+        questions,
+    } = responses.results(access.project.id, survey, filter).await?;
+    Ok(Json(ResultsBody {
+        survey_id: survey.0,
+        date_from: window.from,
+        date_to: window.to,
+        responses: count,
+        questions: questions.into_iter().map(Into::into).collect(),
+    }))
+}
+
+/// `date_from`/`date_to` and `exclude_archived`, as the list, the export and the results read
+/// them.
+fn response_filter(request: &HttpRequest) -> Result<ResponseFilter, ApiError> {
+    Ok(ResponseFilter {
+        window: date_window(request)?,
+        exclude_archived: query_pairs(request)
+            .iter()
+            .any(|(key, value)| key == "exclude_archived" && is_true(value)),
+    })
 }
 
 fn query_pairs(request: &HttpRequest) -> Vec<(String, String)> {

@@ -7,7 +7,7 @@ use actix_web::http::Method;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, capture, feature_flags, flag_definitions, flags, health,
+    ResourceSpec, api_schema, capture, console, feature_flags, flag_definitions, flags, health,
     hosted_surveys, organizations, personal_api_keys, plugin_configs, plugins, projects,
     public_surveys, sdk_config, static_assets, survey_responses, surveys, users, webhooks,
 };
@@ -18,7 +18,7 @@ use organizations::OrganizationResponse;
 use plugin_configs::PluginConfigResponse;
 use plugins::PluginResponse;
 use projects::ProjectResponse;
-use survey_responses::{BulkDeleteWrite, DeletedBody, ResponseBody, StatsBody};
+use survey_responses::{BulkDeleteWrite, DeletedBody, ResponseBody, ResultsBody, StatsBody};
 use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
 use webhooks::{DeliveryResponse, WebhookResponse, WebhookWithSecret, WebhookWrite};
 
@@ -58,6 +58,8 @@ pub(super) fn table() -> Vec<ResourceSpec> {
         ResourceSpec::at(api_schema::SWAGGER_UI_CSS).page(api_schema::swagger_ui_css),
         ResourceSpec::at(api_schema::REDOC).page(api_schema::redoc),
         ResourceSpec::at(api_schema::REDOC_JS).page(api_schema::redoc_js),
+        ResourceSpec::at(console::INDEX).page(console::index),
+        ResourceSpec::at(console::FILE).page(console::asset),
         ResourceSpec::at("/api/users/@me")
             .route(
                 Method::GET,
@@ -618,11 +620,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             surveys("surveys_responses_count", "Responses per survey id")
                 .query([
                     query("survey_ids", "Comma-separated survey ids.", string()),
-                    query(
-                        "exclude_archived",
-                        "Leave archived responses out.",
-                        ObjectBuilder::new().schema_type(Type::Boolean),
-                    ),
+                    exclude_archived(),
                 ])
                 .ok_inline(
                     ObjectBuilder::new().additional_properties(Some(
@@ -651,7 +649,32 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             survey_responses::list,
             surveys("surveys_responses_list", "One survey's responses")
                 .date_window()
+                .query([
+                    exclude_archived(),
+                    query(
+                        "question",
+                        "Only responses that answered the question with this id.",
+                        string(),
+                    ),
+                    query(
+                        "search",
+                        "Only responses with a text answer (to `question` when given) holding \
+                         this text, ignoring case; at most 200 characters.",
+                        string().max_length(Some(200)),
+                    ),
+                ])
                 .paginated::<ResponseBody>(),
+        ),
+        ResourceSpec::at(format!("{survey}/results")).route(
+            Method::GET,
+            survey_responses::results,
+            surveys(
+                "surveys_results",
+                "Per question: how many answered and how often each value was given (Burrow)",
+            )
+            .date_window()
+            .query([exclude_archived()])
+            .ok::<ResultsBody>(),
         ),
         ResourceSpec::at(format!("{survey}/responses/export")).route(
             Method::GET,
@@ -669,11 +692,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                         .schema_type(Type::String)
                         .enum_values(Some(["csv", "jsonl"])),
                 ),
-                query(
-                    "exclude_archived",
-                    "Leave archived responses out.",
-                    ObjectBuilder::new().schema_type(Type::Boolean),
-                ),
+                exclude_archived(),
             ])
             .text(&[
                 "text/csv; charset=utf-8",
@@ -850,4 +869,13 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 flags("feature_flags_destroy", "Delete a flag (soft)").no_content(),
             ),
     ]
+}
+
+/// `exclude_archived`, as every read of responses takes it.
+fn exclude_archived() -> utoipa::openapi::path::Parameter {
+    query(
+        "exclude_archived",
+        "Leave archived responses out.",
+        ObjectBuilder::new().schema_type(Type::Boolean),
+    )
 }

@@ -6,7 +6,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::{DateWindow, SurveyResponse};
+use super::SurveyResponse;
 use crate::survey::Questions;
 
 /// What an export is written as.
@@ -39,13 +39,6 @@ impl ExportFormat {
             Self::Jsonl => "jsonl",
         }
     }
-}
-
-/// Which responses an export holds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExportFilter {
-    pub window: DateWindow,
-    pub exclude_archived: bool,
 }
 
 /// Where a batch of an export ends: the next batch holds the responses sorted after it (newest

@@ -1,10 +1,12 @@
 //! Survey responses: the `survey shown` / `survey dismissed` / `survey sent` events the SDKs
 //! capture, the responses they add up to (one per submission), and what is read back from them
-//! (counts, the responses themselves, stats).
+//! (counts, the responses themselves, stats, results per question).
 
 mod capture;
 mod export;
+mod filter;
 mod port;
+mod results;
 mod service;
 mod stats;
 
@@ -18,10 +20,18 @@ use uuid::Uuid;
 use crate::error::{ValidationCode, ValidationError};
 
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
-pub use export::{ExportCursor, ExportFilter, ExportFormat, ExportRenderer};
+pub use export::{ExportCursor, ExportFormat, ExportRenderer};
+pub use filter::{
+    AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText, answer_texts,
+    is_answered,
+};
 pub use port::{Forgotten, SurveyResponseRepository};
+pub use results::{
+    MAX_TALLIED_VALUES, QuestionResults, SurveyResults, Tallies, Tally, TallyRequest, ValueCount,
+    ranked, tallied_values,
+};
 pub(crate) use service::keyed_by_question;
-pub use service::{ResponseExport, SurveyResponseService, SurveyStatsReport};
+pub use service::{ResponseExport, ResponseListing, SurveyResponseService, SurveyStatsReport};
 pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
 
 /// The survey events Burrow keeps; every other event is accepted and dropped.

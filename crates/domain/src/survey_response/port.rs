@@ -4,8 +4,8 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use super::{
-    CountFilter, DateWindow, ExportCursor, ExportFilter, ResponseCounts, StatsAggregates,
-    SurveyEvent, SurveyResponse,
+    AnswerFilter, CountFilter, DateWindow, ExportCursor, ResponseCounts, ResponseFilter,
+    StatsAggregates, SurveyEvent, SurveyResponse, Tallies, TallyRequest,
 };
 use crate::activity::NewActivity;
 use crate::error::Unexpected;
@@ -60,7 +60,8 @@ pub trait SurveyResponseRepository: Send + Sync {
         filter: &CountFilter,
     ) -> Result<ResponseCounts, Unexpected>;
 
-    /// A survey's responses within `window`, newest first (ties by uuid, descending).
+    /// A survey's responses that `filter` and `answers` keep, newest first (ties by uuid,
+    /// descending).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -68,9 +69,24 @@ pub trait SurveyResponseRepository: Send + Sync {
         &self,
         project: ProjectId,
         survey_id: &str,
-        window: DateWindow,
+        filter: &ResponseFilter,
+        answers: &AnswerFilter,
         page: PageRequest,
     ) -> Result<Page<SurveyResponse>, Unexpected>;
+
+    /// How many of a survey's responses `filter` keeps and, for each of `questions` in order,
+    /// its [`Tally`](super::Tally): added up in one read of those responses, never returning
+    /// them.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn tallies(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        filter: &ResponseFilter,
+        questions: &[TallyRequest],
+    ) -> Result<Tallies, Unexpected>;
 
     /// Up to `limit` of a survey's responses that `filter` keeps, sorted after `after` (newest
     /// first, ties by uuid descending; from the newest without `after`): one batch of an export,
@@ -82,7 +98,7 @@ pub trait SurveyResponseRepository: Send + Sync {
         &self,
         project: ProjectId,
         survey_id: &str,
-        filter: &ExportFilter,
+        filter: &ResponseFilter,
         after: Option<ExportCursor>,
         limit: u32,
     ) -> Result<Vec<SurveyResponse>, Unexpected>;

@@ -1,4 +1,5 @@
-//! Survey response use cases: capture, counts, the responses themselves, archiving, stats.
+//! Survey response use cases: capture, counts, the responses themselves, archiving, stats and
+//! results per question.
 
 use std::sync::Arc;
 
@@ -7,15 +8,15 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{
-    CaptureBatch, CountFilter, DateWindow, ExportCursor, ExportFilter, ExportFormat,
-    ExportRenderer, Forgotten, ResponseCounts, SurveyResponse, SurveyResponseRepository,
-    SurveyStats,
+    AnswerFilter, AnswerKeys, CaptureBatch, CountFilter, DateWindow, ExportCursor, ExportFormat,
+    ExportRenderer, Forgotten, QuestionResults, ResponseCounts, ResponseFilter, SearchText,
+    SurveyResponse, SurveyResponseRepository, SurveyResults, SurveyStats, TallyRequest,
 };
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
 use crate::person::stored_distinct_id;
 use crate::ports::{Page, PageRequest};
 use crate::survey::activity as survey_activity;
-use crate::survey::{Questions, Survey, SurveyId, SurveyService};
+use crate::survey::{Question, Questions, Survey, SurveyId, SurveyService};
 use crate::tenancy::{ProjectId, UserId};
 
 /// Most persons one bulk deletion names (PostHog's limit).
@@ -31,7 +32,7 @@ pub struct ResponseExport {
     survey_id: String,
     renderer: ExportRenderer,
     questions: Option<Questions>,
-    filter: ExportFilter,
+    filter: ResponseFilter,
     next: ExportStep,
 }
 
@@ -93,6 +94,16 @@ pub struct SurveyResponseService {
     surveys: Arc<SurveyService>,
 }
 
+/// Which of a survey's responses a listing shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResponseListing {
+    pub filter: ResponseFilter,
+    /// Only responses that answered the question with this id.
+    pub question: Option<String>,
+    /// Only responses with a text answer (to `question` when named) holding this.
+    pub search: Option<SearchText>,
+}
+
 /// Stats of one survey (`survey` set) or of the project's unarchived surveys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurveyStatsReport {
@@ -137,21 +148,36 @@ impl SurveyResponseService {
         Ok(self.responses.counts(project, filter).await?)
     }
 
-    /// A survey's responses, newest first, answers keyed by question id.
+    /// A survey's responses that `listing` keeps, newest first, answers keyed by question id.
     ///
     /// # Errors
-    /// `NotFound` for a survey of another project; `Unexpected`.
+    /// `NotFound` for a survey of another project; `Invalid` (`attr: question`) for a question
+    /// the survey does not have; `Unexpected`.
     pub async fn responses(
         &self,
         project: ProjectId,
         survey: SurveyId,
-        window: DateWindow,
+        listing: &ResponseListing,
         page: PageRequest,
     ) -> Result<Page<SurveyResponse>, DomainError> {
         let survey = self.surveys.get(project, survey).await?;
+        let question = match &listing.question {
+            None => None,
+            Some(id) => Some(question_keys(survey.state.questions.as_ref(), id)?),
+        };
+        let answers = AnswerFilter {
+            question,
+            search: listing.search.clone(),
+        };
         let page = self
             .responses
-            .responses(project, &survey.id.0.to_string(), window, page)
+            .responses(
+                project,
+                &survey.id.0.to_string(),
+                &listing.filter,
+                &answers,
+                page,
+            )
             .await?;
         let questions = survey.state.questions.as_ref();
         Ok(page.map(|mut response| {
@@ -170,7 +196,7 @@ impl SurveyResponseService {
         project: ProjectId,
         survey: SurveyId,
         format: ExportFormat,
-        filter: ExportFilter,
+        filter: ResponseFilter,
     ) -> Result<ResponseExport, DomainError> {
         let survey = self.surveys.get(project, survey).await?;
         Ok(ResponseExport {
@@ -309,8 +335,7 @@ impl SurveyResponseService {
         window: DateWindow,
     ) -> Result<SurveyStatsReport, DomainError> {
         let survey = self.surveys.get(project, survey).await?;
-        let run_start = survey.state.start_date.unwrap_or(survey.created_at);
-        let window = window.within(Some(run_start), survey.state.end_date);
+        let window = run_window(&survey, window);
         let aggregates = self
             .responses
             .aggregates(project, &[survey.id.0.to_string()], window)
@@ -318,6 +343,59 @@ impl SurveyResponseService {
         Ok(SurveyStatsReport {
             survey: Some(survey),
             stats: Some(SurveyStats::from_aggregates(&aggregates)),
+        })
+    }
+
+    /// A survey's results per question within `filter`, its window narrowed to the survey's
+    /// run as [`Self::survey_stats`] narrows it, so the responses counted are the stats' sends.
+    ///
+    /// # Errors
+    /// `NotFound` for an unknown survey; `Unexpected`.
+    pub async fn results(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        filter: ResponseFilter,
+    ) -> Result<SurveyResults, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        let filter = ResponseFilter {
+            window: run_window(&survey, filter.window),
+            ..filter
+        };
+        let named: Vec<(&Question, AnswerKeys)> = survey
+            .state
+            .questions
+            .as_ref()
+            .map(|questions| {
+                questions
+                    .iter()
+                    .zip(AnswerKeys::of(questions))
+                    .filter_map(|(question, keys)| Some((question, keys?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let requests: Vec<TallyRequest> = named
+            .iter()
+            .map(|(question, keys)| TallyRequest {
+                keys: keys.clone(),
+                values: matches!(
+                    question,
+                    Question::Rating(_) | Question::SingleChoice(_) | Question::MultipleChoice(_)
+                ),
+            })
+            .collect();
+        let tallies = self
+            .responses
+            .tallies(project, &survey.id.0.to_string(), &filter, &requests)
+            .await?;
+        Ok(SurveyResults {
+            window: filter.window,
+            responses: tallies.responses,
+            questions: named
+                .into_iter()
+                .zip(tallies.questions)
+                .map(|((question, keys), tally)| QuestionResults::new(keys.id, question, tally))
+                .collect(),
         })
     }
 
@@ -349,6 +427,30 @@ impl SurveyResponseService {
             stats: Some(SurveyStats::from_aggregates(&aggregates)),
         })
     }
+}
+
+/// `window` narrowed to the survey's run: from its start (its creation when never launched)
+/// to its end, as PostHog narrows a survey's stats.
+fn run_window(survey: &Survey, window: DateWindow) -> DateWindow {
+    let run_start = survey.state.start_date.unwrap_or(survey.created_at);
+    window.within(Some(run_start), survey.state.end_date)
+}
+
+/// The stored keys of the survey's question `id`.
+fn question_keys(questions: Option<&Questions>, id: &str) -> Result<AnswerKeys, ValidationError> {
+    questions
+        .map(AnswerKeys::of)
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .find(|keys| keys.id == id)
+        .ok_or_else(|| {
+            ValidationError::field(
+                "question",
+                ValidationCode::Invalid,
+                "The survey has no question with this id.",
+            )
+        })
 }
 
 /// Answers keyed by question id: legacy keys (`$survey_response` is question 0,

@@ -13,8 +13,9 @@ use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::survey_response::{
-    CountFilter, DateWindow, EventAggregate, ExportCursor, ExportFilter, Forgotten, ResponseCounts,
-    StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+    AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten, ResponseCounts,
+    ResponseFilter, StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse,
+    SurveyResponseRepository, Tallies, Tally, TallyRequest, is_answered, ranked, tallied_values,
 };
 use crate::tenancy::ProjectId;
 
@@ -87,6 +88,21 @@ impl State {
             events: gone.len() as u64,
             responses,
         }
+    }
+
+    /// A survey's responses that `filter` keeps, in no order.
+    fn kept_responses<'a>(
+        &'a self,
+        project: ProjectId,
+        survey_id: &'a str,
+        filter: &'a ResponseFilter,
+    ) -> impl Iterator<Item = &'a SurveyResponse> {
+        self.survey_responses
+            .iter()
+            .filter(move |s| s.project == project && s.survey_id == survey_id)
+            .map(|s| &s.response)
+            .filter(|r| filter.window.contains(r.timestamp))
+            .filter(|r| !(filter.exclude_archived && r.archived))
     }
 
     fn response_of(&self, project: ProjectId, survey_id: &str, key: &str) -> Option<usize> {
@@ -215,37 +231,65 @@ impl SurveyResponseRepository for InMemoryStore {
         &self,
         project: ProjectId,
         survey_id: &str,
-        window: DateWindow,
+        filter: &ResponseFilter,
+        answers: &AnswerFilter,
         page: PageRequest,
     ) -> Result<Page<SurveyResponse>, Unexpected> {
         let state = self.lock();
         let mut responses: Vec<&SurveyResponse> = state
-            .survey_responses
-            .iter()
-            .filter(|s| s.project == project && s.survey_id == survey_id)
-            .map(|s| &s.response)
-            .filter(|r| window.contains(r.timestamp))
+            .kept_responses(project, survey_id, filter)
+            .filter(|r| answers.keeps(&r.answers))
             .collect();
         responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
         Ok(page_of(responses, page).map(Clone::clone))
+    }
+
+    async fn tallies(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        filter: &ResponseFilter,
+        questions: &[TallyRequest],
+    ) -> Result<Tallies, Unexpected> {
+        let state = self.lock();
+        let responses: Vec<&SurveyResponse> =
+            state.kept_responses(project, survey_id, filter).collect();
+        let tally = |request: &TallyRequest| {
+            let answers: Vec<&serde_json::Value> = responses
+                .iter()
+                .filter_map(|r| request.keys.answer(&r.answers))
+                .filter(|answer| is_answered(answer))
+                .collect();
+            let mut counts = BTreeMap::new();
+            if request.values {
+                for value in answers.iter().flat_map(|answer| tallied_values(answer)) {
+                    *counts.entry(value).or_insert(0) += 1;
+                }
+            }
+            let (values, others) = ranked(counts);
+            Tally {
+                answered: answers.len() as u64,
+                values,
+                others,
+            }
+        };
+        Ok(Tallies {
+            responses: responses.len() as u64,
+            questions: questions.iter().map(tally).collect(),
+        })
     }
 
     async fn responses_after(
         &self,
         project: ProjectId,
         survey_id: &str,
-        filter: &ExportFilter,
+        filter: &ResponseFilter,
         after: Option<ExportCursor>,
         limit: u32,
     ) -> Result<Vec<SurveyResponse>, Unexpected> {
         let state = self.lock();
         let mut responses: Vec<&SurveyResponse> = state
-            .survey_responses
-            .iter()
-            .filter(|s| s.project == project && s.survey_id == survey_id)
-            .map(|s| &s.response)
-            .filter(|r| filter.window.contains(r.timestamp))
-            .filter(|r| !(filter.exclude_archived && r.archived))
+            .kept_responses(project, survey_id, filter)
             .filter(|r| {
                 after.is_none_or(|after| (r.timestamp, r.uuid) < (after.timestamp, after.uuid))
             })

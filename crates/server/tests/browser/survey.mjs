@@ -26,10 +26,10 @@
 //                 of its own; `shownToAnotherPerson` says whether the survey showed to them
 //   SCREENSHOT    where to save a screenshot of the page with the survey shown
 import { createRequire } from "node:module";
-import { accessSync, constants, readFileSync } from "node:fs";
-import { delimiter, join } from "node:path";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import zlib from "node:zlib";
+import { onPath } from "./chromium.mjs";
 
 const env = process.env;
 const require = createRequire(`${env.BROWSER_DIR}/`);
@@ -105,20 +105,6 @@ function decode(buffer) {
 function eventsOf(body) {
   if (!body || typeof body !== "object") return [];
   return Array.isArray(body) ? body : body.batch ?? [body];
-}
-
-/** `name` as the shell finds it on PATH (playwright wants a path). */
-function onPath(name) {
-  if (name.includes("/")) return name;
-  for (const dir of (env.PATH ?? "").split(delimiter)) {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return join(dir, name);
-    } catch {
-      // not in this directory
-    }
-  }
-  throw new Error(`${name} is not on PATH (apt-get install chromium, or set BURROW_CHROMIUM)`);
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

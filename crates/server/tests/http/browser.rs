@@ -22,7 +22,7 @@ const POSTHOG_JS_VERSION: &str = "1.449.2";
 
 /// Where `cargo xtask test` installed posthog-js and playwright-core; panics, saying how to
 /// install them, when they are missing.
-fn browser_dir() -> PathBuf {
+pub(crate) fn browser_dir() -> PathBuf {
     let dir = std::env::var_os("BURROW_BROWSER_DIR").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/browser"),
         PathBuf::from,
@@ -46,7 +46,7 @@ fn browser_dir() -> PathBuf {
 }
 
 /// Screenshots and server logs: `target/browser/`.
-fn artifacts() -> PathBuf {
+pub(crate) fn artifacts() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/browser");
     std::fs::create_dir_all(&dir).expect("creating target/browser");
     dir.canonicalize().expect("target/browser exists")

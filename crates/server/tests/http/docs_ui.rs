@@ -4,6 +4,7 @@
 //! Chromium; `BURROW_CHROMIUM` names another binary.)
 
 use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::process::Command;
@@ -12,7 +13,14 @@ use crate::helpers::{chromium, spawn_app};
 
 /// The DOM of `url` once its scripts have run, as Chromium renders it.
 async fn rendered(url: &str) -> String {
-    let profile = std::env::temp_dir().join(format!("burrow-chromium-{}", std::process::id()));
+    // A profile of its own per call: the tests run in parallel, and two Chromiums sharing one
+    // profile refuse to start ("SingletonLock: File exists").
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let profile = std::env::temp_dir().join(format!(
+        "burrow-chromium-{}-{}",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    ));
     let run = Command::new(chromium())
         .args([
             "--headless",

@@ -1,0 +1,282 @@
+//! The console (`/app/`): its files served whole under a strict policy, and — in Chromium,
+//! driven by `tests/browser/console.mjs` through playwright-core — a person signing in and
+//! reading a survey's results, every number on the page equal to the stats and results APIs'.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use domain::admin::KeyRequest;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::browser::{artifacts, browser_dir};
+use crate::helpers::{assert_error, chromium, parts, spawn_app};
+use crate::results::{counts, read, seed};
+
+#[tokio::test]
+async fn the_console_and_every_file_it_loads_are_served_under_a_strict_policy() {
+    let app = spawn_app().await;
+    let page = app.request(Method::GET, "/app/").send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let header = |response: &reqwest::Response, name: &str| {
+        response
+            .headers()
+            .get(name)
+            .map(|value| value.to_str().unwrap().to_owned())
+            .unwrap_or_default()
+    };
+    let policy = header(&page, "content-security-policy");
+    assert!(policy.contains("script-src 'self';"), "{policy}");
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert!(policy.contains("connect-src 'self'"), "{policy}");
+    assert_eq!(header(&page, "content-type"), "text/html; charset=utf-8");
+    assert_eq!(header(&page, "x-content-type-options"), "nosniff");
+    assert_eq!(header(&page, "referrer-policy"), "no-referrer");
+    let html = page.text().await.unwrap();
+    assert!(!html.contains("<script>"), "no inline script: {html}");
+    assert!(!html.contains("style="), "no inline style: {html}");
+
+    // Every file the page names, and every module those import, is served with its type.
+    let mut wanted: Vec<String> = ["src=\"", "href=\""]
+        .iter()
+        .flat_map(|attribute| html.split(attribute).skip(1))
+        .filter_map(|rest| rest.split('"').next())
+        .filter(|url| url.starts_with("/app/"))
+        .map(str::to_owned)
+        .collect();
+    let mut seen = Vec::new();
+    while let Some(url) = wanted.pop() {
+        if seen.contains(&url) {
+            continue;
+        }
+        let response = app.request(Method::GET, &url).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{url}");
+        let expected = if url.ends_with(".css") {
+            "text/css; charset=utf-8"
+        } else {
+            "text/javascript; charset=utf-8"
+        };
+        assert_eq!(header(&response, "content-type"), expected, "{url}");
+        assert!(!header(&response, "content-security-policy").is_empty());
+        let text = response.text().await.unwrap();
+        for import in text.split("from \"./").skip(1) {
+            wanted.push(format!("/app/{}", import.split('"').next().unwrap()));
+        }
+        seen.push(url);
+    }
+    assert!(seen.len() >= 8, "{seen:?}");
+
+    let (status, body) = parts(
+        app.request(Method::GET, "/app/nope.js")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert_error(&body, "invalid_request", "not_found", "Not found.");
+}
+
+/// Runs `tests/browser/console.mjs`; its JSON report (kept as
+/// `target/browser/report-console.json`), or a panic with it.
+async fn drive(vars: &[(&str, String)]) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/console.mjs");
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(script)
+        .env("BROWSER_DIR", browser_dir())
+        .env("CHROMIUM", chromium())
+        .env("SHOTS", artifacts())
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    let output = tokio::time::timeout(Duration::from_secs(90), command.output())
+        .await
+        .expect("the console driver finishes within 90 s")
+        .expect("running node");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "the driver printed no JSON ({}): {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    std::fs::write(
+        artifacts().join("report-console.json"),
+        serde_json::to_vec_pretty(&report).unwrap(),
+    )
+    .expect("keeping the report");
+    assert!(
+        output.status.success(),
+        "the browser part failed: {}\nreport: {}\n{}",
+        report["error"],
+        serde_json::to_string_pretty(&report).unwrap(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    report
+}
+
+#[tokio::test]
+async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() {
+    let app = spawn_app().await;
+    let tenant = app.tenant("console@example.com", &["*"]).await;
+    let seeded = seed(&app, &tenant).await;
+    let narrow = app
+        .key(KeyRequest {
+            email: tenant.email.clone(),
+            label: "flags only".into(),
+            scopes: vec!["feature_flag:read".into()],
+            scoped_teams: None,
+            scoped_organizations: None,
+        })
+        .await;
+    let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    for shot in ["console-surveys.png", "console-results.png"] {
+        let _ = std::fs::remove_file(artifacts().join(shot));
+    }
+    let report = drive(&[
+        ("BURROW_URL", app.address.clone()),
+        ("KEY", tenant.key.clone()),
+        ("NARROW_KEY", narrow.clone()),
+        ("SURVEY", seeded.id().to_owned()),
+        ("SEARCH", "slow".into()),
+        ("DAY", day.clone()),
+    ])
+    .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    for shot in [
+        "console-surveys.png",
+        "console-results.png",
+        "console-results-phone.png",
+    ] {
+        assert!(artifacts().join(shot).is_file(), "no {shot}");
+    }
+
+    // The list shows the survey, running, with its responses.
+    let row = &report["surveys"][0];
+    assert_eq!(row["name"], "Checkout feedback", "{pretty}");
+    assert_eq!(row["status"], "running", "{pretty}");
+    assert_eq!(row["responses"], "10", "{pretty}");
+
+    // The funnel is the stats API's.
+    let base = format!(
+        "/api/projects/{}/surveys/{}",
+        tenant.project_id,
+        seeded.id()
+    );
+    let stats = read(&app, &tenant, &format!("{base}/stats/")).await;
+    for (event, shown) in [("shown", 14), ("dismissed", 3), ("sent", 10)] {
+        let api = &stats["stats"][format!("survey {event}")]["total_count"];
+        assert_eq!(api, shown, "{stats}");
+        assert_eq!(
+            report["funnel"][event],
+            api.to_string(),
+            "{event}: {pretty}"
+        );
+    }
+    assert_eq!(
+        report["funnel"]["response_rate"],
+        format!("{}%", stats["rates"]["response_rate"]),
+        "{pretty}"
+    );
+
+    // Each question's numbers are the results API's.
+    let results = read(
+        &app,
+        &tenant,
+        &format!("{base}/results/?exclude_archived=true"),
+    )
+    .await;
+    assert_eq!(report["responses"], results["responses"].to_string());
+    let shown = report["questions"].as_array().unwrap();
+    assert_eq!(shown.len(), 4, "{pretty}");
+    for (page, api) in shown.iter().zip(results["questions"].as_array().unwrap()) {
+        assert_eq!(page["id"], api["id"], "{pretty}");
+        assert_eq!(page["answered"], api["answered"].to_string(), "{pretty}");
+        let on_page: Vec<(String, u64)> = page["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row["value"].as_str().unwrap().to_owned(),
+                    row["count"].as_str().unwrap().parse().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(on_page, counts(api), "{}: {pretty}", api["question"]);
+    }
+    // Red: 5 of 10.
+    assert_eq!(shown[1]["rows"][0]["percent"], "50%", "{pretty}");
+    // 5 promoters, 2 passives, 3 detractors of 10.
+    assert_eq!(
+        report["nps"],
+        json!({"score": "20.0", "promoters": "5", "passives": "2", "detractors": "3"}),
+        "{pretty}"
+    );
+    assert_eq!(report["charts"], 3, "{pretty}");
+
+    // One day's results (whole UTC days) are the APIs' for that window.
+    let window = format!("date_from={day}T00:00:00Z&date_to={day}T23:59:59Z");
+    let stats = read(&app, &tenant, &format!("{base}/stats/?{window}")).await;
+    let results = read(
+        &app,
+        &tenant,
+        &format!("{base}/results/?{window}&exclude_archived=true"),
+    )
+    .await;
+    assert_eq!(
+        report["day"],
+        json!({
+            "sent": stats["stats"]["survey sent"]["total_count"].to_string(),
+            "shown": stats["stats"]["survey shown"]["total_count"].to_string(),
+            "responses": results["responses"].to_string(),
+        }),
+        "{pretty}"
+    );
+
+    // The open answers, filtered: the three that say "slow", as the list API finds them.
+    assert_eq!(report["open"]["count"], "10", "{pretty}");
+    assert_eq!(report["open"]["filteredCount"], "3", "{pretty}");
+    assert_eq!(
+        report["open"]["filtered"],
+        json!(["SLOW search", "slow checkout", "Too slow on Mondays"]),
+        "{pretty}"
+    );
+
+    assert!(
+        report["plugins"]
+            .as_str()
+            .unwrap()
+            .contains("The organization has no plugin installed."),
+        "{pretty}"
+    );
+
+    // The key stayed in sessionStorage only, and signing out forgot it.
+    assert_eq!(
+        report["storage"]["session"],
+        tenant.key.as_str(),
+        "{pretty}"
+    );
+    assert_eq!(report["storage"]["cookies"], 0, "{pretty}");
+    assert_eq!(report["storage"]["keyInAnyUrl"], false, "{pretty}");
+    assert_eq!(report["storage"]["afterSignOut"], Value::Null, "{pretty}");
+    assert_eq!(report["csvDownloaded"], true, "{pretty}");
+
+    // A key without survey:read is told so, plainly.
+    assert!(
+        report["narrow"]
+            .as_str()
+            .unwrap()
+            .contains("lacks the survey:read scope"),
+        "{pretty}"
+    );
+    assert_eq!(report["phoneOverflow"], false, "{pretty}");
+    assert_eq!(report["signOutByKeyboard"], true, "{pretty}");
+    assert_eq!(report["cspViolations"], json!([]), "{pretty}");
+    assert_eq!(report["pageErrors"], json!([]), "{pretty}");
+}
