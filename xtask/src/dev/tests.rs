@@ -115,6 +115,10 @@ fn the_printed_demo_page_shows_the_survey_and_its_answer_is_counted() {
     let first_line = banner.lines().next().unwrap_or_default();
     assert!(first_line.contains(site.url()), "{banner}");
     assert!(banner.contains("/api/schema/swagger-ui/"), "{banner}");
+    assert!(
+        banner.contains(&format!("{}/app/", session.origin)),
+        "the console: {banner}"
+    );
 
     // A second run finds the same survey rather than making another.
     let again = demo::seed(&api).expect("seeding again");
