@@ -7,13 +7,16 @@ use std::time::Duration;
 
 /// One lookup's remembered answers. Not async: it is asked before storage on every request and
 /// is only worth having when it answers at once, from the node's own memory.
-pub trait Memory<K, V>: Send + Sync {
+///
+/// Keys are kept owned (`String`) and asked for borrowed (`str`), so asking, which every SDK
+/// request does with the token it was sent, allocates nothing.
+pub trait Memory<K: ?Sized + ToOwned, V>: Send + Sync {
     /// The answer kept for `key`, unless it has expired.
     fn recall(&self, key: &K) -> Option<V>;
 
     /// Keeps `value` for `key` in place of what was kept, to expire the memory's freshness
     /// from now.
-    fn keep(&self, key: K, value: V);
+    fn keep(&self, key: K::Owned, value: V);
 
     /// Drops what is kept for `key`: it changed, and the next ask must load it again.
     fn forget(&self, key: &K);
@@ -29,7 +32,8 @@ pub trait Memories {
     /// on it. It may forget sooner (to bound its size), which only costs a lookup.
     fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
     where
-        K: Hash + Eq + Send + Sync + 'static,
+        K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+        K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static;
 
     /// [`Self::memory`] for values of very different sizes: it holds at most about `budget`
@@ -41,6 +45,7 @@ pub trait Memories {
         size: fn(&V) -> u32,
     ) -> Box<dyn Memory<K, V>>
     where
-        K: Hash + Eq + Send + Sync + 'static,
+        K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+        K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static;
 }

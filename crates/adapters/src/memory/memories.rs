@@ -17,10 +17,11 @@ pub struct MokaMemories;
 impl Memories for MokaMemories {
     fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
     where
-        K: Hash + Eq + Send + Sync + 'static,
+        K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+        K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static,
     {
-        Box::new(MokaMemory(
+        Box::new(MokaMemory::<K, V>(
             Cache::builder()
                 .max_capacity(CAPACITY)
                 .time_to_live(freshness)
@@ -35,10 +36,11 @@ impl Memories for MokaMemories {
         size: fn(&V) -> u32,
     ) -> Box<dyn Memory<K, V>>
     where
-        K: Hash + Eq + Send + Sync + 'static,
+        K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+        K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static,
     {
-        Box::new(MokaMemory(
+        Box::new(MokaMemory::<K, V>(
             Cache::builder()
                 .max_capacity(budget)
                 .weigher(move |_, value| size(value))
@@ -50,18 +52,19 @@ impl Memories for MokaMemories {
 
 /// A cache whose time to live counts from each insert, so a kept entry expires `freshness`
 /// after it was kept, and one kept again after that.
-struct MokaMemory<K, V>(Cache<K, V>);
+struct MokaMemory<K: ?Sized + ToOwned, V>(Cache<K::Owned, V>);
 
 impl<K, V> Memory<K, V> for MokaMemory<K, V>
 where
-    K: Hash + Eq + Send + Sync + 'static,
+    K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+    K::Owned: Hash + Eq + Send + Sync + 'static,
     V: Clone + Send + Sync + 'static,
 {
     fn recall(&self, key: &K) -> Option<V> {
         self.0.get(key)
     }
 
-    fn keep(&self, key: K, value: V) {
+    fn keep(&self, key: K::Owned, value: V) {
         self.0.insert(key, value);
     }
 

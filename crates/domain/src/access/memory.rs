@@ -24,7 +24,7 @@ pub(super) struct Remembered<K, V>(Option<Box<dyn Memory<K, V>>>);
 
 impl<K, V> Remembered<K, V>
 where
-    K: Hash + Eq + Send + Sync + 'static,
+    K: Clone + Hash + Eq + Send + Sync + 'static,
     V: Clone + Send + Sync + 'static,
 {
     /// Remembers in `memories` for `freshness` (capped at [`MAX_FRESHNESS`]); zero remembers
@@ -142,7 +142,8 @@ mod tests {
     impl Memories for Asked {
         fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
         where
-            K: Hash + Eq + Send + Sync + 'static,
+            K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+            K::Owned: Hash + Eq + Send + Sync + 'static,
             V: Clone + Send + Sync + 'static,
         {
             self.0.lock().unwrap().push(freshness);
@@ -156,7 +157,8 @@ mod tests {
             size: fn(&V) -> u32,
         ) -> Box<dyn Memory<K, V>>
         where
-            K: Hash + Eq + Send + Sync + 'static,
+            K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+            K::Owned: Hash + Eq + Send + Sync + 'static,
             V: Clone + Send + Sync + 'static,
         {
             self.0.lock().unwrap().push(freshness);

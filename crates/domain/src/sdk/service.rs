@@ -62,7 +62,7 @@ pub struct SnapshotCounts {
 struct Kept {
     /// Which project a token names (tokens never move): a pointer to the snapshot, which must
     /// carry the token too, and all capture needs.
-    tokens: Box<dyn Memory<String, ProjectId>>,
+    tokens: Box<dyn Memory<str, ProjectId>>,
     snapshots: Box<dyn Memory<ProjectId, Arc<SdkSnapshot>>>,
     /// Counts the changes heard (and every loss of hearing): a snapshot whose build began
     /// before a change was heard may hold what changed, so it is not kept.
@@ -138,7 +138,7 @@ impl SdkService {
     pub async fn project_id(&self, token: Option<&str>) -> Result<ProjectId, AccessError> {
         let token = checked(token)?;
         let kept = self.kept.as_ref().filter(|kept| kept.listening());
-        if let Some(project) = kept.and_then(|kept| kept.tokens.recall(&token.to_owned())) {
+        if let Some(project) = kept.and_then(|kept| kept.tokens.recall(token)) {
             return Ok(project);
         }
         let project = self.project_named(token).await?.id;
@@ -252,7 +252,7 @@ impl Kept {
     }
 
     fn recall(&self, token: &str) -> Option<Arc<SdkSnapshot>> {
-        let project = self.tokens.recall(&token.to_owned())?;
+        let project = self.tokens.recall(token)?;
         self.snapshots
             .recall(&project)
             .filter(|snapshot| snapshot.project.api_token == token)

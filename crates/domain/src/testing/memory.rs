@@ -16,7 +16,8 @@ pub struct TimedMemories;
 impl Memories for TimedMemories {
     fn memory<K, V>(&self, freshness: Duration) -> Box<dyn Memory<K, V>>
     where
-        K: Hash + Eq + Send + Sync + 'static,
+        K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+        K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static,
     {
         Box::new(TimedMemory {
@@ -32,28 +33,30 @@ impl Memories for TimedMemories {
         _size: fn(&V) -> u32,
     ) -> Box<dyn Memory<K, V>>
     where
-        K: Hash + Eq + Send + Sync + 'static,
+        K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
+        K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static,
     {
         self.memory(freshness)
     }
 }
 
-struct TimedMemory<K, V> {
+struct TimedMemory<K: ?Sized + ToOwned, V> {
     freshness: Duration,
     /// Each value with the instant it expires.
-    entries: Mutex<HashMap<K, (Instant, V)>>,
+    entries: Mutex<HashMap<K::Owned, (Instant, V)>>,
 }
 
-impl<K, V> TimedMemory<K, V> {
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<K, (Instant, V)>> {
+impl<K: ?Sized + ToOwned, V> TimedMemory<K, V> {
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<K::Owned, (Instant, V)>> {
         self.entries.lock().expect("memory poisoned")
     }
 }
 
 impl<K, V> Memory<K, V> for TimedMemory<K, V>
 where
-    K: Hash + Eq + Send + Sync,
+    K: ?Sized + ToOwned + Hash + Eq + Send + Sync,
+    K::Owned: Hash + Eq + Send + Sync,
     V: Clone + Send + Sync,
 {
     fn recall(&self, key: &K) -> Option<V> {
@@ -62,7 +65,7 @@ where
         (Instant::now() < *expires).then(|| value.clone())
     }
 
-    fn keep(&self, key: K, value: V) {
+    fn keep(&self, key: K::Owned, value: V) {
         let expires = Instant::now() + self.freshness;
         self.entries().insert(key, (expires, value));
     }
