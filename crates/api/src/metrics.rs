@@ -38,6 +38,7 @@ struct Instruments {
     pool: IntGaugeVec,
     pool_max: IntGauge,
     sdk_snapshots: IntCounterVec,
+    sdk_kept: IntGaugeVec,
     sdk_listening: IntGauge,
     webhook_attempts: IntCounterVec,
     /// Held while counters are brought up to the totals the services keep, so concurrent
@@ -133,6 +134,14 @@ impl Metrics {
             &["source"],
         )
         .expect("valid metric");
+        let sdk_kept = IntGaugeVec::new(
+            Opts::new(
+                "burrow_sdk_kept_entries",
+                "Entries this node keeps for SDK requests, by memory: `tokens` (valid project tokens, pointing at their project) and `snapshots` (projects' flags and surveys).",
+            ),
+            &["memory"],
+        )
+        .expect("valid metric");
         let sdk_listening = IntGauge::new(
             "burrow_sdk_change_listener_up",
             "1 while this node hears PostgreSQL's change notifications and so keeps SDK snapshots.",
@@ -155,6 +164,7 @@ impl Metrics {
             Box::new(pool.clone()),
             Box::new(pool_max.clone()),
             Box::new(sdk_snapshots.clone()),
+            Box::new(sdk_kept.clone()),
             Box::new(sdk_listening.clone()),
             Box::new(webhook_attempts.clone()),
         ] {
@@ -176,6 +186,7 @@ impl Metrics {
             pool,
             pool_max,
             sdk_snapshots,
+            sdk_kept,
             sdk_listening,
             webhook_attempts,
             catching_up: Mutex::new(()),
@@ -240,6 +251,13 @@ impl Metrics {
             }
         }
         self.0.sdk_listening.set(i64::from(snapshots.listening));
+        for (memory, entries) in [
+            ("tokens", snapshots.tokens_kept),
+            ("snapshots", snapshots.snapshots_kept),
+        ] {
+            let entries = i64::try_from(entries).unwrap_or(i64::MAX);
+            self.0.sdk_kept.with_label_values(&[memory]).set(entries);
+        }
         TextEncoder::new()
             .encode_to_string(&self.0.registry.gather())
             .unwrap_or_else(|error| format!("# metrics could not be encoded: {error}\n"))

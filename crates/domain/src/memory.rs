@@ -23,6 +23,9 @@ pub trait Memory<K: ?Sized + ToOwned, V>: Send + Sync {
 
     /// Drops everything kept: changes may have been missed.
     fn forget_all(&self);
+
+    /// How many entries are kept now, for metrics: what a flood of unknown keys would grow.
+    fn entries(&self) -> u64;
 }
 
 /// Where services keep what they remember: one [`Memory`] per lookup.

@@ -75,6 +75,12 @@ where
     fn forget_all(&self) {
         self.0.invalidate_all();
     }
+
+    fn entries(&self) -> u64 {
+        // moka counts inserts and evictions as it gets round to them; settle them first.
+        self.0.run_pending_tasks();
+        self.0.entry_count()
+    }
 }
 
 #[cfg(test)]
@@ -110,5 +116,17 @@ mod tests {
         assert_eq!((memory.recall(&1), memory.recall(&2)), (None, Some("two")));
         memory.forget_all();
         assert_eq!(memory.recall(&2), None);
+    }
+
+    #[test]
+    fn entries_count_what_is_kept() {
+        let memory = MokaMemories.memory::<str, u8>(Duration::from_secs(60));
+        assert_eq!(memory.entries(), 0);
+        memory.keep("a".to_owned(), 1);
+        memory.keep("b".to_owned(), 2);
+        memory.keep("a".to_owned(), 3);
+        assert_eq!(memory.entries(), 2);
+        memory.forget("a");
+        assert_eq!(memory.entries(), 1);
     }
 }

@@ -56,6 +56,9 @@ pub struct SnapshotCounts {
     pub built: u64,
     /// Whether the node hears changes now, and so keeps snapshots.
     pub listening: bool,
+    /// Tokens kept with the project they name: valid tokens only, however many are tried.
+    pub tokens_kept: u64,
+    pub snapshots_kept: u64,
 }
 
 /// Snapshots kept in the node's memory, and what decides whether one may be.
@@ -98,6 +101,11 @@ impl SdkService {
             from_memory: self.from_memory.load(Ordering::Relaxed),
             built: self.built.load(Ordering::Relaxed),
             listening: self.kept.as_ref().is_some_and(Kept::listening),
+            tokens_kept: self.kept.as_ref().map_or(0, |kept| kept.tokens.entries()),
+            snapshots_kept: self
+                .kept
+                .as_ref()
+                .map_or(0, |kept| kept.snapshots.entries()),
         }
     }
 

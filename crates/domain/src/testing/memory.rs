@@ -77,4 +77,14 @@ where
     fn forget_all(&self) {
         self.entries().clear();
     }
+
+    fn entries(&self) -> u64 {
+        let now = Instant::now();
+        let live = self
+            .entries()
+            .values()
+            .filter(|(expires, _)| now < *expires)
+            .count();
+        u64::try_from(live).unwrap_or(u64::MAX)
+    }
 }

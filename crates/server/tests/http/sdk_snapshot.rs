@@ -430,3 +430,81 @@ async fn local_evaluation_serves_definitions_to_keys_that_read_flags_of_the_proj
         "{body}"
     );
 }
+
+/// What one hostile SDK request with `token` answers: 401 or 404, with PostHog's error body.
+async fn refused(client: &reqwest::Client, node: &str, token: &str, route: usize) -> (u16, Value) {
+    let request = match route % 4 {
+        0 => client
+            .post(format!("{node}/flags/?v=2"))
+            .json(&json!({"token": token, "distinct_id": "p"})),
+        1 => client.get(format!("{node}/api/surveys/?token={token}")),
+        2 => client.get(format!("{node}/array/{token}/config")),
+        _ => client
+            .post(format!("{node}/batch/"))
+            .json(&json!({"api_key": token, "batch": [{"event": "e", "distinct_id": "p"}]})),
+    };
+    parts(request.send().await.expect("request sent")).await
+}
+
+/// Clients sending ever new tokens (guessing, or a broken SDK) make a node keep nothing of
+/// them: each is refused, no snapshot is built, and the node's memories still hold the one
+/// valid token and its project's snapshot, not the thousands tried.
+#[tokio::test]
+async fn a_flood_of_unknown_tokens_is_refused_and_nothing_of_it_is_kept() {
+    const WORKERS: usize = 16;
+    const REQUESTS_EACH: usize = 150;
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    let node = listening_node(&app, true).await;
+    flags_of(&node, &token, "p").await;
+    flags_of(&node, &token, "p").await;
+    let kept = async |memory: &str| {
+        scraped(
+            &node,
+            &format!(r#"burrow_sdk_kept_entries{{memory="{memory}"}}"#),
+        )
+        .await
+    };
+    assert_eq!(kept("tokens").await, Some(1.0));
+    assert_eq!(kept("snapshots").await, Some(1.0));
+    let built = r#"burrow_sdk_snapshots_total{source="storage"}"#;
+    let built_before = scraped(&node, built).await;
+
+    let mut workers = tokio::task::JoinSet::new();
+    for worker in 0..WORKERS {
+        let node = node.clone();
+        workers.spawn(async move {
+            let client = reqwest::Client::new();
+            let mut answers = Vec::new();
+            for request in 0..REQUESTS_EACH {
+                let token = format!("phc_flood{worker}x{request}");
+                answers.push(refused(&client, &node, &token, request).await);
+            }
+            answers
+        });
+    }
+    let answers: Vec<(u16, Value)> = workers.join_all().await.into_iter().flatten().collect();
+    assert_eq!(answers.len(), WORKERS * REQUESTS_EACH);
+    for (status, body) in &answers {
+        assert!(matches!(status, 401 | 404), "{status}: {body}");
+        assert!(
+            body["type"].is_string() && body["code"].is_string(),
+            "{body}"
+        );
+    }
+
+    assert_eq!(
+        kept("tokens").await,
+        Some(1.0),
+        "only the valid token is kept"
+    );
+    assert_eq!(kept("snapshots").await, Some(1.0));
+    assert_eq!(
+        scraped(&node, built).await,
+        built_before,
+        "no snapshot built"
+    );
+    // The valid token is still served from memory.
+    assert_eq!(flags_of(&node, &token, "p").await, json!({}));
+}
