@@ -1,15 +1,18 @@
 //! Faults operators live through: the database going away and coming back, the server killed
 //! mid-write, and a rolling restart's SIGTERM.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use adapters::testing::TestDatabase;
 use reqwest::Client;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
 
-use crate::helpers::{assert_error, eventually, parts, scraped, start_node};
+use crate::helpers::{assert_error, eventually, parts, scraped, start_node, within};
 use crate::own_postgres::OwnPostgres;
 use crate::process::{bootstrap, serve};
 
@@ -104,7 +107,7 @@ async fn a_stopped_database_answers_503_and_its_return_needs_no_restart() {
 #[tokio::test]
 async fn a_database_that_never_answers_is_given_up_on_after_the_timeout() {
     // Accepts connections and says nothing, like a server behind a dead network path.
-    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = silent.local_addr().unwrap().port();
     tokio::spawn(async move {
         let mut held = Vec::new();
@@ -289,4 +292,89 @@ async fn sigterm_lets_in_flight_requests_finish_and_refuses_new_ones() {
         .expect("the server exits within its shutdown timeout");
     assert!(status.success(), "{status:?}");
     assert_eq!(database.count_rows("surveys").await, 1);
+}
+
+/// A TCP path to PostgreSQL that can go silent as a lost network path does: connections stay
+/// open (no FIN, no RST) and what is sent is dropped, in both directions, so only a timeout
+/// can tell.
+struct SilenceablePath {
+    address: String,
+    silent: Arc<AtomicBool>,
+}
+
+impl SilenceablePath {
+    async fn to(upstream: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+        let address = listener.local_addr().expect("its address").to_string();
+        let silent = Arc::new(AtomicBool::new(false));
+        let path_silent = silent.clone();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let Ok(server) = TcpStream::connect(&upstream).await else {
+                    continue;
+                };
+                let (client_read, client_write) = client.into_split();
+                let (server_read, server_write) = server.into_split();
+                tokio::spawn(Self::forward(
+                    client_read,
+                    server_write,
+                    path_silent.clone(),
+                ));
+                tokio::spawn(Self::forward(
+                    server_read,
+                    client_write,
+                    path_silent.clone(),
+                ));
+            }
+        });
+        Self { address, silent }
+    }
+
+    /// Copies `from` to `to` until either closes, dropping what arrives while silent.
+    async fn forward(mut from: OwnedReadHalf, mut to: OwnedWriteHalf, silent: Arc<AtomicBool>) {
+        let mut buffer = vec![0; 16 * 1024];
+        while let Ok(read) = from.read(&mut buffer).await {
+            if read == 0 {
+                return;
+            }
+            if silent.load(Ordering::SeqCst) {
+                continue;
+            }
+            if to.write_all(&buffer[..read]).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    fn go_silent(&self) {
+        self.silent.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A change listener whose connection goes silent without closing (the network path lost) is
+/// noticed by its heartbeat: the node stops keeping SDK snapshots instead of serving what it
+/// no longer hears about. The heartbeat asks after 5 s of silence and waits 5 s for the answer.
+#[tokio::test]
+async fn a_change_listener_on_a_silent_connection_is_noticed_by_its_heartbeat() {
+    let database = TestDatabase::create().await;
+    let (scheme_and_user, rest) = database.url.split_once('@').expect("user@host in the URL");
+    let (upstream, name) = rest.split_once('/').expect("host:port/database in the URL");
+    let path = SilenceablePath::to(upstream.to_owned()).await;
+    let node = start_node(
+        &format!("{scheme_and_user}@{}/{name}", path.address),
+        |args| args.sdk.snapshot = true,
+    );
+    let listening =
+        async |up: f64| scraped(&node, "burrow_sdk_change_listener_up").await == Some(up);
+    within(Duration::from_secs(10), "the listener listening", || {
+        listening(1.0)
+    })
+    .await;
+    path.go_silent();
+    within(
+        Duration::from_secs(20),
+        "the silent listener noticed",
+        || listening(0.0),
+    )
+    .await;
 }
