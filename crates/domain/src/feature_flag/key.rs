@@ -7,9 +7,11 @@ use regex::Regex;
 use crate::error::{ValidationCode, ValidationError};
 
 /// Longest flag key.
-const MAX_KEY_CHARS: usize = 400;
+pub const MAX_KEY_CHARS: usize = 400;
+/// What a flag key is made of (the OpenAPI document states it as given here).
+pub const KEY_PATTERN: &str = "^[a-zA-Z0-9_-]+$";
 
-/// A valid flag key: `^[a-zA-Z0-9_-]+$`, at most 400 characters.
+/// A valid flag key: [`KEY_PATTERN`], at most [`MAX_KEY_CHARS`] characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlagKey(String);
 
@@ -18,8 +20,7 @@ impl FlagKey {
     /// PostHog's messages with `attr: key` for a blank, long or ill-formed key.
     pub fn parse(key: &str) -> Result<Self, ValidationError> {
         static KEY: OnceLock<Regex> = OnceLock::new();
-        let pattern =
-            KEY.get_or_init(|| Regex::new(r"^[a-zA-Z0-9_-]+$").expect("static regex compiles"));
+        let pattern = KEY.get_or_init(|| Regex::new(KEY_PATTERN).expect("static regex compiles"));
         if key.is_empty() {
             return Err(ValidationError::field(
                 "key",

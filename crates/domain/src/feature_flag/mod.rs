@@ -13,7 +13,7 @@ pub use filters::{
     ConditionSet, FlagFilters, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS,
     Multivariate, Operator, PropertyFilter, Variant,
 };
-pub use key::FlagKey;
+pub use key::{FlagKey, KEY_PATTERN, MAX_KEY_CHARS};
 pub use port::FeatureFlagRepository;
 pub use service::FeatureFlagService;
 

@@ -2,18 +2,21 @@
 //! document — and from there into the domain's command.
 
 use domain::ValidationError;
-use domain::feature_flag::{FlagChanges, FlagFilters, FlagKey, NewFlag};
+use domain::feature_flag::{
+    FlagChanges, FlagFilters, FlagKey, KEY_PATTERN, MAX_KEY_CHARS, NewFlag,
+};
 use domain::patch::Patch;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
+use utoipa::openapi::schema::ObjectBuilder;
 
+use crate::contract::schemas::text;
 use crate::fields::{Fields, non_null, not_null};
 
 /// A feature flag to create (`key` required) or change (any subset; `deleted: true` deletes).
 #[derive(ToSchema)]
 pub(crate) struct FeatureFlagWrite {
-    /// Letters, digits, `-` and `_`; unique among the project's live flags.
-    #[schema(value_type = Option<String>, nullable = false, pattern = "^[a-zA-Z0-9_-]+$")]
+    #[schema(schema_with = key_schema, required = false)]
     key: Option<FlagKey>,
     #[schema(nullable = false)]
     name: Option<String>,
@@ -27,6 +30,16 @@ pub(crate) struct FeatureFlagWrite {
     /// PATCH only: `true` deletes the flag (soft).
     #[schema(nullable = false)]
     deleted: Option<bool>,
+}
+
+/// The key as the domain checks it: its pattern and length are the domain's constants.
+fn key_schema() -> ObjectBuilder {
+    text(MAX_KEY_CHARS, false)
+        .min_length(Some(1))
+        .pattern(Some(KEY_PATTERN))
+        .description(Some(
+            "Letters, digits, `-` and `_`; unique among the project's live flags.",
+        ))
 }
 
 /// Each reader fills the fields in its own order (a struct literal evaluates them as written), so
