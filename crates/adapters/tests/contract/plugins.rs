@@ -4,6 +4,7 @@
 //! at a time).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use domain::DomainError;
 use domain::activity::NewActivity;
@@ -31,6 +32,7 @@ contract! {
     configs_are_listed_by_order_and_deleted_ones_hidden,
     a_config_transaction_is_seen_only_once_committed,
     concurrent_updates_of_one_config_lose_no_change,
+    a_dropped_transaction_writes_nothing_and_frees_its_locks_at_once,
 }
 
 fn user(stores: &Stores) -> UserId {
@@ -524,6 +526,38 @@ async fn a_config_transaction_is_seen_only_once_committed(stores: Stores) {
         Some(added),
         "an insert returns the config as stored"
     );
+}
+
+/// A transaction dropped unfinished (its request failed or was cancelled mid-way) writes
+/// nothing and holds nothing: the next one locks the same config at once, rather than waiting
+/// on a lock nobody will release.
+async fn a_dropped_transaction_writes_nothing_and_frees_its_locks_at_once(stores: Stores) {
+    let plugin = install(&stores, stores.organization, "Dropped").await;
+    let kept = configure(&stores, stores.project, plugin.id, config(true, 0)).await;
+    let configs = &stores.plugin_configs;
+    let mut transaction = configs.begin().await.unwrap();
+    let mut changed = transaction
+        .lock(stores.project, kept.id)
+        .await
+        .unwrap()
+        .unwrap();
+    changed.state.order = 9;
+    transaction.update(changed).await.unwrap();
+    drop(transaction);
+
+    let (next, locked) = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut next = configs.begin().await.unwrap();
+        let locked = next.lock(stores.project, kept.id).await.unwrap();
+        (next, locked)
+    })
+    .await
+    .expect("the dropped transaction's lock is released at once");
+    assert_eq!(
+        locked,
+        Some(kept),
+        "a dropped transaction's writes are not seen"
+    );
+    next.rollback().await.unwrap();
 }
 
 /// The fields one concurrent update changes in a round, and how to tell its value from the
