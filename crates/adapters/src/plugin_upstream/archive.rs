@@ -7,6 +7,8 @@ use std::io::{self, Cursor, Read};
 
 use domain::plugin::{PluginFiles, UpstreamError};
 
+use super::source_text;
+
 /// How much of an archive (or local plugin) is read.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -104,7 +106,7 @@ fn plugin_root(root: String, subdirectory: Option<&str>) -> String {
     root
 }
 
-/// Regular files under `root`, by path relative to it, when valid UTF-8 and within the size
+/// Regular files under `root`, by path relative to it, when source text and within the size
 /// limit.
 fn text_files(entries: Vec<Entry>, root: &str) -> PluginFiles {
     let mut files = BTreeMap::new();
@@ -122,7 +124,7 @@ fn text_files(entries: Vec<Entry>, root: &str) -> PluginFiles {
         if relative.is_empty() {
             continue;
         }
-        if let Ok(text) = String::from_utf8(contents) {
+        if let Some(text) = source_text(contents) {
             files.insert(relative.to_owned(), text);
         }
     }

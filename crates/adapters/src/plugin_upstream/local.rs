@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use domain::plugin::{PluginFiles, UpstreamError};
 
 use super::archive::{Limits, invalid, too_many_files};
+use super::source_text;
 
 /// Folders never holding plugin source, yet often thousands of files (and links): skipped so a
 /// plugin under development installs without hitting the file limit.
@@ -86,7 +87,7 @@ pub(crate) fn read_plugin_dir(
                     limits.max_unpacked_bytes
                 )));
             }
-            let Some(text) = contents.and_then(|bytes| String::from_utf8(bytes).ok()) else {
+            let Some(text) = contents.and_then(source_text) else {
                 continue;
             };
             if let Ok(relative) = entry.path().strip_prefix(&dir) {

@@ -19,6 +19,15 @@ use self::http::{Auth, Failure, Http};
 use self::listing::ListingCache;
 pub use self::settings::UpstreamSettings;
 
+/// A plugin file's bytes as source text: UTF-8 without U+0000. Anything else is binary (an
+/// image, a compiled bundle) and is left out, as git leaves out NUL-bearing files from diffs;
+/// PostgreSQL's text could not hold the NUL anyway.
+fn source_text(bytes: Vec<u8>) -> Option<String> {
+    String::from_utf8(bytes)
+        .ok()
+        .filter(|text| !text.contains('\0'))
+}
+
 /// The `PluginUpstream` the server runs with: PostHog's requests to GitHub, GitLab and npm
 /// (bases configurable, so a mirror or a test fake can stand in), archives read in memory
 /// within the configured limits, `file:` plugins from one configured directory.

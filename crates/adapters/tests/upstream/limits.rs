@@ -248,6 +248,8 @@ async fn binary_and_oversized_files_are_left_out_without_refusing_the_archive() 
         ("package/", Member::Folder),
         ("package/plugin.json", Member::File(b"{}")),
         ("package/logo.png", Member::File(BINARY)),
+        // Valid UTF-8, but U+0000 makes it binary (and PostgreSQL's text refuses it).
+        ("package/data.js", Member::File(b"export const a = '\0'")),
         ("package/dist/bundle.js", Member::File(&big)),
         ("package/index.ts", Member::File(b"export {}")),
     ]);
