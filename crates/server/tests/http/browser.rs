@@ -52,6 +52,58 @@ pub(crate) fn artifacts() -> PathBuf {
     dir.canonicalize().expect("target/browser exists")
 }
 
+/// Runs the browser driver `tests/browser/<script>` (node, playwright-core, Chromium) with
+/// `vars` besides `BROWSER_DIR` and `CHROMIUM`, within `bound`. Its JSON report is kept as
+/// `target/browser/report-<name>.json` and returned; unless the driver succeeded, this panics
+/// with the report, what node printed on stderr and `context()` (what else tells why).
+pub(crate) async fn drive(
+    script: &str,
+    name: &str,
+    vars: &[(&str, String)],
+    bound: Duration,
+    context: impl FnOnce() -> String,
+) -> Value {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/browser")
+        .join(script);
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(&script)
+        .env("BROWSER_DIR", browser_dir())
+        .env("CHROMIUM", chromium())
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    for (variable, value) in vars {
+        command.env(variable, value);
+    }
+    let output = tokio::time::timeout(bound, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("{} finishes within {bound:?}", script.display()))
+        .expect("running node");
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
+        panic!(
+            "the driver printed no JSON ({}): {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    std::fs::write(
+        artifacts().join(format!("report-{name}.json")),
+        serde_json::to_vec_pretty(&report).unwrap(),
+    )
+    .expect("keeping the report");
+    assert!(
+        output.status.success(),
+        "the browser part failed: {}\nreport: {}\nstderr: {}\n{}",
+        report["error"],
+        serde_json::to_string_pretty(&report).unwrap(),
+        String::from_utf8_lossy(&output.stderr),
+        context()
+    );
+    report
+}
+
 /// A real `burrow serve` on its own database, serving posthog-js's bundles, with a tenant.
 struct Burrow {
     server: ServerProcess,
@@ -157,45 +209,23 @@ impl Burrow {
     /// Runs the driver script; its JSON report (also kept as `target/browser/report-<name>.json`),
     /// or a panic with the report and the log's tail.
     async fn drive(&self, vars: &[(&str, String)]) -> Value {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/survey.mjs");
-        let mut command = tokio::process::Command::new("node");
-        command
-            .arg(script)
-            .env("BROWSER_DIR", browser_dir())
-            .env("CHROMIUM", chromium())
-            .env("BURROW_URL", &self.server.address)
-            .env("TOKEN", &self.token)
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        for (name, value) in vars {
-            command.env(name, value);
-        }
-        let output = tokio::time::timeout(Duration::from_secs(150), command.output())
-            .await
-            .expect("the browser driver finishes within 150 s")
-            .expect("running node");
-        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
-            panic!(
-                "the driver printed no JSON ({}): {}\n{}",
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
-            )
-        });
-        let kept = self
-            .log
-            .with_file_name(format!("report-{}.json", self.name));
-        std::fs::write(&kept, serde_json::to_vec_pretty(&report).unwrap())
-            .expect("keeping the report");
-        assert!(
-            output.status.success(),
-            "the browser part failed: {}\nreport: {}\nburrow's log ({}):\n{}",
-            report["error"],
-            serde_json::to_string_pretty(&report).unwrap(),
-            self.log.display(),
-            log_tail(&self.log)
-        );
-        report
+        let mut vars = vars.to_vec();
+        vars.push(("BURROW_URL", self.server.address.clone()));
+        vars.push(("TOKEN", self.token.clone()));
+        drive(
+            "survey.mjs",
+            &self.name,
+            &vars,
+            Duration::from_secs(150),
+            || {
+                format!(
+                    "burrow's log ({}):\n{}",
+                    self.log.display(),
+                    log_tail(&self.log)
+                )
+            },
+        )
+        .await
     }
 
     /// Polls `responses_count` until `survey` has one response; panics after 30 s.

@@ -2,16 +2,14 @@
 //! driven by `tests/browser/console.mjs` through playwright-core — a person signing in and
 //! reading a survey's results, every number on the page equal to the stats and results APIs'.
 
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use domain::admin::KeyRequest;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::browser::{artifacts, browser_dir};
-use crate::helpers::{assert_error, chromium, parts, spawn_app};
+use crate::browser::{self, artifacts};
+use crate::helpers::{assert_error, parts, spawn_app};
 use crate::results::{counts, read, seed};
 
 #[tokio::test]
@@ -78,46 +76,18 @@ async fn the_console_and_every_file_it_loads_are_served_under_a_strict_policy() 
     assert_error(&body, "invalid_request", "not_found", "Not found.");
 }
 
-/// Runs `tests/browser/console.mjs`; its JSON report (kept as
-/// `target/browser/report-console.json`), or a panic with it.
+/// Runs `tests/browser/console.mjs`, its screenshots going to `target/browser/`.
 async fn drive(vars: &[(&str, String)]) -> Value {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/browser/console.mjs");
-    let mut command = tokio::process::Command::new("node");
-    command
-        .arg(script)
-        .env("BROWSER_DIR", browser_dir())
-        .env("CHROMIUM", chromium())
-        .env("SHOTS", artifacts())
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    for (name, value) in vars {
-        command.env(name, value);
-    }
-    let output = tokio::time::timeout(Duration::from_secs(90), command.output())
-        .await
-        .expect("the console driver finishes within 90 s")
-        .expect("running node");
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|_| {
-        panic!(
-            "the driver printed no JSON ({}): {}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    std::fs::write(
-        artifacts().join("report-console.json"),
-        serde_json::to_vec_pretty(&report).unwrap(),
+    let mut vars = vars.to_vec();
+    vars.push(("SHOTS", artifacts().display().to_string()));
+    browser::drive(
+        "console.mjs",
+        "console",
+        &vars,
+        Duration::from_secs(90),
+        String::new,
     )
-    .expect("keeping the report");
-    assert!(
-        output.status.success(),
-        "the browser part failed: {}\nreport: {}\n{}",
-        report["error"],
-        serde_json::to_string_pretty(&report).unwrap(),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    report
+    .await
 }
 
 #[tokio::test]
