@@ -12,7 +12,7 @@ use crate::api::Api;
 use crate::demo::{self, Demo, Site};
 use crate::prerequisites::{self, Task};
 use crate::server::Server;
-use crate::{admin, browser, build_burrow, migrate};
+use crate::{admin, browser, migrate};
 
 /// The demo user, whom `dev` makes a key for.
 const DEMO_EMAIL: &str = "demo@burrow.local";
@@ -28,8 +28,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         _ => bail!("usage: cargo xtask dev [--no-demo]"),
     };
     prerequisites::ensure(Task::Dev)?;
-    let database_url = migrate()?;
-    let burrow = build_burrow(false)?;
+    let (database_url, burrow) = migrate()?;
     let key = demo_key(&burrow, &database_url)?;
     let settings = Settings {
         burrow,

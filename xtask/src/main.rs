@@ -110,15 +110,16 @@ pub(crate) fn build_burrow(release: bool) -> anyhow::Result<PathBuf> {
         .join("burrow"))
 }
 
-/// Ensures PostgreSQL and migrates `DATABASE_URL` (or the local `burrow` database); returns the URL.
-fn migrate() -> anyhow::Result<String> {
+/// Ensures PostgreSQL and migrates `DATABASE_URL` (or the local `burrow` database); returns the
+/// URL and the `burrow` binary it built for that.
+fn migrate() -> anyhow::Result<(String, PathBuf)> {
     let server = postgres::ensure()?;
     let database_url = env::var("DATABASE_URL").unwrap_or_else(|_| server.database_url("burrow"));
     let burrow = build_burrow(false)?;
     run(Command::new(&burrow)
         .args(["migrate", "--create-database"])
         .env("DATABASE_URL", &database_url))?;
-    Ok(database_url)
+    Ok((database_url, burrow))
 }
 
 /// Runs `burrow admin <args>` and reads the JSON it prints.

@@ -224,9 +224,13 @@ impl Plan {
 
 /// Makes sure the machine has what `task` needs, installing it when this process may.
 pub(crate) fn ensure(task: Task) -> anyhow::Result<()> {
-    plan(task, &Machine::probe()).carry_out()?;
-    // Installed or not, say plainly if something is still missing.
-    match plan(task, &Machine::probe()) {
+    let plan = plan(task, &Machine::probe());
+    if plan == Plan::Ready {
+        return Ok(());
+    }
+    plan.carry_out()?;
+    // Say plainly if something is still missing after installing.
+    match self::plan(task, &Machine::probe()) {
         Plan::Ready => Ok(()),
         _ => bail!(
             "{} still lacks what it needs after installing; see the messages above",
