@@ -92,6 +92,11 @@ impl Database {
         })
     }
 
+    /// How many connections the pool opens at most.
+    pub(crate) fn max_connections(&self) -> usize {
+        self.pool.status().max_size
+    }
+
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
         self.pool
             .get()

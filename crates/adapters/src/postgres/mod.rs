@@ -2,6 +2,7 @@
 //! and the repositories implementing the domain's storage ports over one schema.
 
 pub(crate) mod api_keys;
+pub(crate) mod capture_queue;
 pub(crate) mod database;
 pub(crate) mod errors;
 pub(crate) mod feature_flags;

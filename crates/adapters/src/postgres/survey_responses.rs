@@ -5,7 +5,7 @@
 //! writes all four in one statement, and counting reads a few rows per survey whatever the
 //! number of events.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -29,6 +29,7 @@ use domain::webhook::completes;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
+use crate::postgres::capture_queue::{Capture, CaptureQueue};
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
@@ -39,12 +40,19 @@ use crate::postgres::text::{pg_object, pg_text};
 /// PostgreSQL.
 pub struct PgSurveyResponseRepository {
     database: Database,
+    captures: CaptureQueue,
 }
 
 impl PgSurveyResponseRepository {
-    /// A repository over the shared pool.
+    /// A repository over the shared pool; captures are written by at most a quarter of its
+    /// connections at once (on two cores, 2 of 8 wrote the most captures a second: 4 wrote 15 %
+    /// fewer, 8 a third fewer, their commits competing for the same CPU; docs/benchmarks.md).
     pub fn new(database: Database) -> Self {
-        Self { database }
+        let writers = database.max_connections() / 4;
+        Self {
+            captures: CaptureQueue::new(database.clone(), writers),
+            database,
+        }
     }
 }
 
@@ -77,11 +85,11 @@ impl From<ResponseRow> for SurveyResponse {
     }
 }
 
-/// What [`RECORD_CAPTURE`] answers that the caller needs.
+/// What [`RECORD_CAPTURE`] answers that the caller needs: the uuids of the events it stored.
 #[derive(QueryableByName)]
 struct Recorded {
-    #[diesel(sql_type = Int8)]
-    stored: i64,
+    #[diesel(sql_type = Array<SqlUuid>)]
+    stored: Vec<Uuid>,
 }
 
 #[derive(QueryableByName)]
@@ -110,7 +118,8 @@ struct AggregateRow {
 /// on `survey_response_counts.slot` allows these.
 const COUNTER_SLOTS: i32 = 16;
 
-/// One whole capture in one statement, atomic without `BEGIN`/`COMMIT`: the events are inserted
+/// One or more whole captures of a project (those that waited together, `capture_queue.rs`) in
+/// one statement, atomic without `BEGIN`/`COMMIT`: the events are inserted
 /// (uuids the project has are skipped); the sends among them that are new upsert their
 /// submission's response (a later send replaces it, an earlier one does not); new responses are
 /// added to the survey's counter in the slot of this connection (`pg_backend_pid()`: a
@@ -123,10 +132,11 @@ const COUNTER_SLOTS: i32 = 16;
 /// one stops it); and each new send becomes a delivery for every enabled webhook of the
 /// project that subscribes to it (the webhook outbox: an acknowledged answer is delivered even
 /// if the process dies next; a project without webhooks pays one index probe). Every input is
-/// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535).
+/// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535). It
+/// answers the uuids of the events it stored.
 ///
-/// The statement lives in the `burrow_record_capture` PL/pgSQL function (migration
-/// `2026-11-24-230000_record_capture_function`), so each pooled connection plans it once: sent as
+/// The statement lives in the `burrow_record_capture` PL/pgSQL function (migrations
+/// `2026-11-24-230000_record_capture_function`, `2026-11-25-010000_record_capture_names_new_events`), so each pooled connection plans it once: sent as
 /// text, it was planned for every capture, and planning took longer than running it.
 ///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
@@ -438,6 +448,56 @@ fn contains_pattern(search: &SearchText) -> String {
     pattern
 }
 
+/// Writes captures of one project with one [`RECORD_CAPTURE`] statement, as if one after the
+/// other: one copy of each uuid (a retried event is one event), each submission's latest send,
+/// each person's sets merged in turn. Answers the uuids of the events that were new.
+pub(crate) async fn write_captures(
+    database: &Database,
+    captures: &[&Capture],
+) -> Result<HashSet<Uuid>, Unexpected> {
+    let Some(project) = captures.first().map(|capture| capture.project) else {
+        return Ok(HashSet::new());
+    };
+    // In uuid order, so concurrent statements lock events in one order.
+    let mut unique: BTreeMap<Uuid, &SurveyEvent> = BTreeMap::new();
+    for event in captures.iter().flat_map(|capture| &capture.events) {
+        unique.entry(event.uuid).or_insert(event);
+    }
+    let events: Vec<&SurveyEvent> = unique.into_values().collect();
+    let sends = latest_sends(events.iter().copied());
+    let outbox = webhook_sends(&events);
+    let (distinct_ids, properties): (Vec<String>, Vec<Value>) =
+        storable_sets(captures.iter().flat_map(|capture| &capture.person_sets))
+            .into_iter()
+            .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
+            .unzip();
+    let mut conn = database.connection().await?;
+    let recorded: Recorded = diesel::sql_query(RECORD_CAPTURE)
+        .bind::<Int4, _>(project.0)
+        .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
+        .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
+        .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
+        .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
+        .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
+        .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
+        .bind::<Array<Jsonb>, _>(column(&events, |e| Value::Object(e.properties.clone())))
+        .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
+        .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
+        .bind::<Array<Jsonb>, _>(column(&sends, |(_, e)| Value::Object(e.answers())))
+        .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
+        .bind::<Int4, _>(COUNTER_SLOTS)
+        .bind::<Array<Text>, _>(distinct_ids)
+        .bind::<Array<Jsonb>, _>(properties)
+        .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
+        .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
+        .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
+        .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes))
+        .get_result(&mut conn)
+        .await
+        .during("recording a capture")?;
+    Ok(recorded.stored.into_iter().collect())
+}
+
 /// The event with its captured text as PostgreSQL can store it, before anything is grouped by
 /// that text (so ids that differ only where U+0000 was are one submission, as stored).
 fn storable(event: &SurveyEvent) -> SurveyEvent {
@@ -489,7 +549,7 @@ struct WebhookSend {
 }
 
 /// Every send of the batch, marking each submission's earliest (by time, then uuid).
-fn webhook_sends(events: &[SurveyEvent]) -> Vec<WebhookSend> {
+fn webhook_sends(events: &[&SurveyEvent]) -> Vec<WebhookSend> {
     let mut earliest: BTreeMap<(&str, String), (DateTime<Utc>, Uuid)> = BTreeMap::new();
     for event in events.iter().filter(|e| e.kind == SurveyEventKind::Sent) {
         let at = (event.timestamp, event.uuid);
@@ -517,7 +577,9 @@ fn webhook_sends(events: &[SurveyEvent]) -> Vec<WebhookSend> {
 /// The person sets as stored (`text.rs`), keyed by distinct id so persons are locked in key
 /// order; sets whose ids are stored alike are merged in turn, as the statement could not upsert
 /// one person twice.
-fn storable_sets(sets: &[PersonSet]) -> BTreeMap<String, Map<String, Value>> {
+fn storable_sets<'a>(
+    sets: impl Iterator<Item = &'a PersonSet>,
+) -> BTreeMap<String, Map<String, Value>> {
     let mut stored: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     for set in sets {
         stored
@@ -645,44 +707,13 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         events: &[SurveyEvent],
         person_sets: &[PersonSet],
     ) -> Result<usize, Unexpected> {
-        // One copy of each uuid, in uuid order: a retried event inside one batch is one event.
-        let mut unique: BTreeMap<Uuid, &SurveyEvent> = BTreeMap::new();
-        for event in events {
-            unique.entry(event.uuid).or_insert(event);
-        }
-        let events: Vec<SurveyEvent> = unique.into_values().map(storable).collect();
-        let sends = latest_sends(events.iter());
-        let outbox = webhook_sends(&events);
-        let (distinct_ids, properties): (Vec<String>, Vec<Value>) = storable_sets(person_sets)
-            .into_iter()
-            .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
-            .unzip();
-        let mut conn = self.database.connection().await?;
-        let recorded: Recorded = diesel::sql_query(RECORD_CAPTURE)
-            .bind::<Int4, _>(project.0)
-            .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
-            .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
-            .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
-            .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
-            .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
-            .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
-            .bind::<Array<Jsonb>, _>(column(&events, |e| Value::Object(e.properties.clone())))
-            .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
-            .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
-            .bind::<Array<Jsonb>, _>(column(&sends, |(_, e)| Value::Object(e.answers())))
-            .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
-            .bind::<Int4, _>(COUNTER_SLOTS)
-            .bind::<Array<Text>, _>(distinct_ids)
-            .bind::<Array<Jsonb>, _>(properties)
-            .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
-            .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
-            .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
-            .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes))
-            .get_result(&mut conn)
+        self.captures
+            .record(Capture {
+                project,
+                events: events.iter().map(storable).collect(),
+                person_sets: person_sets.to_vec(),
+            })
             .await
-            .during("recording a capture")?;
-        usize::try_from(recorded.stored)
-            .map_err(|_| Unexpected::new("a capture stored a negative number of events"))
     }
 
     async fn counts(

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use adapters::testing::TestDatabase;
 use diesel::sql_types;
-use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use diesel_async::{
+    AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _,
+};
 use domain::DomainError;
 use domain::feature_flag::FlagChanges;
 use domain::person::PersonSet;
@@ -486,4 +488,174 @@ fn person_set(distinct_id: &str, properties: Value) -> PersonSet {
         distinct_id: distinct_id.into(),
         properties: properties.as_object().unwrap().clone(),
     }
+}
+
+/// Holds a person row of `project` in an open transaction (an insert not yet committed), so
+/// every capture that merges into that person waits until the returned connection commits.
+async fn hold_person(db: &TestDatabase, project: i32, distinct_id: &str) -> AsyncPgConnection {
+    let mut holder = AsyncPgConnection::establish(&db.url).await.unwrap();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; INSERT INTO person_properties (project_id, distinct_id, properties) \
+             VALUES ({project}, '{distinct_id}', '{{}}')"
+        ))
+        .await
+        .unwrap();
+    holder
+}
+
+/// Waits until a statement of the database waits on a row lock, then a little longer, so
+/// that whatever was spawned meanwhile has queued behind it.
+async fn until_a_statement_waits(db: &TestDatabase) {
+    #[derive(diesel::QueryableByName)]
+    struct Waiting {
+        #[diesel(sql_type = sql_types::BigInt)]
+        waiting: i64,
+    }
+    let mut watcher = AsyncPgConnection::establish(&db.url).await.unwrap();
+    for _ in 0..500 {
+        let found: Waiting = diesel::sql_query(
+            "SELECT count(*) AS waiting FROM pg_stat_activity \
+             WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .get_result(&mut watcher)
+        .await
+        .unwrap();
+        if found.waiting > 0 {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("no capture waited on the held person");
+}
+
+/// A capture of one answer to the survey whose person set also merges into `held`.
+fn answer_merging_into_held(
+    person: &str,
+    survey_id: &str,
+    mark: usize,
+) -> (Vec<SurveyEvent>, Vec<PersonSet>) {
+    let answer = SurveyEvent {
+        uuid: Uuid::now_v7(),
+        kind: SurveyEventKind::Sent,
+        survey_id: survey_id.into(),
+        distinct_id: person.into(),
+        timestamp: at("2026-01-02T00:00:00Z"),
+        submission_id: None,
+        properties: serde_json::Map::new(),
+    };
+    let sets = vec![
+        person_set(person, json!({"answered": true})),
+        person_set("held", json!({format!("capture-{mark}"): true})),
+    ];
+    (vec![answer], sets)
+}
+
+/// Captures that arrive while every capture writer is busy wait, and are then written
+/// together: far fewer statements than captures, each capture told how many of its own events
+/// were new (an event two captures carry is new for one of them), everything stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn captures_that_wait_for_a_writer_are_written_together() {
+    const CAPTURES: usize = 40;
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let project = stores.project;
+    let launched = SurveyState {
+        start_date: Some(at("2026-01-01T00:00:00Z")),
+        ..SurveyState::draft("NPS".into(), SurveyType::Api)
+    };
+    let survey_id = survey(&stores, launched).await.id.0.to_string();
+    let holder = hold_person(&db, project.0, "held").await;
+
+    let (stored, statements) = adapters::testing::statements_of(&db.database, async {
+        let mut captures = tokio::task::JoinSet::new();
+        let mut previous: Option<SurveyEvent> = None;
+        for n in 0..CAPTURES {
+            let (mut events, sets) =
+                answer_merging_into_held(&format!("person-{n}"), &survey_id, n);
+            // Each capture also carries its predecessor's event, as a retry would.
+            events.extend(previous.replace(events[0].clone()));
+            let repository = Arc::clone(&stores.survey_responses);
+            captures.spawn(async move { repository.record(project, &events, &sets).await });
+        }
+        until_a_statement_waits(&db).await;
+        let mut holder = holder;
+        holder.batch_execute("COMMIT").await.unwrap();
+        let mut stored = 0;
+        while let Some(recorded) = captures.join_next().await {
+            stored += recorded.unwrap().unwrap();
+        }
+        stored
+    })
+    .await;
+
+    assert_eq!(
+        stored, CAPTURES,
+        "every event is new for exactly one capture"
+    );
+    assert!(
+        statements.len() <= CAPTURES / 4,
+        "{} statements for {CAPTURES} captures:\n{}",
+        statements.len(),
+        statements.join("\n")
+    );
+    assert_eq!(db.count_rows("survey_events").await, CAPTURES as i64);
+    let counts = stores
+        .survey_responses
+        .counts(project, &CountFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        counts.into_iter().collect::<Vec<_>>(),
+        [(survey_id, CAPTURES as u64)]
+    );
+    let held = stores.persons.properties(project, "held").await.unwrap();
+    assert_eq!(held.len(), CAPTURES, "every capture's merge is kept");
+}
+
+/// A capture that PostgreSQL refuses, written together with others that waited beside it,
+/// fails alone: the others are written again one by one and stored, nothing of it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_that_fails_among_waiting_captures_fails_alone() {
+    const CAPTURES: usize = 10;
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let project = stores.project;
+    let mut holder = hold_person(&db, project.0, "held").await;
+
+    let mut captures = tokio::task::JoinSet::new();
+    let mut record = |(events, sets): (Vec<SurveyEvent>, Vec<PersonSet>)| {
+        let repository = Arc::clone(&stores.survey_responses);
+        captures.spawn(async move { repository.record(project, &events, &sets).await })
+    };
+    for n in 0..CAPTURES {
+        record(answer_merging_into_held(&format!("person-{n}"), "s", n));
+    }
+    until_a_statement_waits(&db).await;
+    // Queued behind the busy writers, with the last of the good ones: longer than the column
+    // holds (the capture endpoint refuses it before storage).
+    let failing = record(answer_merging_into_held(
+        "person-x",
+        &"s".repeat(201),
+        CAPTURES,
+    ))
+    .id();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    holder.batch_execute("COMMIT").await.unwrap();
+
+    while let Some(recorded) = captures.join_next_with_id().await {
+        let (id, recorded) = recorded.unwrap();
+        if id == failing {
+            assert!(recorded.is_err(), "{recorded:?}");
+        } else {
+            assert_eq!(recorded.unwrap(), 1);
+        }
+    }
+    assert_eq!(db.count_rows("survey_events").await, CAPTURES as i64);
+    let held = stores.persons.properties(project, "held").await.unwrap();
+    assert_eq!(held.len(), CAPTURES);
+    assert!(!held.contains_key(&format!("capture-{CAPTURES}")));
+    let failed = stores.persons.properties(project, "person-x").await;
+    assert_eq!(failed.unwrap(), serde_json::Map::new());
 }

@@ -1,0 +1,210 @@
+//! Group commit for captures: every visitor's answer is a capture, and each one written alone
+//! pays a statement, a commit and its WAL flush for a few rows. Captures that arrive while the
+//! writers are busy wait here and are written together, one statement per project, when a
+//! writer is free; a capture that finds a writer free is written at once, so a quiet node adds
+//! no delay. Each capture is answered only once its statement committed (an acknowledged answer
+//! is stored), and a writer is a task of its own, so a client that hangs up cannot cut off the
+//! write that other captures wait on.
+
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use domain::Unexpected;
+use domain::person::PersonSet;
+use domain::survey_response::SurveyEvent;
+use domain::tenancy::ProjectId;
+use futures_util::future::join_all;
+use tokio::sync::oneshot;
+use uuid::Uuid;
+
+use crate::postgres::database::Database;
+use crate::postgres::survey_responses::write_captures;
+
+/// One request's capture, as the statement stores it.
+pub(crate) struct Capture {
+    pub(crate) project: ProjectId,
+    pub(crate) events: Vec<SurveyEvent>,
+    pub(crate) person_sets: Vec<PersonSet>,
+}
+
+/// Captures waiting for a writer, and the writers that run.
+pub(crate) struct CaptureQueue {
+    database: Database,
+    state: Arc<Mutex<Queue>>,
+    /// At most this many statements write captures at once, each on a pooled connection: the
+    /// rest of the pool stays free for reads, and captures queue instead of piling onto
+    /// PostgreSQL's commits.
+    writers: usize,
+}
+
+#[derive(Default)]
+struct Queue {
+    waiting: VecDeque<Waiting>,
+    writing: usize,
+}
+
+/// Events one statement takes at most (always at least one capture, whatever its size): what a
+/// statement's parameters hold, and its connection's buffers keep, stays bounded however many
+/// captures queue.
+const MOST_EVENTS_TOGETHER: usize = 1_000;
+
+impl Queue {
+    /// The captures that waited longest, up to [`MOST_EVENTS_TOGETHER`] events.
+    fn next_statement(&mut self) -> Vec<Waiting> {
+        let mut events = 0;
+        let mut next = Vec::new();
+        while let Some(first) = self.waiting.front() {
+            events += first.capture.events.len();
+            if events > MOST_EVENTS_TOGETHER && !next.is_empty() {
+                break;
+            }
+            next.extend(self.waiting.pop_front());
+        }
+        next
+    }
+}
+
+struct Waiting {
+    capture: Capture,
+    stored: oneshot::Sender<Result<usize, Unexpected>>,
+}
+
+impl CaptureQueue {
+    pub(crate) fn new(database: Database, writers: usize) -> Self {
+        Self {
+            database,
+            state: Arc::default(),
+            writers: writers.max(1),
+        }
+    }
+
+    /// Writes the capture, with whatever else waits for a writer by then; answers how many of
+    /// its events were new once they are committed.
+    pub(crate) async fn record(&self, capture: Capture) -> Result<usize, Unexpected> {
+        let (stored, answer) = oneshot::channel();
+        let ready = {
+            let mut queue = lock(&self.state);
+            queue.waiting.push_back(Waiting { capture, stored });
+            (queue.writing < self.writers).then(|| {
+                queue.writing += 1;
+                queue.next_statement()
+            })
+        };
+        if let Some(ready) = ready {
+            let writer = Writer {
+                database: self.database.clone(),
+                state: self.state.clone(),
+                done: false,
+            };
+            tokio::spawn(writer.write_until_none_wait(ready));
+        }
+        answer
+            .await
+            .map_err(|_| Unexpected::new("the capture's writer stopped before it answered"))?
+    }
+}
+
+/// A running writer: it counts as writing until it finds the queue empty, or if it panics.
+struct Writer {
+    database: Database,
+    state: Arc<Mutex<Queue>>,
+    done: bool,
+}
+
+impl Writer {
+    /// Writes `ready`, then what queued meanwhile, until nothing waits. The queue is found
+    /// empty and the writer stops counting under one lock, so a capture queued at that moment
+    /// starts a writer of its own.
+    async fn write_until_none_wait(mut self, mut ready: Vec<Waiting>) {
+        loop {
+            write_together(&self.database, ready).await;
+            let mut queue = lock(&self.state);
+            if queue.waiting.is_empty() {
+                queue.writing -= 1;
+                self.done = true;
+                return;
+            }
+            ready = queue.next_statement();
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if !self.done {
+            lock(&self.state).writing -= 1;
+        }
+    }
+}
+
+fn lock(state: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
+    // The queue's invariants hold between statements: a panic elsewhere leaves it usable.
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One statement per project for what waited. When a statement of several captures fails, each
+/// is written alone (at once, side by side), so one capture cannot fail the others; when the
+/// database could not be reached, all are told so without trying again.
+async fn write_together(database: &Database, ready: Vec<Waiting>) {
+    let mut projects: BTreeMap<ProjectId, Vec<Waiting>> = BTreeMap::new();
+    for waiting in ready {
+        projects
+            .entry(waiting.capture.project)
+            .or_default()
+            .push(waiting);
+    }
+    join_all(
+        projects
+            .into_values()
+            .map(|group| write_group(database, group)),
+    )
+    .await;
+}
+
+async fn write_group(database: &Database, mut group: Vec<Waiting>) {
+    if group.len() == 1 {
+        if let Some(one) = group.pop() {
+            write_alone(database, one).await;
+        }
+        return;
+    }
+    let captures: Vec<&Capture> = group.iter().map(|w| &w.capture).collect();
+    match write_captures(database, &captures).await {
+        Ok(new) => answer(group, new),
+        Err(error) if error.is_unavailable() => {
+            let reason = error.to_string();
+            for waiting in group {
+                let _ = waiting
+                    .stored
+                    .send(Err(Unexpected::unavailable(reason.clone())));
+            }
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, captures = group.len(), "writing captures together failed; writing each alone");
+            join_all(group.into_iter().map(|one| write_alone(database, one))).await;
+        }
+    }
+}
+
+async fn write_alone(database: &Database, waiting: Waiting) {
+    match write_captures(database, &[&waiting.capture]).await {
+        Ok(new) => answer(vec![waiting], new),
+        Err(error) => {
+            let _ = waiting.stored.send(Err(error));
+        }
+    }
+}
+
+/// Tells each capture how many of its events were new: an event that several captures carried
+/// counts for the first of them. A capture whose client hung up is not told.
+fn answer(group: Vec<Waiting>, mut new: HashSet<Uuid>) {
+    for waiting in group {
+        let stored = waiting
+            .capture
+            .events
+            .iter()
+            .filter(|event| new.remove(&event.uuid))
+            .count();
+        let _ = waiting.stored.send(Ok(stored));
+    }
+}
