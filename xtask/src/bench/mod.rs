@@ -64,9 +64,13 @@ const SDK_PERSONS: usize = 2_000;
 const BATCH_EVENTS: usize = 100;
 
 pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
-    if let Some(argument) = args.first() {
-        bail!("cargo xtask bench takes no arguments (got {argument:?})");
-    }
+    // `--sdk`: only the SDK project and its scenarios, for a quick look at the SDK edge (its
+    // peak memory then misses what the API stage leaves behind; the full run is the measure).
+    let sdk_only = match args {
+        [] => false,
+        [flag] if flag == "--sdk" => true,
+        [argument, ..] => bail!("cargo xtask bench takes only --sdk (got {argument:?})"),
+    };
     let dir = target_dir().join("bench");
     for sub in ["sql", "wrk"] {
         fs::create_dir_all(dir.join(sub))?;
@@ -95,24 +99,11 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let api = Api::new(server.base_url(), tenants.key.clone());
     let project = tenants.project_id;
 
-    let flags = phases.time_items("seed: feature flags", FLAGS, || {
-        seed::flags(&api, project, FLAGS)
-    })?;
-    let surveys = phases.time_items("seed: rich surveys", SURVEYS, || {
-        seed::surveys(&api, project, &flags, SURVEYS)
-    })?;
-    let plugins = phases.time_items("seed: source plugins with files", PLUGINS, || {
-        seed::plugins(&api, &tenants.organization_id, PLUGINS)
-    })?;
-    phases.time_items(
-        "seed: simple surveys in a second project",
-        DEEP_SURVEYS,
-        || seed::simple_surveys(&api, tenants.deep_project_id, DEEP_SURVEYS),
-    )?;
-    let launched = &surveys[..LAUNCHED];
-    phases.time_items("seed: launch surveys", LAUNCHED, || {
-        seed::launch(&api, project, launched)
-    })?;
+    let (flags, surveys, plugins) = if sdk_only {
+        Default::default()
+    } else {
+        seed_api(&api, &tenants, &mut phases)?
+    };
     let sdk_project = tenants.sdk_project_id;
     let sdk_flags = phases.time_items("seed: SDK project's flags", SDK_FLAGS, || {
         seed::site_flags(&api, sdk_project, SDK_FLAGS)
@@ -131,24 +122,31 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let answers = seed::Answers {
         api: &api,
         token: &tenants.project_token,
-        surveys: launched,
+        surveys: surveys.get(..LAUNCHED).unwrap_or_default(),
         total: ALL_EVENTS,
         now: Utc::now(),
     };
-    phases.time_items("seed: survey events (first 10k)", FIRST_EVENTS, || {
-        answers.send(0..FIRST_EVENTS)?;
-        answers.check_count(project, FIRST_EVENTS)?;
-        database::vacuum(&tenants.database_url)
-    })?;
+    if !sdk_only {
+        phases.time_items("seed: survey events (first 10k)", FIRST_EVENTS, || {
+            answers.send(0..FIRST_EVENTS)?;
+            answers.check_count(project, FIRST_EVENTS)?;
+            database::vacuum(&tenants.database_url)
+        })?;
+    }
 
-    let scenarios = scenarios::all(&Seeded {
+    let seeded = Seeded {
         tenants: &tenants,
         flags: &flags,
         surveys: &surveys,
         plugins: &plugins,
         sdk_surveys: &sdk_surveys,
         persons: &persons,
-    });
+    };
+    let scenarios = if sdk_only {
+        scenarios::sdk(&seeded)
+    } else {
+        scenarios::all(&seeded)
+    };
     let measuring = Measuring {
         api: &api,
         server: &server,
@@ -160,7 +158,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let mut rows: Vec<Option<Row>> = scenarios.iter().map(|_| None).collect();
     let mut capture_peak_kib = 0;
     for stage in [Stage::Reads, Stage::Sdk, Stage::AllEvents, Stage::Writes] {
-        if stage == Stage::AllEvents {
+        if stage == Stage::AllEvents && !sdk_only {
             server.reset_peak_memory()?;
             phases.time_items(
                 "seed: survey events (up to 1M)",
@@ -190,6 +188,34 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     let written = report.write(&dir)?;
     println!("report: {} (and latest.json)", written.display());
     Ok(())
+}
+
+/// The API stage's data: flags and rich surveys (the first `LAUNCHED` launched) of the main
+/// project, source plugins, and the second project's simple surveys.
+fn seed_api(
+    api: &Api,
+    tenants: &database::Tenants,
+    phases: &mut Phases,
+) -> anyhow::Result<(Vec<i64>, Vec<seed::Survey>, Vec<i64>)> {
+    let project = tenants.project_id;
+    let flags = phases.time_items("seed: feature flags", FLAGS, || {
+        seed::flags(api, project, FLAGS)
+    })?;
+    let surveys = phases.time_items("seed: rich surveys", SURVEYS, || {
+        seed::surveys(api, project, &flags, SURVEYS)
+    })?;
+    let plugins = phases.time_items("seed: source plugins with files", PLUGINS, || {
+        seed::plugins(api, &tenants.organization_id, PLUGINS)
+    })?;
+    phases.time_items(
+        "seed: simple surveys in a second project",
+        DEEP_SURVEYS,
+        || seed::simple_surveys(api, tenants.deep_project_id, DEEP_SURVEYS),
+    )?;
+    phases.time_items("seed: launch surveys", LAUNCHED, || {
+        seed::launch(api, project, &surveys[..LAUNCHED])
+    })?;
+    Ok((flags, surveys, plugins))
 }
 
 /// What measuring a scenario needs.

@@ -223,7 +223,7 @@ pub(super) fn all(seeded: &Seeded<'_>) -> Vec<Scenario> {
 /// What every visitor of a customer's site makes posthog-js ask: the HTTP floor, `/flags`, the
 /// remote config, the survey feed, and captured answers, one at a time (32 visitors answering
 /// one survey, then 32 answering different ones) and in batches.
-fn sdk(seeded: &Seeded<'_>) -> Vec<Scenario> {
+pub(super) fn sdk(seeded: &Seeded<'_>) -> Vec<Scenario> {
     let token = &seeded.tenants.sdk_project_token;
     let project = seeded.tenants.sdk_project_id.to_string();
     let persons = seeded.persons.to_vec();
