@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use chrono::Utc;
 use serde_json::{Map, Value};
 
 use super::{SdkSnapshot, SnapshotInvalidation};
 use crate::access::AccessError;
 use crate::error::Unexpected;
 use crate::feature_flag::FeatureFlagRepository;
-use crate::feature_flag::evaluation::{Evaluation, Person, evaluate};
+use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_at};
 use crate::feature_flag::pattern::Patterns;
 use crate::memory::{Memories, Memory};
 use crate::person::{PersonRepository, stored_distinct_id};
@@ -203,10 +204,12 @@ impl SdkService {
             distinct_id: distinct_id.to_owned(),
             properties,
         };
+        // One clock reading for every flag of the answer (relative date filters).
+        let now = Utc::now();
         Ok(snapshot
             .flags
             .iter()
-            .map(|flag| evaluate(flag, &person, snapshot.patterns()))
+            .map(|flag| evaluate_at(flag, &person, now, snapshot.patterns()))
             .collect())
     }
 }
