@@ -560,7 +560,7 @@ async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_perso
         events: vec![answer],
         sent_at: None,
     };
-    assert_eq!(responses.capture(PROJECT, &batch).await.unwrap(), 1);
+    assert_eq!(responses.capture(PROJECT, batch.clone()).await.unwrap(), 1);
 
     assert!(!enabled_for("person-1").await);
     assert!(
@@ -568,6 +568,6 @@ async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_perso
         "only the person who answered"
     );
     // The same batch again (an SDK retry) stores nothing new and changes nothing.
-    assert_eq!(responses.capture(PROJECT, &batch).await.unwrap(), 0);
+    assert_eq!(responses.capture(PROJECT, batch).await.unwrap(), 0);
     assert!(!enabled_for("person-1").await);
 }

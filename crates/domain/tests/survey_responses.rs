@@ -100,7 +100,7 @@ async fn captured_answers_are_counted_and_listed_by_question() {
         .responses
         .capture(
             PROJECT,
-            &batch(vec![
+            batch(vec![
                 captured("$pageview", json!({"distinct_id": "ada"}), now),
                 captured(
                     "survey sent",
@@ -141,7 +141,7 @@ async fn a_batch_with_one_bad_event_stores_nothing() {
         .responses
         .capture(
             PROJECT,
-            &batch(vec![
+            batch(vec![
                 captured(
                     "survey sent",
                     json!({"distinct_id": "ada", "$survey_id": id, "$set": {"answered": true}}),
@@ -208,7 +208,7 @@ async fn survey_stats_only_count_events_of_the_surveys_run() {
     };
     world
         .responses
-        .capture(PROJECT, &batch(vec![shown(5), shown(1), shown(0)]))
+        .capture(PROJECT, batch(vec![shown(5), shown(1), shown(0)]))
         .await
         .unwrap();
     let report = world
@@ -272,7 +272,7 @@ async fn results_count_each_questions_answers_within_the_surveys_run() {
         .responses
         .capture(
             PROJECT,
-            &batch(vec![
+            batch(vec![
                 // The legacy key of question 0 is the rating's.
                 sent(
                     "ada",

@@ -256,7 +256,7 @@ async fn capture(world: &World, events: Vec<CapturedEvent>) {
         .responses
         .capture(
             PROJECT,
-            &CaptureBatch {
+            CaptureBatch {
                 events,
                 sent_at: None,
             },
@@ -700,7 +700,7 @@ async fn deliveries_are_made_only_for_enabled_webhooks_subscribed_to_the_event_a
         .responses
         .capture(
             OTHER_PROJECT,
-            &CaptureBatch {
+            CaptureBatch {
                 events: vec![sent(&nps, "c", true, at(3))],
                 sent_at: None,
             },

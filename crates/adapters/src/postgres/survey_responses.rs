@@ -6,10 +6,13 @@
 //! number of events.
 
 use std::collections::{BTreeMap, HashSet};
+use std::io::Write as _;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::serialize::{self, IsNull, Output, ToSql};
 use diesel::sql_types::{
     Array, Bool, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar,
 };
@@ -465,6 +468,7 @@ pub(crate) async fn write_captures(
     }
     let events: Vec<&SurveyEvent> = unique.into_values().collect();
     let sends = latest_sends(events.iter().copied());
+    let answers: Vec<Map<String, Value>> = sends.iter().map(|(_, e)| e.answers()).collect();
     let outbox = webhook_sends(&events);
     let (distinct_ids, properties): (Vec<String>, Vec<Value>) =
         storable_sets(captures.iter().flat_map(|capture| &capture.person_sets))
@@ -480,10 +484,10 @@ pub(crate) async fn write_captures(
         .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
         .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
         .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
-        .bind::<Array<Jsonb>, _>(column(&events, |e| Value::Object(e.properties.clone())))
+        .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
         .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
         .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
-        .bind::<Array<Jsonb>, _>(column(&sends, |(_, e)| Value::Object(e.answers())))
+        .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
         .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
         .bind::<Int4, _>(COUNTER_SLOTS)
         .bind::<Array<Text>, _>(distinct_ids)
@@ -496,6 +500,21 @@ pub(crate) async fn write_captures(
         .await
         .during("recording a capture")?;
     Ok(recorded.stored.into_iter().collect())
+}
+
+/// A JSON object bound as `jsonb` from where it lies: a capture's properties are written without
+/// a `Value` copy of each being built first (a batch's peak memory is a few copies of its
+/// events).
+#[derive(Debug)]
+struct JsonbObject<'a>(&'a Map<String, Value>);
+
+impl ToSql<Jsonb, Pg> for JsonbObject<'_> {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        // jsonb's binary format: its version, 1, then the JSON text.
+        out.write_all(&[1])?;
+        serde_json::to_writer(out, self.0)?;
+        Ok(IsNull::No)
+    }
 }
 
 /// The event with its captured text as PostgreSQL can store it, before anything is grouped by

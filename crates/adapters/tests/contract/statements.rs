@@ -203,7 +203,7 @@ async fn capture_statements(answers: usize) -> Vec<String> {
     };
 
     let (stored, statements) =
-        statements_of(&db.database, service.capture(stores.project, &batch)).await;
+        statements_of(&db.database, service.capture(stores.project, batch)).await;
 
     assert_eq!(stored.expect("capturing the batch"), answers);
     let last = stores

@@ -32,6 +32,6 @@ pub(crate) async fn capture(
     let body = SdkBody::read(&request, payload.into_inner(), max_bytes).await?;
     let captured = decode(body.json(), max_events)?;
     let project = sdk.project_id(captured.token.as_deref()).await?;
-    responses.capture(project, &captured.into_batch()?).await?;
+    responses.capture(project, captured.into_batch()?).await?;
     Ok(HttpResponse::Ok().json(json!({"status": 1})))
 }

@@ -126,15 +126,19 @@ impl SurveyResponseService {
     pub async fn capture(
         &self,
         project: ProjectId,
-        batch: &CaptureBatch,
+        batch: CaptureBatch,
     ) -> Result<usize, DomainError> {
         let events = batch.survey_events(Utc::now())?;
         if events.is_empty() {
             return Ok(0);
         }
+        let person_sets = batch.person_sets();
+        // The batch as received is not needed while the write waits: a burst of large batches
+        // holds one copy of each fewer.
+        drop(batch);
         Ok(self
             .responses
-            .record(project, &events, &batch.person_sets())
+            .record(project, &events, &person_sets)
             .await?)
     }
 
