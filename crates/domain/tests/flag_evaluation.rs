@@ -58,7 +58,7 @@ async fn merge(store: &InMemoryStore, distinct_id: &str, properties: Value) {
         distinct_id: distinct_id.to_owned(),
         properties: object(properties),
     };
-    store.record(PROJECT, &[], &[set]).await.unwrap();
+    store.record(PROJECT, vec![], vec![set]).await.unwrap();
 }
 
 /// Evaluation as the server does it, but with no memory of patterns: nothing here depends on one.

@@ -37,7 +37,7 @@ use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::schema::{survey_events, survey_responses};
-use crate::postgres::text::{pg_object, pg_text};
+use crate::postgres::text::{pg_object, pg_string, pg_text};
 
 /// Survey events, responses and their counters, and what captures `$set` on persons, in
 /// PostgreSQL.
@@ -519,18 +519,13 @@ impl ToSql<Jsonb, Pg> for JsonbObject<'_> {
 
 /// The event with its captured text as PostgreSQL can store it, before anything is grouped by
 /// that text (so ids that differ only where U+0000 was are one submission, as stored).
-fn storable(event: &SurveyEvent) -> SurveyEvent {
+fn storable(event: SurveyEvent) -> SurveyEvent {
     SurveyEvent {
-        uuid: event.uuid,
-        kind: event.kind,
-        survey_id: pg_text(&event.survey_id).into_owned(),
-        distinct_id: pg_text(&event.distinct_id).into_owned(),
-        timestamp: event.timestamp,
-        submission_id: event
-            .submission_id
-            .as_deref()
-            .map(|id| pg_text(id).into_owned()),
-        properties: pg_object(event.properties.clone()),
+        survey_id: pg_string(event.survey_id),
+        distinct_id: pg_string(event.distinct_id),
+        submission_id: event.submission_id.map(pg_string),
+        properties: pg_object(event.properties),
+        ..event
     }
 }
 
@@ -723,14 +718,14 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
     async fn record(
         &self,
         project: ProjectId,
-        events: &[SurveyEvent],
-        person_sets: &[PersonSet],
+        events: Vec<SurveyEvent>,
+        person_sets: Vec<PersonSet>,
     ) -> Result<usize, Unexpected> {
         self.captures
             .record(Capture {
                 project,
-                events: events.iter().map(storable).collect(),
-                person_sets: person_sets.to_vec(),
+                events: events.into_iter().map(storable).collect(),
+                person_sets,
             })
             .await
     }

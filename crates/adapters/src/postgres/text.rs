@@ -36,7 +36,7 @@ fn pg_json(value: Value) -> Value {
 }
 
 /// [`pg_text`] of an owned string, which is kept as it is when nothing needs replacing.
-fn pg_string(text: String) -> String {
+pub(crate) fn pg_string(text: String) -> String {
     match pg_text(&text) {
         Cow::Owned(replaced) => replaced,
         Cow::Borrowed(_) => text,

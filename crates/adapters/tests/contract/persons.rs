@@ -24,7 +24,10 @@ async fn merge(stores: &Stores, project: ProjectId, distinct_id: &str, propertie
         distinct_id: distinct_id.to_owned(),
         properties: object(properties.clone()),
     };
-    let stored = stores.survey_responses.record(project, &[], &[set]).await;
+    let stored = stores
+        .survey_responses
+        .record(project, vec![], vec![set])
+        .await;
     assert_eq!(stored.unwrap(), 0, "no event to store");
 }
 

@@ -355,7 +355,7 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
     ];
     let recorded = stores
         .survey_responses
-        .record(stores.project, &[event], &sets)
+        .record(stores.project, vec![event], sets.to_vec())
         .await;
     assert_eq!(recorded.unwrap(), 1);
     let page = stores
@@ -411,8 +411,8 @@ async fn a_capture_that_fails_stores_neither_its_events_nor_its_person_sets() {
         .survey_responses
         .record(
             stores.project,
-            &[fits, too_long],
-            &[person_set("p", json!({"answered": true}))],
+            vec![fits, too_long],
+            vec![person_set("p", json!({"answered": true}))],
         )
         .await;
 
@@ -461,7 +461,7 @@ async fn concurrent_captures_for_the_same_persons_never_deadlock() {
             .collect();
         let repository = Arc::clone(&stores.survey_responses);
         let project = stores.project;
-        captures.spawn(async move { repository.record(project, &answers, &sets).await });
+        captures.spawn(async move { repository.record(project, answers, sets).await });
     }
     while let Some(recorded) = captures.join_next().await {
         assert_eq!(recorded.unwrap().unwrap(), PERSONS);
@@ -577,7 +577,7 @@ async fn captures_that_wait_for_a_writer_are_written_together() {
             // Each capture also carries its predecessor's event, as a retry would.
             events.extend(previous.replace(events[0].clone()));
             let repository = Arc::clone(&stores.survey_responses);
-            captures.spawn(async move { repository.record(project, &events, &sets).await });
+            captures.spawn(async move { repository.record(project, events, sets).await });
         }
         until_a_statement_waits(&db).await;
         let mut holder = holder;
@@ -627,7 +627,7 @@ async fn a_capture_that_fails_among_waiting_captures_fails_alone() {
     let mut captures = tokio::task::JoinSet::new();
     let mut record = |(events, sets): (Vec<SurveyEvent>, Vec<PersonSet>)| {
         let repository = Arc::clone(&stores.survey_responses);
-        captures.spawn(async move { repository.record(project, &events, &sets).await })
+        captures.spawn(async move { repository.record(project, events, sets).await })
     };
     for n in 0..CAPTURES {
         record(answer_merging_into_held(&format!("person-{n}"), "s", n));

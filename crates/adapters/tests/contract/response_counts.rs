@@ -58,7 +58,7 @@ async fn counting_reads_no_events_at_a_hundred_thousand_of_them() {
             .collect();
         assert_eq!(
             repository
-                .record(stores.project, &events, &[])
+                .record(stores.project, events.to_vec(), vec![])
                 .await
                 .unwrap(),
             BATCH

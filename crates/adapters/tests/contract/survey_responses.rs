@@ -158,14 +158,14 @@ async fn a_retried_event_is_stored_once(stores: Stores) {
     let repository = &stores.survey_responses;
     assert_eq!(
         repository
-            .record(stores.project, &batch, &[])
+            .record(stores.project, batch.to_vec(), vec![])
             .await
             .unwrap(),
         2
     );
     assert_eq!(
         repository
-            .record(stores.project, &batch, &[])
+            .record(stores.project, batch.to_vec(), vec![])
             .await
             .unwrap(),
         0
@@ -174,7 +174,7 @@ async fn a_retried_event_is_stored_once(stores: Stores) {
     let twice = [batch[0].clone(), batch[0].clone()];
     assert_eq!(
         repository
-            .record(stores.project, &twice, &[])
+            .record(stores.project, twice.to_vec(), vec![])
             .await
             .unwrap(),
         0
@@ -207,7 +207,7 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
     let repository = &stores.survey_responses;
     assert_eq!(
         repository
-            .record(stores.project, &events, &sets)
+            .record(stores.project, events.to_vec(), sets.to_vec())
             .await
             .unwrap(),
         2
@@ -215,7 +215,7 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
     // A retry stores no event twice, and merging the same sets again changes nothing.
     assert_eq!(
         repository
-            .record(stores.project, &events, &sets)
+            .record(stores.project, events.to_vec(), sets.to_vec())
             .await
             .unwrap(),
         0
@@ -258,7 +258,7 @@ async fn concurrent_answers_to_one_survey_are_all_counted(stores: Stores) {
     for answer in answers.clone() {
         let repository = Arc::clone(&stores.survey_responses);
         let project = stores.project;
-        captures.spawn(async move { repository.record(project, &[answer], &[]).await });
+        captures.spawn(async move { repository.record(project, vec![answer], vec![]).await });
     }
     while let Some(captured) = captures.join_next().await {
         assert_eq!(captured.unwrap().unwrap(), 1);
@@ -319,15 +319,15 @@ async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores
     let repository = &stores.survey_responses;
     // The later send arrives first; the earlier one, arriving later, must not win.
     repository
-        .record(stores.project, &[second.clone()], &[])
+        .record(stores.project, vec![second.clone()], vec![])
         .await
         .unwrap();
     repository
-        .record(stores.project, &[first], &[])
+        .record(stores.project, vec![first], vec![])
         .await
         .unwrap();
     repository
-        .record(stores.project, &loose, &[])
+        .record(stores.project, loose.to_vec(), vec![])
         .await
         .unwrap();
 
@@ -371,8 +371,8 @@ async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
         .survey_responses
         .record(
             stores.project,
-            &[sent(&id, "ada", None, after_launch(1))],
-            &[],
+            vec![sent(&id, "ada", None, after_launch(1))],
+            vec![],
         )
         .await
         .unwrap();
@@ -395,7 +395,7 @@ async fn responses_older_than_the_first_launch_are_not_counted(stores: Stores) {
     ];
     stores
         .survey_responses
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     let mut expected = vec![(id, 2), (unknown, 1)];
@@ -416,7 +416,7 @@ async fn counts_can_be_narrowed_to_survey_ids_and_leave_out_archived_responses(s
     ];
     let repository = &stores.survey_responses;
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     for event in [&archived, &early_archived] {
@@ -466,8 +466,8 @@ async fn archiving_names_any_send_of_the_response_and_is_undone_by_unarchiving(s
     repository
         .record(
             stores.project,
-            &[partial.clone(), last.clone(), shown.clone()],
-            &[],
+            vec![partial.clone(), last.clone(), shown.clone()],
+            vec![],
         )
         .await
         .unwrap();
@@ -541,7 +541,7 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
         .collect();
     let repository = &stores.survey_responses;
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
 
@@ -622,7 +622,7 @@ async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
     ];
     let repository = &stores.survey_responses;
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     repository
@@ -673,14 +673,14 @@ async fn projects_never_see_each_others_events(stores: Stores) {
     let event = sent(&id, "ada", None, after_launch(1));
     let repository = &stores.survey_responses;
     repository
-        .record(stores.other_project, std::slice::from_ref(&event), &[])
+        .record(stores.other_project, vec![event.clone()], vec![])
         .await
         .unwrap();
     assert_eq!(counts(&stores, CountFilter::default()).await, []);
     // The same uuid is a different event in another project.
     assert_eq!(
         repository
-            .record(stores.project, &[event], &[])
+            .record(stores.project, vec![event], vec![])
             .await
             .unwrap(),
         1
@@ -714,7 +714,7 @@ async fn responses_can_be_narrowed_to_one_questions_answers_and_a_text(stores: S
         answered(&id, "dee", 4, json!({"why": 5})),
     ];
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     let listed = async |answers: AnswerFilter| {
@@ -791,7 +791,7 @@ async fn archived_responses_can_be_left_out_of_lists_and_tallies(stores: Stores)
         answered(&id, "bob", 2, json!({"q": "b"})),
     ];
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     assert!(
@@ -857,7 +857,7 @@ async fn tallies_count_each_questions_answers_and_values(stores: Stores) {
         answered(&id, "eve", 60, json!({"nps": 1})),
     ];
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     let requests = [
@@ -922,7 +922,7 @@ async fn tallies_list_the_most_given_values_and_add_up_the_rest(stores: Stores) 
         .collect();
     events.push(answered(&id, "again", 2, json!({"q": "v0102"})));
     repository
-        .record(stores.project, &events, &[])
+        .record(stores.project, events.to_vec(), vec![])
         .await
         .unwrap();
     let tallies = repository

@@ -131,13 +131,13 @@ async fn a_capture_makes_each_subscribed_webhooks_deliveries_in_order(stores: St
     ];
     stores
         .survey_responses
-        .record(stores.project, &batch, &[])
+        .record(stores.project, batch.to_vec(), vec![])
         .await
         .unwrap();
     // A retried batch makes nothing new.
     stores
         .survey_responses
-        .record(stores.project, &batch, &[])
+        .record(stores.project, batch.to_vec(), vec![])
         .await
         .unwrap();
 
@@ -206,7 +206,7 @@ async fn concurrent_claims_never_hand_out_a_delivery_twice(stores: Stores) {
         .collect();
     stores
         .survey_responses
-        .record(stores.project, &batch, &[])
+        .record(stores.project, batch.to_vec(), vec![])
         .await
         .unwrap();
     let mut claims = tokio::task::JoinSet::new();
@@ -244,7 +244,7 @@ async fn a_claim_is_taken_again_once_its_lease_ends(stores: Stores) {
     .await;
     stores
         .survey_responses
-        .record(stores.project, &[sent(&survey, "s", true, 1)], &[])
+        .record(stores.project, vec![sent(&survey, "s", true, 1)], vec![])
         .await
         .unwrap();
     let lease = Duration::from_millis(300);
@@ -280,14 +280,14 @@ async fn finished_deliveries_are_forgotten_in_batches_and_pending_ones_kept(stor
         .collect();
     stores
         .survey_responses
-        .record(stores.project, &done, &[])
+        .record(stores.project, done.to_vec(), vec![])
         .await
         .unwrap();
     assert_eq!(drain(&stores).await.len(), 2);
     let waiting = sent(&survey, "later", true, 5);
     stores
         .survey_responses
-        .record(stores.project, std::slice::from_ref(&waiting), &[])
+        .record(stores.project, vec![waiting.clone()], vec![])
         .await
         .unwrap();
     let queue = &stores.deliveries;

@@ -39,13 +39,16 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// [`completes`](crate::webhook::completes) its submission. A webhook's deliveries are
     /// ordered by the event's `(timestamp, uuid)`, then created/updated before completed.
     ///
+    /// Takes the events and sets whole: a store may keep them while the write waits (captures
+    /// queue for a writer), and a copy of a large batch is what a burst of them runs out of.
+    ///
     /// # Errors
     /// `Unexpected` when storage fails; then nothing is stored.
     async fn record(
         &self,
         project: ProjectId,
-        events: &[SurveyEvent],
-        person_sets: &[PersonSet],
+        events: Vec<SurveyEvent>,
+        person_sets: Vec<PersonSet>,
     ) -> Result<usize, Unexpected>;
 
     /// Responses by `$survey_id` whose latest send is at or after the earliest `start_date` of

@@ -136,10 +136,7 @@ impl SurveyResponseService {
         // The batch as received is not needed while the write waits: a burst of large batches
         // holds one copy of each fewer.
         drop(batch);
-        Ok(self
-            .responses
-            .record(project, &events, &person_sets)
-            .await?)
+        Ok(self.responses.record(project, events, person_sets).await?)
     }
 
     /// # Errors

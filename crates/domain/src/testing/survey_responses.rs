@@ -134,18 +134,18 @@ impl SurveyResponseRepository for InMemoryStore {
     async fn record(
         &self,
         project: ProjectId,
-        events: &[SurveyEvent],
-        person_sets: &[PersonSet],
+        events: Vec<SurveyEvent>,
+        person_sets: Vec<PersonSet>,
     ) -> Result<usize, Unexpected> {
         let mut state = self.lock();
-        for set in person_sets {
+        for set in &person_sets {
             state.merge_person(project, set);
         }
         let mut stored = 0;
         // For the webhook outbox: the new sends, and the responses this call created.
         let mut sends = Vec::new();
         let mut created = BTreeSet::new();
-        for event in events {
+        for event in &events {
             if state
                 .survey_events
                 .iter()
