@@ -9,8 +9,9 @@ use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::feature_flag::Evaluation;
 use domain::sdk::SdkService;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::error::ApiError;
@@ -35,14 +36,18 @@ pub(crate) async fn flags(
             "The body must be a JSON object.",
         ));
     };
-    let token = ["token", "api_key"]
-        .iter()
-        .find_map(|field| body.get(*field).and_then(Value::as_str));
+    // Every field is a JSON value, so an object always reads; each is checked below, in
+    // PostHog's order (the token before the distinct id).
+    let body: FlagsBody = serde_json::from_value(Value::Object(body))
+        .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))?;
+    let token = [&body.token, &body.api_key]
+        .into_iter()
+        .find_map(|field| field.as_ref().and_then(Value::as_str));
     let snapshot = sdk.snapshot(token).await?;
-    let distinct_id = distinct_id(&body)?;
-    let person_properties = match body.get("person_properties") {
+    let distinct_id = distinct_id(body.distinct_id.as_ref())?;
+    let person_properties = match body.person_properties {
         None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(properties)) => properties.clone(),
+        Some(Value::Object(properties)) => properties,
         Some(_) => {
             return Err(invalid(
                 "person_properties",
@@ -52,7 +57,8 @@ pub(crate) async fn flags(
         }
     };
     let wanted: Option<Vec<&str>> = body
-        .get("flag_keys")
+        .flag_keys
+        .as_ref()
         .and_then(Value::as_array)
         .map(|keys| keys.iter().filter_map(Value::as_str).collect());
     let evaluations: Vec<Evaluation> = sdk
@@ -86,9 +92,31 @@ pub(crate) async fn flags(
 /// About what one flag's entry of a v2 answer takes (a key, its metadata and reason).
 const ANSWER_BYTES_PER_FLAG: usize = 256;
 
+/// What posthog-js and posthog-python send to `/flags`. Each field is read as the JSON value it
+/// is and checked by the handler, so a value of the wrong type gets PostHog's error for that
+/// field (a token of the wrong type counts as none).
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct FlagsBody {
+    /// The project's public token.
+    #[schema(value_type = Option<String>)]
+    token: Option<Value>,
+    /// The same, as older SDKs send it.
+    #[schema(value_type = Option<String>)]
+    api_key: Option<Value>,
+    /// Who the flags are evaluated for: a non-empty string, or a number.
+    #[schema(value_type = String, required = true)]
+    distinct_id: Option<Value>,
+    /// Properties of the person known to the SDK, over the stored ones.
+    #[schema(value_type = Option<Object>)]
+    person_properties: Option<Value>,
+    /// Only these flags in the answer.
+    #[schema(value_type = Option<Vec<String>>)]
+    flag_keys: Option<Value>,
+}
+
 /// `distinct_id` as the SDKs send it: a string, or a number (as text).
-fn distinct_id(body: &Map<String, Value>) -> Result<String, ApiError> {
-    match body.get("distinct_id") {
+fn distinct_id(sent: Option<&Value>) -> Result<String, ApiError> {
+    match sent {
         Some(Value::String(id)) if !id.trim().is_empty() => Ok(id.clone()),
         Some(Value::Number(id)) => Ok(id.to_string()),
         None | Some(Value::Null) => Err(invalid(

@@ -284,14 +284,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 "2 (or more) for the `flags` answer; otherwise the legacy `featureFlags` one.",
                 ObjectBuilder::new().schema_type(Type::Integer),
             )])
-            .body_inline(
-                ObjectBuilder::new()
-                    .property("token", string())
-                    .property("distinct_id", string())
-                    .property("person_properties", ObjectBuilder::new())
-                    .property("flag_keys", ArrayBuilder::new().items(string()))
-                    .required("distinct_id"),
-            )
+            .body::<flags::FlagsBody>()
             .ok_inline(ObjectBuilder::new()),
         ),
         ResourceSpec::at("/static/{version}/{file}").route(
