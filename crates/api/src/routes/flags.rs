@@ -3,6 +3,8 @@
 //! for one person as PostHog evaluates them. Named by the project's public token; bodies come
 //! packed as the SDKs pack them (gzip, base64 form, JSON).
 
+use std::borrow::Cow;
+
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
@@ -65,11 +67,7 @@ pub(crate) async fn flags(
         .evaluate_flags(&snapshot, &distinct_id, &person_properties)
         .await?
         .into_iter()
-        .filter(|e| {
-            wanted
-                .as_ref()
-                .is_none_or(|keys| keys.contains(&e.key.as_str()))
-        })
+        .filter(|e| wanted.as_ref().is_none_or(|keys| keys.contains(&e.key)))
         .collect();
     let version: u32 = url::form_urlencoded::parse(request.query_string().as_bytes())
         .find(|(key, _)| key == "v")
@@ -149,11 +147,11 @@ struct V2Answer<'a> {
 }
 
 impl<'a> V2Answer<'a> {
-    fn new(evaluations: &'a [Evaluation]) -> Self {
+    fn new(evaluations: &'a [Evaluation<'a>]) -> Self {
         let mut by_key: Vec<&Evaluation> = evaluations.iter().collect();
         // Sorted by key; of two flags with one key, the later answers, as a map keeps it.
         by_key.reverse();
-        by_key.sort_by(|a, b| a.key.cmp(&b.key));
+        by_key.sort_by(|a, b| a.key.cmp(b.key));
         by_key.dedup_by(|later, kept| later.key == kept.key);
         Self {
             errors_while_computing_flags: false,
@@ -164,11 +162,11 @@ impl<'a> V2Answer<'a> {
     }
 }
 
-struct FlagsByKey<'a>(Vec<&'a Evaluation>);
+struct FlagsByKey<'a>(Vec<&'a Evaluation<'a>>);
 
 impl Serialize for FlagsByKey<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(self.0.iter().map(|e| (&e.key, FlagAnswer::from(*e))))
+        serializer.collect_map(self.0.iter().map(|e| (e.key, FlagAnswer::from(*e))))
     }
 }
 
@@ -178,7 +176,7 @@ struct FlagAnswer<'a> {
     enabled: bool,
     key: &'a str,
     metadata: Metadata<'a>,
-    reason: ReasonAnswer<'a>,
+    reason: ReasonAnswer,
     variant: Option<&'a str>,
 }
 
@@ -191,29 +189,29 @@ struct Metadata<'a> {
 }
 
 #[derive(Serialize)]
-struct ReasonAnswer<'a> {
+struct ReasonAnswer {
     code: &'static str,
     condition_index: Option<usize>,
-    description: &'a str,
+    description: Cow<'static, str>,
 }
 
-impl<'a> From<&'a Evaluation> for FlagAnswer<'a> {
-    fn from(e: &'a Evaluation) -> Self {
+impl<'a> From<&Evaluation<'a>> for FlagAnswer<'a> {
+    fn from(e: &Evaluation<'a>) -> Self {
         Self {
             enabled: e.enabled,
-            key: &e.key,
+            key: e.key,
             metadata: Metadata {
                 description: None,
                 id: e.flag_id.0,
-                payload: e.payload.as_ref(),
+                payload: e.payload,
                 version: 1,
             },
             reason: ReasonAnswer {
                 code: e.reason.code.as_str(),
                 condition_index: e.reason.condition_index,
-                description: &e.reason.description,
+                description: e.reason.description(),
             },
-            variant: e.variant.as_deref(),
+            variant: e.variant,
         }
     }
 }
@@ -223,17 +221,17 @@ fn legacy(evaluations: &[Evaluation]) -> Value {
     let values: Map<String, Value> = evaluations
         .iter()
         .map(|e| {
-            let value = match (&e.variant, e.enabled) {
-                (Some(variant), true) => Value::String(variant.clone()),
+            let value = match (e.variant, e.enabled) {
+                (Some(variant), true) => Value::String(variant.to_owned()),
                 (_, enabled) => Value::Bool(enabled),
             };
-            (e.key.clone(), value)
+            (e.key.to_owned(), value)
         })
         .collect();
     let payloads: Map<String, Value> = evaluations
         .iter()
         .filter(|e| e.enabled)
-        .filter_map(|e| Some((e.key.clone(), e.payload.clone()?)))
+        .filter_map(|e| Some((e.key.to_owned(), e.payload?.clone())))
         .collect();
     json!({
         "featureFlags": values,

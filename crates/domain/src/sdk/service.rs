@@ -185,12 +185,12 @@ impl SdkService {
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    pub async fn evaluate_flags(
+    pub async fn evaluate_flags<'s>(
         &self,
-        snapshot: &SdkSnapshot,
+        snapshot: &'s SdkSnapshot,
         distinct_id: &str,
         sent_properties: &Map<String, Value>,
-    ) -> Result<Vec<Evaluation>, Unexpected> {
+    ) -> Result<Vec<Evaluation<'s>>, Unexpected> {
         if snapshot.flags.is_empty() {
             return Ok(Vec::new());
         }

@@ -12,6 +12,8 @@ mod properties;
 pub use hash::{ROLLOUT_SALT, VARIANT_SALT, hash};
 pub use properties::{matches as property_matches, parse_date, regex_pattern};
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -71,65 +73,74 @@ impl ReasonCode {
 }
 
 /// `reason` of a flag in PostHog's `/flags/?v=2` answer.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reason {
     pub code: ReasonCode,
     /// The condition set that decided, counted from 0.
     pub condition_index: Option<usize>,
-    /// PostHog's words: "Matched condition set 1", "No matching condition set", …
-    pub description: String,
 }
 
 impl Reason {
     pub fn new(code: ReasonCode, condition_index: Option<usize>) -> Self {
-        let description = match code {
-            ReasonCode::ConditionMatch => {
-                format!("Matched condition set {}", condition_index.unwrap_or(0) + 1)
-            }
-            ReasonCode::NoConditionMatch => "No matching condition set".to_owned(),
-            ReasonCode::OutOfRolloutBound => "Out of rollout bound".to_owned(),
-            ReasonCode::NoGroupType => "No group type".to_owned(),
-            ReasonCode::SuperConditionValue => "Super condition value".to_owned(),
-            ReasonCode::Disabled => "Feature flag is disabled".to_owned(),
-        };
         Self {
             code,
             condition_index,
-            description,
+        }
+    }
+
+    /// PostHog's words: "Matched condition set 1", "No matching condition set", … Made when
+    /// the answer is written: a `/flags` request evaluates every flag of the project.
+    pub fn description(&self) -> Cow<'static, str> {
+        match self.code {
+            ReasonCode::ConditionMatch => format!(
+                "Matched condition set {}",
+                self.condition_index.unwrap_or(0) + 1
+            )
+            .into(),
+            ReasonCode::NoConditionMatch => "No matching condition set".into(),
+            ReasonCode::OutOfRolloutBound => "Out of rollout bound".into(),
+            ReasonCode::NoGroupType => "No group type".into(),
+            ReasonCode::SuperConditionValue => "Super condition value".into(),
+            ReasonCode::Disabled => "Feature flag is disabled".into(),
         }
     }
 }
 
-/// One flag's value for one person.
+/// One flag's value for one person, borrowing what it names from the flag (a `/flags` answer
+/// is written straight from these).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Evaluation {
+pub struct Evaluation<'a> {
     pub flag_id: FlagId,
-    pub key: String,
+    pub key: &'a str,
     pub enabled: bool,
     /// The variant key of a multivariate flag that is enabled.
-    pub variant: Option<String>,
+    pub variant: Option<&'a str>,
     pub reason: Reason,
     /// `filters.payloads` under the variant key, or under `"true"` for a boolean flag that is
     /// enabled; returned as stored (often a JSON document inside a string).
-    pub payload: Option<Value>,
+    pub payload: Option<&'a Value>,
 }
 
 /// Evaluates the flag for the person, relative dates counted from now.
-pub fn evaluate(flag: &FeatureFlag, person: &Person, patterns: &dyn Patterns) -> Evaluation {
+pub fn evaluate<'a>(
+    flag: &'a FeatureFlag,
+    person: &Person,
+    patterns: &dyn Patterns,
+) -> Evaluation<'a> {
     evaluate_at(flag, person, Utc::now(), patterns)
 }
 
 /// [`evaluate`] with the clock given, for relative date filters (`-7d`).
-pub fn evaluate_at(
-    flag: &FeatureFlag,
+pub fn evaluate_at<'a>(
+    flag: &'a FeatureFlag,
     person: &Person,
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
-) -> Evaluation {
+) -> Evaluation<'a> {
     let filters = &flag.filters;
-    let result = |enabled: bool, variant: Option<String>, reason: Reason, payload| Evaluation {
+    let result = |enabled: bool, variant: Option<&'a str>, reason: Reason, payload| Evaluation {
         flag_id: flag.id,
-        key: flag.key.clone(),
+        key: &flag.key,
         enabled,
         variant,
         reason,
@@ -161,7 +172,7 @@ pub fn evaluate_at(
         if outcome == ReasonCode::ConditionMatch {
             let variant = variant_override(filters, condition)
                 .or_else(|| matching_variant(&flag.key, filters, &person.distinct_id));
-            let payload = payload(filters, variant.as_deref());
+            let payload = payload(filters, variant);
             return result(true, variant, Reason::new(reason, index), payload);
         }
     }
@@ -214,35 +225,38 @@ fn super_condition(
 }
 
 /// A condition set's `variant`, when it names one of the flag's variants.
-fn variant_override(filters: &FlagFilters, condition: &ConditionSet) -> Option<String> {
-    let wanted = condition.variant.as_ref()?;
+fn variant_override<'a>(filters: &FlagFilters, condition: &'a ConditionSet) -> Option<&'a str> {
+    let wanted = condition.variant.as_deref()?;
     filters
         .variants()
-        .any(|variant| &variant.key == wanted)
-        .then(|| wanted.clone())
+        .any(|variant| variant.key == wanted)
+        .then_some(wanted)
 }
 
 /// The variant whose slice of [0, 1) holds the person's variant hash; slices follow the
 /// variants' order and widths, as PostHog's lookup table does.
-fn matching_variant(flag_key: &str, filters: &FlagFilters, distinct_id: &str) -> Option<String> {
+fn matching_variant<'a>(
+    flag_key: &str,
+    filters: &'a FlagFilters,
+    distinct_id: &str,
+) -> Option<&'a str> {
     let value = hash(flag_key, distinct_id, VARIANT_SALT);
     let mut low = 0.0;
     for variant in filters.variants() {
         let percentage = variant.rollout_percentage.as_f64().unwrap_or_default();
         let high = low + percentage / 100.0;
         if value >= low && value < high {
-            return Some(variant.key.clone());
+            return Some(&variant.key);
         }
         low = high;
     }
     None
 }
 
-fn payload(filters: &FlagFilters, variant: Option<&str>) -> Option<Value> {
+fn payload<'a>(filters: &'a FlagFilters, variant: Option<&str>) -> Option<&'a Value> {
     filters
         .payloads
         .as_ref()?
         .get(variant.unwrap_or("true"))
         .filter(|payload| !payload.is_null())
-        .cloned()
 }
