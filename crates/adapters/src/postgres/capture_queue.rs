@@ -161,37 +161,39 @@ async fn write_together(database: &Database, ready: Vec<Waiting>) {
     .await;
 }
 
-async fn write_group(database: &Database, mut group: Vec<Waiting>) {
-    if group.len() == 1 {
-        if let Some(one) = group.pop() {
-            write_alone(database, one).await;
-        }
-        return;
-    }
+async fn write_group(database: &Database, group: Vec<Waiting>) {
     let captures: Vec<&Capture> = group.iter().map(|w| &w.capture).collect();
     match write_captures(database, &captures).await {
         Ok(new) => answer(group, new),
-        Err(error) if error.is_unavailable() => {
-            let reason = error.to_string();
-            for waiting in group {
-                let _ = waiting
-                    .stored
-                    .send(Err(Unexpected::unavailable(reason.clone())));
-            }
-        }
-        Err(error) => {
+        Err(error) if group.len() > 1 && !error.is_unavailable() => {
             tracing::warn!(error = %error, captures = group.len(), "writing captures together failed; writing each alone");
             join_all(group.into_iter().map(|one| write_alone(database, one))).await;
         }
+        Err(error) => refuse(group, error),
     }
 }
 
 async fn write_alone(database: &Database, waiting: Waiting) {
     match write_captures(database, &[&waiting.capture]).await {
         Ok(new) => answer(vec![waiting], new),
-        Err(error) => {
-            let _ = waiting.stored.send(Err(error));
-        }
+        Err(error) => refuse(vec![waiting], error),
+    }
+}
+
+/// Tells each capture the write failed: the first gets the error itself, the others its words
+/// (and whether the database was unreachable, which decides 503 or 500).
+fn refuse(group: Vec<Waiting>, error: Unexpected) {
+    let (reason, unavailable) = (error.to_string(), error.is_unavailable());
+    let mut error = Some(error);
+    for waiting in group {
+        let error = error.take().unwrap_or_else(|| {
+            if unavailable {
+                Unexpected::unavailable(reason.clone())
+            } else {
+                Unexpected::new(reason.clone())
+            }
+        });
+        let _ = waiting.stored.send(Err(error));
     }
 }
 

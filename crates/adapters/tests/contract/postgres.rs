@@ -59,6 +59,16 @@ async fn survey(stores: &Stores, state: SurveyState) -> Survey {
     .unwrap()
 }
 
+/// Creates a survey of the main project launched on 2026-01-01 (so its answers are counted);
+/// returns its id as captures name it.
+async fn launched_survey_id(stores: &Stores) -> String {
+    let launched = SurveyState {
+        start_date: Some(at("2026-01-01T00:00:00Z")),
+        ..SurveyState::draft("NPS".into(), SurveyType::Api)
+    };
+    survey(stores, launched).await.id.0.to_string()
+}
+
 /// Opens two pooled connections before a race, so neither writer is held up connecting.
 async fn warm_up(stores: &Stores) {
     let filter = SurveyFilter::default();
@@ -432,11 +442,7 @@ async fn concurrent_captures_for_the_same_persons_never_deadlock() {
     const CAPTURES: usize = 8;
     const PERSONS: usize = 200;
     let stores = Stores::postgres().await;
-    let launched = SurveyState {
-        start_date: Some(at("2026-01-01T00:00:00Z")),
-        ..SurveyState::draft("NPS".into(), SurveyType::Api)
-    };
-    let survey_id = survey(&stores, launched).await.id.0.to_string();
+    let survey_id = launched_survey_id(&stores).await;
     let mut captures = tokio::task::JoinSet::new();
     for capture in 0..CAPTURES {
         // Each capture lists the persons starting at another one.
@@ -561,12 +567,8 @@ async fn captures_that_wait_for_a_writer_are_written_together() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
     let project = stores.project;
-    let launched = SurveyState {
-        start_date: Some(at("2026-01-01T00:00:00Z")),
-        ..SurveyState::draft("NPS".into(), SurveyType::Api)
-    };
-    let survey_id = survey(&stores, launched).await.id.0.to_string();
-    let holder = hold_person(&db, project.0, "held").await;
+    let survey_id = launched_survey_id(&stores).await;
+    let mut holder = hold_person(&db, project.0, "held").await;
 
     let (stored, statements) = adapters::testing::statements_of(&db.database, async {
         let mut captures = tokio::task::JoinSet::new();
@@ -580,7 +582,6 @@ async fn captures_that_wait_for_a_writer_are_written_together() {
             captures.spawn(async move { repository.record(project, events, sets).await });
         }
         until_a_statement_waits(&db).await;
-        let mut holder = holder;
         holder.batch_execute("COMMIT").await.unwrap();
         let mut stored = 0;
         while let Some(recorded) = captures.join_next().await {
