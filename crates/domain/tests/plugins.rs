@@ -231,8 +231,8 @@ async fn an_install_reads_the_manifest_and_main_file_at_the_newest_tag() {
         json!([{"key": "greeting"}])
     );
     assert_eq!(
-        plugin.state.capabilities["methods"],
-        json!(["processEvent"])
+        plugin.state.capabilities.methods,
+        Some(vec!["processEvent".to_owned()])
     );
     assert_eq!(
         world.store.plugin_archive(plugin.id).as_deref(),
@@ -378,10 +378,13 @@ async fn source_edits_validate_plugin_json_and_refresh_capabilities_when_readabl
         .await
         .unwrap();
     let read = world.plugins.get(&root(), plugin.id).await.unwrap();
-    assert_eq!(read.state.capabilities["methods"], json!(["onEvent"]));
     assert_eq!(
-        read.state.capabilities["scheduled_tasks"],
-        json!(["runEveryHour"])
+        read.state.capabilities.methods,
+        Some(vec!["onEvent".to_owned()])
+    );
+    assert_eq!(
+        read.state.capabilities.scheduled_tasks,
+        Some(vec!["runEveryHour".to_owned()])
     );
 
     world

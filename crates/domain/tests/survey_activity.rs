@@ -9,7 +9,7 @@ use chrono::{TimeDelta, Utc};
 use domain::DomainError;
 use domain::access::{AccessService, KeyLocation, PresentedKey, ProjectAccess};
 use domain::admin::{AdminService, BootstrapRequest};
-use domain::feature_flag::{FeatureFlagService, FlagFilters, FlagKey, NewFlag};
+use domain::feature_flag::{FeatureFlagService, FlagFilters, FlagFiltersPatch, FlagKey, NewFlag};
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
@@ -354,7 +354,7 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
             SurveyChanges {
                 description: Patch::Value("Why we ask".into()),
                 linked_flag_id: Patch::Value(linked.id),
-                targeting_flag_filters: Some(targeting()),
+                targeting_flag_filters: Some(FlagFiltersPatch::parse(&targeting()).unwrap()),
                 questions: Patch::Value(
                     Questions::parse(&json!([{"type": "open", "question": "Why?"}])).unwrap(),
                 ),

@@ -6,7 +6,8 @@ use chrono::{DateTime, Utc};
 use domain::DomainError;
 use domain::ValidationError;
 use domain::feature_flag::{
-    FeatureFlagRepository, FeatureFlagService, FlagFilters, FlagId, FlagKey, NewFlag,
+    FeatureFlagRepository, FeatureFlagService, FlagFilters, FlagFiltersPatch, FlagId, FlagKey,
+    NewFlag,
 };
 use domain::patch::Patch;
 use domain::ports::PageRequest;
@@ -70,7 +71,8 @@ fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
             .get("targeting_flag_filters")
             .and_then(Value::as_object)
             .filter(|filters| !filters.is_empty())
-            .cloned(),
+            .map(FlagFiltersPatch::parse)
+            .transpose()?,
         remove_targeting_flag: body
             .get("remove_targeting_flag")
             .and_then(Value::as_bool)

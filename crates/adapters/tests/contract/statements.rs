@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use adapters::testing::{TestDatabase, statements_of};
+use domain::feature_flag::FlagFiltersPatch;
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
@@ -17,9 +18,9 @@ use uuid::Uuid;
 
 use crate::stores::Stores;
 
-fn targeting_filters() -> serde_json::Map<String, serde_json::Value> {
+fn targeting_filters() -> FlagFiltersPatch {
     let filters = json!({"groups": [{"properties": [], "rollout_percentage": 50}]});
-    filters.as_object().cloned().expect("an object")
+    FlagFiltersPatch::parse(filters.as_object().expect("an object")).expect("valid filters")
 }
 
 /// Fails with the statements listed when there are more than `most`, or when they are not one

@@ -8,9 +8,11 @@ pub(crate) use request::{PluginUpgrade, PluginWrite};
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::access::OrganizationAccess;
-use domain::plugin::{Plugin, PluginAccess, PluginFiles, PluginId, PluginService};
+use domain::plugin::{
+    Plugin, PluginAccess, PluginCapabilities, PluginFiles, PluginId, PluginService,
+};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -42,7 +44,7 @@ pub(crate) struct PluginResponse {
     organization_name: String,
     /// `{"methods","jobs","scheduled_tasks"}`, `{}` until known.
     #[schema(value_type = Object)]
-    capabilities: Map<String, Value>,
+    capabilities: PluginCapabilities,
     metrics: Value,
     public_jobs: Value,
 }

@@ -229,15 +229,27 @@ impl FlagFilters {
         json
     }
 
-    /// These filters with the top-level keys of `changes` put over theirs, as PostHog merges a
-    /// survey's `targeting_flag_filters` into its flag's, then checked.
+    /// These filters with the top-level keys `patch` was sent with put over theirs, as PostHog
+    /// merges a survey's `targeting_flag_filters` into its flag's.
     ///
     /// # Errors
-    /// As [`FlagFilters::parse`], for the result.
-    pub fn merged_with(&self, changes: &Map<String, Value>) -> Result<Self, ValidationError> {
+    /// As [`FlagFilters::read`]; both halves were checked, so only a broken invariant fails.
+    pub fn merged_with(&self, patch: &FlagFiltersPatch) -> Result<Self, ValidationError> {
         let mut merged = self.to_json();
-        merged.extend(changes.clone());
-        Self::parse(&Value::Object(merged))
+        let mut sent = patch.filters.to_json();
+        for key in &patch.sent_keys {
+            if let Some(value) = sent.remove(key) {
+                merged.insert(key.clone(), value);
+            }
+        }
+        Self::read(Value::Object(merged))
+    }
+
+    /// Whether a condition set serves everyone: no property filters and a full rollout.
+    pub fn serves_everyone(&self) -> bool {
+        self.groups
+            .iter()
+            .any(|set| set.properties().is_empty() && set.rollout() >= 100.0)
     }
 
     /// The keys of the flag's variants (empty for a boolean flag).
@@ -250,6 +262,31 @@ impl FlagFilters {
         self.multivariate
             .iter()
             .flat_map(|multivariate| &multivariate.variants)
+    }
+}
+
+/// A survey's `targeting_flag_filters`: flag filters checked as sent, and which top-level keys
+/// were sent. A new targeting flag gets the filters; a kept one gets exactly the sent keys put
+/// over its own ([`FlagFilters::merged_with`]), so a key left out keeps the flag's value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagFiltersPatch {
+    filters: FlagFilters,
+    sent_keys: Vec<String>,
+}
+
+impl FlagFiltersPatch {
+    /// # Errors
+    /// As [`FlagFilters::parse`].
+    pub fn parse(filters: &Map<String, Value>) -> Result<Self, ValidationError> {
+        Ok(Self {
+            filters: FlagFilters::parse(&Value::Object(filters.clone()))?,
+            sent_keys: filters.keys().cloned().collect(),
+        })
+    }
+
+    /// The filters as sent (`groups` filled in when missing): a new targeting flag's.
+    pub fn filters(&self) -> &FlagFilters {
+        &self.filters
     }
 }
 
@@ -629,5 +666,57 @@ mod tests {
         assert!(FlagFilters::parse(&json!([])).is_err());
         assert!(FlagFilters::parse(&json!({"groups": "all"})).is_err());
         assert!(FlagFilters::parse(&json!({"groups": [{"properties": [1]}]})).is_err());
+    }
+
+    fn patch(sent: Value) -> FlagFiltersPatch {
+        FlagFiltersPatch::parse(sent.as_object().expect("an object")).unwrap()
+    }
+
+    #[test]
+    fn a_patch_puts_exactly_the_keys_it_was_sent_with_over_the_flags() {
+        let flag = FlagFilters::parse(&json!({
+            "groups": [{"properties": [], "rollout_percentage": 20}],
+            "payloads": {"true": "a"},
+            "super_groups": [{"rollout_percentage": 5}],
+            "custom": 1
+        }))
+        .unwrap();
+
+        let payloads_only = flag.merged_with(&patch(json!({"payloads": {"true": "b"}})));
+        assert_eq!(
+            Value::Object(payloads_only.unwrap().to_json()),
+            json!({
+                "groups": [{"properties": [], "rollout_percentage": 20}],
+                "payloads": {"true": "b"},
+                "super_groups": [{"rollout_percentage": 5}],
+                "custom": 1
+            })
+        );
+
+        let cleared = flag
+            .merged_with(&patch(
+                json!({"super_groups": null, "custom": 2, "groups": []}),
+            ))
+            .unwrap();
+        assert_eq!(cleared.super_groups, None);
+        assert_eq!(
+            Value::Object(cleared.to_json()),
+            json!({"groups": [], "payloads": {"true": "a"}, "super_groups": null, "custom": 2})
+        );
+    }
+
+    #[test]
+    fn a_set_without_properties_at_full_rollout_serves_everyone() {
+        let serves = |filters: Value| FlagFilters::parse(&filters).unwrap().serves_everyone();
+        assert!(serves(json!({"groups": [{"properties": []}]})));
+        assert!(serves(json!({"groups": [{"rollout_percentage": 100}]})));
+        assert!(serves(
+            json!({"groups": [{"rollout_percentage": 10}, {"properties": null}]})
+        ));
+        assert!(!serves(json!({"groups": [{"rollout_percentage": 99}]})));
+        assert!(!serves(
+            json!({"groups": [{"properties": [{"key": "email", "value": "x"}]}]})
+        ));
+        assert!(!serves(json!({})));
     }
 }

@@ -10,8 +10,8 @@ mod service;
 
 pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
 pub use filters::{
-    ConditionSet, FlagFilters, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS,
-    Multivariate, Operator, PropertyFilter, Variant,
+    ConditionSet, FlagFilters, FlagFiltersPatch, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET,
+    MAX_VARIANTS, Multivariate, Operator, PropertyFilter, Variant,
 };
 pub use key::{FlagKey, KEY_PATTERN, MAX_KEY_CHARS};
 pub use port::FeatureFlagRepository;

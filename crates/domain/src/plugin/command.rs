@@ -1,9 +1,9 @@
 //! The commands a client sends about plugins, read off the wire: the writable fields (create and
 //! PATCH) and an install.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{ConfigSchema, PluginState, PluginType};
+use super::{ConfigSchema, PluginCapabilities, PluginState, PluginType};
 use crate::patch::Patch;
 
 /// The fields a client may write (PostHog's writable serializer fields). `url` and `latest_tag`
@@ -17,7 +17,7 @@ pub struct PluginFields {
     pub config_schema: Option<ConfigSchema>,
     pub tag: Patch<String>,
     pub is_global: Option<bool>,
-    pub capabilities: Option<Map<String, Value>>,
+    pub capabilities: Option<PluginCapabilities>,
     pub metrics: Option<Value>,
     pub public_jobs: Option<Value>,
 }

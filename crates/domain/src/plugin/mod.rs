@@ -2,6 +2,7 @@
 //! it, and the use cases behind `/api/organizations/{id}/plugins/`.
 
 mod access;
+mod capabilities;
 mod command;
 mod config_schema;
 mod install;
@@ -20,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::tenancy::OrganizationId;
 
 pub use access::PluginAccess;
+pub use capabilities::PluginCapabilities;
 pub use command::{NewPlugin, PluginChanges, PluginFields};
 pub use config_schema::{ConfigField, ConfigItem, ConfigSchema};
 pub use manifest::{MAX_ICON_CHARS, MAX_NAME_CHARS, Manifest};
@@ -90,8 +92,12 @@ pub struct PluginState {
     pub latest_tag_checked_at: Option<DateTime<Utc>>,
     pub is_global: bool,
     pub is_stateless: bool,
-    pub capabilities: Map<String, Value>,
+    pub capabilities: PluginCapabilities,
+    /// PostHog's plugin server declares and fills these; Burrow keeps what it is given and never
+    /// reads it, so it stays the JSON it was given.
     pub metrics: Value,
+    /// The manifest's `publicJobs` (or what a client wrote): kept verbatim, never read, as PostHog
+    /// keeps it.
     pub public_jobs: Value,
 }
 
@@ -110,7 +116,7 @@ impl PluginState {
             latest_tag_checked_at: None,
             is_global: false,
             is_stateless: false,
-            capabilities: Map::new(),
+            capabilities: PluginCapabilities::default(),
             metrics: Value::Object(Map::new()),
             public_jobs: Value::Object(Map::new()),
         }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::install::{Extracted, MAIN_FILE, MANIFEST_FILE, extract};
 use super::writes::{self, Installer};
@@ -271,7 +271,7 @@ impl PluginService {
                 state.config_schema = manifest.config_schema.clone();
             }
             if let Some(capabilities) = &capabilities {
-                state.capabilities = capabilities_json(capabilities);
+                state.capabilities = capabilities.clone().into();
             }
             Ok(PluginWrite {
                 activity: Some(NewActivity {
@@ -466,7 +466,7 @@ impl PluginService {
             .as_ref()
             .and_then(|(name, source)| self.capabilities(name, source))
         {
-            state.capabilities = capabilities_json(&capabilities);
+            state.capabilities = capabilities.into();
         }
     }
 
@@ -488,17 +488,6 @@ fn remote_url(plugin: &Plugin) -> Result<Option<PluginUrl>, DomainError> {
         (Some(url), true) => Ok(Some(PluginUrl::parse(url)?)),
         _ => Ok(None),
     }
-}
-
-fn capabilities_json(capabilities: &Capabilities) -> Map<String, Value> {
-    let mut map = Map::new();
-    map.insert("methods".into(), json!(capabilities.methods));
-    map.insert("jobs".into(), json!(capabilities.jobs));
-    map.insert(
-        "scheduled_tasks".into(),
-        json!(capabilities.scheduled_tasks),
-    );
-    map
 }
 
 /// Source file names are plain names; contents are bounded.

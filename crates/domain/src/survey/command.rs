@@ -2,15 +2,13 @@
 //! field (`Questions::parse`, `Appearance::parse`, …). Rules across fields and against the stored
 //! survey run later, in `plan`.
 
-use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
-
 use super::questions::Questions;
 use super::settings::{Appearance, Conditions};
 use super::{Schedule, SurveyType};
 use crate::error::ValidationError;
-use crate::feature_flag::FlagId;
+use crate::feature_flag::{FlagFiltersPatch, FlagId};
 use crate::patch::Patch;
+use chrono::{DateTime, Utc};
 
 /// Longest survey name.
 pub const MAX_NAME_CHARS: usize = 400;
@@ -26,7 +24,7 @@ pub struct SurveyChanges {
     pub targeting_flag_id: Patch<FlagId>,
     /// `None`: no targeting change. Merged into a kept targeting flag's filters, else the
     /// filters of a new one.
-    pub targeting_flag_filters: Option<Map<String, Value>>,
+    pub targeting_flag_filters: Option<FlagFiltersPatch>,
     pub remove_targeting_flag: bool,
     pub questions: Patch<Questions>,
     pub conditions: Patch<Conditions>,

@@ -14,7 +14,9 @@ use super::{
     TargetingPlan,
 };
 use crate::error::ValidationError;
-use crate::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag};
+use crate::feature_flag::{
+    FeatureFlag, FlagChanges, FlagFilters, FlagFiltersPatch, FlagId, FlagKey, NewFlag,
+};
 use crate::patch::Patch;
 use crate::tenancy::UserId;
 
@@ -37,10 +39,7 @@ pub(crate) fn plan_create(
     check_rules(&state, changes, None, flags)?;
     let flag = match (&changes.targeting_flag_filters, &flags.targeting) {
         (Some(filters), _) => Some(TargetingFlag::New {
-            flag: targeting_flag(
-                &state.name,
-                FlagFilters::parse(&Value::Object(filters.clone()))?,
-            )?,
+            flag: targeting_flag(&state.name, filters.filters().clone())?,
             created_by: creator,
         }),
         (None, Some(adopted)) => Some(existing(adopted.id, false)),
@@ -102,10 +101,7 @@ pub(crate) fn plan_update(
                 },
             }),
             None => Some(TargetingFlag::New {
-                flag: targeting_flag(
-                    &state.name,
-                    FlagFilters::parse(&Value::Object(filters.clone()))?,
-                )?,
+                flag: targeting_flag(&state.name, filters.filters().clone())?,
                 created_by: editor,
             }),
         }
@@ -318,30 +314,14 @@ fn check_linked_flag_variant(
 }
 
 /// Targeting that reaches everyone is no targeting: PostHog refuses it.
-fn check_targeting_filters(filters: &Map<String, Value>) -> Result<(), ValidationError> {
-    let groups = filters
-        .get("groups")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let everyone = groups.iter().any(|group| {
-        let rollout_all = match group.get("rollout_percentage") {
-            None | Some(Value::Null) => true,
-            Some(p) => p.as_f64() == Some(100.0),
-        };
-        let no_properties = group
-            .get("properties")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty);
-        rollout_all && no_properties
-    });
-    if everyone {
+fn check_targeting_filters(filters: &FlagFiltersPatch) -> Result<(), ValidationError> {
+    if filters.filters().serves_everyone() {
         return Err(invalid(
             "targeting_flag_filters",
             "Invalid operation: User targeting rolls out to everyone. If you want to roll out to everyone, delete this targeting",
         ));
     }
-    FlagFilters::parse(&Value::Object(filters.clone())).map(|_| ())
+    Ok(())
 }
 
 fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationError> {
@@ -428,6 +408,10 @@ mod tests {
 
     const EDITOR: UserId = UserId(7);
 
+    fn patch(filters: &Map<String, Value>) -> FlagFiltersPatch {
+        FlagFiltersPatch::parse(filters).unwrap()
+    }
+
     fn filters() -> Map<String, Value> {
         json!({"groups": [{"properties": [{"key": "email", "value": "x", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]})
             .as_object()
@@ -485,7 +469,7 @@ mod tests {
     fn targeting_filters_on_create_make_a_new_owned_flag_serving_only_once_launched() {
         let draft = plan_create(
             &new_survey(SurveyChanges {
-                targeting_flag_filters: Some(filters()),
+                targeting_flag_filters: Some(patch(&filters())),
                 ..SurveyChanges::default()
             }),
             &ReferencedFlags::default(),
@@ -502,7 +486,7 @@ mod tests {
 
         let launched = plan_create(
             &new_survey(SurveyChanges {
-                targeting_flag_filters: Some(filters()),
+                targeting_flag_filters: Some(patch(&filters())),
                 start_date: Patch::Value(Utc::now()),
                 ..SurveyChanges::default()
             }),
@@ -579,7 +563,7 @@ mod tests {
             &current,
             SurveyChanges {
                 name: Patch::Value("Renamed".into()),
-                targeting_flag_filters: Some(filters()),
+                targeting_flag_filters: Some(patch(&filters())),
                 ..SurveyChanges::default()
             },
             &ReferencedFlags::default(),
@@ -640,12 +624,7 @@ mod tests {
         let merged = update(
             &current,
             SurveyChanges {
-                targeting_flag_filters: Some(
-                    json!({"payloads": {"true": "x"}})
-                        .as_object()
-                        .cloned()
-                        .unwrap(),
-                ),
+                targeting_flag_filters: json!({"payloads": {"true": "x"}}).as_object().map(patch),
                 ..SurveyChanges::default()
             },
             &ReferencedFlags::default(),
@@ -661,7 +640,7 @@ mod tests {
         let fresh = update(
             &untargeted,
             SurveyChanges {
-                targeting_flag_filters: Some(filters()),
+                targeting_flag_filters: Some(patch(&filters())),
                 ..SurveyChanges::default()
             },
             &ReferencedFlags::default(),
@@ -742,7 +721,7 @@ mod tests {
             plan_update(
                 &current,
                 &SurveyChanges {
-                    targeting_flag_filters: merged.as_object().cloned(),
+                    targeting_flag_filters: merged.as_object().map(patch),
                     ..SurveyChanges::default()
                 },
                 &ReferencedFlags::default(),

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
 use domain::activity::{ActivityEntry, NewActivity};
-use domain::plugin::{ConfigSchema, Plugin, PluginId, PluginState, PluginType};
+use domain::plugin::{ConfigSchema, Plugin, PluginCapabilities, PluginId, PluginState, PluginType};
 use domain::tenancy::OrganizationId;
 use serde_json::Value;
 use uuid::Uuid;
@@ -73,7 +73,7 @@ impl PluginRow {
                 latest_tag_checked_at: self.latest_tag_checked_at,
                 is_global: self.is_global,
                 is_stateless: self.is_stateless,
-                capabilities,
+                capabilities: PluginCapabilities::from_json(capabilities),
                 metrics: self.metrics,
                 public_jobs: self.public_jobs,
             },
@@ -144,7 +144,7 @@ impl<'a> From<&'a PluginState> for PluginStateRow<'a> {
             latest_tag_checked_at: state.latest_tag_checked_at,
             is_global: state.is_global,
             is_stateless: state.is_stateless,
-            capabilities: Value::Object(state.capabilities.clone()),
+            capabilities: Value::Object(state.capabilities.to_json()),
             metrics: &state.metrics,
             public_jobs: &state.public_jobs,
         }

@@ -6,8 +6,8 @@ use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::patch::Patch;
 use domain::plugin::{
-    ConfigSchema, MAX_ICON_CHARS, MAX_NAME_CHARS, MAX_TAG_CHARS, NewPlugin, PluginFields,
-    PluginType, SourceChanges,
+    ConfigSchema, MAX_ICON_CHARS, MAX_NAME_CHARS, MAX_TAG_CHARS, NewPlugin, PluginCapabilities,
+    PluginFields, PluginType, SourceChanges,
 };
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
@@ -38,7 +38,7 @@ pub(crate) struct PluginWrite {
     #[schema(nullable = false)]
     is_global: Option<bool>,
     #[schema(value_type = Object, required = false)]
-    capabilities: Option<Map<String, Value>>,
+    capabilities: Option<PluginCapabilities>,
     #[schema(required = false)]
     metrics: Option<Value>,
     #[schema(required = false)]
@@ -84,7 +84,7 @@ impl PluginWrite {
             is_global: non_null(fields.boolean("is_global")?, "is_global")?,
             capabilities: non_null(fields.raw("capabilities"), "capabilities")?
                 .map(|capabilities| match capabilities {
-                    Value::Object(map) => Ok(map.clone()),
+                    Value::Object(map) => Ok(PluginCapabilities::from_json(map.clone())),
                     _ => Err(ValidationError::invalid(
                         "capabilities",
                         "Capabilities must be an object.",

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
-use domain::feature_flag::FlagId;
+use domain::feature_flag::{FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::survey::{
     Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_NAME_CHARS, Questions,
@@ -41,7 +41,7 @@ pub(crate) struct SurveyWrite {
     targeting_flag_id: Patch<FlagId>,
     /// Filters for the survey's own targeting flag (`{}` or `null`: none).
     #[schema(value_type = Option<Object>)]
-    targeting_flag_filters: Option<Map<String, Value>>,
+    targeting_flag_filters: Option<FlagFiltersPatch>,
     /// Deletes the survey's own targeting flag (an adopted one is only detached).
     remove_targeting_flag: Option<bool>,
     /// `{question, type: open|link|rating|single_choice|multiple_choice, …}` objects.
@@ -224,11 +224,11 @@ fn parse_schedule(fields: &Fields<'_>) -> Result<Patch<Schedule>, ValidationErro
 
 fn parse_targeting_filters(
     fields: &Fields<'_>,
-) -> Result<Option<Map<String, Value>>, ValidationError> {
+) -> Result<Option<FlagFiltersPatch>, ValidationError> {
     match fields.raw("targeting_flag_filters") {
         Patch::Absent | Patch::Null => Ok(None),
         Patch::Value(Value::Object(filters)) if filters.is_empty() => Ok(None),
-        Patch::Value(Value::Object(filters)) => Ok(Some(filters.clone())),
+        Patch::Value(Value::Object(filters)) => FlagFiltersPatch::parse(filters).map(Some),
         Patch::Value(_) => Err(ValidationError::invalid(
             "targeting_flag_filters",
             "Targeting flag filters must be an object",
