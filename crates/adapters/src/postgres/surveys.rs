@@ -12,8 +12,8 @@ use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
-    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyRecord, SurveyRepository,
-    SurveyTransaction,
+    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyRecord,
+    SurveyRepository, SurveyTransaction,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
@@ -26,8 +26,8 @@ use crate::postgres::rows::{
     NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page,
 };
 use crate::postgres::schema::{survey_activity, surveys, users};
-use crate::postgres::transaction::{Lock, PgTransaction, logged};
-use crate::postgres::whole_surveys::load_whole;
+use crate::postgres::transaction::{PgTransaction, logged};
+use crate::postgres::whole_surveys::{load_whole, lock_survey};
 
 type Pg = diesel::pg::Pg;
 
@@ -73,13 +73,12 @@ async fn load_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
-    lock: Lock,
 ) -> Result<Option<Survey>, Unexpected> {
     let ids = surveys::table
         .filter(surveys::id.eq(id.0))
         .select(surveys::id)
         .into_boxed();
-    Ok(load_whole(conn, project, ids, lock).await?.pop())
+    Ok(load_whole(conn, project, ids).await?.pop())
 }
 
 #[async_trait]
@@ -121,13 +120,13 @@ impl SurveyRepository for PgSurveyRepository {
                 .select(surveys::id),
             page_request,
         );
-        let surveys = load_whole(&mut conn, project, ids, Lock::None).await?;
+        let surveys = load_whole(&mut conn, project, ids).await?;
         Ok(page(count, surveys))
     }
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        load_survey(&mut conn, project, id, Lock::None).await
+        load_survey(&mut conn, project, id).await
     }
 
     async fn project_of(&self, id: SurveyId) -> Result<Option<ProjectId>, Unexpected> {
@@ -194,8 +193,10 @@ impl SurveyTransaction for PgTransaction {
         &mut self,
         project: ProjectId,
         id: SurveyId,
+        lock: SurveyLock,
     ) -> Result<Option<Survey>, Unexpected> {
-        load_survey(self.connection(), project, id, Lock::ForUpdate).await
+        let targeting_flag = lock == SurveyLock::WithTargetingFlag;
+        lock_survey(self.connection(), project, id, targeting_flag).await
     }
 
     async fn flags(

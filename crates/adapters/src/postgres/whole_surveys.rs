@@ -1,20 +1,21 @@
 //! Surveys read whole — with their creator and their linked and targeting flags — in one
 //! statement, so reading one survey or a page of them is one round trip. A survey shows its flags
-//! in summary (PostHog's minimal flag), so the flags' creators are not read.
+//! in summary (PostHog's minimal flag), so the flags' creators are not read. A write may lock the
+//! survey it reads, and its targeting flag after it, in that same statement.
 
+use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::Unexpected;
-use domain::survey::Survey;
+use domain::survey::{Survey, SurveyId};
 use domain::tenancy::ProjectId;
 
 use crate::postgres::errors::StorageContext;
 use crate::postgres::rows::{FlagRow, SurveyRow, UserBasicRow};
 use crate::postgres::schema::{feature_flags, surveys, users};
-use crate::postgres::transaction::{Lock, for_update_of};
-
-type Pg = diesel::pg::Pg;
+use crate::postgres::transaction::for_update_of;
 
 /// Which surveys to read: a query of survey ids (narrowed, ordered and windowed as the caller
 /// needs; the outer read keeps its order).
@@ -33,8 +34,61 @@ pub(crate) async fn load_whole(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     ids: SurveyIds<'_>,
-    lock: Lock,
 ) -> Result<Vec<Survey>, Unexpected> {
+    let rows = load_joined(conn, project, ids, Locking::Nothing).await?;
+    rows.into_iter().map(into_survey).collect()
+}
+
+/// The project's survey, locked; with `targeting_flag`, its targeting flag is locked after it
+/// (the order every writer locks them in) in the same statement, and shown as locked. A flag
+/// that a write committed while this statement waited for the survey is invisible to the
+/// statement (it reads what was committed when it began), so then the read is made again: the
+/// survey is locked by now, and nothing can point it at another flag meanwhile.
+pub(crate) async fn lock_survey(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    id: SurveyId,
+    targeting_flag: bool,
+) -> Result<Option<Survey>, Unexpected> {
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let ids = surveys::table
+            .filter(surveys::id.eq(id.0))
+            .select(surveys::id)
+            .into_boxed();
+        let locking = if targeting_flag {
+            Locking::SurveyThenTargetingFlag(project, id)
+        } else {
+            Locking::Survey
+        };
+        let Some(row) = load_joined(conn, project, ids, locking).await?.pop() else {
+            return Ok(None);
+        };
+        let (survey, _, linked, targeting) = &row;
+        let unseen = (survey.targeting_flag_id.is_some() && targeting.is_none())
+            || (survey.linked_flag_id.is_some() && linked.is_none());
+        if !unseen || tries == 2 {
+            return into_survey(row).map(Some);
+        }
+    }
+}
+
+/// What a read of whole surveys locks.
+enum Locking {
+    Nothing,
+    /// The survey read (see [`for_update_of`]).
+    Survey,
+    /// One survey, then its targeting flag ([`SurveyThenTargetingFlag`]).
+    SurveyThenTargetingFlag(ProjectId, SurveyId),
+}
+
+async fn load_joined(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    ids: SurveyIds<'_>,
+    locking: Locking,
+) -> Result<Vec<Joined>, Unexpected> {
     let (linked, targeting) = diesel::alias!(
         feature_flags as linked_flags,
         feature_flags as targeting_flags,
@@ -76,12 +130,63 @@ pub(crate) async fn load_whole(
                 .fields(<FlagRow as Selectable<Pg>>::construct_selection())
                 .nullable(),
         ));
-    let rows = match lock {
-        Lock::ForUpdate => for_update_of(query, "surveys").load::<Joined>(conn).await,
-        Lock::None => query.load::<Joined>(conn).await,
+    match locking {
+        Locking::Survey => for_update_of(query, "surveys").load::<Joined>(conn).await,
+        Locking::Nothing => query.load::<Joined>(conn).await,
+        Locking::SurveyThenTargetingFlag(project, survey) => {
+            let locked = SurveyThenTargetingFlag {
+                project: project.0,
+                survey: survey.0,
+                read: query,
+            };
+            locked.load::<Joined>(conn).await
+        }
     }
-    .during("loading surveys with their creators and flags")?;
-    rows.into_iter().map(into_survey).collect()
+    .during("loading surveys with their creators and flags")
+}
+
+/// `WITH … <read>`: the read of whole surveys, run over common table expressions named like the
+/// tables it reads, which stand in for them: `surveys` is the one survey, locked; `feature_flags`
+/// is its targeting flag, locked after the survey and so read as locked, and its linked flag,
+/// read. (Inside its own definition, a `WITH` name still means the table.) Locking the flag in
+/// the read's own `FOR UPDATE` would lock it before the survey, the reverse of the order a
+/// survey's deletion locks them in, and the flag of an outer join cannot be locked there.
+struct SurveyThenTargetingFlag<Q> {
+    project: i32,
+    survey: uuid::Uuid,
+    read: Q,
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for SurveyThenTargetingFlag<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH surveys AS MATERIALIZED (SELECT * FROM surveys WHERE id = ");
+        out.push_bind_param::<sql_types::Uuid, _>(&self.survey)?;
+        out.push_sql(" AND project_id = ");
+        out.push_bind_param::<sql_types::Integer, _>(&self.project)?;
+        out.push_sql(
+            " FOR UPDATE), \
+             locked_targeting_flag AS MATERIALIZED (\
+               SELECT flag.* FROM feature_flags AS flag JOIN surveys AS survey \
+               ON flag.id = survey.targeting_flag_id AND flag.project_id = survey.project_id \
+               FOR UPDATE OF flag), \
+             feature_flags AS (\
+               SELECT * FROM locked_targeting_flag UNION ALL \
+               SELECT flag.* FROM feature_flags AS flag JOIN surveys AS survey \
+               ON flag.id = survey.linked_flag_id \
+               WHERE NOT EXISTS (SELECT FROM locked_targeting_flag AS locked \
+                                 WHERE locked.id = flag.id)) ",
+        );
+        self.read.walk_ast(out.reborrow())
+    }
+}
+
+impl<Q: Query> Query for SurveyThenTargetingFlag<Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q> QueryId for SurveyThenTargetingFlag<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
 }
 
 fn into_survey((row, creator, linked, targeting): Joined) -> Result<Survey, Unexpected> {

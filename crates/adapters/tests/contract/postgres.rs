@@ -12,12 +12,12 @@ use diesel_async::{
     AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _,
 };
 use domain::DomainError;
-use domain::feature_flag::FlagChanges;
+use domain::feature_flag::{FeatureFlag, FlagChanges};
 use domain::person::PersonSet;
 use domain::survey::writes;
 use domain::survey::{
-    FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyState, SurveyType,
-    SurveyWrite, TargetingFlag, TargetingPlan,
+    FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyState,
+    SurveyType, SurveyWrite, TargetingFlag, TargetingPlan,
 };
 use domain::survey_response::{
     AnswerFilter, CountFilter, ResponseFilter, SurveyEvent, SurveyEventKind,
@@ -67,6 +67,41 @@ async fn launched_survey_id(stores: &Stores) -> String {
         ..SurveyState::draft("NPS".into(), SurveyType::Api)
     };
     survey(stores, launched).await.id.0.to_string()
+}
+
+/// A draft survey of the main project with a targeting flag it owns; returns both.
+async fn targeted_survey(stores: &Stores) -> (Survey, FeatureFlag) {
+    let flag = stores.flag("targeting").await;
+    let id = flag.id;
+    let planner = move |_: &ReferencedFlags| {
+        Ok(SurveyWrite {
+            state: SurveyState::draft("NPS".into(), SurveyType::Popover),
+            targeting: TargetingPlan {
+                delete: None,
+                flag: Some(TargetingFlag::Existing {
+                    id,
+                    owned: true,
+                    changes: FlagChanges::default(),
+                }),
+            },
+            activity: None,
+        })
+    };
+    let references = FlagReferences {
+        linked: None,
+        targeting: Some(id),
+    };
+    let survey = writes::create(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        &stores.user,
+        references,
+        &planner,
+    )
+    .await
+    .unwrap();
+    (survey, flag)
 }
 
 /// Opens two pooled connections before a race, so neither writer is held up connecting.
@@ -659,4 +694,88 @@ async fn a_capture_that_fails_among_waiting_captures_fails_alone() {
     assert!(!held.contains_key(&format!("capture-{CAPTURES}")));
     let failed = stores.persons.properties(project, "person-x").await;
     assert_eq!(failed.unwrap(), serde_json::Map::new());
+}
+
+/// A write that locks a survey with its targeting flag (in one statement) holds the flag too:
+/// the flags API's change of it waits until the survey's transaction ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_survey_locked_with_its_targeting_flag_holds_the_flag_until_the_write_ends() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let (survey, flag) = targeted_survey(&stores).await;
+
+    let mut transaction = stores.surveys.begin().await.unwrap();
+    let locked = transaction
+        .lock_survey(stores.project, survey.id, SurveyLock::WithTargetingFlag)
+        .await
+        .unwrap()
+        .expect("the survey");
+    assert_eq!(locked.targeting_flag.map(|f| f.id), Some(flag.id));
+    let (flags, project) = (Arc::clone(&stores.flags), stores.project);
+    let rename = tokio::spawn(async move {
+        let changes = FlagChanges {
+            name: Some("renamed".into()),
+            ..FlagChanges::default()
+        };
+        flags.update(project, flag.id, changes).await
+    });
+    until_a_statement_waits(&db).await;
+    assert!(
+        !rename.is_finished(),
+        "the flag's change waits for the lock"
+    );
+    transaction.rollback().await.unwrap();
+
+    assert_eq!(rename.await.unwrap().unwrap().name, "renamed");
+}
+
+/// A survey write that waited for another one sees the targeting flag the other gave the
+/// survey, though that flag was created after the waiting read began (so that read cannot
+/// see it, and is made again), however it locks. (Make `whole_surveys::lock_survey` try once
+/// to see it fail.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_targeting_flag_given_while_the_lock_waited_is_read_as_given() {
+    for lock in [SurveyLock::WithTargetingFlag, SurveyLock::SurveyOnly] {
+        let given = targeting_flag_given_while_the_lock_waited(lock).await;
+        assert_eq!(given.as_deref(), Some("replacement"), "{lock:?}");
+    }
+}
+
+/// The name of the targeting flag a `lock` read shows, after waiting for a write that gave the
+/// survey a new one.
+async fn targeting_flag_given_while_the_lock_waited(lock: SurveyLock) -> Option<String> {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let (survey, _) = targeted_survey(&stores).await;
+    let (project, id) = (stores.project, survey.id);
+    let mut holder = AsyncPgConnection::establish(&db.url).await.unwrap();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT FROM surveys WHERE id = '{}' FOR UPDATE",
+            id.0
+        ))
+        .await
+        .unwrap();
+
+    let surveys = Arc::clone(&stores.surveys);
+    let locking = tokio::spawn(async move {
+        let mut transaction = surveys.begin().await.unwrap();
+        let locked = transaction.lock_survey(project, id, lock).await;
+        transaction.rollback().await.unwrap();
+        locked
+    });
+    until_a_statement_waits(&db).await;
+    holder
+        .batch_execute(&format!(
+            "INSERT INTO feature_flags (project_id, name, key) \
+             VALUES ({}, 'replacement', 'replacement'); \
+             UPDATE surveys SET targeting_flag_id = currval('feature_flags_id_seq') \
+             WHERE id = '{}'; COMMIT",
+            project.0, id.0
+        ))
+        .await
+        .unwrap();
+
+    let locked = locking.await.unwrap().unwrap().expect("the survey");
+    locked.targeting_flag.map(|flag| flag.name)
 }

@@ -70,7 +70,9 @@ pub struct DeletedSurvey {
 #[async_trait]
 pub trait SurveyTransaction: Transaction {
     /// The project's survey, whole (its flags as a survey shows them, its creator), locked
-    /// until the transaction ends so concurrent writes of it apply one after the other.
+    /// until the transaction ends so concurrent writes of it apply one after the other; with
+    /// [`SurveyLock::WithTargetingFlag`], its targeting flag is locked after it and shown as
+    /// locked (a write that committed while this waited is seen).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -78,6 +80,7 @@ pub trait SurveyTransaction: Transaction {
         &mut self,
         project: ProjectId,
         id: SurveyId,
+        lock: SurveyLock,
     ) -> Result<Option<Survey>, Unexpected>;
 
     /// The project's flags among `ids`, deleted ones included, without their creators. `Lock`
@@ -173,6 +176,18 @@ pub trait SurveyTransaction: Transaction {
         project: ProjectId,
         prefix: &str,
     ) -> Result<BTreeSet<String>, Unexpected>;
+}
+
+/// What [`SurveyTransaction::lock_survey`] locks besides the survey. Every writer locks a survey
+/// before its flags, and several flags in id order, so two writes cannot deadlock: a write that
+/// locks another flag too locks the survey alone and then all its flags at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SurveyLock {
+    /// The survey only; its flags are read as they were when the read began.
+    SurveyOnly,
+    /// The survey, then its targeting flag, in the same round trip: for a write that locks no
+    /// other flag.
+    WithTargetingFlag,
 }
 
 /// Whether [`SurveyTransaction::flags`] locks what it reads.

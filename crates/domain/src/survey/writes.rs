@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use super::{
     CopyTarget, DeletedSurvey, FlagLock, FlagReferences, ReferencedFlags, Survey, SurveyId,
-    SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite, TargetingFlag, TargetingPlan,
+    SurveyLock, SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite, TargetingFlag,
+    TargetingPlan,
 };
 use crate::activity::NewActivity;
 use crate::error::{DomainError, Unexpected};
@@ -77,15 +78,26 @@ pub async fn update(
 ) -> Result<Survey, DomainError> {
     let mut tx = store.begin().await?;
     let outcome = async {
+        // Adopting a flag by id locks two flags, which must go in id order: then the survey is
+        // locked alone first. Otherwise its own targeting flag is locked with it.
+        let lock = match references.targeting {
+            Some(_) => SurveyLock::SurveyOnly,
+            None => SurveyLock::WithTargetingFlag,
+        };
         let current = tx
-            .lock_survey(project, id)
+            .lock_survey(project, id, lock)
             .await?
             .ok_or(DomainError::NotFound)?;
         let own_targeting = current.targeting_flag.as_ref().map(|flag| flag.id);
         let mut read = ReadFlags::default();
         read.known(current.linked_flag.iter().cloned());
-        read.lock(&mut *tx, project, [own_targeting, references.targeting])
-            .await?;
+        match lock {
+            SurveyLock::WithTargetingFlag => read.locked(current.targeting_flag.iter().cloned()),
+            SurveyLock::SurveyOnly => {
+                read.lock(&mut *tx, project, [own_targeting, references.targeting])
+                    .await?;
+            }
+        }
         read.fill(&mut *tx, project, [references.linked]).await?;
         // The plan sees the targeting flag as locked, not as read before the lock.
         let planned = Survey {
@@ -261,6 +273,15 @@ impl ReadFlags {
     /// Flags read already (with the survey), not locked.
     fn known(&mut self, flags: impl IntoIterator<Item = FeatureFlag>) {
         self.flags.extend(flags);
+    }
+
+    /// Flags locked already (with the survey); a copy read earlier is replaced.
+    fn locked(&mut self, flags: impl IntoIterator<Item = FeatureFlag>) {
+        for flag in flags {
+            self.flags.retain(|read| read.id != flag.id);
+            self.locked.push(flag.id);
+            self.flags.push(flag);
+        }
     }
 
     /// Reads and locks these flags; a copy read earlier is replaced by the locked one.

@@ -13,8 +13,8 @@ use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::feature_flag::{FlagChanges, NewFlag};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyRecord, SurveyRepository,
-    SurveyTransaction, activity::SCOPE,
+    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyRecord,
+    SurveyRepository, SurveyTransaction, activity::SCOPE,
 };
 use crate::tenancy::{ProjectId, UserId};
 
@@ -156,10 +156,12 @@ fn shown(flag: FeatureFlag) -> FeatureFlag {
 
 #[async_trait]
 impl SurveyTransaction for Draft {
+    /// The draft is the store's only writer, so everything it reads is as good as locked.
     async fn lock_survey(
         &mut self,
         project: ProjectId,
         id: SurveyId,
+        _lock: SurveyLock,
     ) -> Result<Option<Survey>, Unexpected> {
         let state = &self.state;
         Ok(state

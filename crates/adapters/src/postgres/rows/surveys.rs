@@ -24,6 +24,8 @@ pub(crate) struct SurveyRow {
     pub description: String,
     pub survey_type: String,
     pub linked_flag_id: Option<i32>,
+    /// Read to tell a targeting flag that is not there from one the read could not see.
+    pub targeting_flag_id: Option<i32>,
     pub owns_targeting_flag: bool,
     pub questions: Option<Value>,
     pub conditions: Option<Value>,
