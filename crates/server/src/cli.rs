@@ -86,8 +86,8 @@ pub struct ServeArgs {
     /// one to open) before it is answered 503 `database_unavailable`.
     #[arg(long, env = "BURROW_DB_TIMEOUT_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub db_timeout_ms: u64,
-    /// HTTP worker threads (default: one per core).
-    #[arg(long, env = "BURROW_WORKERS")]
+    /// HTTP worker threads (default: one per core); the pool is split between them.
+    #[arg(long, env = "BURROW_WORKERS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub workers: Option<usize>,
     /// Requests a personal API key may make, as PostHog limits them: comma-separated
     /// `N/second|minute|hour|day` windows, or `off`.

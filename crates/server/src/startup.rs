@@ -46,11 +46,14 @@ impl Application {
     /// # Errors
     /// When the address cannot be bound or the pool cannot be built.
     pub fn build(args: &ServeArgs) -> anyhow::Result<Self> {
+        let workers = args.workers.unwrap_or_else(cores);
         let database = Database::connect(
             &args.database.database_url,
             PoolSettings {
                 max_size: args.db_pool_size.unwrap_or_else(default_pool_size),
                 timeout: Duration::from_millis(args.db_timeout_ms),
+                // Each worker uses connections of its own.
+                partitions: workers,
             },
         )?;
         let webhooks = Webhooks::new(database.clone(), &args.webhooks)?;
@@ -85,13 +88,11 @@ impl Application {
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
         let port = listener.local_addr()?.port();
         let metrics = api::Metrics::new();
-        let mut server =
+        let server =
             HttpServer::new(move || api::app(services.clone(), settings.clone(), metrics.clone()))
                 // On SIGTERM/SIGINT: stop accepting, give in-flight requests this long to finish.
-                .shutdown_timeout(args.shutdown_timeout_secs);
-        if let Some(workers) = args.workers {
-            server = server.workers(workers);
-        }
+                .shutdown_timeout(args.shutdown_timeout_secs)
+                .workers(workers);
         let server = server
             .client_request_timeout(Duration::from_secs(30))
             .listen(listener)?
@@ -288,7 +289,13 @@ fn rate_limiter(args: &ServeArgs) -> anyhow::Result<RateLimiter> {
 /// shared with the database, 8 served reads as fast as 4 and writes faster, with less memory than
 /// 16 (`docs/benchmarks.md`). Several nodes on one database add theirs up; see operations.
 fn default_pool_size() -> usize {
-    std::thread::available_parallelism().map_or(8, |cores| cores.get() * 4)
+    cores() * 4
+}
+
+/// The cores this process may run on: as many HTTP workers by default, as actix-web would
+/// start.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, std::num::NonZero::get)
 }
 
 fn upstream_settings(plugins: &PluginArgs) -> UpstreamSettings {

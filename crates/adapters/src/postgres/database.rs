@@ -1,6 +1,7 @@
 //! The shared connection pool: built once at start-up and cloned into every repository.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -28,6 +29,9 @@ pub struct PoolSettings {
     /// failing with a 503 instead of hanging: a saturated pool or an unreachable server should
     /// surface, not queue forever.
     pub timeout: Duration,
+    /// How many pools `max_size` is split between: one per thread that serves requests (see
+    /// [`Database`]), or 1 for a single shared pool.
+    pub partitions: usize,
 }
 
 impl Default for PoolSettings {
@@ -35,14 +39,22 @@ impl Default for PoolSettings {
         Self {
             max_size: 16,
             timeout: Duration::from_secs(5),
+            partitions: 1,
         }
     }
 }
 
-/// A pool of async PostgreSQL connections. Cheap to clone.
+/// Pools of async PostgreSQL connections. Cheap to clone.
+///
+/// A connection's I/O is driven by a task on the thread that opened it. Shared by every thread,
+/// a connection opened by one worker served requests of another, and each query then woke the
+/// other thread twice (to send, and to hand back the answer): on two cores, two workers
+/// answered `/flags` more slowly than one. So the connections are split into partitions, and
+/// each thread takes its connections from one of them, assigned in turn on its first use: with
+/// one partition per worker, a worker's connections are opened, driven and used by it alone.
 #[derive(Clone)]
 pub struct Database {
-    pool: Pool<AsyncPgConnection>,
+    partitions: Arc<[Pool<AsyncPgConnection>]>,
     /// Where the pool connects, for connections that live outside it (the change listener).
     pub(crate) url: Arc<str>,
     /// What the pool's connections run, for tests counting statements.
@@ -53,52 +65,70 @@ pub struct Database {
 pub(crate) type Connection = Object<AsyncPgConnection>;
 
 impl Database {
-    /// Builds the pool; connections are opened lazily, on first use.
+    /// Builds the pools; connections are opened lazily, on first use.
     ///
     /// # Errors
     /// When the settings are rejected by the pool builder.
     pub fn connect(url: &str, settings: PoolSettings) -> anyhow::Result<Self> {
-        // Checking out a connection must not cost a round trip (`SELECT 1`) on every request:
-        // a connection whose socket closed is known to be broken and is dropped anyway, and
-        // one that fails mid-query is dropped then.
-        let mut config = ManagerConfig::default();
-        config.recycling_method = RecyclingMethod::Fast;
         let statements = StatementLog::default();
-        let log = statements.clone();
-        config.custom_setup = Box::new(move |url| {
-            let url = url.to_owned();
-            let log = log.clone();
-            Box::pin(async move {
-                let mut connection = AsyncPgConnection::establish(&url).await?;
-                connection.set_instrumentation(log);
-                Ok(connection)
+        let manager = || {
+            // Checking out a connection must not cost a round trip (`SELECT 1`) on every
+            // request: a connection whose socket closed is known to be broken and is dropped
+            // anyway, and one that fails mid-query is dropped then.
+            let mut config = ManagerConfig::default();
+            config.recycling_method = RecyclingMethod::Fast;
+            let log = statements.clone();
+            config.custom_setup = Box::new(move |url| {
+                let url = url.to_owned();
+                let log = log.clone();
+                Box::pin(async move {
+                    let mut connection = AsyncPgConnection::establish(&url).await?;
+                    connection.set_instrumentation(log);
+                    Ok(connection)
+                })
+            });
+            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config)
+        };
+        let partitions = settings.partitions.clamp(1, settings.max_size.max(1));
+        let partitions = (0..partitions)
+            .map(|index| {
+                // The first `max_size % partitions` partitions take one connection more.
+                let size = settings.max_size / partitions
+                    + usize::from(index < settings.max_size % partitions);
+                Pool::builder(manager())
+                    .max_size(size)
+                    .wait_timeout(Some(settings.timeout))
+                    // Opening a connection should take milliseconds; a stuck server should not
+                    // stall requests.
+                    .create_timeout(Some(settings.timeout))
+                    .runtime(Runtime::Tokio1)
+                    .build()
+                    .context("building the PostgreSQL connection pool")
             })
-        });
-        let manager =
-            AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config);
-        let pool = Pool::builder(manager)
-            .max_size(settings.max_size)
-            .wait_timeout(Some(settings.timeout))
-            // Opening a connection should take milliseconds; a stuck server should not stall requests.
-            .create_timeout(Some(settings.timeout))
-            .runtime(Runtime::Tokio1)
-            .build()
-            .context("building the PostgreSQL connection pool")?;
+            .collect::<anyhow::Result<_>>()?;
         Ok(Self {
-            pool,
+            partitions,
             url: url.into(),
             #[cfg(feature = "testing")]
             statements,
         })
     }
 
-    /// How many connections the pool opens at most.
+    /// How many connections the pools open at most, together.
     pub(crate) fn max_connections(&self) -> usize {
-        self.pool.status().max_size
+        self.partitions
+            .iter()
+            .map(|pool| pool.status().max_size)
+            .sum()
     }
 
+    /// A connection from this thread's partition.
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
-        self.pool
+        thread_local! {
+            static PARTITION: usize = NEXT_PARTITION.fetch_add(1, Ordering::Relaxed);
+        }
+        let index = PARTITION.with(|index| *index) % self.partitions.len();
+        self.partitions[index]
             .get()
             .await
             .context("taking a connection from the pool")
@@ -119,12 +149,44 @@ impl Readiness for Database {
     }
 
     fn connections(&self) -> ConnectionUsage {
-        let status = self.pool.status();
-        ConnectionUsage {
-            max: status.max_size,
-            open: status.size,
-            idle: status.available,
-            waiting: status.waiting,
+        let mut usage = ConnectionUsage::default();
+        for status in self.partitions.iter().map(Pool::status) {
+            usage.max += status.max_size;
+            usage.open += status.size;
+            usage.idle += status.available;
+            usage.waiting += status.waiting;
         }
+        usage
+    }
+}
+
+/// The partition the next thread to use a database takes (modulo their number).
+static NEXT_PARTITION: AtomicUsize = AtomicUsize::new(0);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizes(max_size: usize, partitions: usize) -> Vec<usize> {
+        let settings = PoolSettings {
+            max_size,
+            partitions,
+            ..PoolSettings::default()
+        };
+        let database = Database::connect("postgres://localhost/none", settings).unwrap();
+        assert_eq!(database.max_connections(), max_size);
+        database
+            .partitions
+            .iter()
+            .map(|pool| pool.status().max_size)
+            .collect()
+    }
+
+    #[test]
+    fn the_connections_are_split_between_the_partitions_and_add_up_to_the_maximum() {
+        assert_eq!(sizes(8, 1), [8]);
+        assert_eq!(sizes(8, 2), [4, 4]);
+        assert_eq!(sizes(5, 2), [3, 2]);
+        assert_eq!(sizes(2, 3), [1, 1], "never a partition without connections");
     }
 }
