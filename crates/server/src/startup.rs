@@ -52,10 +52,11 @@ impl Application {
             PoolSettings {
                 max_size: args.db_pool_size.unwrap_or_else(default_pool_size),
                 timeout: Duration::from_millis(args.db_timeout_ms),
-                // Each worker uses connections of its own.
+                // Each worker uses connections of its own (claimed below).
                 partitions: workers,
             },
         )?;
+        let claims = database.clone();
         let webhooks = Webhooks::new(database.clone(), &args.webhooks)?;
         let services = services(database.clone(), args, &webhooks)?;
         let mut background = Vec::new();
@@ -88,11 +89,14 @@ impl Application {
             TcpListener::bind(args.bind).with_context(|| format!("binding {}", args.bind))?;
         let port = listener.local_addr()?.port();
         let metrics = api::Metrics::new();
-        let server =
-            HttpServer::new(move || api::app(services.clone(), settings.clone(), metrics.clone()))
-                // On SIGTERM/SIGINT: stop accepting, give in-flight requests this long to finish.
-                .shutdown_timeout(args.shutdown_timeout_secs)
-                .workers(workers);
+        // The factory runs once on each worker's thread as it starts.
+        let server = HttpServer::new(move || {
+            claims.claim_partition();
+            api::app(services.clone(), settings.clone(), metrics.clone())
+        })
+        // On SIGTERM/SIGINT: stop accepting, give in-flight requests this long to finish.
+        .shutdown_timeout(args.shutdown_timeout_secs)
+        .workers(workers);
         let server = server
             .client_request_timeout(Duration::from_secs(30))
             .listen(listener)?

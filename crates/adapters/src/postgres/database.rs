@@ -1,5 +1,6 @@
 //! The shared connection pool: built once at start-up and cloned into every repository.
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -29,8 +30,9 @@ pub struct PoolSettings {
     /// failing with a 503 instead of hanging: a saturated pool or an unreachable server should
     /// surface, not queue forever.
     pub timeout: Duration,
-    /// How many pools `max_size` is split between: one per thread that serves requests (see
-    /// [`Database`]), or 1 for a single shared pool.
+    /// How many threads take a partition of `max_size` of their own (the HTTP workers, each
+    /// claiming one with [`Database::claim_partition`]); every other thread shares one more. 0 or
+    /// 1: a single pool for every thread.
     pub partitions: usize,
 }
 
@@ -47,14 +49,18 @@ impl Default for PoolSettings {
 /// Pools of async PostgreSQL connections. Cheap to clone.
 ///
 /// A connection's I/O is driven by a task on the thread that opened it. Shared by every thread,
-/// a connection opened by one worker served requests of another, and each query then woke the
-/// other thread twice (to send, and to hand back the answer): on two cores, two workers
-/// answered `/flags` more slowly than one. So the connections are split into partitions, and
-/// each thread takes its connections from one of them, assigned in turn on its first use: with
-/// one partition per worker, a worker's connections are opened, driven and used by it alone.
+/// a connection opened by one worker (or by the main thread's background tasks) served requests
+/// of another, and each query then woke the other thread twice (to send, and to hand back the
+/// answer): on two cores, two workers answered `/flags` more slowly than one. So each HTTP
+/// worker claims a partition of the connections as it starts, and its connections are opened,
+/// driven and used by it alone; the other threads share the last partition.
 #[derive(Clone)]
 pub struct Database {
     partitions: Arc<[Pool<AsyncPgConnection>]>,
+    /// Tells this database's claims apart from another's on the same thread (tests run many).
+    id: usize,
+    /// The next worker partition to hand out.
+    claimed: Arc<AtomicUsize>,
     /// Where the pool connects, for connections that live outside it (the change listener).
     pub(crate) url: Arc<str>,
     /// What the pool's connections run, for tests counting statements.
@@ -89,7 +95,11 @@ impl Database {
             });
             AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config)
         };
-        let partitions = settings.partitions.clamp(1, settings.max_size.max(1));
+        // The workers' partitions, then the shared one; never a partition without connections.
+        let partitions = match settings.partitions {
+            0 | 1 => 1,
+            workers => (workers + 1).min(settings.max_size.max(1)),
+        };
         let partitions = (0..partitions)
             .map(|index| {
                 // The first `max_size % partitions` partitions take one connection more.
@@ -108,6 +118,8 @@ impl Database {
             .collect::<anyhow::Result<_>>()?;
         Ok(Self {
             partitions,
+            id: NEXT_DATABASE.fetch_add(1, Ordering::Relaxed),
+            claimed: Arc::default(),
             url: url.into(),
             #[cfg(feature = "testing")]
             statements,
@@ -122,12 +134,21 @@ impl Database {
             .sum()
     }
 
+    /// Makes the calling thread (an HTTP worker, as it starts) use a partition of its own from
+    /// now on, as long as one is left; threads that claim none share the last one.
+    pub fn claim_partition(&self) {
+        let index = self.claimed.fetch_add(1, Ordering::Relaxed);
+        if index + 1 < self.partitions.len() {
+            CLAIMED.with(|claimed| claimed.set(Some((self.id, index))));
+        }
+    }
+
     /// A connection from this thread's partition.
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
-        thread_local! {
-            static PARTITION: usize = NEXT_PARTITION.fetch_add(1, Ordering::Relaxed);
-        }
-        let index = PARTITION.with(|index| *index) % self.partitions.len();
+        let shared = self.partitions.len() - 1;
+        let index = CLAIMED.with(Cell::get).map_or(shared, |(database, index)| {
+            if database == self.id { index } else { shared }
+        });
         self.partitions[index]
             .get()
             .await
@@ -160,8 +181,13 @@ impl Readiness for Database {
     }
 }
 
-/// The partition the next thread to use a database takes (modulo their number).
-static NEXT_PARTITION: AtomicUsize = AtomicUsize::new(0);
+/// Numbers databases, so a thread's claim names the database it was made on.
+static NEXT_DATABASE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// The partition this thread claimed: (database, index).
+    static CLAIMED: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
+}
 
 #[cfg(test)]
 mod tests {
@@ -183,10 +209,53 @@ mod tests {
     }
 
     #[test]
-    fn the_connections_are_split_between_the_partitions_and_add_up_to_the_maximum() {
+    fn the_connections_are_split_between_the_workers_and_the_other_threads() {
         assert_eq!(sizes(8, 1), [8]);
-        assert_eq!(sizes(8, 2), [4, 4]);
-        assert_eq!(sizes(5, 2), [3, 2]);
+        assert_eq!(sizes(8, 2), [3, 3, 2]);
+        assert_eq!(sizes(16, 3), [4, 4, 4, 4]);
         assert_eq!(sizes(2, 3), [1, 1], "never a partition without connections");
+    }
+
+    /// The index of the partition the calling thread takes connections from.
+    fn partition_of_this_thread(database: &Database) -> usize {
+        let shared = database.partitions.len() - 1;
+        CLAIMED.with(Cell::get).map_or(
+            shared,
+            |(id, index)| {
+                if id == database.id { index } else { shared }
+            },
+        )
+    }
+
+    #[test]
+    fn each_worker_claims_a_partition_of_its_own_and_other_threads_share_the_last() {
+        let settings = PoolSettings {
+            max_size: 8,
+            partitions: 2,
+            ..PoolSettings::default()
+        };
+        let database = Database::connect("postgres://localhost/none", settings).unwrap();
+        let claim = |database: Database| {
+            std::thread::spawn(move || {
+                database.claim_partition();
+                partition_of_this_thread(&database)
+            })
+            .join()
+            .unwrap()
+        };
+        let mut workers = [claim(database.clone()), claim(database.clone())];
+        workers.sort_unstable();
+        assert_eq!(workers, [0, 1]);
+        assert_eq!(claim(database.clone()), 2, "a third claim finds none left");
+        assert_eq!(partition_of_this_thread(&database), 2);
+
+        let other = Database::connect("postgres://localhost/none", settings).unwrap();
+        other.claim_partition();
+        assert_eq!(partition_of_this_thread(&other), 0);
+        assert_eq!(
+            partition_of_this_thread(&database),
+            2,
+            "a claim is per database"
+        );
     }
 }
