@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use adapters::testing::{TestDatabase, statements_of};
-use domain::feature_flag::FlagFiltersPatch;
+use domain::feature_flag::{FeatureFlag, FlagFiltersPatch};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
@@ -80,18 +80,23 @@ async fn a_survey_create_with_a_targeting_filter_takes_four_statements() {
     );
 }
 
-#[tokio::test]
-async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_four_statements() {
-    let db = TestDatabase::create().await;
-    let stores = Stores::on_postgres(&db).await;
-    let service = SurveyService::new(Arc::clone(&stores.surveys));
+/// A survey with a linked flag and a targeting flag of its own, and the flag it links.
+async fn linked_and_targeted(service: &SurveyService, stores: &Stores) -> (Survey, FeatureFlag) {
     let linked = stores.flag("linked").await;
     let changes = SurveyChanges {
         linked_flag_id: Patch::Value(linked.id),
         targeting_flag_filters: Some(targeting_filters()),
         ..named("NPS")
     };
-    let survey = create(&service, &stores, changes).await;
+    (create(service, stores, changes).await, linked)
+}
+
+#[tokio::test]
+async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_four_statements() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let (survey, linked) = linked_and_targeted(&service, &stores).await;
     let rename = SurveyChanges {
         name: Patch::Value("Net promoter score".into()),
         ..SurveyChanges::default()
@@ -119,13 +124,7 @@ async fn a_patch_of_targeting_filters_takes_five_statements() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
     let service = SurveyService::new(Arc::clone(&stores.surveys));
-    let linked = stores.flag("linked").await;
-    let changes = SurveyChanges {
-        linked_flag_id: Patch::Value(linked.id),
-        targeting_flag_filters: Some(targeting_filters()),
-        ..named("NPS")
-    };
-    let survey = create(&service, &stores, changes).await;
+    let (survey, _) = linked_and_targeted(&service, &stores).await;
     let sent = json!({"groups": [{"properties": [], "rollout_percentage": 20}]});
     let retarget = SurveyChanges {
         targeting_flag_filters: Some(
