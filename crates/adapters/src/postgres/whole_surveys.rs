@@ -50,37 +50,45 @@ pub(crate) async fn lock_survey(
     id: SurveyId,
     targeting_flag: bool,
 ) -> Result<Option<Survey>, Unexpected> {
-    let mut tries = 0;
-    loop {
-        tries += 1;
-        let ids = surveys::table
-            .filter(surveys::id.eq(id.0))
-            .select(surveys::id)
-            .into_boxed();
-        let locking = if targeting_flag {
-            Locking::SurveyThenTargetingFlag(project, id)
-        } else {
-            Locking::Survey
-        };
-        let Some(row) = load_joined(conn, project, ids, locking).await?.pop() else {
-            return Ok(None);
-        };
-        let (survey, _, linked, targeting) = &row;
-        let unseen = (survey.targeting_flag_id.is_some() && targeting.is_none())
-            || (survey.linked_flag_id.is_some() && linked.is_none());
-        if !unseen || tries == 2 {
-            return into_survey(row).map(Some);
-        }
+    let locking = if targeting_flag {
+        Locking::SurveyThenTargetingFlag(id)
+    } else {
+        Locking::Survey
+    };
+    let mut row = lock_once(conn, project, id, locking).await?;
+    if row.as_ref().is_some_and(misses_a_flag) {
+        row = lock_once(conn, project, id, locking).await?;
     }
+    row.map(into_survey).transpose()
+}
+
+async fn lock_once(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    id: SurveyId,
+    locking: Locking,
+) -> Result<Option<Joined>, Unexpected> {
+    let ids = surveys::table
+        .filter(surveys::id.eq(id.0))
+        .select(surveys::id)
+        .into_boxed();
+    Ok(load_joined(conn, project, ids, locking).await?.pop())
+}
+
+/// Whether the survey points at a flag the read did not find.
+fn misses_a_flag((survey, _, linked, targeting): &Joined) -> bool {
+    (survey.targeting_flag_id.is_some() && targeting.is_none())
+        || (survey.linked_flag_id.is_some() && linked.is_none())
 }
 
 /// What a read of whole surveys locks.
+#[derive(Clone, Copy)]
 enum Locking {
     Nothing,
     /// The survey read (see [`for_update_of`]).
     Survey,
     /// One survey, then its targeting flag ([`SurveyThenTargetingFlag`]).
-    SurveyThenTargetingFlag(ProjectId, SurveyId),
+    SurveyThenTargetingFlag(SurveyId),
 }
 
 async fn load_joined(
@@ -133,7 +141,7 @@ async fn load_joined(
     match locking {
         Locking::Survey => for_update_of(query, "surveys").load::<Joined>(conn).await,
         Locking::Nothing => query.load::<Joined>(conn).await,
-        Locking::SurveyThenTargetingFlag(project, survey) => {
+        Locking::SurveyThenTargetingFlag(survey) => {
             let locked = SurveyThenTargetingFlag {
                 project: project.0,
                 survey: survey.0,
