@@ -143,13 +143,21 @@ impl Database {
         }
     }
 
+    /// The partition the calling thread takes connections from: the one it claimed, or the
+    /// shared one.
+    fn partition_of_this_thread(&self) -> usize {
+        let shared = self.partitions.len() - 1;
+        CLAIMED.with(Cell::get).map_or(
+            shared,
+            |(database, index)| {
+                if database == self.id { index } else { shared }
+            },
+        )
+    }
+
     /// A connection from this thread's partition.
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
-        let shared = self.partitions.len() - 1;
-        let index = CLAIMED.with(Cell::get).map_or(shared, |(database, index)| {
-            if database == self.id { index } else { shared }
-        });
-        self.partitions[index]
+        self.partitions[self.partition_of_this_thread()]
             .get()
             .await
             .context("taking a connection from the pool")
@@ -216,17 +224,6 @@ mod tests {
         assert_eq!(sizes(2, 3), [1, 1], "never a partition without connections");
     }
 
-    /// The index of the partition the calling thread takes connections from.
-    fn partition_of_this_thread(database: &Database) -> usize {
-        let shared = database.partitions.len() - 1;
-        CLAIMED.with(Cell::get).map_or(
-            shared,
-            |(id, index)| {
-                if id == database.id { index } else { shared }
-            },
-        )
-    }
-
     #[test]
     fn each_worker_claims_a_partition_of_its_own_and_other_threads_share_the_last() {
         let settings = PoolSettings {
@@ -238,7 +235,7 @@ mod tests {
         let claim = |database: Database| {
             std::thread::spawn(move || {
                 database.claim_partition();
-                partition_of_this_thread(&database)
+                database.partition_of_this_thread()
             })
             .join()
             .unwrap()
@@ -247,13 +244,13 @@ mod tests {
         workers.sort_unstable();
         assert_eq!(workers, [0, 1]);
         assert_eq!(claim(database.clone()), 2, "a third claim finds none left");
-        assert_eq!(partition_of_this_thread(&database), 2);
+        assert_eq!(database.partition_of_this_thread(), 2);
 
         let other = Database::connect("postgres://localhost/none", settings).unwrap();
         other.claim_partition();
-        assert_eq!(partition_of_this_thread(&other), 0);
+        assert_eq!(other.partition_of_this_thread(), 0);
         assert_eq!(
-            partition_of_this_thread(&database),
+            database.partition_of_this_thread(),
             2,
             "a claim is per database"
         );
