@@ -1,6 +1,7 @@
 //! Requests an attacker would send, each answered without taking Burrow down: source code that
 //! nests past any stack, a small body that inflates to millions of events, methods and paths
-//! that would grow `/metrics`, and strings longer than their columns on every write route.
+//! that would grow `/metrics`, strings longer than their columns on every write route, and
+//! `/flags` bodies and targeting filters past their bounds.
 
 use std::io::Write as _;
 
@@ -530,5 +531,86 @@ async fn bodies_past_the_nodes_memory_budget_wait_then_get_a_503_until_it_is_giv
     assert_eq!(
         status, 401,
         "past the budget again once it is given back: {body}"
+    );
+}
+
+/// What `/flags` answers a hostile body, in the order it checks: past the size limit a 413
+/// before the body is read whole; JSON nested past serde's depth a 400 `parse_error`; no
+/// token a 401; a hundred thousand `flag_keys` (as many as fit under the limit) only the flags
+/// the project has. The node keeps answering.
+#[tokio::test]
+async fn a_hostile_flags_body_is_refused_by_size_depth_and_token_and_a_long_key_list_costs_nothing()
+{
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    let post = |body: Vec<u8>| async {
+        parts(
+            app.request(Method::POST, "/flags/?v=2")
+                .header("Content-Type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+
+    let (status, body) = post(vec![b' '; 1024 * 1024 + 1]).await;
+    assert_eq!(
+        (status, body["type"].clone()),
+        (413, json!("invalid_request"))
+    );
+
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let (status, body) = post(deep.into_bytes()).await;
+    assert_eq!((status, body["code"].clone()), (400, json!("parse_error")));
+
+    let (status, body) = post(json!({"distinct_id": "p"}).to_string().into_bytes()).await;
+    assert_eq!(
+        (status, body["type"].clone()),
+        (401, json!("authentication_error"))
+    );
+
+    let keys: Vec<String> = (0..100_000).map(|n| format!("k{n}")).collect();
+    let many = json!({"token": token, "distinct_id": "p", "flag_keys": keys});
+    let (status, body) = post(many.to_string().into_bytes()).await;
+    assert_eq!((status, body["flags"].clone()), (200, json!({})));
+}
+
+/// A survey's `targeting_flag_filters` are held to a flag's bounds when the request is read:
+/// a pattern that cannot compile or too many condition sets is a 400 naming `filters`, and
+/// neither a survey nor a flag is stored.
+#[tokio::test]
+async fn hostile_targeting_filters_are_400s_and_store_nothing() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let surveys = format!("/api/projects/{}/surveys/", ada.project_id.0);
+    let set = json!({"properties": [], "rollout_percentage": 50});
+    let regex = json!({"groups": [{"properties": [{"key": "email", "operator": "regex", "value": "a{1000}".repeat(100)}]}]});
+    for (filters, detail) in [
+        (
+            regex,
+            "Invalid regular expression in a property filter: it is too large",
+        ),
+        (
+            json!({"groups": vec![set; 101]}),
+            "A flag may have at most 100 condition sets.",
+        ),
+    ] {
+        let body = json!({"name": "NPS", "type": "popover", "targeting_flag_filters": filters});
+        let (status, body) =
+            parts(app.send_json(Method::POST, &surveys, &ada.key, &body).await).await;
+        assert_eq!(
+            (status, body),
+            (
+                400,
+                json!({"type": "validation_error", "code": "invalid_input", "detail": detail, "attr": "filters"})
+            )
+        );
+    }
+    assert_eq!(
+        (app.rows("surveys").await, app.rows("feature_flags").await),
+        (0, 0)
     );
 }
