@@ -5,10 +5,10 @@ use actix_web::HttpRequest;
 use actix_web::web::Json;
 use chrono::{DateTime, Utc};
 use domain::activity::{ActivityEntry, ActivityPage};
-use domain::feature_flag::FeatureFlag;
+use domain::feature_flag::{FeatureFlag, FlagFilters};
 use domain::tenancy::UserBasic;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -49,7 +49,7 @@ pub(crate) struct FlagSummary {
     name: String,
     key: String,
     #[schema(value_type = Object)]
-    filters: Map<String, Value>,
+    filters: FlagFilters,
     deleted: bool,
     active: bool,
     ensure_experience_continuity: bool,
@@ -62,7 +62,7 @@ impl From<FeatureFlag> for FlagSummary {
             team_id: flag.project_id.0,
             name: flag.name,
             key: flag.key,
-            filters: flag.filters.to_json(),
+            filters: flag.filters,
             deleted: flag.deleted,
             active: flag.active,
             ensure_experience_continuity: flag.ensure_experience_continuity,

@@ -9,12 +9,12 @@ use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use domain::access::{AccessError, AccessService, ProjectAccess};
+use domain::feature_flag::FlagFilters;
 use domain::survey::{
     Appearance, Conditions, NewSurvey, Questions, Survey, SurveyFilter, SurveyId, SurveyService,
 };
 use domain::tenancy::UserBasic;
 use serde::Serialize;
-use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -48,7 +48,7 @@ pub(crate) struct SurveyResponse {
     targeting_flag: Option<FlagSummary>,
     targeting_flag_id: Option<i32>,
     #[schema(value_type = Option<Object>)]
-    targeting_flag_filters: Option<Map<String, Value>>,
+    targeting_flag_filters: Option<FlagFilters>,
     /// Echoes the request on writes; `null` on reads.
     remove_targeting_flag: Option<bool>,
     #[schema(value_type = Option<Vec<Object>>)]
@@ -83,7 +83,7 @@ impl SurveyResponse {
             linked_flag_id: state.linked_flag_id.map(|id| id.0),
             linked_flag: survey.linked_flag.map(Into::into),
             targeting_flag_id: survey.targeting_flag.as_ref().map(|f| f.id.0),
-            targeting_flag_filters: survey.targeting_flag.as_ref().map(|f| f.filters.to_json()),
+            targeting_flag_filters: survey.targeting_flag.as_ref().map(|f| f.filters.clone()),
             targeting_flag: survey.targeting_flag.map(Into::into),
             remove_targeting_flag,
             questions: state.questions,

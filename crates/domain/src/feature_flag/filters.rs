@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 use super::pattern;
 use crate::error::ValidationError;
-use crate::json_fields::{put, take};
+use crate::json_fields::{ObjectWriter, take};
 
 /// Most condition sets (`groups`, `super_groups`) a flag may have: far more than targeting
 /// needs, few enough that evaluating every flag of a project for each `/flags` request stays
@@ -62,8 +62,8 @@ pub struct PropertyFilter {
 }
 
 /// How a property filter compares, as PostHog's flag service reads `operator`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "String")]
 pub enum Operator {
     Exact,
     IsNot,
@@ -113,16 +113,22 @@ impl From<String> for Operator {
     }
 }
 
-impl From<Operator> for String {
-    fn from(operator: Operator) -> Self {
-        match operator {
-            Operator::Other(name) => name,
-            known => Operator::NAMED
+impl Operator {
+    /// Its name on the wire.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Other(name) => name,
+            known => Self::NAMED
                 .iter()
-                .find(|(_, operator)| *operator == known)
-                .map(|(name, _)| (*name).to_owned())
-                .unwrap_or_default(),
+                .find(|(_, operator)| operator == known)
+                .map_or("", |(name, _)| name),
         }
+    }
+}
+
+impl Serialize for Operator {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -205,28 +211,10 @@ impl FlagFilters {
 
     /// The filters as JSON, as they are stored and shown.
     pub fn to_json(&self) -> Map<String, Value> {
-        let mut json = self.extra.clone();
-        let sets = |sets: &[ConditionSet]| -> Vec<Value> {
-            sets.iter().map(ConditionSet::to_json).collect()
-        };
-        put(&mut json, "groups", Some(sets(&self.groups)));
-        put(
-            &mut json,
-            "super_groups",
-            self.super_groups.as_deref().map(sets),
-        );
-        put(
-            &mut json,
-            "multivariate",
-            self.multivariate.as_ref().map(Multivariate::to_json),
-        );
-        put(&mut json, "payloads", self.payloads.as_ref());
-        put(
-            &mut json,
-            "aggregation_group_type_index",
-            self.aggregation_group_type_index.as_ref(),
-        );
-        json
+        match serde_json::to_value(self) {
+            Ok(Value::Object(json)) => json,
+            _ => unreachable!("filters are written as an object of JSON values"),
+        }
     }
 
     /// These filters with the top-level keys `patch` was sent with put over theirs, as PostHog
@@ -292,7 +280,58 @@ impl FlagFiltersPatch {
 
 impl Serialize for FlagFilters {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field(
+            "aggregation_group_type_index",
+            self.aggregation_group_type_index.as_ref(),
+        )?;
+        json.field("groups", Some(&self.groups))?;
+        json.field("multivariate", self.multivariate.as_ref())?;
+        json.field("payloads", self.payloads.as_ref())?;
+        json.field("super_groups", self.super_groups.as_ref())?;
+        json.end()
+    }
+}
+
+impl Serialize for ConditionSet {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field(
+            "aggregation_group_type_index",
+            self.aggregation_group_type_index.as_ref(),
+        )?;
+        json.field("properties", self.properties.as_ref())?;
+        json.field("rollout_percentage", self.rollout_percentage.as_ref())?;
+        json.field("variant", self.variant.as_ref())?;
+        json.end()
+    }
+}
+
+impl Serialize for PropertyFilter {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("key", self.key.as_ref())?;
+        json.field("operator", self.operator.as_ref())?;
+        json.field("type", self.kind.as_ref())?;
+        json.field("value", self.value.as_ref())?;
+        json.end()
+    }
+}
+
+impl Serialize for Multivariate {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("variants", Some(&self.variants))?;
+        json.end()
+    }
+}
+
+impl Serialize for Variant {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("key", Some(&self.key))?;
+        json.field("rollout_percentage", Some(&self.rollout_percentage))?;
+        json.end()
     }
 }
 
@@ -308,29 +347,6 @@ impl ConditionSet {
             .as_ref()
             .and_then(Number::as_f64)
             .unwrap_or(100.0)
-    }
-
-    fn to_json(&self) -> Value {
-        let mut json = self.extra.clone();
-        let properties = self.properties.as_ref().map(|properties| {
-            properties
-                .iter()
-                .map(PropertyFilter::to_json)
-                .collect::<Vec<_>>()
-        });
-        put(&mut json, "properties", properties);
-        put(
-            &mut json,
-            "rollout_percentage",
-            self.rollout_percentage.as_ref(),
-        );
-        put(&mut json, "variant", self.variant.as_ref());
-        put(
-            &mut json,
-            "aggregation_group_type_index",
-            self.aggregation_group_type_index.as_ref(),
-        );
-        Value::Object(json)
     }
 }
 
@@ -366,33 +382,6 @@ impl PropertyFilter {
             kind: take(&mut filter, "type"),
             extra: filter,
         }
-    }
-
-    fn to_json(&self) -> Value {
-        let mut json = self.extra.clone();
-        put(&mut json, "key", self.key.as_ref());
-        put(&mut json, "value", self.value.as_ref());
-        put(&mut json, "operator", self.operator.clone());
-        put(&mut json, "type", self.kind.as_ref());
-        Value::Object(json)
-    }
-}
-
-impl Multivariate {
-    fn to_json(&self) -> Value {
-        let mut json = self.extra.clone();
-        let variants = self.variants.iter().map(|variant| {
-            let mut json = variant.extra.clone();
-            put(&mut json, "key", Some(&variant.key));
-            put(
-                &mut json,
-                "rollout_percentage",
-                Some(&variant.rollout_percentage),
-            );
-            Value::Object(json)
-        });
-        put(&mut json, "variants", Some(variants.collect::<Vec<_>>()));
-        Value::Object(json)
     }
 }
 

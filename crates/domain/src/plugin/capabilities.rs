@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::Capabilities;
-use crate::json_fields::{put, take};
+use crate::json_fields::{ObjectWriter, take};
 
 /// `{"methods", "jobs", "scheduled_tasks", …}`; `{}` until anything is known.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,11 +34,10 @@ impl PluginCapabilities {
 
     /// The capabilities as stored and shown.
     pub fn to_json(&self) -> Map<String, Value> {
-        let mut json = self.extra.clone();
-        put(&mut json, "methods", self.methods.as_ref());
-        put(&mut json, "jobs", self.jobs.as_ref());
-        put(&mut json, "scheduled_tasks", self.scheduled_tasks.as_ref());
-        json
+        match serde_json::to_value(self) {
+            Ok(Value::Object(json)) => json,
+            _ => unreachable!("capabilities are written as an object of JSON values"),
+        }
     }
 }
 
@@ -57,7 +56,11 @@ impl From<Capabilities> for PluginCapabilities {
 
 impl Serialize for PluginCapabilities {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_json().serialize(serializer)
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("jobs", self.jobs.as_ref())?;
+        json.field("methods", self.methods.as_ref())?;
+        json.field("scheduled_tasks", self.scheduled_tasks.as_ref())?;
+        json.end()
     }
 }
 

@@ -1,13 +1,13 @@
 //! One survey question, typed by its `type` with the fields PostHog's SDKs read, and its
 //! branching. Every other key stays as sent (see `json_fields`), so a question round-trips
-//! unchanged; the conversions from and to a JSON object are the only code that names its keys.
+//! unchanged; the conversion from a JSON object and the writer of one are the only code that names its keys.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::json_fields::{put, take};
+use crate::json_fields::{ObjectWriter, take};
 
 /// How the SDKs render a text that may carry HTML (a description, the thank-you message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,8 +52,8 @@ impl QuestionType {
 }
 
 /// A survey question: one struct per type, each with what every question has in `base`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "Map<String, Value>", into = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "Map<String, Value>")]
 pub enum Question {
     Open(OpenQuestion),
     Link(LinkQuestion),
@@ -117,8 +117,8 @@ pub struct ChoiceQuestion {
 }
 
 /// Where a question leads once answered.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "Map<String, Value>", into = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "Map<String, Value>")]
 pub struct Branching {
     pub rule: BranchingRule,
     /// Every other key of the branching object as sent.
@@ -149,8 +149,8 @@ pub(crate) const BRANCHING_TYPES: [&str; 4] =
     [NEXT_QUESTION, END, SPECIFIC_QUESTION, RESPONSE_BASED];
 
 /// Where an answer leads: the end of the survey or the question at an index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "Value", into = "Value")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "Value")]
 pub enum BranchTarget {
     End,
     Question(usize),
@@ -195,6 +195,85 @@ impl Question {
     }
 }
 
+/// Written as the object it was read from: the typed fields of its type and of every question,
+/// in key order among the kept keys.
+impl Serialize for Question {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let base = self.base();
+        let (link, rating, choice) = match self {
+            Self::Open(_) => (None, None, None),
+            Self::Link(question) => (question.link.as_ref(), None, None),
+            Self::Rating(question) => (None, Some(question), None),
+            Self::SingleChoice(question) | Self::MultipleChoice(question) => {
+                (None, None, Some(question))
+            }
+        };
+        let mut json = ObjectWriter::new(serializer, &base.extra)?;
+        json.field("branching", base.branching.as_ref())?;
+        json.field("buttonText", base.button_text.as_ref())?;
+        json.field("choices", choice.map(|question| &question.choices))?;
+        json.field("description", base.description.as_ref())?;
+        json.field(
+            "descriptionContentType",
+            base.description_content_type.as_ref(),
+        )?;
+        json.field(
+            "display",
+            rating.and_then(|question| question.display.as_ref()),
+        )?;
+        json.field(
+            "hasOpenChoice",
+            choice.and_then(|question| question.has_open_choice.as_ref()),
+        )?;
+        json.field(ID, base.id.as_ref())?;
+        json.field("link", link)?;
+        json.field(
+            "lowerBoundLabel",
+            rating.and_then(|question| question.lower_bound_label.as_ref()),
+        )?;
+        json.field("optional", base.optional.as_ref())?;
+        json.field("question", Some(&base.question))?;
+        json.field("scale", rating.and_then(|question| question.scale.as_ref()))?;
+        json.field(
+            "shuffleOptions",
+            choice.and_then(|question| question.shuffle_options.as_ref()),
+        )?;
+        json.field("type", Some(self.question_type().as_str()))?;
+        json.field(
+            "upperBoundLabel",
+            rating.and_then(|question| question.upper_bound_label.as_ref()),
+        )?;
+        json.end()
+    }
+}
+
+impl Serialize for Branching {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (kind, index, response_values) = match &self.rule {
+            BranchingRule::NextQuestion => (NEXT_QUESTION, None, None),
+            BranchingRule::End => (END, None, None),
+            BranchingRule::SpecificQuestion { index } => (SPECIFIC_QUESTION, Some(index), None),
+            BranchingRule::ResponseBased { response_values } => {
+                (RESPONSE_BASED, None, Some(response_values))
+            }
+        };
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("index", index)?;
+        json.field("responseValues", response_values)?;
+        json.field("type", Some(kind))?;
+        json.end()
+    }
+}
+
+impl Serialize for BranchTarget {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::End => serializer.serialize_str(END),
+            Self::Question(index) => index.serialize(serializer),
+        }
+    }
+}
+
 impl TryFrom<Map<String, Value>> for Question {
     type Error = String;
 
@@ -226,37 +305,6 @@ impl TryFrom<Map<String, Value>> for Question {
     }
 }
 
-impl From<Question> for Map<String, Value> {
-    fn from(question: Question) -> Self {
-        let kind = question.question_type();
-        let mut object = match question {
-            Question::Open(OpenQuestion { base }) => base.into(),
-            Question::Link(LinkQuestion { base, link }) => {
-                let mut object = Map::from(base);
-                put(&mut object, "link", link);
-                object
-            }
-            Question::Rating(RatingQuestion {
-                base,
-                display,
-                scale,
-                lower_bound_label,
-                upper_bound_label,
-            }) => {
-                let mut object = Map::from(base);
-                put(&mut object, "display", display);
-                put(&mut object, "scale", scale);
-                put(&mut object, "lowerBoundLabel", lower_bound_label);
-                put(&mut object, "upperBoundLabel", upper_bound_label);
-                object
-            }
-            Question::SingleChoice(choice) | Question::MultipleChoice(choice) => choice.into(),
-        };
-        put(&mut object, "type", Some(kind.as_str()));
-        object
-    }
-}
-
 /// The keys every question has, taken after the type's own: what is left is `extra`.
 impl TryFrom<Map<String, Value>> for QuestionBase {
     type Error = String;
@@ -275,24 +323,6 @@ impl TryFrom<Map<String, Value>> for QuestionBase {
     }
 }
 
-impl From<QuestionBase> for Map<String, Value> {
-    fn from(base: QuestionBase) -> Self {
-        let mut object = base.extra;
-        put(&mut object, ID, base.id);
-        put(&mut object, "question", Some(base.question));
-        put(&mut object, "description", base.description);
-        put(
-            &mut object,
-            "descriptionContentType",
-            base.description_content_type,
-        );
-        put(&mut object, "optional", base.optional);
-        put(&mut object, "buttonText", base.button_text);
-        put(&mut object, "branching", base.branching);
-        object
-    }
-}
-
 impl TryFrom<Map<String, Value>> for ChoiceQuestion {
     type Error = String;
 
@@ -303,16 +333,6 @@ impl TryFrom<Map<String, Value>> for ChoiceQuestion {
             shuffle_options: take(&mut object, "shuffleOptions"),
             base: QuestionBase::try_from(object)?,
         })
-    }
-}
-
-impl From<ChoiceQuestion> for Map<String, Value> {
-    fn from(choice: ChoiceQuestion) -> Self {
-        let mut object = Map::from(choice.base);
-        put(&mut object, "choices", Some(choice.choices));
-        put(&mut object, "hasOpenChoice", choice.has_open_choice);
-        put(&mut object, "shuffleOptions", choice.shuffle_options);
-        object
     }
 }
 
@@ -340,26 +360,6 @@ impl TryFrom<Map<String, Value>> for Branching {
     }
 }
 
-impl From<Branching> for Map<String, Value> {
-    fn from(branching: Branching) -> Self {
-        let mut object = branching.extra;
-        let kind = match branching.rule {
-            BranchingRule::NextQuestion => NEXT_QUESTION,
-            BranchingRule::End => END,
-            BranchingRule::SpecificQuestion { index } => {
-                put(&mut object, "index", Some(index));
-                SPECIFIC_QUESTION
-            }
-            BranchingRule::ResponseBased { response_values } => {
-                put(&mut object, "responseValues", Some(response_values));
-                RESPONSE_BASED
-            }
-        };
-        put(&mut object, "type", Some(kind));
-        object
-    }
-}
-
 impl TryFrom<Value> for BranchTarget {
     type Error = String;
 
@@ -371,15 +371,6 @@ impl TryFrom<Value> for BranchTarget {
                 .and_then(|index| usize::try_from(index).ok())
                 .map(Self::Question)
                 .ok_or_else(|| format!("a branch leads to \"end\" or an index, not {other}")),
-        }
-    }
-}
-
-impl From<BranchTarget> for Value {
-    fn from(target: BranchTarget) -> Self {
-        match target {
-            BranchTarget::End => Value::String(END.into()),
-            BranchTarget::Question(index) => Value::from(index),
         }
     }
 }

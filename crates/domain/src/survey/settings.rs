@@ -2,13 +2,13 @@
 //! and `conditions` (must be an object), each read into a struct with the fields Burrow's rules
 //! read typed and every other key kept as sent (see `json_fields`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use super::html::sanitize;
 use super::question::ContentType;
 use crate::error::{ValidationCode, ValidationError};
-use crate::json_fields::{put, take};
+use crate::json_fields::{ObjectWriter, take};
 
 const THANK_YOU_HEADER: &str = "thankYouMessageHeader";
 const THANK_YOU_DESCRIPTION: &str = "thankYouMessageDescription";
@@ -24,8 +24,8 @@ const WHITE_LABEL: &str = "whiteLabel";
 
 /// A survey's checked `appearance`, its thank-you texts sanitized: the settings Burrow's rules
 /// read, typed; the rest (colours, position, …) as sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "Map<String, Value>", into = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "Map<String, Value>")]
 pub struct Appearance {
     /// Questions shown in random order, which branching cannot follow.
     pub shuffle_questions: Option<bool>,
@@ -63,41 +63,26 @@ impl From<Map<String, Value>> for Appearance {
     }
 }
 
-impl From<Appearance> for Map<String, Value> {
-    fn from(appearance: Appearance) -> Self {
-        let mut object = appearance.extra;
-        put(
-            &mut object,
-            "shuffleQuestions",
-            appearance.shuffle_questions,
-        );
-        put(
-            &mut object,
-            POPUP_DELAY,
-            appearance.survey_popup_delay_seconds,
-        );
-        put(&mut object, WHITE_LABEL, appearance.white_label);
-        put(
-            &mut object,
-            THANK_YOU_HEADER,
-            appearance.thank_you_message_header,
-        );
-        put(
-            &mut object,
-            THANK_YOU_DESCRIPTION,
-            appearance.thank_you_message_description,
-        );
-        put(
-            &mut object,
-            THANK_YOU_CONTENT_TYPE,
-            appearance.thank_you_message_description_content_type,
-        );
-        put(
-            &mut object,
+impl Serialize for Appearance {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("shuffleQuestions", self.shuffle_questions.as_ref())?;
+        json.field(POPUP_DELAY, self.survey_popup_delay_seconds.as_ref())?;
+        json.field(
             THANK_YOU_CLOSE_BUTTON,
-            appearance.thank_you_message_close_button_text,
-        );
-        object
+            self.thank_you_message_close_button_text.as_ref(),
+        )?;
+        json.field(
+            THANK_YOU_DESCRIPTION,
+            self.thank_you_message_description.as_ref(),
+        )?;
+        json.field(
+            THANK_YOU_CONTENT_TYPE,
+            self.thank_you_message_description_content_type.as_ref(),
+        )?;
+        json.field(THANK_YOU_HEADER, self.thank_you_message_header.as_ref())?;
+        json.field(WHITE_LABEL, self.white_label.as_ref())?;
+        json.end()
     }
 }
 
@@ -110,8 +95,8 @@ const PROJECT_CONDITIONS: [&str; 3] = [LINKED_FLAG_VARIANT, ACTIONS, EVENTS];
 
 /// A survey's display `conditions`: where, when and to whom the SDK shows it. What Burrow's
 /// rules read is typed; the rest as sent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "Map<String, Value>", into = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "Map<String, Value>")]
 pub struct Conditions {
     pub url: Option<String>,
     pub url_match_type: Option<MatchType>,
@@ -144,8 +129,8 @@ pub enum MatchType {
 }
 
 /// The `actions` or `events` a survey is shown after: `{"values": [...], ...}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(from = "Map<String, Value>", into = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "Map<String, Value>")]
 pub struct ConditionValues {
     /// The actions (`{id, name}`) or events (`{name}`), in the SDK's shapes.
     pub values: Option<Vec<Value>>,
@@ -220,31 +205,25 @@ impl From<Map<String, Value>> for Conditions {
     }
 }
 
-impl From<Conditions> for Map<String, Value> {
-    fn from(conditions: Conditions) -> Self {
-        let mut object = conditions.extra;
-        put(&mut object, "url", conditions.url);
-        put(&mut object, "urlMatchType", conditions.url_match_type);
-        put(&mut object, "selector", conditions.selector);
-        put(
-            &mut object,
-            "seenSurveyWaitPeriodInDays",
-            conditions.seen_survey_wait_period_in_days,
-        );
-        put(
-            &mut object,
-            LINKED_FLAG_VARIANT,
-            conditions.linked_flag_variant,
-        );
-        put(&mut object, "deviceTypes", conditions.device_types);
-        put(
-            &mut object,
+impl Serialize for Conditions {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field(ACTIONS, self.actions.as_ref())?;
+        json.field("deviceTypes", self.device_types.as_ref())?;
+        json.field(
             "deviceTypesMatchType",
-            conditions.device_types_match_type,
-        );
-        put(&mut object, ACTIONS, conditions.actions);
-        put(&mut object, EVENTS, conditions.events);
-        object
+            self.device_types_match_type.as_ref(),
+        )?;
+        json.field(EVENTS, self.events.as_ref())?;
+        json.field(LINKED_FLAG_VARIANT, self.linked_flag_variant.as_ref())?;
+        json.field(
+            "seenSurveyWaitPeriodInDays",
+            self.seen_survey_wait_period_in_days.as_ref(),
+        )?;
+        json.field("selector", self.selector.as_ref())?;
+        json.field("url", self.url.as_ref())?;
+        json.field("urlMatchType", self.url_match_type.as_ref())?;
+        json.end()
     }
 }
 
@@ -274,11 +253,11 @@ impl From<Map<String, Value>> for ConditionValues {
     }
 }
 
-impl From<ConditionValues> for Map<String, Value> {
-    fn from(group: ConditionValues) -> Self {
-        let mut object = group.extra;
-        put(&mut object, "values", group.values);
-        object
+impl Serialize for ConditionValues {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut json = ObjectWriter::new(serializer, &self.extra)?;
+        json.field("values", self.values.as_ref())?;
+        json.end()
     }
 }
 

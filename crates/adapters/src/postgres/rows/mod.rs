@@ -6,6 +6,7 @@ mod feature_flags;
 mod plugins;
 mod surveys;
 mod tenancy;
+mod typed_json;
 mod webhooks;
 
 pub(crate) use activity::{ActivityRecord, activity_page};
@@ -15,6 +16,7 @@ pub(crate) use surveys::{NewSurveyActivityRow, SurveyActivityRow, SurveyRow, Sur
 pub(crate) use tenancy::{
     ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,
 };
+pub(crate) use typed_json::TypedJson;
 pub(crate) use webhooks::{
     AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, delivery,
 };

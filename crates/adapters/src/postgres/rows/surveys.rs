@@ -6,13 +6,15 @@ use diesel::prelude::*;
 use domain::Unexpected;
 use domain::activity::{ActivityEntry, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagId};
-use domain::survey::{Iterations, Schedule, Survey, SurveyId, SurveyState, SurveyType, activity};
+use domain::survey::{
+    Appearance, Conditions, Iterations, Questions, Schedule, Survey, SurveyId, SurveyState,
+    SurveyType, activity,
+};
 use domain::tenancy::{ProjectId, UserBasic};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::postgres::rows::TypedJson;
 use crate::postgres::schema::{survey_activity, surveys};
 
 #[derive(Queryable, Selectable)]
@@ -27,9 +29,9 @@ pub(crate) struct SurveyRow {
     /// Read to tell a targeting flag that is not there from one the read could not see.
     pub targeting_flag_id: Option<i32>,
     pub owns_targeting_flag: bool,
-    pub questions: Option<Value>,
-    pub conditions: Option<Value>,
-    pub appearance: Option<Value>,
+    pub questions: Option<TypedJson<Option<Questions>>>,
+    pub conditions: Option<TypedJson<Option<Conditions>>>,
+    pub appearance: Option<TypedJson<Option<Appearance>>>,
     pub created_at: DateTime<Utc>,
     pub start_date: Option<DateTime<Utc>>,
     pub end_date: Option<DateTime<Utc>>,
@@ -78,9 +80,9 @@ impl SurveyRow {
                 description: self.description,
                 survey_type,
                 linked_flag_id: self.linked_flag_id.map(FlagId),
-                questions: column(id, "questions", self.questions)?,
-                conditions: column(id, "conditions", self.conditions)?,
-                appearance: column(id, "appearance", self.appearance)?,
+                questions: self.questions.and_then(|column| column.0),
+                conditions: self.conditions.and_then(|column| column.0),
+                appearance: self.appearance.and_then(|column| column.0),
                 start_date: self.start_date,
                 end_date: self.end_date,
                 archived: self.archived,
@@ -99,20 +101,6 @@ impl SurveyRow {
     }
 }
 
-/// A JSON column read into its domain type, which every value the domain wrote reads back as.
-fn column<T: DeserializeOwned>(
-    survey: Uuid,
-    name: &str,
-    value: Option<Value>,
-) -> Result<Option<T>, Unexpected> {
-    match value {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => serde_json::from_value(value).map(Some).map_err(|error| {
-            Unexpected::new(format!("survey {survey} has unreadable {name}: {error}"))
-        }),
-    }
-}
-
 /// The columns a `SurveyState` is written to, on insert and on update alike. `None` is
 /// written as `NULL` by an update (a cleared field), and as the column default (`NULL`) by an
 /// insert.
@@ -123,9 +111,9 @@ pub(crate) struct SurveyStateRow<'a> {
     pub description: &'a str,
     pub survey_type: &'static str,
     pub linked_flag_id: Option<i32>,
-    pub questions: Option<Value>,
-    pub conditions: Option<Value>,
-    pub appearance: Option<Value>,
+    pub questions: Option<TypedJson<&'a Questions>>,
+    pub conditions: Option<TypedJson<&'a Conditions>>,
+    pub appearance: Option<TypedJson<&'a Appearance>>,
     pub start_date: Option<DateTime<Utc>>,
     pub end_date: Option<DateTime<Utc>>,
     pub archived: bool,
@@ -146,9 +134,9 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             description: &state.description,
             survey_type: state.survey_type.as_str(),
             linked_flag_id: state.linked_flag_id.map(|flag| flag.0),
-            questions: to_column(state.questions.as_ref()),
-            conditions: to_column(state.conditions.as_ref()),
-            appearance: to_column(state.appearance.as_ref()),
+            questions: state.questions.as_ref().map(TypedJson),
+            conditions: state.conditions.as_ref().map(TypedJson),
+            appearance: state.appearance.as_ref().map(TypedJson),
             start_date: state.start_date,
             end_date: state.end_date,
             archived: state.archived,
@@ -162,13 +150,6 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             enable_partial_responses: state.enable_partial_responses,
         }
     }
-}
-
-/// A domain value as its JSON column.
-fn to_column<T: Serialize>(value: Option<&T>) -> Option<Value> {
-    value.map(|value| {
-        serde_json::to_value(value).expect("questions and settings are JSON lists and objects")
-    })
 }
 
 /// A survey activity entry as inserted.
