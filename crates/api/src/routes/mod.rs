@@ -98,23 +98,56 @@ pub(crate) fn operations() -> Vec<(RouteInfo, Operation)> {
 /// the body) and `OPTIONS` with the methods it allows, as HTTP clients and proxies expect; a
 /// method it does not answer gets a 405 naming them in `Allow`.
 pub(crate) fn configure(config: &mut web::ServiceConfig) {
-    for resource in table() {
-        let allow = resource.allowed_methods();
-        let mut registered = web::resource(resource.path);
-        for route in resource.routes {
-            registered = registered.route(route.handler);
-            if let Some(head) = route.head {
-                registered = registered.route(head);
+    let mut table = table().into_iter().peekable();
+    while let Some(resource) = table.next() {
+        let Some(root) = resource.family.clone() else {
+            let cross_origin = resource.cross_origin;
+            let registered = resource.into_resource(None);
+            if cross_origin {
+                config.service(registered.wrap(sdk_cors()));
+            } else {
+                config.service(registered);
             }
+            continue;
+        };
+        let mut family = vec![resource];
+        while let Some(member) = table.next_if(|next| next.family.as_ref() == Some(&root)) {
+            family.push(member);
         }
-        let registered = registered
-            .route(web::method(Method::OPTIONS).to(move || std::future::ready(options(&allow))));
-        if resource.cross_origin {
-            config.service(registered.wrap(sdk_cors()));
+        config.service(family_scope(&root, family));
+    }
+}
+
+/// A family's resources under one `web::scope` at its root and, when every member's path goes
+/// on with a literal segment (`/surveys`, `/webhooks`, …), under a scope per segment: a literal
+/// matches only itself, so each of those scopes claims only its own members' paths. A request
+/// is then matched against a handful of patterns instead of the whole table's.
+fn family_scope(root: &str, members: Vec<ResourceSpec>) -> actix_web::Scope {
+    let by_segment = members
+        .iter()
+        .all(|member| !member.first_segment(root).contains('{'));
+    let mut scope = web::scope(root);
+    let mut groups: Vec<(String, Vec<ResourceSpec>)> = Vec::new();
+    for member in members {
+        let segment = member.first_segment(root).to_owned();
+        if !by_segment || segment.is_empty() {
+            scope = scope.service(member.into_resource(Some(root)));
+        } else if let Some((_, group)) = groups.iter_mut().find(|(named, _)| *named == segment) {
+            group.push(member);
         } else {
-            config.service(registered);
+            groups.push((segment, vec![member]));
         }
     }
+    for (segment, group) in groups {
+        let prefix = format!("{root}/{segment}");
+        let inner = group
+            .into_iter()
+            .fold(web::scope(&prefix[root.len()..]), |inner, member| {
+                inner.service(member.into_resource(Some(&prefix)))
+            });
+        scope = scope.service(inner);
+    }
+    scope
 }
 
 /// What browsers need to let a site on any origin call the SDK endpoints: every answer (errors
@@ -136,6 +169,8 @@ struct ResourceSpec {
     routes: Vec<RouteSpec>,
     /// Answered to browsers on any origin (the SDK endpoints).
     cross_origin: bool,
+    /// The root of the family it is registered in (see [`family_scope`]), a prefix of `path`.
+    family: Option<String>,
 }
 
 /// One method of a resource: its handler, the scope the handler's extractors enforce, and its
@@ -166,7 +201,51 @@ impl ResourceSpec {
             path: path.into(),
             routes: Vec::new(),
             cross_origin: false,
+            family: None,
         }
+    }
+
+    /// `resources` as the family under `root`: those whose path is under it (all of them, as
+    /// the table builds them); the SDK's cross-origin resources stay at the app's root.
+    fn family(root: &str, resources: Vec<Self>) -> Vec<Self> {
+        resources
+            .into_iter()
+            .map(|resource| {
+                let under_root = resource
+                    .path
+                    .strip_prefix(root)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+                let family = (under_root && !resource.cross_origin).then(|| root.to_owned());
+                Self { family, ..resource }
+            })
+            .collect()
+    }
+
+    /// The segment of its path after `root` (empty for the root itself).
+    fn first_segment(&self, root: &str) -> &str {
+        let rest = self.path.get(root.len()..).unwrap_or_default();
+        rest.trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or_default()
+    }
+
+    /// The resource with its routes, `OPTIONS` and the `Allow` list, at its path less the
+    /// `prefix` of the scope it is registered in.
+    fn into_resource(self, prefix: Option<&str>) -> actix_web::Resource {
+        let allow = self.allowed_methods();
+        let path = prefix
+            .and_then(|prefix| self.path.strip_prefix(prefix))
+            .unwrap_or(&self.path);
+        let mut registered = web::resource(path);
+        for route in self.routes {
+            registered = registered.route(route.handler);
+            if let Some(head) = route.head {
+                registered = registered.route(head);
+            }
+        }
+        registered
+            .route(web::method(Method::OPTIONS).to(move || std::future::ready(options(&allow))))
     }
 
     /// The `Allow` list: the table's methods, `HEAD` with `GET`, and `OPTIONS`.

@@ -22,9 +22,11 @@ use survey_responses::{BulkDeleteWrite, DeletedBody, ResponseBody, ResultsBody, 
 use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
 use webhooks::{DeliveryResponse, WebhookResponse, WebhookWithSecret, WebhookWrite};
 
-/// The whole API. Each path is one `web::resource` matched whole (no `web::scope` claims a
-/// prefix), and no two patterns match the same path, so the order of entries does not matter
-/// to routing; the document lists paths in this order.
+/// The whole API. Each path is one `web::resource`, and no two patterns match the same path, so
+/// the order of entries does not matter to routing; the document lists paths in this order. The
+/// resources inside an organization or a project are a family (`ResourceSpec::in_family`),
+/// registered under a scope of their own, so a request is matched against one family's
+/// patterns rather than every pattern of the API.
 pub(super) fn table() -> Vec<ResourceSpec> {
     let service = |id, summary| Operation::new("service", id, summary).auth(Auth::Open);
     let users = |id, summary| Operation::new("users", id, summary);
@@ -346,7 +348,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
     let plugin = format!("{all_plugins}/{{plugin_id:\\d+}}");
     let projects = |id, summary| Operation::new("projects", id, summary);
     let plugins = |id, summary| Operation::new("plugins", id, summary);
-    vec![
+    let resources = vec![
         ResourceSpec::at(organization.clone()).route(
             Method::GET,
             organizations::retrieve,
@@ -480,7 +482,8 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             .ok::<PluginResponse>()
             .also(502),
         ),
-    ]
+    ];
+    ResourceSpec::family(&organization, resources)
 }
 
 /// The resources that live inside the project named by `{project_id}` under `prefix`. Their
@@ -497,7 +500,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let all_webhooks = format!("{project}/webhooks");
     // Webhook ids are UUIDs, so `activity` never reads as one.
     let webhook = format!("{all_webhooks}/{{webhook_id:[0-9a-fA-F-]{{32,36}}}}");
-    vec![
+    let resources = vec![
         ResourceSpec::at(all_webhooks.clone())
             .route(
                 Method::GET,
@@ -861,7 +864,8 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 feature_flags::delete,
                 flags("feature_flags_destroy", "Delete a flag (soft)").no_content(),
             ),
-    ]
+    ];
+    ResourceSpec::family(&project, resources)
 }
 
 /// `exclude_archived`, as every read of responses takes it.

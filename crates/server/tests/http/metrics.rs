@@ -13,6 +13,14 @@ async fn requests_latency_pool_and_throttling_are_exported() {
         app.get(&survey, &alice.key).await;
     }
     app.get("/no/such/path", &alice.key).await;
+    // Inside a family's scopes (`/api/projects/{id}/…`), an unknown path is unmatched too.
+    let unknown_in_project = format!("/api/projects/{}/no/such/path", alice.project_id.0);
+    let response = app.get(&unknown_in_project, &alice.key).await;
+    assert_eq!(response.status(), 404);
+    assert_eq!(
+        response.json::<serde_json::Value>().await.unwrap()["code"],
+        "not_found"
+    );
 
     let response = app.request(Method::GET, "/metrics/").send().await.unwrap();
     assert_eq!(response.status(), 200);
@@ -45,7 +53,7 @@ async fn requests_latency_pool_and_throttling_are_exported() {
             &metrics,
             r#"burrow_http_requests_total{method="GET",route="unmatched",status="404"}"#
         ),
-        Some(1.0),
+        Some(2.0),
         "unknown paths share one label"
     );
     assert_eq!(
