@@ -18,10 +18,16 @@ use serde_json::{Map, Value};
 /// Removes `key` from `object` and returns its value typed, when it is not null and has type
 /// `T`; otherwise leaves it where it is.
 pub(crate) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &str) -> Option<T> {
-    let value = object.get(key).filter(|value| !value.is_null())?;
-    let typed = T::deserialize(value).ok()?;
-    object.remove(key);
-    Some(typed)
+    // One search of the map when the value is typed (the usual case), one more to put it back
+    // when it is not.
+    let (sent_key, value) = object.remove_entry(key)?;
+    let typed = (!value.is_null())
+        .then(|| T::deserialize(&value).ok())
+        .flatten();
+    if typed.is_none() {
+        object.insert(sent_key, value);
+    }
+    typed
 }
 
 /// Writes a typed field back under `key`, when it is set.
