@@ -8,11 +8,13 @@
 //! Reading and writing a known key happens here and in the types' conversions only, so the rules
 //! never look a key up by name.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::iter::Peekable;
 
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// Removes `key` from `object` and returns its value typed, when it is not null and has type
@@ -28,6 +30,124 @@ pub(crate) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &s
         object.insert(sent_key, value);
     }
     typed
+}
+
+/// An object's entries as read, with the values of the `N` keys a type reads kept apart from
+/// the rest: taking those out is a look at a short array, not a search and rebalance of a map
+/// (a list of surveys reads thousands of such objects). [`Fields::take`] behaves as [`take`].
+pub(crate) struct Fields<const N: usize> {
+    keys: &'static [&'static str; N],
+    known: [Option<Value>; N],
+    rest: Map<String, Value>,
+}
+
+impl<const N: usize> Fields<N> {
+    /// The entries of `object`, its `keys` set apart.
+    pub(crate) fn from_map(object: Map<String, Value>, keys: &'static [&'static str; N]) -> Self {
+        let mut fields = Self::empty(keys);
+        for (key, value) in object {
+            fields.insert(Cow::Owned(key), value);
+        }
+        fields
+    }
+
+    /// Reads an object straight from `deserializer`, its `keys` set apart (a later duplicate
+    /// key wins, as in a `Map`).
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+        keys: &'static [&'static str; N],
+    ) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(FieldsVisitor(Self::empty(keys)))
+    }
+
+    fn empty(keys: &'static [&'static str; N]) -> Self {
+        Self {
+            keys,
+            known: std::array::from_fn(|_| None),
+            rest: Map::new(),
+        }
+    }
+
+    fn insert(&mut self, key: Cow<'_, str>, value: Value) {
+        match self.keys.iter().position(|known| *known == key) {
+            Some(index) => self.known[index] = Some(value),
+            None => {
+                self.rest.insert(key.into_owned(), value);
+            }
+        }
+    }
+
+    /// The value under `key` typed, when it is not null and has type `T` (it is then taken
+    /// out); otherwise `None`, and the value stays.
+    pub(crate) fn take<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
+        let Some(index) = self.keys.iter().position(|known| *known == key) else {
+            return take(&mut self.rest, key);
+        };
+        let slot = &mut self.known[index];
+        let typed = T::deserialize(slot.as_ref().filter(|value| !value.is_null())?).ok()?;
+        *slot = None;
+        Some(typed)
+    }
+
+    /// Every entry not taken, as sent.
+    pub(crate) fn into_extra(self) -> Map<String, Value> {
+        let mut extra = self.rest;
+        for (key, value) in self.keys.iter().zip(self.known) {
+            if let Some(value) = value {
+                extra.insert((*key).to_owned(), value);
+            }
+        }
+        extra
+    }
+}
+
+struct FieldsVisitor<const N: usize>(Fields<N>);
+
+impl<'de, const N: usize> Visitor<'de> for FieldsVisitor<N> {
+    type Value = Fields<N>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<Fields<N>, A::Error> {
+        while let Some(Key(key)) = map.next_key()? {
+            let value = map.next_value::<Value>()?;
+            self.0.insert(key, value);
+        }
+        Ok(self.0)
+    }
+}
+
+/// An object's key, borrowed from the input where it can be (serde's `Cow` is always owned).
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(key)))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(key.to_owned())))
+    }
+
+    fn visit_string<E>(self, key: String) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(key)))
+    }
 }
 
 /// Writes a typed field back under `key`, when it is set.
@@ -122,6 +242,25 @@ mod tests {
         put(&mut fields, "text", Some("hi"));
         put::<bool>(&mut fields, "flag", None);
         assert_eq!(Value::Object(fields), json!({"text": "hi"}));
+    }
+
+    #[test]
+    fn fields_read_from_text_or_from_a_map_take_and_keep_the_same() {
+        const KEYS: [&str; 3] = ["name", "size", "gone"];
+        let text = r#"{"name": "n", "size": "big", "other": [1], "gone": null,
+                       "na\u006de2": {"k": 1}, "name": "last"}"#;
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let mut from_text = Fields::deserialize(&mut deserializer, &KEYS).unwrap();
+        let mut from_map = Fields::from_map(object(serde_json::from_str(text).unwrap()), &KEYS);
+        for fields in [&mut from_text, &mut from_map] {
+            assert_eq!(fields.take::<String>("name"), Some("last".into()));
+            assert_eq!(fields.take::<u8>("size"), None);
+            assert_eq!(fields.take::<u8>("gone"), None);
+            assert_eq!(fields.take::<Vec<u8>>("other"), Some(vec![1]));
+        }
+        let kept = json!({"size": "big", "gone": null, "name2": {"k": 1}});
+        assert_eq!(Value::Object(from_text.into_extra()), kept);
+        assert_eq!(Value::Object(from_map.into_extra()), kept);
     }
 
     /// Two typed fields over `extra`, written by [`ObjectWriter`].

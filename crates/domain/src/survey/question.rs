@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::json_fields::{ObjectWriter, take};
+use crate::json_fields::{Fields, ObjectWriter};
 
 /// How the SDKs render a text that may carry HTML (a description, the thank-you message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,8 +53,7 @@ impl QuestionType {
 }
 
 /// A survey question: one struct per type, each with what every question has in `base`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(try_from = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Question {
     Open(OpenQuestion),
     Link(LinkQuestion),
@@ -117,8 +117,7 @@ pub struct ChoiceQuestion {
 }
 
 /// Where a question leads once answered.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(try_from = "Map<String, Value>")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Branching {
     pub rule: BranchingRule,
     /// Every other key of the branching object as sent.
@@ -274,88 +273,133 @@ impl Serialize for BranchTarget {
     }
 }
 
+/// The keys a question's types read: set apart while a question is read (`Fields`).
+const QUESTION_KEYS: [&str; 16] = [
+    "type",
+    ID,
+    "question",
+    "description",
+    "descriptionContentType",
+    "optional",
+    "buttonText",
+    "branching",
+    "link",
+    "display",
+    "scale",
+    "lowerBoundLabel",
+    "upperBoundLabel",
+    "choices",
+    "hasOpenChoice",
+    "shuffleOptions",
+];
+
+type QuestionFields = Fields<16>;
+
 impl TryFrom<Map<String, Value>> for Question {
     type Error = String;
 
-    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
-        let kind = object
-            .get("type")
-            .and_then(Value::as_str)
+    fn try_from(object: Map<String, Value>) -> Result<Self, String> {
+        Self::read(Fields::from_map(object, &QUESTION_KEYS))
+    }
+}
+
+/// Read straight from the JSON, without a `Map` of the whole question (stored questions are
+/// read by the hundred).
+impl<'de> Deserialize<'de> for Question {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = Fields::deserialize(deserializer, &QUESTION_KEYS)?;
+        Self::read(fields).map_err(D::Error::custom)
+    }
+}
+
+impl Question {
+    fn read(mut fields: QuestionFields) -> Result<Self, String> {
+        let kind = fields
+            .take::<String>("type")
+            .as_deref()
             .and_then(QuestionType::parse)
             .ok_or("a question's type is missing or unknown")?;
-        object.remove("type");
         Ok(match kind {
             QuestionType::Open => Self::Open(OpenQuestion {
-                base: QuestionBase::try_from(object)?,
+                base: QuestionBase::read(fields)?,
             }),
             QuestionType::Link => Self::Link(LinkQuestion {
-                link: take(&mut object, "link"),
-                base: QuestionBase::try_from(object)?,
+                link: fields.take("link"),
+                base: QuestionBase::read(fields)?,
             }),
             QuestionType::Rating => Self::Rating(RatingQuestion {
-                display: take(&mut object, "display"),
-                scale: take(&mut object, "scale"),
-                lower_bound_label: take(&mut object, "lowerBoundLabel"),
-                upper_bound_label: take(&mut object, "upperBoundLabel"),
-                base: QuestionBase::try_from(object)?,
+                display: fields.take("display"),
+                scale: fields.take("scale"),
+                lower_bound_label: fields.take("lowerBoundLabel"),
+                upper_bound_label: fields.take("upperBoundLabel"),
+                base: QuestionBase::read(fields)?,
             }),
-            QuestionType::SingleChoice => Self::SingleChoice(ChoiceQuestion::try_from(object)?),
-            QuestionType::MultipleChoice => Self::MultipleChoice(ChoiceQuestion::try_from(object)?),
+            QuestionType::SingleChoice => Self::SingleChoice(ChoiceQuestion::read(fields)?),
+            QuestionType::MultipleChoice => Self::MultipleChoice(ChoiceQuestion::read(fields)?),
         })
     }
 }
 
-/// The keys every question has, taken after the type's own: what is left is `extra`.
-impl TryFrom<Map<String, Value>> for QuestionBase {
-    type Error = String;
-
-    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
+impl QuestionBase {
+    /// The keys every question has, taken after the type's own: what is left is `extra`.
+    fn read(mut fields: QuestionFields) -> Result<Self, String> {
         Ok(Self {
-            id: take(&mut object, ID),
-            question: take(&mut object, "question").ok_or("a question's text is missing")?,
-            description: take(&mut object, "description"),
-            description_content_type: take(&mut object, "descriptionContentType"),
-            optional: take(&mut object, "optional"),
-            button_text: take(&mut object, "buttonText"),
-            branching: take(&mut object, "branching"),
-            extra: object,
+            id: fields.take(ID),
+            question: fields
+                .take("question")
+                .ok_or("a question's text is missing")?,
+            description: fields.take("description"),
+            description_content_type: fields.take("descriptionContentType"),
+            optional: fields.take("optional"),
+            button_text: fields.take("buttonText"),
+            branching: fields.take("branching"),
+            extra: fields.into_extra(),
         })
     }
 }
 
-impl TryFrom<Map<String, Value>> for ChoiceQuestion {
-    type Error = String;
-
-    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
+impl ChoiceQuestion {
+    fn read(mut fields: QuestionFields) -> Result<Self, String> {
         Ok(Self {
-            choices: take(&mut object, "choices").ok_or("a choice question has no choices")?,
-            has_open_choice: take(&mut object, "hasOpenChoice"),
-            shuffle_options: take(&mut object, "shuffleOptions"),
-            base: QuestionBase::try_from(object)?,
+            choices: fields
+                .take("choices")
+                .ok_or("a choice question has no choices")?,
+            has_open_choice: fields.take("hasOpenChoice"),
+            shuffle_options: fields.take("shuffleOptions"),
+            base: QuestionBase::read(fields)?,
         })
     }
 }
 
-impl TryFrom<Map<String, Value>> for Branching {
-    type Error = String;
+const BRANCHING_KEYS: [&str; 3] = ["type", "index", "responseValues"];
 
-    fn try_from(mut object: Map<String, Value>) -> Result<Self, String> {
-        let kind: String = take(&mut object, "type").ok_or("a branching has no type")?;
+impl<'de> Deserialize<'de> for Branching {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut fields = Fields::deserialize(deserializer, &BRANCHING_KEYS)?;
+        let kind: String = fields
+            .take("type")
+            .ok_or_else(|| D::Error::custom("a branching has no type"))?;
+        let missing = |what| D::Error::custom(format!("a branching has no {what}"));
         let rule = match kind.as_str() {
             NEXT_QUESTION => BranchingRule::NextQuestion,
             END => BranchingRule::End,
             SPECIFIC_QUESTION => BranchingRule::SpecificQuestion {
-                index: take(&mut object, "index").ok_or("a branching has no target index")?,
+                index: fields
+                    .take("index")
+                    .ok_or_else(|| missing("target index"))?,
             },
             RESPONSE_BASED => BranchingRule::ResponseBased {
-                response_values: take(&mut object, "responseValues")
-                    .ok_or("a branching has no responseValues")?,
+                response_values: fields
+                    .take("responseValues")
+                    .ok_or_else(|| missing("responseValues"))?,
             },
-            _ => return Err(format!("unknown branching type {kind:?}")),
+            _ => {
+                return Err(D::Error::custom(format!("unknown branching type {kind:?}")));
+            }
         };
         Ok(Self {
             rule,
-            extra: object,
+            extra: fields.into_extra(),
         })
     }
 }
