@@ -205,18 +205,14 @@ impl ResourceSpec {
         }
     }
 
-    /// `resources` as the family under `root`: those whose path is under it (all of them, as
-    /// the table builds them); the SDK's cross-origin resources stay at the app's root.
+    /// `resources`, whose paths are under `root`, as the family registered there (a test
+    /// holds the table to it).
     fn family(root: &str, resources: Vec<Self>) -> Vec<Self> {
         resources
             .into_iter()
-            .map(|resource| {
-                let under_root = resource
-                    .path
-                    .strip_prefix(root)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-                let family = (under_root && !resource.cross_origin).then(|| root.to_owned());
-                Self { family, ..resource }
+            .map(|resource| Self {
+                family: Some(root.to_owned()),
+                ..resource
             })
             .collect()
     }
@@ -472,5 +468,46 @@ mod tests {
         distinct.sort();
         distinct.dedup();
         assert_eq!(distinct.len(), paths.len(), "{paths:#?}");
+    }
+
+    /// A family's scope claims every path under its root, so its members must stand together
+    /// in the table, and every other resource under that root must be the root itself,
+    /// registered before the family (routes are matched in order); none of the members answers
+    /// other origins (a family's resources are registered without CORS).
+    #[test]
+    fn each_family_is_contiguous_and_holds_every_path_under_its_root() {
+        let table = table();
+        let mut families: Vec<(&str, usize)> = Vec::new();
+        for (index, resource) in table.iter().enumerate() {
+            let Some(root) = resource.family.as_deref() else {
+                continue;
+            };
+            assert!(!resource.cross_origin, "{}", resource.path);
+            if index == 0 || table[index - 1].family.as_deref() != Some(root) {
+                assert!(
+                    families.iter().all(|(known, _)| *known != root),
+                    "{root} is split in two"
+                );
+                families.push((root, index));
+            }
+        }
+        assert!(families.len() >= 3, "{families:?}");
+        for (index, resource) in table.iter().enumerate() {
+            for &(root, first) in &families {
+                let Some(rest) = resource.path.strip_prefix(root) else {
+                    continue;
+                };
+                if resource.family.as_deref() == Some(root)
+                    || !rest.starts_with('/') && !rest.is_empty()
+                {
+                    continue;
+                }
+                assert!(
+                    rest.is_empty() && index < first,
+                    "{} is under the family at {root} but not in it",
+                    resource.path
+                );
+            }
+        }
     }
 }
