@@ -150,6 +150,14 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
+/// A typed object (one written by [`ObjectWriter`]) as the JSON object it stands for.
+pub(crate) fn to_object<T: Serialize>(typed: &T) -> Map<String, Value> {
+    match serde_json::to_value(typed) {
+        Ok(Value::Object(object)) => object,
+        _ => unreachable!("an ObjectWriter writes an object of JSON values"),
+    }
+}
+
 /// Writes a typed field back under `key`, when it is set.
 pub(crate) fn put<T: Serialize>(object: &mut Map<String, Value>, key: &str, value: Option<T>) {
     if let Some(value) = value {

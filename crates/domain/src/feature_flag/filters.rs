@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 use super::pattern;
 use crate::error::ValidationError;
-use crate::json_fields::{ObjectWriter, take};
+use crate::json_fields::{ObjectWriter, take, to_object};
 
 /// Most condition sets (`groups`, `super_groups`) a flag may have: far more than targeting
 /// needs, few enough that evaluating every flag of a project for each `/flags` request stays
@@ -211,10 +211,7 @@ impl FlagFilters {
 
     /// The filters as JSON, as they are stored and shown.
     pub fn to_json(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(json)) => json,
-            _ => unreachable!("filters are written as an object of JSON values"),
-        }
+        to_object(self)
     }
 
     /// These filters with the top-level keys `patch` was sent with put over theirs, as PostHog

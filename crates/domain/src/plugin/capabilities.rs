@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::Capabilities;
-use crate::json_fields::{ObjectWriter, take};
+use crate::json_fields::{ObjectWriter, take, to_object};
 
 /// `{"methods", "jobs", "scheduled_tasks", …}`; `{}` until anything is known.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,10 +34,7 @@ impl PluginCapabilities {
 
     /// The capabilities as stored and shown.
     pub fn to_json(&self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(json)) => json,
-            _ => unreachable!("capabilities are written as an object of JSON values"),
-        }
+        to_object(self)
     }
 }
 
