@@ -24,6 +24,7 @@ pub(crate) mod database;
 mod pgbench;
 mod report;
 mod scenarios;
+mod scheduler;
 mod seed;
 mod wrk;
 
@@ -36,6 +37,7 @@ use chrono::Utc;
 use self::cluster::Cluster;
 use self::report::{Phases, Report, Row};
 use self::scenarios::{Scenario, Seeded, Stage, Yardstick};
+use self::scheduler::Autogroups;
 use crate::api::Api;
 use crate::prerequisites::ensure_program;
 use crate::server::Server;
@@ -85,6 +87,8 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
 
     let mut phases = Phases::default();
     let burrow = phases.time("release build", || build_burrow(true))?;
+    // Before PostgreSQL starts, and until after it stops (dropped last).
+    let autogroups = Autogroups::off();
     let cluster = phases.time("PostgreSQL with pg_stat_statements", || {
         Cluster::start(&dir.join("postgres"))
     })?;
@@ -183,7 +187,13 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     drop(server);
 
     let rows = rows.into_iter().flatten().collect();
-    let report = Report::new(rows, startup, capture_peak_kib, phases);
+    let report = Report::new(
+        rows,
+        startup,
+        capture_peak_kib,
+        phases,
+        autogroups.describe(),
+    );
     print!("{}", report.text());
     let written = report.write(&dir)?;
     println!("report: {} (and latest.json)", written.display());

@@ -204,6 +204,9 @@ struct Machine {
     /// `/proc/loadavg` when the runs ended: other work on the machine (a compiler, say) shows
     /// here and makes the figures noisier.
     load_average: String,
+    /// Whether the kernel's autogrouping was off (`scheduler.rs`): with it on, latency tails
+    /// may be the kernel's.
+    scheduling: String,
 }
 
 #[derive(Serialize)]
@@ -231,6 +234,7 @@ impl Report {
         startup: Duration,
         capture_seed_peak_rss_kib: u64,
         phases: Phases,
+        scheduling: String,
     ) -> Self {
         let ratios: Vec<Option<f64>> = scenarios
             .iter()
@@ -269,6 +273,7 @@ impl Report {
                             .join(" ")
                     })
                     .unwrap_or_default(),
+                scheduling,
             },
             load: format!(
                 "each scenario: wrk -t{LOAD_THREADS} -c{CONCURRENCY} --latency, {WARM_UP_SECONDS} s warm-up then \
@@ -341,7 +346,7 @@ impl Report {
         }
         let _ = writeln!(
             text,
-            "{}; commit {}{}; {} cores, {}, Linux {}, load average {}",
+            "{}; commit {}{}; {} cores, {}, Linux {} ({}), load average {}",
             self.date,
             self.commit,
             if self.uncommitted_changes {
@@ -352,6 +357,7 @@ impl Report {
             self.machine.nproc,
             self.machine.cpu,
             self.machine.kernel,
+            self.machine.scheduling,
             self.machine.load_average
         );
         let _ = writeln!(text, "{}", self.load);
