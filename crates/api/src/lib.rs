@@ -86,9 +86,7 @@ pub fn app(
         .app_data(web::Data::from(services.readiness))
         .app_data(web::Data::new(metrics))
         .app_data(settings)
-        .app_data(web::Data::new(
-            routes::ApiDocument(openapi::document_json()),
-        ))
+        .app_data(web::Data::new(routes::ApiDocument(openapi::document_json)))
         .configure(routes::configure)
         .default_service(web::to(routes::not_found))
         // Order matters: the last `wrap` runs first. Paths lose their trailing slash before

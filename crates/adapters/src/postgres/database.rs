@@ -57,6 +57,9 @@ impl Default for PoolSettings {
 #[derive(Clone)]
 pub struct Database {
     partitions: Arc<[Pool<AsyncPgConnection>]>,
+    /// The capture writers' connections, apart from the others (see [`writer_connections`]);
+    /// `None` in a pool too small to spare any.
+    writers: Option<Pool<AsyncPgConnection>>,
     /// Tells this database's claims apart from another's on the same thread (tests run many).
     id: usize,
     /// The next worker partition to hand out.
@@ -95,29 +98,31 @@ impl Database {
             });
             AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(url, config)
         };
+        let pool = |size: usize| {
+            Pool::builder(manager())
+                .max_size(size)
+                .wait_timeout(Some(settings.timeout))
+                // Opening a connection should take milliseconds; a stuck server should not
+                // stall requests.
+                .create_timeout(Some(settings.timeout))
+                .runtime(Runtime::Tokio1)
+                .build()
+                .context("building the PostgreSQL connection pool")
+        };
+        let writers = writer_connections(settings.max_size);
+        let readers = settings.max_size - writers;
         // The workers' partitions, then the shared one; never a partition without connections.
         let partitions = match settings.partitions {
             0 | 1 => 1,
-            workers => (workers + 1).min(settings.max_size.max(1)),
+            workers => (workers + 1).min(readers.max(1)),
         };
         let partitions = (0..partitions)
-            .map(|index| {
-                // The first `max_size % partitions` partitions take one connection more.
-                let size = settings.max_size / partitions
-                    + usize::from(index < settings.max_size % partitions);
-                Pool::builder(manager())
-                    .max_size(size)
-                    .wait_timeout(Some(settings.timeout))
-                    // Opening a connection should take milliseconds; a stuck server should not
-                    // stall requests.
-                    .create_timeout(Some(settings.timeout))
-                    .runtime(Runtime::Tokio1)
-                    .build()
-                    .context("building the PostgreSQL connection pool")
-            })
+            // The first `readers % partitions` partitions take one connection more.
+            .map(|index| pool(readers / partitions + usize::from(index < readers % partitions)))
             .collect::<anyhow::Result<_>>()?;
         Ok(Self {
             partitions,
+            writers: (writers > 0).then(|| pool(writers)).transpose()?,
             id: NEXT_DATABASE.fetch_add(1, Ordering::Relaxed),
             claimed: Arc::default(),
             url: url.into(),
@@ -126,12 +131,17 @@ impl Database {
         })
     }
 
-    /// How many connections the pools open at most, together.
-    pub(crate) fn max_connections(&self) -> usize {
-        self.partitions
-            .iter()
-            .map(|pool| pool.status().max_size)
-            .sum()
+    /// Every pool: the partitions, then the writers'.
+    fn pools(&self) -> impl Iterator<Item = &Pool<AsyncPgConnection>> {
+        self.partitions.iter().chain(&self.writers)
+    }
+
+    /// How many capture statements may run at once: one per writer connection (one in a pool
+    /// too small to keep any apart).
+    pub(crate) fn capture_writers(&self) -> usize {
+        self.writers
+            .as_ref()
+            .map_or(1, |pool| pool.status().max_size)
     }
 
     /// Makes the calling thread (an HTTP worker, as it starts) use a partition of its own from
@@ -157,13 +167,35 @@ impl Database {
 
     /// A connection from this thread's partition.
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
-        self.partitions[self.partition_of_this_thread()]
-            .get()
-            .await
-            .context("taking a connection from the pool")
-            // Refused, timed out or saturated: nothing was done, and the request may be retried.
-            .map_err(Unexpected::unavailable)
+        take(&self.partitions[self.partition_of_this_thread()]).await
     }
+
+    /// A connection for a capture writer's statement: one of the writers' own.
+    pub(crate) async fn writer_connection(&self) -> Result<Connection, Unexpected> {
+        match &self.writers {
+            Some(writers) => take(writers).await,
+            None => self.connection().await,
+        }
+    }
+}
+
+async fn take(pool: &Pool<AsyncPgConnection>) -> Result<Connection, Unexpected> {
+    pool.get()
+        .await
+        .context("taking a connection from the pool")
+        // Refused, timed out or saturated: nothing was done, and the request may be retried.
+        .map_err(Unexpected::unavailable)
+}
+
+/// How many of `max_size` connections only capture writers use: a quarter (none below four).
+/// A capture statement carries up to a thousand events (one capture alone may carry more), and
+/// a connection keeps buffers as large as the largest statement it sent for as long as it lives
+/// (tokio-postgres never shrinks them; a heap profile after four 5,000-event batches found 11 MB
+/// there). With writers on any connection, that memory spread over the whole pool: under 32
+/// concurrent 100-event batches a pool of 16 peaked at 68 MB, with writers apart at 57 MB
+/// (docs/benchmarks.md).
+fn writer_connections(max_size: usize) -> usize {
+    if max_size >= 4 { max_size / 4 } else { 0 }
 }
 
 #[async_trait]
@@ -179,7 +211,7 @@ impl Readiness for Database {
 
     fn connections(&self) -> ConnectionUsage {
         let mut usage = ConnectionUsage::default();
-        for status in self.partitions.iter().map(Pool::status) {
+        for status in self.pools().map(Pool::status) {
             usage.max += status.max_size;
             usage.open += status.size;
             usage.idle += status.available;
@@ -201,27 +233,40 @@ thread_local! {
 mod tests {
     use super::*;
 
-    fn sizes(max_size: usize, partitions: usize) -> Vec<usize> {
+    /// The partitions' sizes, and the capture writers' connections.
+    fn sizes(max_size: usize, partitions: usize) -> (Vec<usize>, usize) {
         let settings = PoolSettings {
             max_size,
             partitions,
             ..PoolSettings::default()
         };
         let database = Database::connect("postgres://localhost/none", settings).unwrap();
-        assert_eq!(database.max_connections(), max_size);
-        database
+        let total: usize = database.pools().map(|pool| pool.status().max_size).sum();
+        assert_eq!(total, max_size);
+        let partitions = database
             .partitions
             .iter()
             .map(|pool| pool.status().max_size)
-            .collect()
+            .collect();
+        (
+            partitions,
+            database.writers.map_or(0, |w| w.status().max_size),
+        )
     }
 
     #[test]
-    fn the_connections_are_split_between_the_workers_and_the_other_threads() {
-        assert_eq!(sizes(8, 1), [8]);
-        assert_eq!(sizes(8, 2), [3, 3, 2]);
-        assert_eq!(sizes(16, 3), [4, 4, 4, 4]);
-        assert_eq!(sizes(2, 3), [1, 1], "never a partition without connections");
+    fn a_quarter_of_the_connections_is_the_capture_writers_and_the_rest_split_between_the_threads()
+    {
+        assert_eq!(sizes(8, 1), (vec![6], 2));
+        assert_eq!(sizes(8, 2), (vec![2, 2, 2], 2));
+        assert_eq!(sizes(16, 3), (vec![3, 3, 3, 3], 4));
+        assert_eq!(sizes(9, 2), (vec![3, 2, 2], 2));
+        assert_eq!(sizes(3, 1), (vec![3], 0), "too few to keep any apart");
+        assert_eq!(
+            sizes(2, 3),
+            (vec![1, 1], 0),
+            "never a partition without connections"
+        );
     }
 
     #[test]

@@ -16,16 +16,18 @@ pub(crate) const REDOC_JS: &str = "/api/schema/redoc/2.5.4/redoc.standalone.js";
 /// Where the pages load the document from.
 const DOCUMENT: &str = "/api/schema/";
 
-/// The OpenAPI document as served. `crate::app` hands it over: the document is built from the
-/// route table, so the table cannot name its builder without the two depending on each other.
-pub(crate) struct ApiDocument(pub &'static str);
+/// What makes the OpenAPI document as served, called by the first request for it: built at
+/// start-up, the document and its text held about 3 MB on every node, most of which never
+/// serve it. `crate::app` hands it over: the document is built from the route table, so the
+/// table cannot name its builder without the two depending on each other.
+pub(crate) struct ApiDocument(pub fn() -> &'static str);
 
 /// `GET /api/schema/`: the document, without a key.
 pub(crate) async fn schema(document: web::Data<ApiDocument>) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, "application/json"))
         .insert_header((CACHE_CONTROL, "no-cache"))
-        .body(document.0)
+        .body((document.0)())
 }
 
 pub(crate) async fn swagger_ui() -> HttpResponse {
