@@ -32,6 +32,7 @@ const TABLES: &[&str] = &[
     "plugin_configs",
     "survey_events",
     "survey_responses",
+    "survey_response_counts",
     "person_properties",
     "webhooks",
     "webhook_deliveries",

@@ -5,6 +5,10 @@
 //! no delay. Each capture is answered only once its statement committed (an acknowledged answer
 //! is stored), and a writer is a task of its own, so a client that hangs up cannot cut off the
 //! write that other captures wait on.
+//!
+//! Each running writer adds its new responses to a counter slot of its own, so concurrent
+//! writers never wait on one survey's counter row; the slots are few and fixed (the surveys'
+//! counts stay as many rows as writers ever ran at once, however many connections came and went).
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -18,7 +22,7 @@ use tokio::sync::oneshot;
 use uuid::Uuid;
 
 use crate::postgres::database::Database;
-use crate::postgres::survey_responses::write_captures;
+use crate::postgres::survey_responses::{CounterSlot, write_captures};
 
 /// One request's capture, as the statement stores it.
 pub(crate) struct Capture {
@@ -31,22 +35,21 @@ pub(crate) struct Capture {
 pub(crate) struct CaptureQueue {
     database: Database,
     state: Arc<Mutex<Queue>>,
-    /// At most this many statements write captures at once, each on a pooled connection: the
-    /// rest of the pool stays free for reads, and captures queue instead of piling onto
-    /// PostgreSQL's commits.
-    writers: usize,
 }
 
-#[derive(Default)]
 struct Queue {
     waiting: VecDeque<Waiting>,
-    writing: usize,
+    /// The counter slots of the writers not running. At most this many statements write
+    /// captures at once, each on a pooled connection: the rest of the pool stays free for reads,
+    /// and captures queue instead of piling onto PostgreSQL's commits.
+    idle_writers: Vec<CounterSlot>,
 }
 
 /// Events one statement takes at most (always at least one capture, whatever its size): what a
 /// statement's parameters hold, and its connection's buffers keep, stays bounded however many
-/// captures queue.
-const MOST_EVENTS_TOGETHER: usize = 1_000;
+/// captures queue. A connection that wrote a larger capture is closed after it
+/// (`write_captures`).
+pub(crate) const MOST_EVENTS_TOGETHER: usize = 1_000;
 
 impl Queue {
     /// The captures that waited longest, up to [`MOST_EVENTS_TOGETHER`] events.
@@ -70,11 +73,14 @@ struct Waiting {
 }
 
 impl CaptureQueue {
+    /// A queue with `writers` writers (at least one), each with its own counter slot.
     pub(crate) fn new(database: Database, writers: usize) -> Self {
         Self {
             database,
-            state: Arc::default(),
-            writers: writers.max(1),
+            state: Arc::new(Mutex::new(Queue {
+                waiting: VecDeque::new(),
+                idle_writers: CounterSlot::for_writers(writers.max(1)),
+            })),
         }
     }
 
@@ -85,15 +91,16 @@ impl CaptureQueue {
         let ready = {
             let mut queue = lock(&self.state);
             queue.waiting.push_back(Waiting { capture, stored });
-            (queue.writing < self.writers).then(|| {
-                queue.writing += 1;
-                queue.next_statement()
-            })
+            queue
+                .idle_writers
+                .pop()
+                .map(|slot| (slot, queue.next_statement()))
         };
-        if let Some(ready) = ready {
+        if let Some((slot, ready)) = ready {
             let writer = Writer {
                 database: self.database.clone(),
                 state: self.state.clone(),
+                slot,
                 done: false,
             };
             tokio::spawn(writer.write_until_none_wait(ready));
@@ -104,10 +111,12 @@ impl CaptureQueue {
     }
 }
 
-/// A running writer: it counts as writing until it finds the queue empty, or if it panics.
+/// A running writer: it counts as writing (its slot taken) until it finds the queue empty, or
+/// if it panics.
 struct Writer {
     database: Database,
     state: Arc<Mutex<Queue>>,
+    slot: CounterSlot,
     done: bool,
 }
 
@@ -117,10 +126,10 @@ impl Writer {
     /// starts a writer of its own.
     async fn write_until_none_wait(mut self, mut ready: Vec<Waiting>) {
         loop {
-            write_together(&self.database, ready).await;
+            write_together(&self.database, self.slot, ready).await;
             let mut queue = lock(&self.state);
             if queue.waiting.is_empty() {
-                queue.writing -= 1;
+                queue.idle_writers.push(self.slot);
                 self.done = true;
                 return;
             }
@@ -132,7 +141,7 @@ impl Writer {
 impl Drop for Writer {
     fn drop(&mut self) {
         if !self.done {
-            lock(&self.state).writing -= 1;
+            lock(&self.state).idle_writers.push(self.slot);
         }
     }
 }
@@ -145,7 +154,7 @@ fn lock(state: &Mutex<Queue>) -> MutexGuard<'_, Queue> {
 /// One statement per project for what waited. When a statement of several captures fails, each
 /// is written alone (at once, side by side), so one capture cannot fail the others; when the
 /// database could not be reached, all are told so without trying again.
-async fn write_together(database: &Database, ready: Vec<Waiting>) {
+async fn write_together(database: &Database, slot: CounterSlot, ready: Vec<Waiting>) {
     let mut projects: BTreeMap<ProjectId, Vec<Waiting>> = BTreeMap::new();
     for waiting in ready {
         projects
@@ -156,25 +165,30 @@ async fn write_together(database: &Database, ready: Vec<Waiting>) {
     join_all(
         projects
             .into_values()
-            .map(|group| write_group(database, group)),
+            .map(|group| write_group(database, slot, group)),
     )
     .await;
 }
 
-async fn write_group(database: &Database, group: Vec<Waiting>) {
+async fn write_group(database: &Database, slot: CounterSlot, group: Vec<Waiting>) {
     let captures: Vec<&Capture> = group.iter().map(|w| &w.capture).collect();
-    match write_captures(database, &captures).await {
+    match write_captures(database, slot, &captures).await {
         Ok(new) => answer(group, new),
         Err(error) if group.len() > 1 && !error.is_unavailable() => {
             tracing::warn!(error = %error, captures = group.len(), "writing captures together failed; writing each alone");
-            join_all(group.into_iter().map(|one| write_alone(database, one))).await;
+            join_all(
+                group
+                    .into_iter()
+                    .map(|one| write_alone(database, slot, one)),
+            )
+            .await;
         }
         Err(error) => refuse(group, error),
     }
 }
 
-async fn write_alone(database: &Database, waiting: Waiting) {
-    match write_captures(database, &[&waiting.capture]).await {
+async fn write_alone(database: &Database, slot: CounterSlot, waiting: Waiting) {
+    match write_captures(database, slot, &[&waiting.capture]).await {
         Ok(new) => answer(vec![waiting], new),
         Err(error) => refuse(vec![waiting], error),
     }

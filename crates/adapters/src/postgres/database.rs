@@ -179,6 +179,14 @@ impl Database {
     }
 }
 
+impl Database {
+    /// Closes `connection` instead of handing it back to its pool (which opens another when
+    /// one is next needed): for a connection whose buffers grew with one large statement.
+    pub(crate) fn close(connection: Connection) {
+        drop(Object::take(connection));
+    }
+}
+
 async fn take(pool: &Pool<AsyncPgConnection>) -> Result<Connection, Unexpected> {
     pool.get()
         .await

@@ -32,7 +32,7 @@ use domain::webhook::completes;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::postgres::capture_queue::{Capture, CaptureQueue};
+use crate::postgres::capture_queue::{Capture, CaptureQueue, MOST_EVENTS_TOGETHER};
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
@@ -122,13 +122,28 @@ struct AggregateRow {
 /// on `survey_response_counts.slot` allows these.
 const COUNTER_SLOTS: i32 = 16;
 
+/// The row of a survey's counter a capture writer adds its new responses to: concurrent
+/// writers add to different rows, so answers to one survey never queue on one row's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CounterSlot(i32);
+
+impl CounterSlot {
+    /// Distinct slots for a node's `writers` (they wrap around past [`COUNTER_SLOTS`]), starting
+    /// at a random one, so nodes sharing a database mostly add to different rows too.
+    pub(crate) fn for_writers(writers: usize) -> Vec<Self> {
+        let first = i32::from(Uuid::new_v4().as_bytes()[0]);
+        (first..)
+            .take(writers)
+            .map(|slot| Self(slot % COUNTER_SLOTS))
+            .collect()
+    }
+}
+
 /// One or more whole captures of a project (those that waited together, `capture_queue.rs`) in
 /// one statement, atomic without `BEGIN`/`COMMIT`: the events are inserted
 /// (uuids the project has are skipped); the sends among them that are new upsert their
 /// submission's response (a later send replaces it, an earlier one does not); new responses are
-/// added to the survey's counter in the slot of this connection (`pg_backend_pid()`: a
-/// connection runs one statement at a time, and a pool's connections, opened together, mostly
-/// have consecutive pids, so concurrent captures add to different rows); the person sets are
+/// added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
 /// merged with jsonb `||`; a survey whose responses reach its `responses_limit` is stopped in the
 /// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
 /// entry and internal targeting flag follow at once, through the surveys trigger's notification;
@@ -140,7 +155,8 @@ const COUNTER_SLOTS: i32 = 16;
 /// answers the uuids of the events it stored.
 ///
 /// The statement lives in the `burrow_record_capture` PL/pgSQL function (migrations
-/// `2026-11-24-230000_record_capture_function`, `2026-11-25-010000_record_capture_names_new_events`), so each pooled connection plans it once: sent as
+/// `2026-11-24-230000_record_capture_function` and the two after it), so each pooled
+/// connection plans it once: sent as
 /// text, it was planned for every capture, and planning took longer than running it.
 ///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
@@ -454,9 +470,16 @@ fn contains_pattern(search: &SearchText) -> String {
 
 /// Writes captures of one project with one [`RECORD_CAPTURE`] statement, as if one after the
 /// other: one copy of each uuid (a retried event is one event), each submission's latest send,
-/// each person's sets merged in turn. Answers the uuids of the events that were new.
+/// each person's sets merged in turn, new responses counted in `slot`. Answers the uuids of the
+/// events that were new.
+///
+/// A connection keeps buffers as large as the largest statement it sent for as long as it lives
+/// (tokio-postgres never shrinks them), so after more events than the queue puts in one
+/// statement (one large batch), the connection is closed rather than pooled: a burst of large
+/// batches leaves no memory behind.
 pub(crate) async fn write_captures(
     database: &Database,
+    slot: CounterSlot,
     captures: &[&Capture],
 ) -> Result<HashSet<Uuid>, Unexpected> {
     let Some(project) = captures.first().map(|capture| capture.project) else {
@@ -490,7 +513,7 @@ pub(crate) async fn write_captures(
         .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
         .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
         .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
-        .bind::<Int4, _>(COUNTER_SLOTS)
+        .bind::<Int4, _>(slot.0)
         .bind::<Array<Text>, _>(distinct_ids)
         .bind::<Array<Jsonb>, _>(properties)
         .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
@@ -500,6 +523,9 @@ pub(crate) async fn write_captures(
         .get_result(&mut conn)
         .await
         .during("recording a capture")?;
+    if events.len() > MOST_EVENTS_TOGETHER {
+        Database::close(conn);
+    }
     Ok(recorded.stored.into_iter().collect())
 }
 

@@ -14,6 +14,7 @@ use diesel_async::{
 use domain::DomainError;
 use domain::feature_flag::{FeatureFlag, FlagChanges};
 use domain::person::PersonSet;
+use domain::ports::Readiness as _;
 use domain::survey::writes;
 use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyState,
@@ -522,6 +523,62 @@ async fn concurrent_captures_for_the_same_persons_never_deadlock() {
         let properties = stores.persons.properties(stores.project, &person).await;
         assert_eq!(properties.unwrap().len(), CAPTURES, "{person}");
     }
+}
+
+/// A capture of more events than the queue puts in one statement leaves no connection behind
+/// (its buffers grew as large as the statement), and the connections opened after it still add
+/// to the writer's counter row: a survey's count stays one row per writer, however often its
+/// connection is replaced.
+#[tokio::test]
+async fn a_large_capture_closes_its_connection_and_counting_stays_in_the_writers_slot() {
+    const LARGE: usize = 1_001;
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let survey_id = launched_survey_id(&stores).await;
+    let answers = |capture: &str, count: usize| -> Vec<SurveyEvent> {
+        (0..count)
+            .map(|n| SurveyEvent {
+                uuid: Uuid::now_v7(),
+                kind: SurveyEventKind::Sent,
+                survey_id: survey_id.clone(),
+                distinct_id: format!("{capture}-{n}"),
+                timestamp: at("2026-01-02T00:00:00Z"),
+                submission_id: None,
+                properties: serde_json::Map::new(),
+            })
+            .collect()
+    };
+    let record = |events: Vec<SurveyEvent>| {
+        stores
+            .survey_responses
+            .record(stores.project, events, vec![])
+    };
+    let open = || db.database.connections().open;
+
+    for capture in ["first", "second", "third"] {
+        let before = open();
+        assert_eq!(record(answers(capture, LARGE)).await.unwrap(), LARGE);
+        assert_eq!(open(), before, "the large capture's connection was closed");
+    }
+    let before = open();
+    assert_eq!(record(answers("small", 1)).await.unwrap(), 1);
+    assert_eq!(
+        open(),
+        before + 1,
+        "a small capture's connection stays pooled"
+    );
+
+    // The test pool has one writer.
+    assert_eq!(db.count_rows("survey_response_counts").await, 1);
+    let counts = stores
+        .survey_responses
+        .counts(stores.project, &CountFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        counts.into_iter().collect::<Vec<_>>(),
+        [(survey_id.clone(), (3 * LARGE + 1) as u64)]
+    );
 }
 
 fn person_set(distinct_id: &str, properties: Value) -> PersonSet {
