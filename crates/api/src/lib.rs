@@ -31,13 +31,14 @@ use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
 use domain::rate_limit::RateLimiter;
 use domain::sdk::SdkService;
-use domain::survey::SurveyService;
+use domain::survey::{RenderedSurveys, SurveyService};
 use domain::survey_response::SurveyResponseService;
 use domain::webhook::{DispatchCounts, WebhookService};
 
 pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
+pub use routes::SurveyJson;
 pub use routes::{RouteInfo, StaticAssets, route_table};
 pub use settings::ApiSettings;
 
@@ -49,6 +50,8 @@ pub struct Services {
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
+    /// Survey reads that reuse renderings ([`SurveyJson::render`]) while surveys are unchanged.
+    pub rendered_surveys: Arc<RenderedSurveys<SurveyJson>>,
     pub survey_responses: Arc<SurveyResponseService>,
     pub rate_limiter: Arc<RateLimiter>,
     pub sdk: Arc<SdkService>,
@@ -78,6 +81,7 @@ pub fn app(
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))
+        .app_data(web::Data::from(services.rendered_surveys))
         .app_data(web::Data::from(services.survey_responses))
         .app_data(web::Data::from(services.rate_limiter))
         .app_data(web::Data::from(services.sdk))

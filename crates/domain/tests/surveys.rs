@@ -1,9 +1,9 @@
 //! Survey validation and targeting rules, over the in-memory fakes.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Utc};
-use domain::DomainError;
 use domain::ValidationError;
 use domain::feature_flag::{
     FeatureFlagRepository, FeatureFlagService, FlagFilters, FlagFiltersPatch, FlagId, FlagKey,
@@ -12,11 +12,12 @@ use domain::feature_flag::{
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
-    Appearance, Conditions, NewSurvey, Questions, Schedule, Survey, SurveyChanges, SurveyFilter,
-    SurveyId, SurveyService, SurveyType,
+    Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, Schedule, Survey,
+    SurveyChanges, SurveyFilter, SurveyId, SurveyService, SurveyType,
 };
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{InMemoryStore, someone};
+use domain::testing::{InMemoryStore, TimedMemories, someone};
+use domain::{DomainError, Unexpected};
 use serde_json::{Value, json};
 
 const PROJECT: ProjectId = ProjectId(1);
@@ -700,4 +701,96 @@ async fn a_targeting_flag_deleted_elsewhere_is_replaced_not_revived() {
         .find(|f| f.id == old)
         .unwrap();
     assert!(old_flag.deleted && !old_flag.active);
+}
+
+/// What `RenderedSurveys` renders in these tests: the name, and whether the linked flag is deleted.
+#[derive(Debug, Clone, PartialEq)]
+struct NameAndLink(String, Option<bool>);
+
+impl Rendering for NameAndLink {
+    fn bytes(&self) -> u32 {
+        u32::try_from(self.0.len()).unwrap()
+    }
+}
+
+static RENDERINGS: AtomicUsize = AtomicUsize::new(0);
+
+/// Renders the name and whether the linked flag is deleted, counting.
+fn render(survey: Survey) -> Result<NameAndLink, Unexpected> {
+    RENDERINGS.fetch_add(1, Ordering::SeqCst);
+    Ok(NameAndLink(
+        survey.state.name,
+        survey.linked_flag.map(|flag| flag.deleted),
+    ))
+}
+
+/// Rendered reads render a survey once per revision: reads after it reuse the rendering, and
+/// a write of the survey or of a flag it shows makes the next read render it again. (The only
+/// test of this binary that renders, so the count is its own.)
+#[tokio::test]
+async fn rendered_reads_render_each_survey_once_until_it_or_a_flag_it_shows_changes() {
+    let world = world();
+    let rendered = RenderedSurveys::new(Arc::new(world.store.clone()), render, &TimedMemories);
+    let renderings = || RENDERINGS.load(Ordering::SeqCst);
+    let linked = world.flag(PROJECT, "linked", None).await;
+    let first = world
+        .create(json!({"name": "first", "type": "popover", "linked_flag_id": linked.0}))
+        .await
+        .unwrap();
+    world
+        .create(json!({"name": "second", "type": "popover"}))
+        .await
+        .unwrap();
+    let names = async || {
+        let page = rendered
+            .list(
+                PROJECT,
+                &SurveyFilter::default(),
+                PageRequest {
+                    limit: 10,
+                    offset: 0,
+                },
+            )
+            .await
+            .unwrap();
+        (page.count, page.items)
+    };
+
+    let both = (
+        2,
+        vec![
+            NameAndLink("second".into(), None),
+            NameAndLink("first".into(), Some(false)),
+        ],
+    );
+    assert_eq!(names().await, both);
+    assert_eq!(renderings(), 2);
+    assert_eq!(names().await, both);
+    assert_eq!(
+        rendered.get(PROJECT, first.id).await.unwrap(),
+        NameAndLink("first".into(), Some(false))
+    );
+    assert_eq!(renderings(), 2, "nothing changed, nothing rendered again");
+
+    world
+        .patch(&first, json!({"name": "renamed"}))
+        .await
+        .unwrap();
+    assert_eq!(
+        rendered.get(PROJECT, first.id).await.unwrap(),
+        NameAndLink("renamed".into(), Some(false))
+    );
+    assert_eq!(renderings(), 3);
+
+    world.flags.delete(PROJECT, linked).await.unwrap();
+    assert_eq!(
+        names().await.1[1],
+        NameAndLink("renamed".into(), Some(true))
+    );
+    assert_eq!(renderings(), 4, "only the survey showing the flag");
+
+    let missing = rendered.get(PROJECT, SurveyId::generate()).await;
+    assert!(matches!(missing, Err(DomainError::NotFound)), "{missing:?}");
+    let foreign = rendered.get(OTHER_PROJECT, first.id).await;
+    assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
 }

@@ -20,7 +20,7 @@ use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
 use domain::rate_limit::{RateCounters, RateLimiter};
 use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSources};
-use domain::survey::SurveyService;
+use domain::survey::{RenderedSurveys, SurveyService};
 use domain::survey_response::SurveyResponseService;
 use domain::webhook::{
     DispatchCounts, DispatchSettings, RetrySchedule, TargetPolicy, WebhookDispatcher,
@@ -223,9 +223,13 @@ fn services(
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
-    let surveys = Arc::new(SurveyService::new(Arc::new(PgSurveyRepository::new(
-        database.clone(),
-    ))));
+    let survey_store = Arc::new(PgSurveyRepository::new(database.clone()));
+    let surveys = Arc::new(SurveyService::new(survey_store.clone()));
+    let rendered_surveys = Arc::new(RenderedSurveys::new(
+        survey_store,
+        api::SurveyJson::render,
+        &MokaMemories,
+    ));
     let persons = Arc::new(PgPersonRepository::new(database.clone()));
     let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
     let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
@@ -238,6 +242,7 @@ fn services(
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
         flags: Arc::new(FeatureFlagService::new(flags.clone())),
+        rendered_surveys,
         sdk: Arc::new(SdkService::new(
             SnapshotSources {
                 tenancy: tenancy.clone(),

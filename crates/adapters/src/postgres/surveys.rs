@@ -7,16 +7,17 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
     DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyRecord,
-    SurveyRepository, SurveyTransaction,
+    SurveyRepository, SurveyRevision, SurveyTransaction,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
+use uuid::Uuid;
 
 use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
@@ -27,7 +28,9 @@ use crate::postgres::rows::{
 };
 use crate::postgres::schema::{survey_activity, surveys, users};
 use crate::postgres::transaction::{PgTransaction, logged};
-use crate::postgres::whole_surveys::{load_whole, lock_survey};
+use crate::postgres::whole_surveys::{
+    SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
+};
 
 type Pg = diesel::pg::Pg;
 
@@ -68,17 +71,73 @@ fn prefix_pattern(prefix: &str) -> String {
     pattern
 }
 
+/// One survey, as a query of ids. Not [`among`] one id: PostgreSQL plans `= ANY` of an array of
+/// unknown length for several rows, finds that plan dearer than one for the array it is given,
+/// and so plans the statement again on every execution, which for one survey costs more than
+/// reading it.
+fn only(id: SurveyId) -> SurveyIds<'static> {
+    surveys::table
+        .filter(surveys::id.eq(id.0))
+        .select(surveys::id)
+        .into_boxed()
+}
+
+/// The surveys among `ids`, as a query of ids.
+fn among(ids: &[SurveyId]) -> SurveyIds<'static> {
+    let ids: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
+    surveys::table
+        .filter(surveys::id.eq_any(ids))
+        .select(surveys::id)
+        .into_boxed()
+}
+
+/// How many of the project's surveys match `filter`, and the ids of the requested page of
+/// them, newest first, as a query to read them by: the page's ids come from the index alone,
+/// then only those rows are read whole, so a deep offset skips index entries, not joined rows.
+async fn matching_page(
+    conn: &mut AsyncPgConnection,
+    project: ProjectId,
+    filter: &SurveyFilter,
+    page_request: PageRequest,
+) -> Result<(i64, SurveyIds<'static>), Unexpected> {
+    let matching = || {
+        let mut query = surveys::table
+            .filter(surveys::project_id.eq(project.0))
+            .into_boxed();
+        if let Some(archived) = filter.archived {
+            query = query.filter(surveys::archived.eq(archived));
+        }
+        for term in &filter.search {
+            let pattern = like_pattern(term);
+            query = query.filter(
+                surveys::name
+                    .ilike(pattern.clone())
+                    .or(surveys::description.ilike(pattern)),
+            );
+        }
+        query
+    };
+    let count = matching()
+        .count()
+        .get_result::<i64>(conn)
+        .await
+        .during("counting surveys")?;
+    let ids = window(
+        matching()
+            .order((surveys::created_at.desc(), surveys::id.desc()))
+            .select(surveys::id),
+        page_request,
+    );
+    Ok((count, ids))
+}
+
 /// One survey of the project, whole.
 async fn load_survey(
     conn: &mut impl AsyncConnection<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
 ) -> Result<Option<Survey>, Unexpected> {
-    let ids = surveys::table
-        .filter(surveys::id.eq(id.0))
-        .select(surveys::id)
-        .into_boxed();
-    Ok(load_whole(conn, project, ids).await?.pop())
+    Ok(load_whole(conn, project, only(id)).await?.pop())
 }
 
 #[async_trait]
@@ -90,36 +149,7 @@ impl SurveyRepository for PgSurveyRepository {
         page_request: PageRequest,
     ) -> Result<Page<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let matching = || {
-            let mut query = surveys::table
-                .filter(surveys::project_id.eq(project.0))
-                .into_boxed();
-            if let Some(archived) = filter.archived {
-                query = query.filter(surveys::archived.eq(archived));
-            }
-            for term in &filter.search {
-                let pattern = like_pattern(term);
-                query = query.filter(
-                    surveys::name
-                        .ilike(pattern.clone())
-                        .or(surveys::description.ilike(pattern)),
-                );
-            }
-            query
-        };
-        let count = matching()
-            .count()
-            .get_result::<i64>(&mut conn)
-            .await
-            .during("counting surveys")?;
-        // The page's ids first, from the index alone, then only those rows whole: a deep
-        // offset skips index entries, not joined rows.
-        let ids = window(
-            matching()
-                .order((surveys::created_at.desc(), surveys::id.desc()))
-                .select(surveys::id),
-            page_request,
-        );
+        let (count, ids) = matching_page(&mut conn, project, filter, page_request).await?;
         let surveys = load_whole(&mut conn, project, ids).await?;
         Ok(page(count, surveys))
     }
@@ -127,6 +157,41 @@ impl SurveyRepository for PgSurveyRepository {
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
         load_survey(&mut conn, project, id).await
+    }
+
+    async fn revisions(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        page_request: PageRequest,
+    ) -> Result<Page<(SurveyId, SurveyRevision)>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let (count, ids) = matching_page(&mut conn, project, filter, page_request).await?;
+        let revisions = load_revisions(&mut conn, project, ids).await?;
+        Ok(page(count, revisions))
+    }
+
+    async fn revision(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<SurveyRevision>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let revisions = load_revisions(&mut conn, project, only(id)).await?;
+        Ok(revisions.into_iter().next().map(|(_, revision)| revision))
+    }
+
+    async fn whole(
+        &self,
+        project: ProjectId,
+        ids: &[SurveyId],
+    ) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected> {
+        let ids = match ids {
+            [id] => only(*id),
+            _ => among(ids),
+        };
+        let mut conn = self.database.connection().await?;
+        load_revised(&mut conn, project, ids).await
     }
 
     async fn project_of(&self, id: SurveyId) -> Result<Option<ProjectId>, Unexpected> {

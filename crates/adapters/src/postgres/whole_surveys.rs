@@ -3,13 +3,14 @@
 //! in summary (PostHog's minimal flag), so the flags' creators are not read. A write may lock the
 //! survey it reads, and its targeting flag after it, in that same statement.
 
+use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use domain::Unexpected;
-use domain::survey::{Survey, SurveyId};
+use domain::survey::{Survey, SurveyId, SurveyRevision};
 use domain::tenancy::ProjectId;
 
 use crate::postgres::errors::StorageContext;
@@ -28,6 +29,167 @@ type Joined = (
     Option<FlagRow>,
     Option<FlagRow>,
 );
+
+/// A read of whole surveys: the project's surveys among `$ids` (a [`SurveyIds`]), newest first
+/// (ties by id, descending), joined with their creator and their flags, selecting `$select`, in
+/// which `$linked` and `$targeting` name the flags' tables; a flag of another project is not
+/// joined. One join for every read of whole surveys, whatever it selects.
+macro_rules! joined_surveys {
+    ($project:expr, $ids:expr, select($linked:ident, $targeting:ident) $select:expr) => {{
+        let ($linked, $targeting) = diesel::alias!(
+            feature_flags as linked_flags,
+            feature_flags as targeting_flags,
+        );
+        surveys::table
+            .left_join(users::table.on(users::id.nullable().eq(surveys::created_by_id)))
+            .left_join(
+                $linked.on($linked
+                    .field(feature_flags::id)
+                    .nullable()
+                    .eq(surveys::linked_flag_id)
+                    .and(
+                        $linked
+                            .field(feature_flags::project_id)
+                            .eq(surveys::project_id),
+                    )),
+            )
+            .left_join(
+                $targeting.on($targeting
+                    .field(feature_flags::id)
+                    .nullable()
+                    .eq(surveys::targeting_flag_id)
+                    .and(
+                        $targeting
+                            .field(feature_flags::project_id)
+                            .eq(surveys::project_id),
+                    )),
+            )
+            .filter(surveys::project_id.eq($project.0))
+            .filter(surveys::id.eq_any($ids))
+            .order((surveys::created_at.desc(), surveys::id.desc()))
+            .select($select)
+    }};
+}
+
+/// The row versions a whole survey is read from — the survey's, its creator's and its two
+/// flags' `xmin` (the transaction that wrote the version), in that order, `NULL` where nothing
+/// is joined — as its revision. Every committed change of one of those rows writes a new version
+/// with a new `xmin`, and a row points at its creator and flags itself, so any change to what a
+/// whole survey shows changes one of the four. (Transaction ids repeat only after four billion
+/// transactions; a kept rendering lives minutes.)
+///
+/// A fragment of its own rather than `diesel::dsl::sql`: a literal marks its statement as not
+/// to be kept prepared, and planning this join on every read cost more than the read.
+#[derive(Debug, Clone, Copy)]
+struct RevisionColumns;
+
+impl Expression for RevisionColumns {
+    type SqlType = (
+        sql_types::BigInt,
+        sql_types::Nullable<sql_types::BigInt>,
+        sql_types::Nullable<sql_types::BigInt>,
+        sql_types::Nullable<sql_types::BigInt>,
+    );
+}
+
+impl QueryFragment<Pg> for RevisionColumns {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql(
+            "surveys.xmin::text::int8, users.xmin::text::int8, \
+             linked_flags.xmin::text::int8, targeting_flags.xmin::text::int8",
+        );
+        Ok(())
+    }
+}
+
+impl QueryId for RevisionColumns {
+    type QueryId = Self;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl<QS> SelectableExpression<QS> for RevisionColumns {}
+
+impl<QS> AppearsOnTable<QS> for RevisionColumns {}
+
+impl ValidGrouping<()> for RevisionColumns {
+    type IsAggregate = diesel::expression::is_aggregate::Never;
+}
+
+/// The four transaction ids of [`RevisionColumns`].
+type RevisionRow = (i64, Option<i64>, Option<i64>, Option<i64>);
+
+fn revision((survey, creator, linked, targeting): RevisionRow) -> SurveyRevision {
+    let xid = |id: Option<i64>| {
+        id.and_then(|id| u32::try_from(id).ok())
+            .map_or(0, u128::from)
+    };
+    SurveyRevision(
+        xid(Some(survey)) << 96 | xid(creator) << 64 | xid(linked) << 32 | xid(targeting),
+    )
+}
+
+/// The revisions of the project's surveys among `ids`, in their order.
+pub(crate) async fn load_revisions(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    ids: SurveyIds<'_>,
+) -> Result<Vec<(SurveyId, SurveyRevision)>, Unexpected> {
+    let query = joined_surveys!(
+        project,
+        ids,
+        select(linked, targeting)(surveys::id, RevisionColumns)
+    );
+    let rows: Vec<(uuid::Uuid, RevisionRow)> = query
+        .load(conn)
+        .await
+        .during("reading surveys' revisions")?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, row)| (SurveyId(id), revision(row)))
+        .collect())
+}
+
+/// [`load_whole`], each survey with its revision, read in the same statement.
+pub(crate) async fn load_revised(
+    conn: &mut impl AsyncConnection<Backend = Pg>,
+    project: ProjectId,
+    ids: SurveyIds<'_>,
+) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected> {
+    let query = joined_surveys!(
+        project,
+        ids,
+        select(linked, targeting)(
+            SurveyRow::as_select(),
+            Option::<UserBasicRow>::as_select(),
+            linked
+                .fields(<FlagRow as Selectable<Pg>>::construct_selection())
+                .nullable(),
+            targeting
+                .fields(<FlagRow as Selectable<Pg>>::construct_selection())
+                .nullable(),
+            RevisionColumns,
+        )
+    );
+    type Revised = (
+        SurveyRow,
+        Option<UserBasicRow>,
+        Option<FlagRow>,
+        Option<FlagRow>,
+        RevisionRow,
+    );
+    let rows: Vec<Revised> = query
+        .load(conn)
+        .await
+        .during("loading surveys with their creators, flags and revisions")?;
+    rows.into_iter()
+        .map(|(survey, creator, linked, targeting, row)| {
+            Ok((
+                into_survey((survey, creator, linked, targeting))?,
+                revision(row),
+            ))
+        })
+        .collect()
+}
 
 /// The project's surveys among `ids`, newest first (ties by id, descending).
 pub(crate) async fn load_whole(
@@ -97,38 +259,10 @@ async fn load_joined(
     ids: SurveyIds<'_>,
     locking: Locking,
 ) -> Result<Vec<Joined>, Unexpected> {
-    let (linked, targeting) = diesel::alias!(
-        feature_flags as linked_flags,
-        feature_flags as targeting_flags,
-    );
-    let query = surveys::table
-        .left_join(users::table.on(users::id.nullable().eq(surveys::created_by_id)))
-        .left_join(
-            linked.on(linked
-                .field(feature_flags::id)
-                .nullable()
-                .eq(surveys::linked_flag_id)
-                .and(
-                    linked
-                        .field(feature_flags::project_id)
-                        .eq(surveys::project_id),
-                )),
-        )
-        .left_join(
-            targeting.on(targeting
-                .field(feature_flags::id)
-                .nullable()
-                .eq(surveys::targeting_flag_id)
-                .and(
-                    targeting
-                        .field(feature_flags::project_id)
-                        .eq(surveys::project_id),
-                )),
-        )
-        .filter(surveys::project_id.eq(project.0))
-        .filter(surveys::id.eq_any(ids))
-        .order((surveys::created_at.desc(), surveys::id.desc()))
-        .select((
+    let query = joined_surveys!(
+        project,
+        ids,
+        select(linked, targeting)(
             SurveyRow::as_select(),
             Option::<UserBasicRow>::as_select(),
             linked
@@ -137,7 +271,8 @@ async fn load_joined(
             targeting
                 .fields(<FlagRow as Selectable<Pg>>::construct_selection())
                 .nullable(),
-        ));
+        )
+    );
     match locking {
         Locking::Survey => for_update_of(query, "surveys").load::<Joined>(conn).await,
         Locking::Nothing => query.load::<Joined>(conn).await,

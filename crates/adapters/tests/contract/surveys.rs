@@ -48,6 +48,8 @@ contract! {
     a_survey_shows_its_flags_even_when_they_are_deleted,
     a_survey_never_shows_a_flag_of_another_project,
     a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it,
+    revisions_page_as_the_list_does_and_whole_reads_are_what_get_reads,
+    a_revision_changes_with_anything_a_whole_survey_shows_and_only_then,
 }
 
 /// A flag as a planner may be shown it: who made what is not part of planning.
@@ -1175,5 +1177,137 @@ async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(
     assert_eq!(
         stores.all_flags().await,
         [stored(gone.id, "gone", false, true)]
+    );
+}
+
+async fn revisions_page_as_the_list_does_and_whole_reads_are_what_get_reads(stores: Stores) {
+    let linked = stores.flag("linked").await;
+    let with_link = SurveyState {
+        linked_flag_id: Some(linked.id),
+        ..state("linked")
+    };
+    stores
+        .create(with_link, ending_with(stores.new_targeting("nps", true)))
+        .await;
+    for name in ["plain", "archived"] {
+        let archived = name == "archived";
+        let written = SurveyState {
+            archived,
+            ..state(name)
+        };
+        stores.create(written, TargetingPlan::default()).await;
+    }
+    let filter = SurveyFilter {
+        archived: Some(false),
+        ..SurveyFilter::default()
+    };
+    let window = PageRequest {
+        limit: 5,
+        offset: 0,
+    };
+
+    let listed = stores
+        .surveys
+        .list(stores.project, &filter, window)
+        .await
+        .unwrap();
+    let revisions = stores
+        .surveys
+        .revisions(stores.project, &filter, window)
+        .await
+        .unwrap();
+    assert_eq!(revisions.count, listed.count);
+    let ids: Vec<SurveyId> = revisions.items.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids, listed.items.iter().map(|s| s.id).collect::<Vec<_>>());
+
+    let mut whole = stores.surveys.whole(stores.project, &ids).await.unwrap();
+    whole.sort_by_key(|(survey, _)| std::cmp::Reverse((survey.created_at, survey.id)));
+    assert_eq!(
+        whole,
+        listed
+            .items
+            .into_iter()
+            .zip(revisions.items.iter().map(|(_, r)| *r))
+            .collect::<Vec<_>>()
+    );
+    for (id, revision) in &revisions.items {
+        let one = stores.surveys.revision(stores.project, *id).await.unwrap();
+        assert_eq!(one, Some(*revision));
+        assert_eq!(
+            stores
+                .surveys
+                .revision(stores.other_project, *id)
+                .await
+                .unwrap(),
+            None
+        );
+    }
+    assert!(
+        stores
+            .surveys
+            .whole(stores.other_project, &ids)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let unknown = SurveyId::generate();
+    assert_eq!(
+        stores
+            .surveys
+            .revision(stores.project, unknown)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+/// A revision stays while nothing a whole survey shows changes, and changes with the survey,
+/// its linked flag and its targeting flag.
+async fn a_revision_changes_with_anything_a_whole_survey_shows_and_only_then(stores: Stores) {
+    let linked = stores.flag("linked").await;
+    let with_link = SurveyState {
+        linked_flag_id: Some(linked.id),
+        ..state("NPS")
+    };
+    let created = stores
+        .create(with_link, ending_with(stores.new_targeting("nps", true)))
+        .await;
+    let untouched = stores
+        .create(state("other"), TargetingPlan::default())
+        .await;
+    let revision = async |id: SurveyId| {
+        stores
+            .surveys
+            .revision(stores.project, id)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let other = revision(untouched.id).await;
+    let mut seen = vec![revision(created.id).await];
+    assert_eq!(revision(created.id).await, seen[0], "read again, unchanged");
+
+    let rename = SurveyChanges {
+        name: Patch::Value("Net promoter score".into()),
+        ..SurveyChanges::default()
+    };
+    SurveyService::new(stores.surveys.clone())
+        .update(stores.project, created.id, stores.user.id, rename)
+        .await
+        .unwrap();
+    seen.push(revision(created.id).await);
+    stores.delete_flag(linked.id).await;
+    seen.push(revision(created.id).await);
+    stores
+        .delete_flag(created.targeting_flag.as_ref().unwrap().id)
+        .await;
+    seen.push(revision(created.id).await);
+
+    let distinct: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(distinct.len(), seen.len(), "{seen:?}");
+    assert_eq!(
+        revision(untouched.id).await,
+        other,
+        "another survey's writes change nothing"
     );
 }

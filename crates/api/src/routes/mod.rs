@@ -38,6 +38,7 @@ use table::table;
 
 pub(crate) use self::api_schema::ApiDocument;
 pub use self::static_assets::StaticAssets;
+pub use self::surveys::SurveyJson;
 
 /// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`
 /// when it needs no key). Lets tests outside this crate walk every route.

@@ -5,16 +5,21 @@ mod request;
 
 pub(crate) use request::{DuplicateToProjects, SurveyWrite};
 
+use std::sync::Arc;
+
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
+use domain::Unexpected;
 use domain::access::{AccessError, AccessService, ProjectAccess};
 use domain::feature_flag::FlagFilters;
 use domain::survey::{
-    Appearance, Conditions, NewSurvey, Questions, Survey, SurveyFilter, SurveyId, SurveyService,
+    Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, Survey, SurveyFilter,
+    SurveyId, SurveyService,
 };
 use domain::tenancy::UserBasic;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -105,22 +110,49 @@ impl SurveyResponse {
     }
 }
 
+/// A survey as reads answer it ([`SurveyResponse`]), rendered once and kept by
+/// [`RenderedSurveys`] while the survey's revision stays the stored one; written into answers
+/// as it is.
+#[derive(Debug, Clone)]
+pub struct SurveyJson(Arc<RawValue>);
+
+impl SurveyJson {
+    /// Renders `survey` as reads answer it.
+    ///
+    /// # Errors
+    /// When serde_json cannot write it (it always can: the response holds no map with
+    /// non-string keys).
+    pub fn render(survey: Survey) -> Result<Self, Unexpected> {
+        let json = serde_json::value::to_raw_value(&SurveyResponse::new(survey, None))
+            .map_err(Unexpected::new)?;
+        Ok(Self(Arc::from(json)))
+    }
+}
+
+impl Serialize for SurveyJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl Rendering for SurveyJson {
+    fn bytes(&self) -> u32 {
+        u32::try_from(self.0.get().len()).unwrap_or(u32::MAX)
+    }
+}
+
 /// `?search=` (terms in name or description) and `?archived=true|false`; newest first.
 pub(crate) async fn list(
     request: HttpRequest,
-    surveys: web::Data<SurveyService>,
+    surveys: web::Data<RenderedSurveys<SurveyJson>>,
     ProjectCaller(access, _): ProjectCaller<Surveys>,
     pagination: Pagination,
-) -> Result<Json<Paginated<SurveyResponse>>, ApiError> {
+) -> Result<Json<Paginated<SurveyJson>>, ApiError> {
     let filter = list_filter(request.query_string());
     let page = surveys
         .list(access.project.id, &filter, pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(|s| SurveyResponse::new(s, None)),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 fn list_filter(query: &str) -> SurveyFilter {
@@ -160,13 +192,13 @@ pub(crate) async fn create(
 
 pub(crate) async fn retrieve(
     request: HttpRequest,
-    surveys: web::Data<SurveyService>,
+    surveys: web::Data<RenderedSurveys<SurveyJson>>,
     ProjectCaller(access, _): ProjectCaller<Surveys>,
-) -> Result<Json<SurveyResponse>, ApiError> {
+) -> Result<Json<SurveyJson>, ApiError> {
     let survey = surveys
         .get(access.project.id, path_id::<SurveyId>(&request)?)
         .await?;
-    Ok(Json(SurveyResponse::new(survey, None)))
+    Ok(Json(survey))
 }
 
 /// PATCH changes the fields sent.

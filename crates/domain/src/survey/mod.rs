@@ -16,6 +16,7 @@ mod plan;
 mod port;
 mod question;
 mod questions;
+mod rendered;
 mod service;
 mod settings;
 pub mod writes;
@@ -39,6 +40,7 @@ pub use question::{
     OpenQuestion, Question, QuestionBase, QuestionType, RatingDisplay, RatingQuestion,
 };
 pub use questions::Questions;
+pub use rendered::{RenderedSurveys, Rendering};
 pub use service::SurveyService;
 pub use settings::{Appearance, ConditionValues, Conditions, MatchType};
 
@@ -52,6 +54,13 @@ impl SurveyId {
         Self(Uuid::now_v7())
     }
 }
+
+/// Which stored version of a survey, as read whole (with its creator and its flags), a read
+/// found: it changes whenever anything a whole survey shows does, so two reads with one
+/// revision found the same survey. What lets a rendering be kept and reused
+/// ([`RenderedSurveys`]) while the store only answers revisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SurveyRevision(pub u128);
 
 /// How a survey is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

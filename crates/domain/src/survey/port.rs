@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{Survey, SurveyFilter, SurveyId, SurveyState, TargetingPlan};
+use super::{Survey, SurveyFilter, SurveyId, SurveyRevision, SurveyState, TargetingPlan};
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
@@ -216,6 +216,39 @@ pub trait SurveyRepository: Send + Sync {
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
+
+    /// [`Self::list`] as the revisions of the page's surveys, in the page's order: a read that
+    /// keeps renderings asks this, then loads whole only the surveys it holds none of.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn revisions(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        page: PageRequest,
+    ) -> Result<Page<(SurveyId, SurveyRevision)>, Unexpected>;
+
+    /// The revision of the project's survey; `None` when it has no such survey.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn revision(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<SurveyRevision>, Unexpected>;
+
+    /// The project's surveys among `ids`, whole, each with the revision read with it, in any
+    /// order (one deleted meanwhile is missing).
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn whole(
+        &self,
+        project: ProjectId,
+        ids: &[SurveyId],
+    ) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected>;
 
     /// The project a survey belongs to, whichever it is: only for what a survey's id alone
     /// opens (its hosted page).

@@ -2,6 +2,7 @@
 //! `Draft`, which replaces the state only on commit.
 
 use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -14,7 +15,7 @@ use crate::feature_flag::{FlagChanges, NewFlag};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
     DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyRecord,
-    SurveyRepository, SurveyTransaction, activity::SCOPE,
+    SurveyRepository, SurveyRevision, SurveyTransaction, activity::SCOPE,
 };
 use crate::tenancy::{ProjectId, UserId};
 
@@ -83,6 +84,14 @@ impl State {
     }
 }
 
+/// The fake's revision: a digest of the whole survey, so it changes with anything the survey
+/// shows (its flags' and creator's fields included).
+fn revision_of(survey: &Survey) -> SurveyRevision {
+    let mut hasher = DefaultHasher::new();
+    format!("{survey:?}").hash(&mut hasher);
+    SurveyRevision(u128::from(hasher.finish()))
+}
+
 #[async_trait]
 impl SurveyRepository for InMemoryStore {
     async fn list(
@@ -106,6 +115,42 @@ impl SurveyRepository for InMemoryStore {
         let mut surveys: Vec<_> = state.surveys.iter().filter(matches).collect();
         surveys.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
         Ok(page_of(surveys, page).map(|s| state.survey_view(s)))
+    }
+
+    async fn revisions(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        page: PageRequest,
+    ) -> Result<Page<(SurveyId, SurveyRevision)>, Unexpected> {
+        let surveys = self.list(project, filter, page).await?;
+        Ok(surveys.map(|survey| (survey.id, revision_of(&survey))))
+    }
+
+    async fn revision(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+    ) -> Result<Option<SurveyRevision>, Unexpected> {
+        Ok(self.get(project, id).await?.as_ref().map(revision_of))
+    }
+
+    async fn whole(
+        &self,
+        project: ProjectId,
+        ids: &[SurveyId],
+    ) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .surveys
+            .iter()
+            .filter(|s| s.project_id == project && ids.contains(&s.id))
+            .map(|s| {
+                let survey = state.survey_view(s);
+                let revision = revision_of(&survey);
+                (survey, revision)
+            })
+            .collect())
     }
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {

@@ -624,6 +624,8 @@ async fn deleting_a_survey_deletes_its_targeting_flag_and_keeps_its_linked_flag(
     );
 }
 
+/// Also after the survey was read (and its rendering kept): a change of the flag alone is seen by
+/// the next read, one and listed.
 #[tokio::test]
 async fn a_deleted_linked_flag_still_shows_on_its_survey() {
     let app = spawn_app().await;
@@ -635,6 +637,11 @@ async fn a_deleted_linked_flag_still_shows_on_its_survey() {
         json!({"name": "Linked", "type": "popover", "linked_flag_id": linked["id"]}),
     )
     .await;
+    let list_path = format!("/api/projects/{}/surveys/", ada.project_id);
+    let (_, before) = parts(app.get(&survey_path(&ada, &survey), &ada.key).await).await;
+    assert_eq!(before["linked_flag"]["deleted"], false);
+    let (_, listed) = parts(app.get(&list_path, &ada.key).await).await;
+    assert_eq!(listed["results"][0], before);
     let flag_path = format!(
         "/api/projects/{}/feature_flags/{}/",
         ada.project_id, linked["id"]
@@ -647,6 +654,8 @@ async fn a_deleted_linked_flag_still_shows_on_its_survey() {
     let (_, fetched) = parts(app.get(&survey_path(&ada, &survey), &ada.key).await).await;
     assert_eq!(fetched["linked_flag"]["deleted"], true);
     assert_eq!(fetched["linked_flag"]["key"], "fading");
+    let (_, listed) = parts(app.get(&list_path, &ada.key).await).await;
+    assert_eq!(listed["results"][0], fetched);
 }
 
 #[tokio::test]
