@@ -17,6 +17,7 @@ use domain::survey::{
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
+use futures_util::future::try_join;
 use uuid::Uuid;
 
 use crate::postgres::database::Database;
@@ -100,35 +101,45 @@ async fn matching_page(
     filter: &SurveyFilter,
     page_request: PageRequest,
 ) -> Result<(i64, SurveyIds<'static>), Unexpected> {
-    let matching = || {
-        let mut query = surveys::table
-            .filter(surveys::project_id.eq(project.0))
-            .into_boxed();
-        if let Some(archived) = filter.archived {
-            query = query.filter(surveys::archived.eq(archived));
-        }
-        for term in &filter.search {
-            let pattern = like_pattern(term);
-            query = query.filter(
-                surveys::name
-                    .ilike(pattern.clone())
-                    .or(surveys::description.ilike(pattern)),
-            );
-        }
-        query
-    };
-    let count = matching()
+    let count = matching(project, filter)
         .count()
         .get_result::<i64>(conn)
         .await
         .during("counting surveys")?;
-    let ids = window(
-        matching()
+    Ok((count, page_ids(project, filter, page_request)))
+}
+
+/// The project's surveys that match `filter`.
+fn matching(project: ProjectId, filter: &SurveyFilter) -> surveys::BoxedQuery<'static, Pg> {
+    let mut query = surveys::table
+        .filter(surveys::project_id.eq(project.0))
+        .into_boxed();
+    if let Some(archived) = filter.archived {
+        query = query.filter(surveys::archived.eq(archived));
+    }
+    for term in &filter.search {
+        let pattern = like_pattern(term);
+        query = query.filter(
+            surveys::name
+                .ilike(pattern.clone())
+                .or(surveys::description.ilike(pattern)),
+        );
+    }
+    query
+}
+
+/// The ids of the requested page of the matching surveys, newest first.
+fn page_ids(
+    project: ProjectId,
+    filter: &SurveyFilter,
+    page_request: PageRequest,
+) -> SurveyIds<'static> {
+    window(
+        matching(project, filter)
             .order((surveys::created_at.desc(), surveys::id.desc()))
             .select(surveys::id),
         page_request,
-    );
-    Ok((count, ids))
+    )
 }
 
 /// One survey of the project, whole.
@@ -165,9 +176,19 @@ impl SurveyRepository for PgSurveyRepository {
         filter: &SurveyFilter,
         page_request: PageRequest,
     ) -> Result<Page<(SurveyId, SurveyRevision)>, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let (count, ids) = matching_page(&mut conn, project, filter, page_request).await?;
-        let revisions = load_revisions(&mut conn, project, ids).await?;
+        let conn = self.database.connection().await?;
+        // The count and the page's revisions are sent together (pipelined): neither waits for
+        // the other, so a page costs one round trip.
+        let conn: &AsyncPgConnection = &conn;
+        let count = matching(project, filter)
+            .count()
+            .get_result::<i64>(&mut &*conn);
+        let ids = page_ids(project, filter, page_request);
+        let (count, revisions) = try_join(
+            async { count.await.during("counting surveys") },
+            load_revisions(&mut &*conn, project, ids),
+        )
+        .await?;
         Ok(page(count, revisions))
     }
 

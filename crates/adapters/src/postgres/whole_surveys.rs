@@ -8,7 +8,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncConnectionCore, RunQueryDsl};
 use domain::Unexpected;
 use domain::survey::{Survey, SurveyId, SurveyRevision};
 use domain::tenancy::ProjectId;
@@ -130,7 +130,7 @@ fn revision((survey, creator, linked, targeting): RevisionRow) -> SurveyRevision
 
 /// The revisions of the project's surveys among `ids`, in their order.
 pub(crate) async fn load_revisions(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     ids: SurveyIds<'_>,
 ) -> Result<Vec<(SurveyId, SurveyRevision)>, Unexpected> {
