@@ -32,9 +32,28 @@ type Joined = (
 
 /// A read of whole surveys: the project's surveys among `$ids` (a [`SurveyIds`]), newest first
 /// (ties by id, descending), joined with their creator and their flags, selecting `$select`, in
-/// which `$linked` and `$targeting` name the flags' tables; a flag of another project is not
-/// joined. One join for every read of whole surveys, whatever it selects.
+/// which `$linked` and `$targeting` name the flags' tables, or `whole` (the columns a `Survey` is
+/// made of) and what follows; a flag of another project is not joined. One join for every read
+/// of whole surveys, whatever it selects.
 macro_rules! joined_surveys {
+    // A whole survey's columns (`SurveyRow`, its creator, its two flags), then `$extra`.
+    ($project:expr, $ids:expr, whole $(, $extra:expr)?) => {
+        joined_surveys!(
+            $project,
+            $ids,
+            select(linked, targeting)(
+                SurveyRow::as_select(),
+                Option::<UserBasicRow>::as_select(),
+                linked
+                    .fields(<FlagRow as Selectable<Pg>>::construct_selection())
+                    .nullable(),
+                targeting
+                    .fields(<FlagRow as Selectable<Pg>>::construct_selection())
+                    .nullable(),
+                $($extra)?
+            )
+        )
+    };
     ($project:expr, $ids:expr, select($linked:ident, $targeting:ident) $select:expr) => {{
         let ($linked, $targeting) = diesel::alias!(
             feature_flags as linked_flags,
@@ -155,21 +174,7 @@ pub(crate) async fn load_revised(
     project: ProjectId,
     ids: SurveyIds<'_>,
 ) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected> {
-    let query = joined_surveys!(
-        project,
-        ids,
-        select(linked, targeting)(
-            SurveyRow::as_select(),
-            Option::<UserBasicRow>::as_select(),
-            linked
-                .fields(<FlagRow as Selectable<Pg>>::construct_selection())
-                .nullable(),
-            targeting
-                .fields(<FlagRow as Selectable<Pg>>::construct_selection())
-                .nullable(),
-            RevisionColumns,
-        )
-    );
+    let query = joined_surveys!(project, ids, whole, RevisionColumns);
     type Revised = (
         SurveyRow,
         Option<UserBasicRow>,
@@ -259,20 +264,7 @@ async fn load_joined(
     ids: SurveyIds<'_>,
     locking: Locking,
 ) -> Result<Vec<Joined>, Unexpected> {
-    let query = joined_surveys!(
-        project,
-        ids,
-        select(linked, targeting)(
-            SurveyRow::as_select(),
-            Option::<UserBasicRow>::as_select(),
-            linked
-                .fields(<FlagRow as Selectable<Pg>>::construct_selection())
-                .nullable(),
-            targeting
-                .fields(<FlagRow as Selectable<Pg>>::construct_selection())
-                .nullable(),
-        )
-    );
+    let query = joined_surveys!(project, ids, whole);
     match locking {
         Locking::Survey => for_update_of(query, "surveys").load::<Joined>(conn).await,
         Locking::Nothing => query.load::<Joined>(conn).await,

@@ -151,6 +151,18 @@ impl Stores {
         }
     }
 
+    /// Creates a survey named `name` linking a new flag (`linked`) and with a new targeting
+    /// flag of its own (`nps`); returns both the survey and the linked flag.
+    async fn linked_and_targeted(&self, name: &str) -> (Survey, FeatureFlag) {
+        let linked = self.flag("linked").await;
+        let with_link = SurveyState {
+            linked_flag_id: Some(linked.id),
+            ..state(name)
+        };
+        let targeting = ending_with(self.new_targeting("nps", true));
+        (self.create(with_link, targeting).await, linked)
+    }
+
     /// Creates a survey of the main project with a fresh id, as planned.
     async fn create(&self, state: SurveyState, targeting: TargetingPlan) -> Survey {
         self.try_create(SurveyId::generate(), state, targeting)
@@ -889,14 +901,7 @@ async fn the_planner_is_shown_only_live_flags_of_the_project(stores: Stores) {
 }
 
 async fn the_planner_of_an_update_is_shown_the_survey_as_stored(stores: Stores) {
-    let linked = stores.flag("linked").await;
-    let with_link = SurveyState {
-        linked_flag_id: Some(linked.id),
-        ..state("NPS")
-    };
-    let created = stores
-        .create(with_link, ending_with(stores.new_targeting("nps", true)))
-        .await;
+    let (created, linked) = stores.linked_and_targeted("NPS").await;
     stores.delete_flag(linked.id).await;
     let stored = stores.survey(created.id).await.unwrap();
     assert!(stored.linked_flag.as_ref().unwrap().deleted);
@@ -1079,14 +1084,7 @@ async fn deleting_a_survey_whose_owned_flag_is_already_deleted_succeeds(stores: 
 }
 
 async fn a_survey_shows_its_flags_even_when_they_are_deleted(stores: Stores) {
-    let linked = stores.flag("linked").await;
-    let with_link = SurveyState {
-        linked_flag_id: Some(linked.id),
-        ..state("NPS")
-    };
-    let created = stores
-        .create(with_link, ending_with(stores.new_targeting("nps", true)))
-        .await;
+    let (created, linked) = stores.linked_and_targeted("NPS").await;
     let targeting = created.targeting_flag.clone().unwrap();
     let deleted_link = stores.delete_flag(linked.id).await;
     let deleted_targeting = stores.delete_flag(targeting.id).await;
@@ -1181,14 +1179,7 @@ async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(
 }
 
 async fn revisions_page_as_the_list_does_and_whole_reads_are_what_get_reads(stores: Stores) {
-    let linked = stores.flag("linked").await;
-    let with_link = SurveyState {
-        linked_flag_id: Some(linked.id),
-        ..state("linked")
-    };
-    stores
-        .create(with_link, ending_with(stores.new_targeting("nps", true)))
-        .await;
+    stores.linked_and_targeted("linked").await;
     for name in ["plain", "archived"] {
         let archived = name == "archived";
         let written = SurveyState {
@@ -1264,14 +1255,7 @@ async fn revisions_page_as_the_list_does_and_whole_reads_are_what_get_reads(stor
 /// A revision stays while nothing a whole survey shows changes, and changes with the survey,
 /// its linked flag and its targeting flag.
 async fn a_revision_changes_with_anything_a_whole_survey_shows_and_only_then(stores: Stores) {
-    let linked = stores.flag("linked").await;
-    let with_link = SurveyState {
-        linked_flag_id: Some(linked.id),
-        ..state("NPS")
-    };
-    let created = stores
-        .create(with_link, ending_with(stores.new_targeting("nps", true)))
-        .await;
+    let (created, linked) = stores.linked_and_targeted("NPS").await;
     let untouched = stores
         .create(state("other"), TargetingPlan::default())
         .await;
