@@ -13,7 +13,7 @@ use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
     Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, Schedule, Survey,
-    SurveyChanges, SurveyFilter, SurveyId, SurveyService, SurveyType,
+    SurveyChanges, SurveyFilter, SurveyId, SurveyRepository, SurveyService, SurveyType,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, TimedMemories, someone};
@@ -631,40 +631,34 @@ async fn lists_filter_by_search_terms_and_archived_newest_first() {
             .collect::<Vec<_>>()
     };
 
-    let all = world
-        .surveys
-        .list(PROJECT, &SurveyFilter::default(), page)
+    let all = SurveyRepository::list(&world.store, PROJECT, &SurveyFilter::default(), page)
         .await
         .unwrap();
     assert_eq!(names(all.items), ["Churn", "Pricing", "Product feedback"]);
-    let product = world
-        .surveys
-        .list(
-            PROJECT,
-            &SurveyFilter::default().with_search("product"),
-            page,
-        )
-        .await
-        .unwrap();
+    let product = SurveyRepository::list(
+        &world.store,
+        PROJECT,
+        &SurveyFilter::default().with_search("product"),
+        page,
+    )
+    .await
+    .unwrap();
     assert_eq!(names(product.items), ["Pricing", "Product feedback"]);
-    let both_terms = world
-        .surveys
-        .list(
-            PROJECT,
-            &SurveyFilter::default().with_search("product plans"),
-            page,
-        )
-        .await
-        .unwrap();
+    let both_terms = SurveyRepository::list(
+        &world.store,
+        PROJECT,
+        &SurveyFilter::default().with_search("product plans"),
+        page,
+    )
+    .await
+    .unwrap();
     assert_eq!(names(both_terms.items), ["Pricing"]);
     let live = SurveyFilter {
         archived: Some(false),
         ..SurveyFilter::default()
     };
     assert_eq!(
-        world
-            .surveys
-            .list(PROJECT, &live, page)
+        SurveyRepository::list(&world.store, PROJECT, &live, page)
             .await
             .unwrap()
             .count,

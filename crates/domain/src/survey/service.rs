@@ -15,7 +15,7 @@ use super::{
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
-use crate::ports::{Page, PageRequest};
+use crate::ports::PageRequest;
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
 pub struct SurveyService {
@@ -25,17 +25,6 @@ pub struct SurveyService {
 impl SurveyService {
     pub fn new(surveys: Arc<dyn SurveyRepository>) -> Self {
         Self { surveys }
-    }
-
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    pub async fn list(
-        &self,
-        project: ProjectId,
-        filter: &SurveyFilter,
-        page: PageRequest,
-    ) -> Result<Page<Survey>, DomainError> {
-        Ok(self.surveys.list(project, filter, page).await?)
     }
 
     /// Every unarchived survey of the project, newest first: what the SDKs' public feed and
