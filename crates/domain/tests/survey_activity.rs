@@ -13,13 +13,15 @@ use domain::feature_flag::{FeatureFlagService, FlagFilters, FlagFiltersPatch, Fl
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
-    Conditions, NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType,
+    Conditions, NewSurvey, Questions, Survey, SurveyChanges, SurveyRepository, SurveyService,
+    SurveyType,
 };
 use domain::tenancy::{PluginsAccessLevel, ProjectId, TenantRef, UserBasic};
 use domain::testing::{InMemoryStore, TimedMemories};
 use serde_json::{Map, Value, json};
 
 struct World {
+    store: InMemoryStore,
     surveys: SurveyService,
     flags: FeatureFlagService,
     /// Ada's first project, as her key reaches it.
@@ -79,6 +81,7 @@ async fn world() -> World {
     World {
         surveys: SurveyService::new(Arc::new(store.clone())),
         flags: FeatureFlagService::new(Arc::new(store.clone())),
+        store,
         home,
         second,
         third,
@@ -135,15 +138,14 @@ impl World {
     }
 
     async fn names(&self, project: ProjectId) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .surveys
-            .list(project, &Default::default(), all())
-            .await
-            .unwrap()
-            .items
-            .into_iter()
-            .map(|survey| survey.state.name)
-            .collect();
+        let mut names: Vec<String> =
+            SurveyRepository::list(&self.store, project, &Default::default(), all())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .map(|survey| survey.state.name)
+                .collect();
         names.sort();
         names
     }
