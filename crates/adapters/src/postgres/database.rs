@@ -170,20 +170,18 @@ impl Database {
         take(&self.partitions[self.partition_of_this_thread()]).await
     }
 
+    /// Closes `connection` instead of handing it back to its pool (which opens another when
+    /// one is next needed): for a connection whose buffers grew with one large statement.
+    pub(crate) fn close(connection: Connection) {
+        drop(Object::take(connection));
+    }
+
     /// A connection for a capture writer's statement: one of the writers' own.
     pub(crate) async fn writer_connection(&self) -> Result<Connection, Unexpected> {
         match &self.writers {
             Some(writers) => take(writers).await,
             None => self.connection().await,
         }
-    }
-}
-
-impl Database {
-    /// Closes `connection` instead of handing it back to its pool (which opens another when
-    /// one is next needed): for a connection whose buffers grew with one large statement.
-    pub(crate) fn close(connection: Connection) {
-        drop(Object::take(connection));
     }
 }
 

@@ -4,6 +4,7 @@
 //! a page of a hundred surveys was most of a list's cost, and a revision is a few bytes. Every
 //! read still goes to the store, so a write is seen by the next read on any node.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -109,11 +110,17 @@ impl<R: Rendering> RenderedSurveys<R> {
         if missing.is_empty() {
             return Ok(rendered);
         }
+        // Where each survey goes in the answer (a page holds up to a thousand).
+        let slots: HashMap<SurveyId, usize> = revisions
+            .iter()
+            .enumerate()
+            .map(|(slot, (id, _))| (*id, slot))
+            .collect();
         for (survey, revision) in self.surveys.whole(project, &missing).await? {
             let id = survey.id;
             let rendering = (self.render)(survey)?;
             self.kept.keep(id, (revision, rendering.clone()));
-            if let Some(slot) = revisions.iter().position(|(asked, _)| *asked == id) {
+            if let Some(&slot) = slots.get(&id) {
                 rendered[slot] = Some(rendering);
             }
         }
