@@ -30,7 +30,7 @@ use crate::postgres::rows::{
 use crate::postgres::schema::{survey_activity, surveys, users};
 use crate::postgres::transaction::{PgTransaction, logged};
 use crate::postgres::whole_surveys::{
-    SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
+    RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
 };
 
 type Pg = diesel::pg::Pg;
@@ -186,7 +186,7 @@ impl SurveyRepository for PgSurveyRepository {
         let ids = page_ids(project, filter, page_request);
         let (count, revisions) = try_join(
             async { count.await.during("counting surveys") },
-            load_revisions(&mut &*conn, project, ids),
+            load_revisions(&mut &*conn, project, RevisionsOf::Page(ids)),
         )
         .await?;
         Ok(page(count, revisions))
@@ -198,7 +198,7 @@ impl SurveyRepository for PgSurveyRepository {
         id: SurveyId,
     ) -> Result<Option<SurveyRevision>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let revisions = load_revisions(&mut conn, project, only(id)).await?;
+        let revisions = load_revisions(&mut conn, project, RevisionsOf::One(only(id))).await?;
         Ok(revisions.into_iter().next().map(|(_, revision)| revision))
     }
 

@@ -31,17 +31,39 @@ type Joined = (
 );
 
 /// A read of whole surveys: the project's surveys among `$ids` (a [`SurveyIds`]), newest first
-/// (ties by id, descending), joined with their creator and their flags, selecting `$select`, in
-/// which `$linked` and `$targeting` name the flags' tables, or `whole` (the columns a `Survey` is
-/// made of) and what follows; a flag of another project is not joined. One join for every read
-/// of whole surveys, whatever it selects.
+/// (ties by id, descending), joined with their creator and their flags, selecting the columns a
+/// `Survey` is made of (`SurveyRow`, its creator, its two flags) and then `$extra`; a flag of
+/// another project is not joined. One join for every read of whole surveys.
 macro_rules! joined_surveys {
-    // A whole survey's columns (`SurveyRow`, its creator, its two flags), then `$extra`.
-    ($project:expr, $ids:expr, whole $(, $extra:expr)?) => {
-        joined_surveys!(
-            $project,
-            $ids,
-            select(linked, targeting)(
+    ($project:expr, $ids:expr $(, $extra:expr)?) => {{
+        let (linked, targeting) = diesel::alias!(
+            feature_flags as linked_flags,
+            feature_flags as targeting_flags,
+        );
+        surveys::table
+            .left_join(users::table.on(users::id.nullable().eq(surveys::created_by_id)))
+            .left_join(
+                linked.on(linked
+                    .field(feature_flags::id)
+                    .nullable()
+                    .eq(surveys::linked_flag_id)
+                    .and(linked.field(feature_flags::project_id).eq(surveys::project_id))),
+            )
+            .left_join(
+                targeting.on(targeting
+                    .field(feature_flags::id)
+                    .nullable()
+                    .eq(surveys::targeting_flag_id)
+                    .and(
+                        targeting
+                            .field(feature_flags::project_id)
+                            .eq(surveys::project_id),
+                    )),
+            )
+            .filter(surveys::project_id.eq($project.0))
+            .filter(surveys::id.eq_any($ids))
+            .order((surveys::created_at.desc(), surveys::id.desc()))
+            .select((
                 SurveyRow::as_select(),
                 Option::<UserBasicRow>::as_select(),
                 linked
@@ -51,54 +73,25 @@ macro_rules! joined_surveys {
                     .fields(<FlagRow as Selectable<Pg>>::construct_selection())
                     .nullable(),
                 $($extra)?
-            )
-        )
-    };
-    ($project:expr, $ids:expr, select($linked:ident, $targeting:ident) $select:expr) => {{
-        let ($linked, $targeting) = diesel::alias!(
-            feature_flags as linked_flags,
-            feature_flags as targeting_flags,
-        );
-        surveys::table
-            .left_join(users::table.on(users::id.nullable().eq(surveys::created_by_id)))
-            .left_join(
-                $linked.on($linked
-                    .field(feature_flags::id)
-                    .nullable()
-                    .eq(surveys::linked_flag_id)
-                    .and(
-                        $linked
-                            .field(feature_flags::project_id)
-                            .eq(surveys::project_id),
-                    )),
-            )
-            .left_join(
-                $targeting.on($targeting
-                    .field(feature_flags::id)
-                    .nullable()
-                    .eq(surveys::targeting_flag_id)
-                    .and(
-                        $targeting
-                            .field(feature_flags::project_id)
-                            .eq(surveys::project_id),
-                    )),
-            )
-            .filter(surveys::project_id.eq($project.0))
-            .filter(surveys::id.eq_any($ids))
-            .order((surveys::created_at.desc(), surveys::id.desc()))
-            .select($select)
+            ))
     }};
 }
 
 /// The row versions a whole survey is read from — the survey's, its creator's and its two
-/// flags' `xmin` (the transaction that wrote the version), in that order, `NULL` where nothing
-/// is joined — as its revision. Every committed change of one of those rows writes a new version
-/// with a new `xmin`, and a row points at its creator and flags itself, so any change to what a
-/// whole survey shows changes one of the four. (Transaction ids repeat only after four billion
-/// transactions; a kept rendering lives minutes.)
+/// flags' `xmin` (the transaction that wrote the version), in that order, `NULL` where the survey
+/// points at none (or at a flag of another project, which is not shown) — as its revision. Every
+/// committed change of one of those rows writes a new version with a new `xmin`, and a row points
+/// at its creator and flags itself, so any change to what a whole survey shows changes one of the
+/// four. (Transaction ids repeat only after four billion transactions; a kept rendering lives
+/// minutes.)
+///
+/// The creator's and flags' versions are read by subqueries, not from the whole read's joins, so
+/// a read of revisions alone plans one table: planning the four-table join for every page of a
+/// list cost PostgreSQL more than running it (docs/benchmarks.md). The whole read selects the
+/// same subqueries, so both reads agree on every revision.
 ///
 /// A fragment of its own rather than `diesel::dsl::sql`: a literal marks its statement as not
-/// to be kept prepared, and planning this join on every read cost more than the read.
+/// to be kept prepared, and the read would be planned on every execution.
 #[derive(Debug, Clone, Copy)]
 struct RevisionColumns;
 
@@ -114,8 +107,13 @@ impl Expression for RevisionColumns {
 impl QueryFragment<Pg> for RevisionColumns {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql(
-            "surveys.xmin::text::int8, users.xmin::text::int8, \
-             linked_flags.xmin::text::int8, targeting_flags.xmin::text::int8",
+            "surveys.xmin::text::int8, \
+             (SELECT creator.xmin::text::int8 FROM users AS creator \
+              WHERE creator.id = surveys.created_by_id), \
+             (SELECT flag.xmin::text::int8 FROM feature_flags AS flag \
+              WHERE flag.id = surveys.linked_flag_id AND flag.project_id = surveys.project_id), \
+             (SELECT flag.xmin::text::int8 FROM feature_flags AS flag \
+              WHERE flag.id = surveys.targeting_flag_id AND flag.project_id = surveys.project_id)",
         );
         Ok(())
     }
@@ -147,17 +145,34 @@ fn revision((survey, creator, linked, targeting): RevisionRow) -> SurveyRevision
     )
 }
 
-/// The revisions of the project's surveys among `ids`, in their order.
+/// Which surveys a read of revisions is for, each named the way PostgreSQL plans cheapest.
+pub(crate) enum RevisionsOf<'a> {
+    /// One survey (a query of its id): `id = ANY (<ids>)`, which PostgreSQL keeps one plan for.
+    One(SurveyIds<'a>),
+    /// A page of a list (a query of its ids, windowed): `id = ANY (ARRAY(<ids>))`. The window's
+    /// `LIMIT` and `OFFSET` are parameters, so the plan PostgreSQL could keep is costed for a tenth
+    /// of the project's surveys, dearer than one for the page's own window, and every page is
+    /// planned afresh. Taken as an array, the ids are planned apart from the read, which then
+    /// plans one table, not a join with the page's query.
+    Page(SurveyIds<'a>),
+}
+
+/// The revisions of the project's surveys named by `ids`, newest first (ties by id,
+/// descending), as whole reads order them.
 pub(crate) async fn load_revisions(
     conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
-    ids: SurveyIds<'_>,
+    ids: RevisionsOf<'_>,
 ) -> Result<Vec<(SurveyId, SurveyRevision)>, Unexpected> {
-    let query = joined_surveys!(
-        project,
-        ids,
-        select(linked, targeting)(surveys::id, RevisionColumns)
-    );
+    let query = surveys::table
+        .filter(surveys::project_id.eq(project.0))
+        .order((surveys::created_at.desc(), surveys::id.desc()))
+        .select((surveys::id, RevisionColumns))
+        .into_boxed();
+    let query = match ids {
+        RevisionsOf::One(ids) => query.filter(surveys::id.eq_any(ids)),
+        RevisionsOf::Page(ids) => query.filter(surveys::id.eq_any(diesel::dsl::array(ids))),
+    };
     let rows: Vec<(uuid::Uuid, RevisionRow)> = query
         .load(conn)
         .await
@@ -174,7 +189,7 @@ pub(crate) async fn load_revised(
     project: ProjectId,
     ids: SurveyIds<'_>,
 ) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected> {
-    let query = joined_surveys!(project, ids, whole, RevisionColumns);
+    let query = joined_surveys!(project, ids, RevisionColumns);
     type Revised = (
         SurveyRow,
         Option<UserBasicRow>,
@@ -264,7 +279,7 @@ async fn load_joined(
     ids: SurveyIds<'_>,
     locking: Locking,
 ) -> Result<Vec<Joined>, Unexpected> {
-    let query = joined_surveys!(project, ids, whole);
+    let query = joined_surveys!(project, ids);
     match locking {
         Locking::Survey => for_update_of(query, "surveys").load::<Joined>(conn).await,
         Locking::Nothing => query.load::<Joined>(conn).await,
