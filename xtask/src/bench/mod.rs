@@ -29,13 +29,13 @@ mod seed;
 mod wrk;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use chrono::Utc;
 
 use self::cluster::Cluster;
-use self::report::{Phases, Report, Row};
+use self::report::{Alternation, Phases, Report, Row};
 use self::scenarios::{Scenario, Seeded, Stage, Yardstick};
 use self::scheduler::Autogroups;
 use crate::api::Api;
@@ -49,6 +49,9 @@ const LOAD_THREADS: u32 = 2;
 const CONCURRENCY: u32 = 32;
 const WARM_UP_SECONDS: u32 = 2;
 const RUN_SECONDS: u32 = 10;
+/// The two capture scenarios compared with each other: runs of each, taken in turn.
+const ALTERNATE_RUNS: usize = 6;
+const ALTERNATE_SECONDS: u32 = 4;
 
 const FLAGS: usize = 10;
 const SURVEYS: usize = 1_000;
@@ -161,6 +164,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
     };
     let mut rows: Vec<Option<Row>> = scenarios.iter().map(|_| None).collect();
     let mut capture_peak_kib = 0;
+    let mut one_survey_to_twenty = None;
     for stage in [Stage::Reads, Stage::Sdk, Stage::AllEvents, Stage::Writes] {
         if stage == Stage::AllEvents && !sdk_only {
             server.reset_peak_memory()?;
@@ -182,6 +186,18 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
                 })?);
             }
         }
+        let slug = |slug| scenarios.iter().find(|scenario| scenario.slug == slug);
+        if let (Some(one), Some(twenty)) = (
+            slug(scenarios::CAPTURE_SAME_SURVEY),
+            slug(scenarios::CAPTURE_DIFFERENT_SURVEYS),
+        ) && one.stage == stage
+        {
+            one_survey_to_twenty = Some(
+                phases.time("measure: capture, one survey and 20 in turn", || {
+                    measuring.alternate(one, twenty)
+                })?,
+            );
+        }
     }
     let startup = server.startup();
     drop(server);
@@ -191,6 +207,7 @@ pub(crate) fn run(args: &[String]) -> anyhow::Result<()> {
         rows,
         startup,
         capture_peak_kib,
+        one_survey_to_twenty,
         phases,
         autogroups.describe(),
     );
@@ -247,13 +264,7 @@ impl Measuring<'_> {
     /// was up, whose statements count too.
     fn measure(&self, scenario: &Scenario) -> anyhow::Result<Row> {
         database::vacuum(self.database_url)?;
-        let url = format!("{}{}", self.server.base_url(), scenario.load.paths[0]);
-        let lua = self.dir.join("wrk").join(format!("{}.lua", scenario.slug));
-        fs::write(
-            &lua,
-            wrk::script(scenario.name, &scenario.load, self.key, &url),
-        )
-        .with_context(|| format!("writing {}", lua.display()))?;
+        let (lua, url) = self.script(scenario)?;
         self.server.reset_peak_memory()?;
         let warm_up = self.load(scenario, &lua, &url, "warm-up", WARM_UP_SECONDS)?;
         self.server.settle(warm_up.p99())?;
@@ -280,6 +291,45 @@ impl Measuring<'_> {
             tps,
             peak_rss_kib,
         ))
+    }
+
+    /// Burrow's requests per second in scenario `a` ÷ those in `b`, from runs of each taken in
+    /// turn (`a b b a a b`), so that the machine's drift falls on both alike: on the bench's
+    /// machine, the rate of one 10 s run moved by up to 40 % against the next one's in the same
+    /// scenario, more than the ±15 % the two are compared within.
+    fn alternate(&self, a: &Scenario, b: &Scenario) -> anyhow::Result<Alternation> {
+        database::vacuum(self.database_url)?;
+        let scripts = [self.script(a)?, self.script(b)?];
+        let mut requests = [0_u64; 2];
+        let mut micros = [0_u64; 2];
+        for run in 0..ALTERNATE_RUNS {
+            // a b, b a, a b: each pair starts with the one the last pair ended with.
+            let which = (run + run / 2) % 2;
+            let scenario = [a, b][which];
+            let (lua, url) = &scripts[which];
+            let outcome = self.load(scenario, lua, url, "alternating", ALTERNATE_SECONDS)?;
+            requests[which] += outcome.requests;
+            micros[which] += outcome.duration_us;
+        }
+        let per_second =
+            |which: usize| requests[which] as f64 / (micros[which].max(1) as f64 / 1e6);
+        Ok(Alternation {
+            ratio: per_second(0) / per_second(1),
+            runs: ALTERNATE_RUNS / 2,
+            seconds: ALTERNATE_SECONDS,
+        })
+    }
+
+    /// Writes the scenario's wrk script; returns its path and the URL it loads.
+    fn script(&self, scenario: &Scenario) -> anyhow::Result<(PathBuf, String)> {
+        let url = format!("{}{}", self.server.base_url(), scenario.load.paths[0]);
+        let lua = self.dir.join("wrk").join(format!("{}.lua", scenario.slug));
+        fs::write(
+            &lua,
+            wrk::script(scenario.name, &scenario.load, self.key, &url),
+        )
+        .with_context(|| format!("writing {}", lua.display()))?;
+        Ok((lua, url))
     }
 
     /// One wrk run; fails on any error answer, socket error or timeout in it.
