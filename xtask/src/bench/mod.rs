@@ -12,7 +12,8 @@
 //! 4. Runs each scenario (`scenarios`) on a freshly vacuumed database: wrk for a warm-up and a
 //!    measured run, counting the SQL statements of the measured run, then pgbench with the SQL
 //!    the scenario minimally needs. Reads first, then the SDK's requests, then answers up to
-//!    1,000,000 and counting them again, writes last.
+//!    1,000,000 and counting them again, writes last. The two capture scenarios, which one
+//!    target compares with each other, run once more in turn (`Measuring::alternate`).
 //! 5. Prints the table and writes it as JSON (`report`), then stops the server with SIGTERM and
 //!    the cluster.
 //!
