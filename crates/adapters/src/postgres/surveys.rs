@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnection, AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
@@ -92,21 +92,17 @@ fn among(ids: &[SurveyId]) -> SurveyIds<'static> {
         .into_boxed()
 }
 
-/// How many of the project's surveys match `filter`, and the ids of the requested page of
-/// them, newest first, as a query to read them by: the page's ids come from the index alone,
-/// then only those rows are read whole, so a deep offset skips index entries, not joined rows.
-async fn matching_page(
-    conn: &mut AsyncPgConnection,
+/// How many of the project's surveys match `filter`.
+async fn count_matching(
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     filter: &SurveyFilter,
-    page_request: PageRequest,
-) -> Result<(i64, SurveyIds<'static>), Unexpected> {
-    let count = matching(project, filter)
+) -> Result<i64, Unexpected> {
+    matching(project, filter)
         .count()
-        .get_result::<i64>(conn)
+        .get_result(conn)
         .await
-        .during("counting surveys")?;
-    Ok((count, page_ids(project, filter, page_request)))
+        .during("counting surveys")
 }
 
 /// The project's surveys that match `filter`.
@@ -128,7 +124,9 @@ fn matching(project: ProjectId, filter: &SurveyFilter) -> surveys::BoxedQuery<'s
     query
 }
 
-/// The ids of the requested page of the matching surveys, newest first.
+/// The ids of the requested page of the matching surveys, newest first, as a query to read
+/// them by: the page's ids come from the index alone, then only those rows are read, so a deep
+/// offset skips index entries, not joined rows.
 fn page_ids(
     project: ProjectId,
     filter: &SurveyFilter,
@@ -160,7 +158,8 @@ impl SurveyRepository for PgSurveyRepository {
         page_request: PageRequest,
     ) -> Result<Page<Survey>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let (count, ids) = matching_page(&mut conn, project, filter, page_request).await?;
+        let count = count_matching(&mut conn, project, filter).await?;
+        let ids = page_ids(project, filter, page_request);
         let surveys = load_whole(&mut conn, project, ids).await?;
         Ok(page(count, surveys))
     }
@@ -180,12 +179,9 @@ impl SurveyRepository for PgSurveyRepository {
         // The count and the page's revisions are sent together (pipelined): neither waits for
         // the other, so a page costs one round trip.
         let conn: &AsyncPgConnection = &conn;
-        let count = matching(project, filter)
-            .count()
-            .get_result::<i64>(&mut &*conn);
         let ids = page_ids(project, filter, page_request);
         let (count, revisions) = try_join(
-            async { count.await.during("counting surveys") },
+            count_matching(&mut &*conn, project, filter),
             load_revisions(&mut &*conn, project, RevisionsOf::Page(ids)),
         )
         .await?;
