@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, RunQueryDsl};
+use diesel_async::{AsyncConnectionCore, RunQueryDsl};
 use domain::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
@@ -39,7 +39,7 @@ impl PgFeatureFlagRepository {
 /// # Errors
 /// `Conflict` for a key a live flag of the project has.
 pub(crate) async fn insert_flag(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     creator: Option<UserId>,
     flag: &NewFlag,
@@ -58,7 +58,7 @@ pub(crate) async fn insert_flag(
 /// # Errors
 /// `Conflict` for a key a live flag of the project has.
 pub(crate) async fn change_flag(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     id: FlagId,
     changes: FlagChanges,
@@ -89,7 +89,7 @@ pub(crate) async fn change_flag(
 /// creators: what a write plans against (never who made what). `lock` keeps them locked until
 /// the transaction ends, so no other write can change or delete them meanwhile.
 pub(crate) async fn flags_by_id(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     mut ids: Vec<i32>,
     lock: bool,
@@ -117,7 +117,7 @@ pub(crate) async fn flags_by_id(
 
 /// The users with these ids, as `created_by` shows them, in one query.
 pub(crate) async fn load_creators(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     mut ids: Vec<i32>,
 ) -> QueryResult<HashMap<i32, UserBasic>> {
     ids.sort_unstable();
@@ -135,7 +135,7 @@ pub(crate) async fn load_creators(
 
 /// A flag row with its creator, looked up by one more query.
 async fn with_creator(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     row: FlagRow,
 ) -> Result<FeatureFlag, Unexpected> {
     let mut creators = load_creators(conn, row.created_by_id.into_iter().collect())

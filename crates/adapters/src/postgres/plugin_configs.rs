@@ -161,7 +161,7 @@ impl PluginConfigRepository for PgPluginConfigRepository {
     }
 
     async fn begin(&self) -> Result<Box<dyn PluginConfigTransaction>, Unexpected> {
-        Ok(Box::new(PgTransaction::begin(&self.database).await?))
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
     }
 }
 
@@ -172,17 +172,18 @@ impl PluginConfigTransaction for PgTransaction {
         project: ProjectId,
         id: PluginConfigId,
     ) -> Result<Option<PluginConfig>, Unexpected> {
-        plugin_configs::table
+        let locked = plugin_configs::table
             .filter(live_in(project.0))
             .filter(plugin_configs::id.eq(id.0))
             .select(ConfigRow::as_select())
-            .for_update()
-            .first(self.connection())
-            .await
-            .optional()
-            .during("locking a plugin config")?
-            .map(ConfigRow::into_config)
-            .transpose()
+            .for_update();
+        self.read(async |conn| {
+            let row = locked.first(conn).await.optional();
+            row.during("locking a plugin config")
+        })
+        .await?
+        .map(ConfigRow::into_config)
+        .transpose()
     }
 
     async fn plugin(
@@ -190,7 +191,8 @@ impl PluginConfigTransaction for PgTransaction {
         organization: OrganizationId,
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
-        visible_plugin(self.connection(), organization, id, Lock::None).await
+        self.read(async |conn| visible_plugin(conn, organization, id, Lock::None).await)
+            .await
     }
 
     async fn insert(
@@ -206,7 +208,7 @@ impl PluginConfigTransaction for PgTransaction {
                 plugin_configs::plugin_id.eq(plugin.0),
             ))
             .returning(ConfigRow::as_returning())
-            .get_result(self.connection())
+            .get_result(self.connection().await?)
             .await
             .during("creating a plugin config")?
             .into_config()
@@ -224,7 +226,7 @@ impl PluginConfigTransaction for PgTransaction {
             plugin_configs::updated_at.eq(diesel::dsl::now),
         ))
         .returning(plugin_configs::updated_at)
-        .get_result(self.connection())
+        .get_result(self.connection().await?)
         .await
         .optional()
         .during("updating a plugin config")?

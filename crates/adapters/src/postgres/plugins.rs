@@ -7,7 +7,7 @@ use diesel::pg::upsert::excluded;
 use diesel::prelude::*;
 use diesel::query_builder::{QueryFragment, QueryId};
 use diesel::sql_types;
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::plugin::{
     Plugin, PluginFiles, PluginId, PluginRepository, PluginState, PluginTransaction, SourceChanges,
@@ -64,7 +64,7 @@ fn visible_to(organization: OrganizationId) -> plugins::BoxedQuery<'static, Pg> 
 /// The plugins among `ids`, by id, each with its organization's name, in one statement;
 /// `lock` keeps the plugins' rows locked until the transaction ends.
 async fn load_named(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     ids: plugins::BoxedQuery<'_, Pg, sql_types::Integer>,
     lock: Lock,
 ) -> Result<Vec<Plugin>, Unexpected> {
@@ -90,7 +90,7 @@ async fn load_named(
 /// The plugin `organization` can see with this id, on any connection: the repository's own or a
 /// transaction's.
 pub(crate) async fn visible_plugin(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     organization: OrganizationId,
     id: PluginId,
     lock: Lock,
@@ -167,7 +167,7 @@ impl PluginRepository for PgPluginRepository {
     }
 
     async fn begin(&self) -> Result<Box<dyn PluginTransaction>, Unexpected> {
-        Ok(Box::new(PgTransaction::begin(&self.database).await?))
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
     }
 
     async fn source(&self, id: PluginId) -> Result<PluginFiles, Unexpected> {
@@ -228,7 +228,7 @@ impl PluginRepository for PgPluginRepository {
 
 /// A plugin's source files.
 async fn source_files(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     id: PluginId,
 ) -> Result<PluginFiles, Unexpected> {
     let files = plugin_source_files::table
@@ -247,11 +247,12 @@ impl PluginTransaction for PgTransaction {
         organization: OrganizationId,
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
-        visible_plugin(self.connection(), organization, id, Lock::ForUpdate).await
+        self.read(async |conn| visible_plugin(conn, organization, id, Lock::ForUpdate).await)
+            .await
     }
 
     async fn source(&mut self, id: PluginId) -> Result<PluginFiles, Unexpected> {
-        source_files(self.connection(), id).await
+        self.read(async |conn| source_files(conn, id).await).await
     }
 
     async fn insert(
@@ -267,7 +268,7 @@ impl PluginTransaction for PgTransaction {
                 plugins::archive.eq(archive),
             ))
             .returning(PluginRow::as_returning())
-            .get_result::<PluginRow>(self.connection())
+            .get_result::<PluginRow>(self.connection().await?)
             .await
             .map_err(|error| write_error(error, URL_INDEX, "installing a plugin"))?;
         Ok(row.into_state()?)
@@ -286,7 +287,7 @@ impl PluginTransaction for PgTransaction {
                 archive.map(|archive| plugins::archive.eq(archive)),
             ))
             .returning(PluginRow::as_returning())
-            .get_result::<PluginRow>(self.connection())
+            .get_result::<PluginRow>(self.connection().await?)
             .await
             .map_err(|error| write_error(error, URL_INDEX, "updating a plugin"))?;
         Ok(row.into_state()?.1)
@@ -294,7 +295,7 @@ impl PluginTransaction for PgTransaction {
 
     async fn delete(&mut self, id: PluginId) -> Result<(), Unexpected> {
         diesel::delete(plugins::table.find(id.0))
-            .execute(self.connection())
+            .execute(self.connection().await?)
             .await
             .during("uninstalling a plugin")?;
         Ok(())
@@ -311,7 +312,7 @@ impl PluginTransaction for PgTransaction {
             activity.map(|activity| NewPluginActivityRow::new(organization, id, activity));
         let (set, deleted): (Vec<_>, Vec<_>) =
             source.iter().partition(|(_, content)| content.is_some());
-        let conn = self.connection();
+        let conn = self.connection().await?;
         if !set.is_empty() {
             let files: Vec<_> = set
                 .iter()

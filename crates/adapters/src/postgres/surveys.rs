@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection, AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
@@ -142,7 +142,7 @@ fn page_ids(
 
 /// One survey of the project, whole.
 async fn load_survey(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
 ) -> Result<Option<Survey>, Unexpected> {
@@ -224,7 +224,7 @@ impl SurveyRepository for PgSurveyRepository {
     }
 
     async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected> {
-        Ok(Box::new(PgTransaction::begin(&self.database).await?))
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
     }
 
     async fn activity(
@@ -278,7 +278,8 @@ impl SurveyTransaction for PgTransaction {
         lock: SurveyLock,
     ) -> Result<Option<Survey>, Unexpected> {
         let targeting_flag = lock == SurveyLock::WithTargetingFlag;
-        lock_survey(self.connection(), project, id, targeting_flag).await
+        self.read(async |conn| lock_survey(conn, project, id, targeting_flag).await)
+            .await
     }
 
     async fn flags(
@@ -289,7 +290,8 @@ impl SurveyTransaction for PgTransaction {
     ) -> Result<Vec<FeatureFlag>, Unexpected> {
         let ids = ids.iter().map(|id| id.0).collect();
         let lock = lock == FlagLock::ForUpdate;
-        flags_by_id(self.connection(), project, ids, lock).await
+        self.read(async |conn| flags_by_id(conn, project, ids, lock).await)
+            .await
     }
 
     async fn insert_flag(
@@ -298,7 +300,7 @@ impl SurveyTransaction for PgTransaction {
         creator: UserId,
         flag: &NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
-        let row = insert_flag(self.connection(), project, Some(creator), flag).await?;
+        let row = insert_flag(self.connection().await?, project, Some(creator), flag).await?;
         Ok(row.into_flag(None)?)
     }
 
@@ -308,7 +310,7 @@ impl SurveyTransaction for PgTransaction {
         id: FlagId,
         changes: &FlagChanges,
     ) -> Result<Option<FeatureFlag>, DomainError> {
-        let row = change_flag(self.connection(), project, id, changes.clone()).await?;
+        let row = change_flag(self.connection().await?, project, id, changes.clone()).await?;
         Ok(row.map(|row| row.into_flag(None)).transpose()?)
     }
 
@@ -330,7 +332,7 @@ impl SurveyTransaction for PgTransaction {
                 surveys::created_by_id.eq(creator.0),
             ))
             .returning(surveys::created_at);
-        let conn = self.connection();
+        let conn = self.connection().await?;
         match activity {
             Some(activity) => {
                 let log = diesel::insert_into(survey_activity::table)
@@ -360,7 +362,7 @@ impl SurveyTransaction for PgTransaction {
             surveys::owns_targeting_flag.eq(record.owns_targeting_flag),
             surveys::updated_at.eq(diesel::dsl::now),
         ));
-        let conn = self.connection();
+        let conn = self.connection().await?;
         let updated = match activity {
             Some(activity) => {
                 let log = diesel::insert_into(survey_activity::table)
@@ -392,7 +394,7 @@ impl SurveyTransaction for PgTransaction {
             surveys::targeting_flag_id,
             surveys::owns_targeting_flag,
         ))
-        .get_result::<(String, Option<i32>, bool)>(self.connection())
+        .get_result::<(String, Option<i32>, bool)>(self.connection().await?)
         .await
         .optional()
         .during("deleting a survey")?;
@@ -411,7 +413,7 @@ impl SurveyTransaction for PgTransaction {
     ) -> Result<(), Unexpected> {
         diesel::insert_into(survey_activity::table)
             .values(NewSurveyActivityRow::new(project, survey, activity))
-            .execute(self.connection())
+            .execute(self.connection().await?)
             .await
             .during("logging a survey's activity")?;
         Ok(())
@@ -425,10 +427,13 @@ impl SurveyTransaction for PgTransaction {
         let names = surveys::table
             .filter(surveys::project_id.eq(project.0))
             .filter(surveys::name.like(prefix_pattern(prefix)))
-            .select(surveys::name)
-            .load::<String>(self.connection())
-            .await
-            .during("reading the names a copy could take")?;
+            .select(surveys::name);
+        let names = self
+            .read(async |conn| {
+                let names = names.load::<String>(conn).await;
+                names.during("reading the names a copy could take")
+            })
+            .await?;
         Ok(names.into_iter().collect())
     }
 }

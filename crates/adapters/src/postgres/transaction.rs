@@ -7,47 +7,90 @@ use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::QueryResult;
 use diesel_async::pooled_connection::deadpool::Object;
-use diesel_async::{AnsiTransactionManager, AsyncPgConnection, TransactionManager};
+use diesel_async::{AsyncPgConnection, SimpleAsyncConnection as _};
 use domain::Unexpected;
 use domain::ports::Transaction;
+use futures_util::future::join;
 
 use crate::postgres::database::{Connection, Database};
 use crate::postgres::errors::StorageContext as _;
 
-/// A pooled connection inside `BEGIN`. Dropped before `commit` or `rollback` finished (a
-/// cancelled request, a panic), it closes its connection instead of handing it back, so the
-/// server rolls back and releases the locks at once rather than when the pool next looks.
+/// A pooled connection for one transaction. `BEGIN` goes out with the transaction's first
+/// statement: in the same round trip when that statement is a read ([`Self::read`]). Dropped
+/// before `commit` or `rollback` finished (a cancelled request, a panic), it closes its
+/// connection instead of handing it back, so the server rolls back and releases the locks at
+/// once rather than when the pool next looks.
+///
+/// `BEGIN`, `COMMIT` and `ROLLBACK` are sent as plain statements, not through diesel's
+/// transaction manager, which cannot send `BEGIN` along with another statement; nothing here
+/// uses diesel's own transactions, so it has no state to keep.
 pub(crate) struct PgTransaction {
     /// `None` once the transaction ended and the connection went back to the pool.
     connection: Option<Connection>,
+    /// Whether `BEGIN` went out, so the end must be sent too (a transaction that ran no
+    /// statement ends without either).
+    begun: bool,
 }
 
 impl PgTransaction {
-    /// Takes a connection and opens a transaction on it.
-    pub(crate) async fn begin(database: &Database) -> Result<Self, Unexpected> {
-        let mut connection = database.connection().await?;
-        AnsiTransactionManager::begin_transaction(&mut *connection)
-            .await
-            .during("beginning a transaction")?;
+    /// Takes a connection for a transaction, which begins with its first statement.
+    pub(crate) async fn open(database: &Database) -> Result<Self, Unexpected> {
         Ok(Self {
-            connection: Some(connection),
+            connection: Some(database.connection().await?),
+            begun: false,
         })
     }
 
-    /// The connection, for the transaction's statements.
-    pub(crate) fn connection(&mut self) -> &mut AsyncPgConnection {
+    fn pooled(&mut self) -> &mut AsyncPgConnection {
         self.connection
             .as_deref_mut()
             .expect("a transaction keeps its connection until it ends")
     }
 
-    /// Ends the transaction with `end`; the connection goes back to the pool only if it worked.
-    async fn end(
-        mut self: Box<Self>,
-        end: impl AsyncFnOnce(&mut AsyncPgConnection) -> QueryResult<()>,
-        what: &'static str,
-    ) -> Result<(), Unexpected> {
-        end(self.connection()).await.during(what)?;
+    /// The connection, inside the transaction, for a statement that writes (`BEGIN` goes out
+    /// first, on its own, when it has not yet).
+    pub(crate) async fn connection(&mut self) -> Result<&mut AsyncPgConnection, Unexpected> {
+        if !self.begun {
+            self.begun = true;
+            self.pooled()
+                .batch_execute("BEGIN")
+                .await
+                .during("beginning a transaction")?;
+        }
+        Ok(self.pooled())
+    }
+
+    /// Runs a read inside the transaction. The transaction's first statement, when it is a
+    /// read, goes out pipelined after `BEGIN`, so the two cost one round trip; a read, unlike
+    /// a write, would do no harm should `BEGIN` fail and the read run outside the transaction
+    /// (the transaction fails then, as the error says).
+    pub(crate) async fn read<T, E>(
+        &mut self,
+        read: impl AsyncFnOnce(&mut &AsyncPgConnection) -> Result<T, E>,
+    ) -> Result<T, E>
+    where
+        E: From<Unexpected>,
+    {
+        let begun = self.begun;
+        let connection: &AsyncPgConnection = self.pooled();
+        let mut reading = connection;
+        if begun {
+            return read(&mut reading).await;
+        }
+        let mut beginning = connection;
+        // `join` polls `BEGIN` first, which queues it on the connection before the read.
+        let (began, outcome) = join(beginning.batch_execute("BEGIN"), read(&mut reading)).await;
+        self.begun = true;
+        began.during("beginning a transaction")?;
+        outcome
+    }
+
+    /// Ends the transaction with `end` (nothing to send when it never began); the connection
+    /// goes back to the pool only if that worked.
+    async fn end(mut self: Box<Self>, end: &str, what: &'static str) -> Result<(), Unexpected> {
+        if self.begun {
+            self.pooled().batch_execute(end).await.during(what)?;
+        }
         self.connection.take();
         Ok(())
     }
@@ -64,15 +107,11 @@ impl Drop for PgTransaction {
 #[async_trait]
 impl Transaction for PgTransaction {
     async fn commit(self: Box<Self>) -> Result<(), Unexpected> {
-        let commit =
-            async |c: &mut AsyncPgConnection| AnsiTransactionManager::commit_transaction(c).await;
-        self.end(commit, "committing a transaction").await
+        self.end("COMMIT", "committing a transaction").await
     }
 
     async fn rollback(self: Box<Self>) -> Result<(), Unexpected> {
-        let rollback =
-            async |c: &mut AsyncPgConnection| AnsiTransactionManager::rollback_transaction(c).await;
-        self.end(rollback, "rolling back a transaction").await
+        self.end("ROLLBACK", "rolling back a transaction").await
     }
 }
 

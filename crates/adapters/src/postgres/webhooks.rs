@@ -288,7 +288,7 @@ impl WebhookRepository for PgWebhookRepository {
     }
 
     async fn begin(&self) -> Result<Box<dyn WebhookTransaction>, Unexpected> {
-        Ok(Box::new(PgTransaction::begin(&self.database).await?))
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
     }
 
     async fn activity(
@@ -512,15 +512,17 @@ impl WebhookTransaction for PgTransaction {
         project: ProjectId,
         id: WebhookId,
     ) -> Result<Option<Webhook>, Unexpected> {
-        let row = webhooks::table
+        let locked = webhooks::table
             .filter(webhooks::project_id.eq(project.0))
             .filter(webhooks::id.eq(id.0))
             .select(WebhookRow::as_select())
-            .for_update()
-            .first::<WebhookRow>(self.connection())
-            .await
-            .optional()
-            .during("locking a webhook")?;
+            .for_update();
+        let row = self
+            .read(async |conn| {
+                let row = locked.first::<WebhookRow>(conn).await.optional();
+                row.during("locking a webhook")
+            })
+            .await?;
         Ok(row.map(Webhook::from))
     }
 
@@ -543,7 +545,7 @@ impl WebhookTransaction for PgTransaction {
                 webhooks::secret.eq(secret.expose()),
             ))
             .returning(WebhookRow::as_returning())
-            .get_result::<WebhookRow>(self.connection())
+            .get_result::<WebhookRow>(self.connection().await?)
             .await
             .during("creating a webhook")?;
         Ok(row.into())
@@ -569,7 +571,7 @@ impl WebhookTransaction for PgTransaction {
             webhooks::updated_at.eq(diesel::dsl::now),
         ))
         .returning(WebhookRow::as_returning())
-        .get_result::<WebhookRow>(self.connection())
+        .get_result::<WebhookRow>(self.connection().await?)
         .await
         .during("changing a webhook")?;
         Ok(row.into())
@@ -593,7 +595,7 @@ impl WebhookTransaction for PgTransaction {
             webhooks::secret.eq(secret.expose()),
             webhooks::updated_at.eq(diesel::dsl::now),
         ))
-        .execute(self.connection())
+        .execute(self.connection().await?)
         .await
         .during("rotating a webhook's secret")?;
         Ok(())
@@ -605,7 +607,7 @@ impl WebhookTransaction for PgTransaction {
                 .filter(webhooks::project_id.eq(project.0))
                 .filter(webhooks::id.eq(id.0)),
         )
-        .execute(self.connection())
+        .execute(self.connection().await?)
         .await
         .during("deleting a webhook")?;
         Ok(())
@@ -619,7 +621,7 @@ impl WebhookTransaction for PgTransaction {
     ) -> Result<(), Unexpected> {
         diesel::insert_into(webhook_activity::table)
             .values(NewWebhookActivityRow::new(project, id, activity))
-            .execute(self.connection())
+            .execute(self.connection().await?)
             .await
             .during("logging a webhook's activity")?;
         Ok(())

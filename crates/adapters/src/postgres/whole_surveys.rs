@@ -8,7 +8,7 @@ use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types;
-use diesel_async::{AsyncConnection, AsyncConnectionCore, RunQueryDsl};
+use diesel_async::{AsyncConnectionCore, RunQueryDsl};
 use domain::Unexpected;
 use domain::survey::{Survey, SurveyId, SurveyRevision};
 use domain::tenancy::ProjectId;
@@ -185,7 +185,7 @@ pub(crate) async fn load_revisions(
 
 /// [`load_whole`], each survey with its revision, read in the same statement.
 pub(crate) async fn load_revised(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     ids: SurveyIds<'_>,
 ) -> Result<Vec<(Survey, SurveyRevision)>, Unexpected> {
@@ -213,7 +213,7 @@ pub(crate) async fn load_revised(
 
 /// The project's surveys among `ids`, newest first (ties by id, descending).
 pub(crate) async fn load_whole(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     ids: SurveyIds<'_>,
 ) -> Result<Vec<Survey>, Unexpected> {
@@ -227,7 +227,7 @@ pub(crate) async fn load_whole(
 /// statement (it reads what was committed when it began), so then the read is made again: the
 /// survey is locked by now, and nothing can point it at another flag meanwhile.
 pub(crate) async fn lock_survey(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
     targeting_flag: bool,
@@ -245,7 +245,7 @@ pub(crate) async fn lock_survey(
 }
 
 async fn lock_once(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     id: SurveyId,
     locking: Locking,
@@ -274,7 +274,7 @@ enum Locking {
 }
 
 async fn load_joined(
-    conn: &mut impl AsyncConnection<Backend = Pg>,
+    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     ids: SurveyIds<'_>,
     locking: Locking,

@@ -9,10 +9,14 @@ use adapters::testing::{TestDatabase, statements_of};
 use domain::feature_flag::{FeatureFlag, FlagFiltersPatch};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
-use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey::{
+    FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyId, SurveyService,
+    SurveyType, writes,
+};
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::PluginsAccessLevel;
 use domain::testing::{CannedUpstream, WordAnalyzer};
+use domain::{DomainError, ValidationError};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -78,6 +82,31 @@ async fn a_survey_create_with_a_targeting_filter_takes_four_statements() {
         stores.surveys.get(stores.project, survey.id).await.unwrap(),
         Some(survey)
     );
+}
+
+/// A transaction begins with its first statement: a create its planner refuses before any read
+/// costs PostgreSQL nothing, not even a `BEGIN` and `ROLLBACK`.
+#[tokio::test]
+async fn a_create_refused_before_any_read_sends_no_statement() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let refuse = |_: &ReferencedFlags| Err(ValidationError::required("name").into());
+    let create = writes::create(
+        &*stores.surveys,
+        stores.project,
+        SurveyId::generate(),
+        &stores.user,
+        FlagReferences::default(),
+        &refuse,
+    );
+
+    let (refused, statements) = statements_of(&db.database, create).await;
+
+    assert!(
+        matches!(refused, Err(DomainError::Invalid(_))),
+        "{refused:?}"
+    );
+    assert_eq!(statements, Vec::<String>::new());
 }
 
 /// A survey with a linked flag and a targeting flag of its own, and the flag it links.
