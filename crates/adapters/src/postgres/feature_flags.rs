@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use async_trait::async_trait;
+use diesel::dsl::{AsSelect, SqlTypeOf};
 use diesel::prelude::*;
+use diesel::query_builder::{Query, QueryFragment, QueryId};
 use diesel_async::{AsyncConnectionCore, RunQueryDsl};
 use domain::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
@@ -20,7 +22,7 @@ use crate::postgres::schema::{feature_flags, users};
 type Pg = diesel::pg::Pg;
 
 /// The partial unique index that keeps keys unique among a project's live flags.
-const LIVE_KEY_INDEX: &str = "feature_flags_project_key_live";
+pub(crate) const LIVE_KEY_INDEX: &str = "feature_flags_project_key_live";
 
 /// Feature flags in PostgreSQL.
 pub struct PgFeatureFlagRepository {
@@ -44,12 +46,23 @@ pub(crate) async fn insert_flag(
     creator: Option<UserId>,
     flag: &NewFlag,
 ) -> Result<FlagRow, DomainError> {
-    diesel::insert_into(feature_flags::table)
-        .values(NewFlagRow::new(project, creator, flag))
-        .returning(FlagRow::as_returning())
+    flag_insert(project, creator, flag)
         .get_result(conn)
         .await
         .map_err(|error| write_error(error, LIVE_KEY_INDEX, "creating a feature flag"))
+}
+
+/// The `INSERT` of a flag exactly as given, returning it as stored: run alone by
+/// [`insert_flag`], or inside the statement that inserts the survey owning it.
+pub(crate) fn flag_insert<'a>(
+    project: ProjectId,
+    creator: Option<UserId>,
+    flag: &'a NewFlag,
+) -> impl Query<SqlType = SqlTypeOf<AsSelect<FlagRow, Pg>>> + QueryFragment<Pg> + QueryId + Send + 'a
+{
+    diesel::insert_into(feature_flags::table)
+        .values(NewFlagRow::new(project, creator, flag))
+        .returning(FlagRow::as_returning())
 }
 
 /// Applies the changes, exactly as given, to a live flag of the project; `None` when there is

@@ -6,14 +6,18 @@ use std::collections::BTreeSet;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use diesel::dsl::{AsSelect, SqlTypeOf};
+use diesel::expression::{AppearsOnTable, Expression};
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, NoFromClause, Query, QueryFragment, QueryId};
+use diesel::sql_types::{Integer, Nullable, Timestamptz};
 use diesel_async::{AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
-    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyRecord,
-    SurveyRepository, SurveyRevision, SurveyTransaction,
+    DeletedSurvey, FlagLock, OwnedNewFlag, Survey, SurveyFilter, SurveyId, SurveyLock,
+    SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
@@ -21,14 +25,16 @@ use futures_util::future::try_join;
 use uuid::Uuid;
 
 use crate::postgres::database::Database;
-use crate::postgres::errors::{StorageContext, write_error};
-use crate::postgres::feature_flags::{change_flag, flags_by_id, insert_flag};
+use crate::postgres::errors::{StorageContext, is_unique_violation, write_error};
+use crate::postgres::feature_flags::{
+    LIVE_KEY_INDEX, change_flag, flag_insert, flags_by_id, insert_flag,
+};
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{
-    NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page,
+    FlagRow, NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page,
 };
 use crate::postgres::schema::{survey_activity, surveys, users};
-use crate::postgres::transaction::{PgTransaction, logged};
+use crate::postgres::transaction::{PgTransaction, logged, with};
 use crate::postgres::whole_surveys::{
     RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
 };
@@ -322,26 +328,67 @@ impl SurveyTransaction for PgTransaction {
         record: SurveyRecord<'_>,
         activity: Option<&NewActivity>,
     ) -> Result<DateTime<Utc>, DomainError> {
-        let insert = diesel::insert_into(surveys::table)
-            .values((
-                SurveyStateRow::from(record.state),
-                surveys::id.eq(id.0),
-                surveys::project_id.eq(project.0),
-                surveys::targeting_flag_id.eq(record.targeting_flag.map(|flag| flag.0)),
-                surveys::owns_targeting_flag.eq(record.owns_targeting_flag),
-                surveys::created_by_id.eq(creator.0),
-            ))
-            .returning(surveys::created_at);
+        let targeting = TargetingFlagValue::Stored(record.targeting_flag.map(|flag| flag.0));
+        let insert = survey_insert(
+            project,
+            id,
+            creator,
+            record.state,
+            targeting,
+            record.owns_targeting_flag,
+        );
         let conn = self.connection().await?;
         match activity {
             Some(activity) => {
-                let log = diesel::insert_into(survey_activity::table)
-                    .values(NewSurveyActivityRow::new(project, id, activity));
-                logged(log, insert).get_result(conn).await
+                logged(log_entry(project, id, activity), insert)
+                    .get_result(conn)
+                    .await
             }
             None => insert.get_result(conn).await,
         }
         .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))
+    }
+
+    async fn insert_survey_with_flag(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        state: &SurveyState,
+        flag: OwnedNewFlag<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<(DateTime<Utc>, FeatureFlag), DomainError> {
+        let mut statement = with(
+            "flag",
+            flag_insert(project, Some(flag.created_by), flag.flag),
+        );
+        if let Some(activity) = activity {
+            statement = statement.and("logged", log_entry(project, id, activity));
+        }
+        let survey = survey_insert(
+            project,
+            id,
+            creator,
+            state,
+            TargetingFlagValue::Inserted,
+            true,
+        );
+        let (created_at, flag) = statement
+            .and("survey", survey)
+            .then(SurveyWithItsFlag)
+            .get_result::<(DateTime<Utc>, FlagRow)>(self.connection().await?)
+            .await
+            .map_err(|error| {
+                if is_unique_violation(&error, LIVE_KEY_INDEX) {
+                    return DomainError::Conflict;
+                }
+                write_error(
+                    error,
+                    NAME_CONSTRAINT,
+                    "creating a survey with its targeting flag",
+                )
+            })?;
+        Ok((created_at, flag.into_flag(None)?))
     }
 
     async fn update_survey(
@@ -365,9 +412,9 @@ impl SurveyTransaction for PgTransaction {
         let conn = self.connection().await?;
         let updated = match activity {
             Some(activity) => {
-                let log = diesel::insert_into(survey_activity::table)
-                    .values(NewSurveyActivityRow::new(project, id, activity));
-                logged(log, update).execute(conn).await
+                logged(log_entry(project, id, activity), update)
+                    .execute(conn)
+                    .await
             }
             None => update.execute(conn).await,
         }
@@ -411,8 +458,7 @@ impl SurveyTransaction for PgTransaction {
         survey: SurveyId,
         activity: &NewActivity,
     ) -> Result<(), Unexpected> {
-        diesel::insert_into(survey_activity::table)
-            .values(NewSurveyActivityRow::new(project, survey, activity))
+        log_entry(project, survey, activity)
             .execute(self.connection().await?)
             .await
             .during("logging a survey's activity")?;
@@ -436,4 +482,88 @@ impl SurveyTransaction for PgTransaction {
             .await?;
         Ok(names.into_iter().collect())
     }
+}
+
+/// The `INSERT` of a survey's activity entry, run alone or inside the statement that writes
+/// the survey (`logged`).
+fn log_entry<'a>(
+    project: ProjectId,
+    survey: SurveyId,
+    activity: &'a NewActivity,
+) -> impl QueryFragment<Pg> + QueryId + Send + 'a {
+    diesel::insert_into(survey_activity::table)
+        .values(NewSurveyActivityRow::new(project, survey, activity))
+}
+
+/// The `INSERT` of a new survey, returning when it was created.
+fn survey_insert<'a>(
+    project: ProjectId,
+    id: SurveyId,
+    creator: UserId,
+    state: &'a SurveyState,
+    targeting_flag: TargetingFlagValue,
+    owns_targeting_flag: bool,
+) -> impl Query<SqlType = Timestamptz> + QueryFragment<Pg> + QueryId + Send + 'a {
+    diesel::insert_into(surveys::table)
+        .values((
+            SurveyStateRow::from(state),
+            surveys::id.eq(id.0),
+            surveys::project_id.eq(project.0),
+            surveys::targeting_flag_id.eq(targeting_flag),
+            surveys::owns_targeting_flag.eq(owns_targeting_flag),
+            surveys::created_by_id.eq(creator.0),
+        ))
+        .returning(surveys::created_at)
+}
+
+/// A new survey's `targeting_flag_id`: a stored flag's, or that of the flag the same statement
+/// inserts as `flag` (`insert_survey_with_flag`).
+#[derive(Debug, Clone, Copy)]
+enum TargetingFlagValue {
+    Stored(Option<i32>),
+    Inserted,
+}
+
+impl Expression for TargetingFlagValue {
+    type SqlType = Nullable<Integer>;
+}
+
+impl AppearsOnTable<NoFromClause> for TargetingFlagValue {}
+
+impl QueryFragment<Pg> for TargetingFlagValue {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        match self {
+            Self::Stored(id) => out.push_bind_param::<Nullable<Integer>, _>(id),
+            Self::Inserted => {
+                out.push_sql("(SELECT id FROM flag)");
+                Ok(())
+            }
+        }
+    }
+}
+
+impl QueryId for TargetingFlagValue {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+/// `SELECT survey.created_at, flag.* FROM survey, flag`: the last part of
+/// `insert_survey_with_flag`'s statement, the survey's creation time and its flag as stored
+/// (`flag`'s columns are `FlagRow`'s, in its order: its `RETURNING`).
+struct SurveyWithItsFlag;
+
+impl QueryFragment<Pg> for SurveyWithItsFlag {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("SELECT survey.created_at, flag.* FROM survey, flag");
+        Ok(())
+    }
+}
+
+impl Query for SurveyWithItsFlag {
+    type SqlType = (Timestamptz, SqlTypeOf<AsSelect<FlagRow, Pg>>);
+}
+
+impl QueryId for SurveyWithItsFlag {
+    type QueryId = Self;
+    const HAS_STATIC_QUERY_ID: bool = true;
 }

@@ -118,34 +118,65 @@ impl Transaction for PgTransaction {
 /// `WITH logged AS (<log>) <write>`: the write and its log entry in one statement, which
 /// PostgreSQL runs whole or not at all, so the log costs no round trip of its own. The result
 /// is the write's (its `RETURNING`).
-pub(crate) fn logged<L, W>(log: L, write: W) -> Logged<L, W> {
-    Logged { log, write }
+pub(crate) fn logged<'a, W>(log: impl QueryFragment<Pg> + Send + 'a, write: W) -> With<'a, W> {
+    with("logged", log).then(write)
 }
 
-/// See [`logged`].
-pub(crate) struct Logged<L, W> {
-    log: L,
-    write: W,
+/// `WITH <name> AS (<statement>), …`: writes that go together in one statement, which
+/// PostgreSQL runs whole or not at all, each a round trip saved. A statement may read the
+/// `RETURNING` of those named before it; [`Ctes::then`] gives the statement's result.
+pub(crate) fn with<'a>(
+    name: &'static str,
+    statement: impl QueryFragment<Pg> + Send + 'a,
+) -> Ctes<'a> {
+    Ctes(Vec::new()).and(name, statement)
 }
 
-impl<L, W> QueryFragment<Pg> for Logged<L, W>
-where
-    L: QueryFragment<Pg>,
-    W: QueryFragment<Pg>,
-{
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
-        out.push_sql("WITH logged AS (");
-        self.log.walk_ast(out.reborrow())?;
-        out.push_sql(") ");
-        self.write.walk_ast(out.reborrow())
+/// See [`with`].
+pub(crate) struct Ctes<'a>(Vec<(&'static str, Box<dyn QueryFragment<Pg> + Send + 'a>)>);
+
+impl<'a> Ctes<'a> {
+    /// One more statement, after those named so far.
+    pub(crate) fn and(
+        mut self,
+        name: &'static str,
+        statement: impl QueryFragment<Pg> + Send + 'a,
+    ) -> Self {
+        self.0.push((name, Box::new(statement)));
+        self
+    }
+
+    /// The statement's last part, whose result is the statement's.
+    pub(crate) fn then<Q>(self, query: Q) -> With<'a, Q> {
+        With { ctes: self, query }
     }
 }
 
-impl<L, W: Query> Query for Logged<L, W> {
-    type SqlType = W::SqlType;
+/// See [`with`].
+pub(crate) struct With<'a, Q> {
+    ctes: Ctes<'a>,
+    query: Q,
 }
 
-impl<L, W> QueryId for Logged<L, W> {
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for With<'_, Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        for (position, (name, statement)) in self.ctes.0.iter().enumerate() {
+            out.push_sql(if position == 0 { "WITH " } else { ", " });
+            out.push_identifier(name)?;
+            out.push_sql(" AS (");
+            statement.walk_ast(out.reborrow())?;
+            out.push_sql(")");
+        }
+        out.push_sql(" ");
+        self.query.walk_ast(out.reborrow())
+    }
+}
+
+impl<Q: Query> Query for With<'_, Q> {
+    type SqlType = Q::SqlType;
+}
+
+impl<Q> QueryId for With<'_, Q> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
 }

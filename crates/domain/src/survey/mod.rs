@@ -32,8 +32,8 @@ use crate::tenancy::{ProjectId, UserBasic, UserId};
 pub use command::{MAX_NAME_CHARS, NewSurvey, SurveyChanges};
 pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
 pub use port::{
-    CopyTarget, DeletedSurvey, FlagLock, FlagReferences, ReferencedFlags, SurveyLock, SurveyRecord,
-    SurveyRepository, SurveyTransaction, SurveyWrite,
+    CopyTarget, DeletedSurvey, FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, SurveyLock,
+    SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite,
 };
 pub use question::{
     BranchTarget, Branching, BranchingRule, ChoiceQuestion, ContentType, LinkQuestion,

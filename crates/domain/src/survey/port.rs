@@ -57,6 +57,14 @@ pub struct SurveyRecord<'a> {
     pub owns_targeting_flag: bool,
 }
 
+/// A targeting flag inserted with the survey that owns it
+/// ([`SurveyTransaction::insert_survey_with_flag`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OwnedNewFlag<'a> {
+    pub flag: &'a NewFlag,
+    pub created_by: UserId,
+}
+
 /// What a deleted survey left behind: what its deletion still has to clean up and log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeletedSurvey {
@@ -132,6 +140,23 @@ pub trait SurveyTransaction: Transaction {
         record: SurveyRecord<'_>,
         activity: Option<&NewActivity>,
     ) -> Result<DateTime<Utc>, DomainError>;
+
+    /// Inserts a survey, a targeting flag it owns and the survey's `activity` entry, if any,
+    /// at once: a create with targeting filters writes them in one round trip, not two. Returns
+    /// when the survey was created and the flag as stored, without its creator.
+    ///
+    /// # Errors
+    /// `Conflict` when the project has a survey of that name or a live flag of that key;
+    /// `Unexpected`.
+    async fn insert_survey_with_flag(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        state: &SurveyState,
+        flag: OwnedNewFlag<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<(DateTime<Utc>, FeatureFlag), DomainError>;
 
     /// Overwrites a (locked) survey's record and logs `activity` for it, if any.
     ///

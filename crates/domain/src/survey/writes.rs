@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 
 use super::{
-    CopyTarget, DeletedSurvey, FlagLock, FlagReferences, ReferencedFlags, Survey, SurveyId,
-    SurveyLock, SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite, TargetingFlag,
-    TargetingPlan,
+    CopyTarget, DeletedSurvey, FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, Survey,
+    SurveyId, SurveyLock, SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite,
+    TargetingFlag, TargetingPlan,
 };
 use crate::activity::NewActivity;
 use crate::error::{DomainError, Unexpected};
@@ -201,15 +201,35 @@ async fn insert(
     write: SurveyWrite,
     read: &ReadFlags,
 ) -> Result<Survey, DomainError> {
-    let (targeting_flag, owned) = store_targeting(tx, project, &write.targeting, read).await?;
-    let record = SurveyRecord {
-        state: &write.state,
-        targeting_flag: targeting_flag.as_ref().map(|flag| flag.id),
-        owns_targeting_flag: owned,
+    let activity = write.activity.as_ref();
+    let (created_at, targeting_flag, owned) = match &write.targeting {
+        // A new survey has no flag to let go of; a flag of its own goes in with it.
+        TargetingPlan {
+            delete: None,
+            flag: Some(TargetingFlag::New { flag, created_by }),
+        } => {
+            let flag = OwnedNewFlag {
+                flag,
+                created_by: *created_by,
+            };
+            let (created_at, flag) = tx
+                .insert_survey_with_flag(project, id, creator.id, &write.state, flag, activity)
+                .await?;
+            (created_at, Some(flag), true)
+        }
+        plan => {
+            let (targeting_flag, owned) = store_targeting(tx, project, plan, read).await?;
+            let record = SurveyRecord {
+                state: &write.state,
+                targeting_flag: targeting_flag.as_ref().map(|flag| flag.id),
+                owns_targeting_flag: owned,
+            };
+            let created_at = tx
+                .insert_survey(project, id, creator.id, record, activity)
+                .await?;
+            (created_at, targeting_flag, owned)
+        }
     };
-    let created_at = tx
-        .insert_survey(project, id, creator.id, record, write.activity.as_ref())
-        .await?;
     let linked_flag = read.shown(tx, project, write.state.linked_flag_id).await?;
     Ok(Survey {
         id,

@@ -14,8 +14,9 @@ use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::feature_flag::{FlagChanges, NewFlag};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    DeletedSurvey, FlagLock, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyRecord,
-    SurveyRepository, SurveyRevision, SurveyTransaction, activity::SCOPE,
+    DeletedSurvey, FlagLock, OwnedNewFlag, Survey, SurveyFilter, SurveyId, SurveyLock,
+    SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
+    activity::SCOPE,
 };
 use crate::tenancy::{ProjectId, UserId};
 
@@ -286,6 +287,29 @@ impl SurveyTransaction for Draft {
             self.state.log_survey(project, id, activity);
         }
         Ok(created_at)
+    }
+
+    async fn insert_survey_with_flag(
+        &mut self,
+        project: ProjectId,
+        id: SurveyId,
+        creator: UserId,
+        state: &SurveyState,
+        flag: OwnedNewFlag<'_>,
+        activity: Option<&NewActivity>,
+    ) -> Result<(DateTime<Utc>, FeatureFlag), DomainError> {
+        let flag = self
+            .insert_flag(project, flag.created_by, flag.flag)
+            .await?;
+        let record = SurveyRecord {
+            state,
+            targeting_flag: Some(flag.id),
+            owns_targeting_flag: true,
+        };
+        let created_at = self
+            .insert_survey(project, id, creator, record, activity)
+            .await?;
+        Ok((created_at, flag))
     }
 
     async fn update_survey(
