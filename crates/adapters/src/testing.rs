@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::postgres::database::{Database, PoolSettings};
 use crate::postgres::migrations::{quote_identifier, run_migrations};
+pub use crate::postgres::statement_log::Recorded;
 
 /// Server used when `BURROW_TEST_DATABASE_URL` is unset: the local trust-auth cluster.
 const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -261,6 +262,15 @@ fn migrations_fingerprint() -> anyhow::Result<String> {
 /// in round trips, checked by tests instead of timed. Each test has a pool of its own, so
 /// nothing else runs on it meanwhile.
 pub async fn statements_of<F: Future>(database: &Database, work: F) -> (F::Output, Vec<String>) {
+    let (output, recorded) = recorded_of(database, work).await;
+    (output, recorded.statements)
+}
+
+/// [`statements_of`], and which of them a connection prepared to keep: run on a pool none of
+/// whose connections ran them before, a statement kept prepared shows among
+/// `Recorded::kept_prepared`, one prepared afresh on every run (a round trip and a parse each
+/// time) never does.
+pub async fn recorded_of<F: Future>(database: &Database, work: F) -> (F::Output, Recorded) {
     database.statements.start_recording();
     let output = work.await;
     (output, database.statements.stop_recording())

@@ -11,6 +11,7 @@ pub(crate) mod paging;
 pub(crate) mod persons;
 pub(crate) mod plugin_configs;
 pub(crate) mod plugins;
+pub(crate) mod prepared;
 pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod sdk_changes;

@@ -19,6 +19,7 @@ use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::plugins::visible_plugin;
+use crate::postgres::prepared::prepared;
 use crate::postgres::schema::plugin_configs;
 use crate::postgres::transaction::{Lock, PgTransaction};
 
@@ -76,9 +77,15 @@ impl ConfigRow {
     }
 }
 
-/// The columns a write sets from a config's state.
+/// The columns a write sets from a config's state. `None` is written as `NULL` (every such
+/// column's default) by an insert and an update alike, so each statement is one SQL text.
 #[derive(Insertable, AsChangeset)]
-#[diesel(table_name = plugin_configs, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
+#[diesel(
+    table_name = plugin_configs,
+    check_for_backend(diesel::pg::Pg),
+    treat_none_as_null = true,
+    treat_none_as_default_value = false
+)]
 struct ConfigStateRow<'a> {
     enabled: bool,
     order: i32,
@@ -215,7 +222,7 @@ impl PluginConfigTransaction for PgTransaction {
     }
 
     async fn update(&mut self, config: PluginConfig) -> Result<PluginConfig, Unexpected> {
-        let updated_at = diesel::update(
+        let update = diesel::update(
             plugin_configs::table
                 .filter(plugin_configs::id.eq(config.id.0))
                 .filter(plugin_configs::project_id.eq(config.project_id.0)),
@@ -225,12 +232,15 @@ impl PluginConfigTransaction for PgTransaction {
             plugin_configs::deleted.eq(config.deleted),
             plugin_configs::updated_at.eq(diesel::dsl::now),
         ))
-        .returning(plugin_configs::updated_at)
-        .get_result(self.connection().await?)
-        .await
-        .optional()
-        .during("updating a plugin config")?
-        .ok_or_else(|| Unexpected::new(format!("plugin config {} is not stored", config.id.0)))?;
+        .returning(plugin_configs::updated_at);
+        let updated_at = prepared(update)
+            .get_result(self.connection().await?)
+            .await
+            .optional()
+            .during("updating a plugin config")?
+            .ok_or_else(|| {
+                Unexpected::new(format!("plugin config {} is not stored", config.id.0))
+            })?;
         Ok(PluginConfig {
             updated_at,
             ..config

@@ -19,6 +19,7 @@ use domain::{DomainError, Unexpected};
 use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
 use crate::postgres::paging::{page, window};
+use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{
     ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page,
 };
@@ -280,13 +281,15 @@ impl PluginTransaction for PgTransaction {
         state: &PluginState,
         archive: Option<&[u8]>,
     ) -> Result<PluginState, DomainError> {
-        let row = diesel::update(plugins::table.find(id.0))
+        // Two SQL texts: with the archive and without.
+        let update = diesel::update(plugins::table.find(id.0))
             .set((
                 PluginStateRow::from(state),
                 plugins::updated_at.eq(diesel::dsl::now),
                 archive.map(|archive| plugins::archive.eq(archive)),
             ))
-            .returning(PluginRow::as_returning())
+            .returning(PluginRow::as_returning());
+        let row = prepared(update)
             .get_result::<PluginRow>(self.connection().await?)
             .await
             .map_err(|error| write_error(error, URL_INDEX, "updating a plugin"))?;

@@ -23,29 +23,39 @@ pub(crate) struct StatementLog {
 struct Recorder {
     /// Checked first, so a pool nobody records costs no lock per statement.
     on: AtomicBool,
-    statements: Mutex<Vec<String>>,
+    recorded: Mutex<Recorded>,
+}
+
+/// What a pool's connections did while recorded.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    /// Every statement run, in order.
+    pub statements: Vec<String>,
+    /// The statements a connection prepared to keep (diesel's `CacheQuery`), the first time it
+    /// ran each. A statement prepared afresh on every run never shows here.
+    pub kept_prepared: Vec<String>,
 }
 
 impl StatementLog {
     /// Starts keeping the statements this pool runs, forgetting any kept before.
     #[cfg(feature = "testing")]
     pub(crate) fn start_recording(&self) {
-        self.recorder.statements().clear();
+        *self.recorder.recorded() = Recorded::default();
         self.recorder.on.store(true, Ordering::SeqCst);
     }
 
-    /// Stops keeping statements and returns those kept since `start_recording`.
+    /// Stops keeping statements and returns what was recorded since `start_recording`.
     #[cfg(feature = "testing")]
-    pub(crate) fn stop_recording(&self) -> Vec<String> {
+    pub(crate) fn stop_recording(&self) -> Recorded {
         self.recorder.on.store(false, Ordering::SeqCst);
-        std::mem::take(&mut *self.recorder.statements())
+        std::mem::take(&mut *self.recorder.recorded())
     }
 }
 
 impl Recorder {
-    fn statements(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
-        // A panic while holding the lock leaves a list of strings, still fine to use.
-        self.statements
+    fn recorded(&self) -> std::sync::MutexGuard<'_, Recorded> {
+        // A panic while holding the lock leaves lists of strings, still fine to use.
+        self.recorded
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -53,10 +63,17 @@ impl Recorder {
 
 impl Instrumentation for StatementLog {
     fn on_connection_event(&mut self, event: InstrumentationEvent<'_>) {
-        let InstrumentationEvent::FinishQuery { query, error, .. } = event else {
-            return;
-        };
         let recording = self.recorder.on.load(Ordering::SeqCst);
+        let (query, error) = match event {
+            InstrumentationEvent::FinishQuery { query, error, .. } => (query, error),
+            InstrumentationEvent::CacheQuery { sql, .. } => {
+                if recording {
+                    self.recorder.recorded().kept_prepared.push(sql.to_owned());
+                }
+                return;
+            }
+            _ => return,
+        };
         if !recording && !tracing::enabled!(target: STATEMENT_LOG_TARGET, tracing::Level::DEBUG) {
             return;
         }
@@ -68,7 +85,7 @@ impl Instrumentation for StatementLog {
             "statement"
         );
         if recording {
-            self.recorder.statements().push(sql);
+            self.recorder.recorded().statements.push(sql);
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::postgres::feature_flags::{
     LIVE_KEY_INDEX, change_flag, flag_insert, flags_by_id, insert_flag,
 };
 use crate::postgres::paging::{page, window};
+use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{
     FlagRow, NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page,
 };
@@ -412,11 +413,11 @@ impl SurveyTransaction for PgTransaction {
         let conn = self.connection().await?;
         let updated = match activity {
             Some(activity) => {
-                logged(log_entry(project, id, activity), update)
+                prepared(logged(log_entry(project, id, activity), update))
                     .execute(conn)
                     .await
             }
-            None => update.execute(conn).await,
+            None => prepared(update).execute(conn).await,
         }
         .map_err(|error| write_error(error, NAME_CONSTRAINT, "updating a survey"))?;
         if updated == 0 {

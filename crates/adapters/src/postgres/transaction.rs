@@ -1,6 +1,7 @@
 //! A PostgreSQL transaction held open across the domain's primitive calls (the unit of work of
-//! `domain::ports::Transaction`); `logged`, which lets a write carry its activity entry in the
-//! same statement; and `for_update_of`, which locks one table of a joined read.
+//! `domain::ports::Transaction`); `with` and `logged`, which put writes that go together (a
+//! write and its activity entry) in one statement; and `for_update_of`, which locks one table
+//! of a joined read.
 
 use async_trait::async_trait;
 use diesel::pg::Pg;

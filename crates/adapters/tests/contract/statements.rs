@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use adapters::testing::{TestDatabase, statements_of};
+use adapters::testing::{TestDatabase, recorded_of, statements_of};
 use domain::feature_flag::{FeatureFlag, FlagFiltersPatch};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
@@ -141,6 +141,46 @@ async fn a_survey_create_with_a_linked_flag_and_targeting_filters_takes_four_sta
     at_most(4, &statements);
     assert_eq!(survey.linked_flag.map(|flag| flag.id), Some(linked.id));
     assert!(survey.targeting_flag.is_some() && survey.owns_targeting_flag);
+}
+
+/// A survey's writes stay prepared on their connection. Prepared afresh (diesel's default for an
+/// `UPDATE`, and for an `INSERT` that writes `DEFAULT`), each would cost a round trip more and
+/// PostgreSQL a parse and a plan on every run.
+#[tokio::test]
+async fn a_survey_create_and_rename_write_with_statements_kept_prepared() {
+    let db = TestDatabase::create().await;
+    let stores = Stores::on_postgres(&db).await;
+    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let linked = stores.flag("linked").await;
+    let changes = SurveyChanges {
+        linked_flag_id: Patch::Value(linked.id),
+        targeting_flag_filters: Some(targeting_filters()),
+        ..named("NPS")
+    };
+
+    let (survey, created) = recorded_of(&db.database, create(&service, &stores, changes)).await;
+    let rename = SurveyChanges {
+        name: Patch::Value("Net promoter score".into()),
+        ..SurveyChanges::default()
+    };
+    let rename = service.update(stores.project, survey.id, stores.user.id, rename);
+    let (renamed, renaming) = recorded_of(&db.database, rename).await;
+    renamed.expect("renaming the survey");
+
+    for recorded in [created, renaming] {
+        let writes: Vec<&String> = recorded
+            .statements
+            .iter()
+            .filter(|statement| statement.starts_with("WITH") || statement.starts_with("UPDATE"))
+            .collect();
+        assert!(!writes.is_empty(), "{:?}", recorded.statements);
+        for write in writes {
+            assert!(
+                recorded.kept_prepared.contains(write),
+                "prepared afresh on every run: {write}"
+            );
+        }
+    }
 }
 
 #[tokio::test]

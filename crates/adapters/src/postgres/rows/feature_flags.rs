@@ -48,8 +48,14 @@ impl FlagRow {
     }
 }
 
+/// A flag as inserted. A `None` creator is bound as `NULL` (the column's default), not written
+/// as `DEFAULT`, so the `INSERT` is one SQL text and stays prepared.
 #[derive(Insertable)]
-#[diesel(table_name = feature_flags, check_for_backend(diesel::pg::Pg))]
+#[diesel(
+    table_name = feature_flags,
+    check_for_backend(diesel::pg::Pg),
+    treat_none_as_default_value = false
+)]
 pub(crate) struct NewFlagRow<'a> {
     pub project_id: i32,
     pub name: &'a str,

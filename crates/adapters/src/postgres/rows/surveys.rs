@@ -102,10 +102,16 @@ impl SurveyRow {
 }
 
 /// The columns a `SurveyState` is written to, on insert and on update alike. `None` is
-/// written as `NULL` by an update (a cleared field), and as the column default (`NULL`) by an
-/// insert.
+/// written as `NULL` by both (a cleared field; every such column's default is `NULL`), never
+/// left out or as `DEFAULT`: each statement writing it is one SQL text, which stays prepared
+/// (see `prepared`).
 #[derive(Insertable, AsChangeset)]
-#[diesel(table_name = surveys, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
+#[diesel(
+    table_name = surveys,
+    check_for_backend(diesel::pg::Pg),
+    treat_none_as_null = true,
+    treat_none_as_default_value = false
+)]
 pub(crate) struct SurveyStateRow<'a> {
     pub name: &'a str,
     pub description: &'a str,
@@ -154,7 +160,7 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
 
 /// A survey activity entry as inserted.
 #[derive(Insertable)]
-#[diesel(table_name = survey_activity)]
+#[diesel(table_name = survey_activity, treat_none_as_default_value = false)]
 pub(crate) struct NewSurveyActivityRow<'a> {
     id: Uuid,
     project_id: i32,

@@ -14,7 +14,11 @@ use uuid::Uuid;
 use crate::postgres::schema::{organizations, personal_api_keys, projects, users};
 
 #[derive(Queryable, Selectable, Insertable)]
-#[diesel(table_name = organizations, check_for_backend(diesel::pg::Pg))]
+#[diesel(
+    table_name = organizations,
+    check_for_backend(diesel::pg::Pg),
+    treat_none_as_default_value = false
+)]
 pub(crate) struct OrganizationRow {
     pub id: Uuid,
     pub name: String,
