@@ -1,21 +1,23 @@
-//! `prepared`: an `UPDATE` of one SQL text kept prepared on its connection, as diesel keeps
-//! every other statement.
+//! `prepared`: a statement diesel would prepare afresh on every run, kept prepared on its
+//! connection as diesel keeps every other statement, when its SQL is a fixed set of texts.
 //!
-//! Diesel prepares every `UPDATE` afresh each time it runs, because a changeset may leave
-//! columns out, so one statement type can be many SQL texts. Afresh costs a round trip of its
-//! own (`Parse`, then `Bind` and `Execute`) and PostgreSQL's parse and plan, every time: for a
-//! survey's rename, more than the update itself. An update whose changeset writes every column
-//! it names (`treat_none_as_null`, no optional column) is a fixed set of SQL texts, so it is safe
-//! to keep, cached by its text (never by its type, which may stand for several texts). An
-//! update whose columns depend on the data (a flag's `FlagChangeset`) must not go through here:
-//! each of its shapes would stay prepared on every connection.
+//! Diesel prepares afresh, each time they run, every `UPDATE` (a changeset may leave columns
+//! out, so one statement type can be many SQL texts) and every `sql_query` (its text is any
+//! string). Afresh costs a round trip of its own (`Parse`, then `Bind` and `Execute`) and
+//! PostgreSQL a parse and a plan every time: for a survey's rename, more than the update
+//! itself. A statement that can only be a fixed set of SQL texts (an update whose changeset
+//! writes every column it names, `treat_none_as_null`; a `sql_query` of a constant) is safe to
+//! keep, cached by its text (never by its type, which may stand for several texts). A statement
+//! whose text depends on the data (a flag's `FlagChangeset`, a filter built from a request)
+//! must not go through here: each of its texts would stay prepared on every connection.
 
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::QueryResult;
 
 /// Keeps `statement` prepared, cached by its SQL text. Wraps the whole statement (diesel asks
-/// only the outermost part whether it may be kept), e.g. `prepared(logged(log, update))`.
+/// only the outermost part whether it may be kept), e.g. `prepared(logged(log, update))`, and
+/// the binds of a `sql_query`.
 pub(crate) fn prepared<Q>(statement: Q) -> Prepared<Q> {
     Prepared(statement)
 }

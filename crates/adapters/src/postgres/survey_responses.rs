@@ -36,6 +36,7 @@ use crate::postgres::capture_queue::{Capture, CaptureQueue, MOST_EVENTS_TOGETHER
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
+use crate::postgres::prepared::prepared;
 use crate::postgres::schema::{survey_events, survey_responses};
 use crate::postgres::text::{pg_object, pg_string, pg_text};
 
@@ -500,29 +501,31 @@ pub(crate) async fn write_captures(
             .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
             .unzip();
     let mut conn = database.writer_connection().await?;
-    let recorded: Recorded = diesel::sql_query(RECORD_CAPTURE)
-        .bind::<Int4, _>(project.0)
-        .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
-        .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
-        .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
-        .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
-        .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
-        .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
-        .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
-        .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
-        .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
-        .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
-        .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
-        .bind::<Int4, _>(slot.0)
-        .bind::<Array<Text>, _>(distinct_ids)
-        .bind::<Array<Jsonb>, _>(properties)
-        .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
-        .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
-        .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
-        .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes))
-        .get_result(&mut conn)
-        .await
-        .during("recording a capture")?;
+    let recorded: Recorded = prepared(
+        diesel::sql_query(RECORD_CAPTURE)
+            .bind::<Int4, _>(project.0)
+            .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
+            .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
+            .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
+            .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
+            .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
+            .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
+            .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
+            .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
+            .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
+            .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
+            .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
+            .bind::<Int4, _>(slot.0)
+            .bind::<Array<Text>, _>(distinct_ids)
+            .bind::<Array<Jsonb>, _>(properties)
+            .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
+            .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
+            .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
+            .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes)),
+    )
+    .get_result(&mut conn)
+    .await
+    .during("recording a capture")?;
     if events.len() > MOST_EVENTS_TOGETHER {
         Database::close(conn);
     }
@@ -763,13 +766,15 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         filter: &CountFilter,
     ) -> Result<ResponseCounts, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let rows: Vec<CountRow> = diesel::sql_query(COUNT_RESPONSES)
-            .bind::<Int4, _>(project.0)
-            .bind::<Bool, _>(filter.exclude_archived)
-            .bind::<Nullable<Array<Varchar>>, _>(filter.survey_ids.as_ref())
-            .load(&mut conn)
-            .await
-            .during("counting survey responses")?;
+        let rows: Vec<CountRow> = prepared(
+            diesel::sql_query(COUNT_RESPONSES)
+                .bind::<Int4, _>(project.0)
+                .bind::<Bool, _>(filter.exclude_archived)
+                .bind::<Nullable<Array<Varchar>>, _>(filter.survey_ids.as_ref()),
+        )
+        .load(&mut conn)
+        .await
+        .during("counting survey responses")?;
         Ok(rows
             .into_iter()
             .filter(|row| row.responses > 0)
@@ -849,20 +854,22 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
     ) -> Result<Tallies, Unexpected> {
         let order: Vec<i32> = (0..).take(questions.len()).collect();
         let mut conn = self.database.connection().await?;
-        let rows: Vec<TallyRow> = diesel::sql_query(TALLIES)
-            .bind::<Int4, _>(project.0)
-            .bind::<Varchar, _>(survey_id)
-            .bind::<Nullable<Timestamptz>, _>(filter.window.from)
-            .bind::<Nullable<Timestamptz>, _>(filter.window.to)
-            .bind::<Bool, _>(filter.exclude_archived)
-            .bind::<Array<Int4>, _>(order)
-            .bind::<Array<Text>, _>(column(questions, |q| &q.keys.id))
-            .bind::<Array<Nullable<Text>>, _>(column(questions, |q| q.keys.index.as_ref()))
-            .bind::<Array<Bool>, _>(column(questions, |q| q.values))
-            .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX))
-            .load(&mut conn)
-            .await
-            .during("adding up a survey's answers")?;
+        let rows: Vec<TallyRow> = prepared(
+            diesel::sql_query(TALLIES)
+                .bind::<Int4, _>(project.0)
+                .bind::<Varchar, _>(survey_id)
+                .bind::<Nullable<Timestamptz>, _>(filter.window.from)
+                .bind::<Nullable<Timestamptz>, _>(filter.window.to)
+                .bind::<Bool, _>(filter.exclude_archived)
+                .bind::<Array<Int4>, _>(order)
+                .bind::<Array<Text>, _>(column(questions, |q| &q.keys.id))
+                .bind::<Array<Nullable<Text>>, _>(column(questions, |q| q.keys.index.as_ref()))
+                .bind::<Array<Bool>, _>(column(questions, |q| q.values))
+                .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX)),
+        )
+        .load(&mut conn)
+        .await
+        .during("adding up a survey's answers")?;
         let mut tallies = Tallies {
             responses: 0,
             questions: vec![Tally::default(); questions.len()],
@@ -1031,14 +1038,16 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         window_of_time: DateWindow,
     ) -> Result<StatsAggregates, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let rows: Vec<AggregateRow> = diesel::sql_query(AGGREGATES)
-            .bind::<Int4, _>(project.0)
-            .bind::<Array<Varchar>, _>(survey_ids)
-            .bind::<Nullable<Timestamptz>, _>(window_of_time.from)
-            .bind::<Nullable<Timestamptz>, _>(window_of_time.to)
-            .load(&mut conn)
-            .await
-            .during("adding up survey events")?;
+        let rows: Vec<AggregateRow> = prepared(
+            diesel::sql_query(AGGREGATES)
+                .bind::<Int4, _>(project.0)
+                .bind::<Array<Varchar>, _>(survey_ids)
+                .bind::<Nullable<Timestamptz>, _>(window_of_time.from)
+                .bind::<Nullable<Timestamptz>, _>(window_of_time.to),
+        )
+        .load(&mut conn)
+        .await
+        .during("adding up survey events")?;
         let mut aggregates = StatsAggregates::default();
         for row in &rows {
             match SurveyEventKind::parse(&row.event) {

@@ -31,6 +31,7 @@ use uuid::Uuid;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
+use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{
     AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, activity_page,
     delivery,
@@ -679,12 +680,14 @@ impl DeliveryQueue for PgWebhookRepository {
 
     async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let rows: Vec<ClaimedRow> = diesel::sql_query(CLAIM_DUE)
-            .bind::<Int8, _>(i64::from(limit))
-            .bind::<Double, _>(lease.as_secs_f64())
-            .load(&mut conn)
-            .await
-            .during("claiming due webhook deliveries")?;
+        let rows: Vec<ClaimedRow> = prepared(
+            diesel::sql_query(CLAIM_DUE)
+                .bind::<Int8, _>(i64::from(limit))
+                .bind::<Double, _>(lease.as_secs_f64()),
+        )
+        .load(&mut conn)
+        .await
+        .during("claiming due webhook deliveries")?;
         Ok(rows.into_iter().map(ClaimedRow::into_due).collect())
     }
 
@@ -696,20 +699,22 @@ impl DeliveryQueue for PgWebhookRepository {
         };
         let (status_code, duration_ms) = attempt_columns(&settlement.attempt);
         let mut conn = self.database.connection().await?;
-        diesel::sql_query(SETTLE)
-            .bind::<SqlUuid, _>(id.0)
-            .bind::<Timestamptz, _>(settlement.attempt.at)
-            .bind::<Nullable<Int2>, _>(status_code)
-            .bind::<Nullable<Text>, _>(settlement.attempt.error.as_deref())
-            .bind::<Int4, _>(duration_ms)
-            .bind::<Varchar, _>(state.as_str())
-            .bind::<Nullable<Timestamptz>, _>(next_attempt_at)
-            .bind::<Nullable<Bytea>, _>(settlement.body.as_deref())
-            .bind::<Bool, _>(settlement.next == NextStep::Delivered)
-            .bind::<Nullable<Varchar>, _>(settlement.disable.map(DisabledReason::as_str))
-            .execute(&mut conn)
-            .await
-            .during("settling a webhook delivery")?;
+        prepared(
+            diesel::sql_query(SETTLE)
+                .bind::<SqlUuid, _>(id.0)
+                .bind::<Timestamptz, _>(settlement.attempt.at)
+                .bind::<Nullable<Int2>, _>(status_code)
+                .bind::<Nullable<Text>, _>(settlement.attempt.error.as_deref())
+                .bind::<Int4, _>(duration_ms)
+                .bind::<Varchar, _>(state.as_str())
+                .bind::<Nullable<Timestamptz>, _>(next_attempt_at)
+                .bind::<Nullable<Bytea>, _>(settlement.body.as_deref())
+                .bind::<Bool, _>(settlement.next == NextStep::Delivered)
+                .bind::<Nullable<Varchar>, _>(settlement.disable.map(DisabledReason::as_str)),
+        )
+        .execute(&mut conn)
+        .await
+        .during("settling a webhook delivery")?;
         Ok(())
     }
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use adapters::testing::{TestDatabase, recorded_of, statements_of};
+use adapters::testing::{Recorded, TestDatabase, recorded_of, statements_of};
 use domain::feature_flag::{FeatureFlag, FlagFiltersPatch};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
@@ -301,9 +301,9 @@ async fn a_plugin_install_from_a_url_takes_five_statements() {
     );
 }
 
-/// The statements of capturing `answers` survey answers in one batch, each from its own person
-/// and `$set` on them, through the service; checks that all of them were stored.
-async fn capture_statements(answers: usize) -> Vec<String> {
+/// What capturing `answers` survey answers in one batch costs, each from its own person and
+/// `$set` on them, through the service; checks that all of them were stored.
+async fn capture_statements(answers: usize) -> Recorded {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
     let surveys = Arc::new(SurveyService::new(Arc::clone(&stores.surveys)));
@@ -329,8 +329,8 @@ async fn capture_statements(answers: usize) -> Vec<String> {
         sent_at: None,
     };
 
-    let (stored, statements) =
-        statements_of(&db.database, service.capture(stores.project, batch)).await;
+    let (stored, recorded) =
+        recorded_of(&db.database, service.capture(stores.project, batch)).await;
 
     assert_eq!(stored.expect("capturing the batch"), answers);
     let last = stores
@@ -345,15 +345,19 @@ async fn capture_statements(answers: usize) -> Vec<String> {
             .cloned()
             .unwrap()
     );
-    statements
+    recorded
 }
 
 #[tokio::test]
 async fn capturing_one_event_takes_one_statement_without_begin_or_commit() {
-    let statements = capture_statements(1).await;
+    let Recorded {
+        statements,
+        kept_prepared,
+    } = capture_statements(1).await;
 
     assert_eq!(statements.len(), 1, "{}", statements.join("\n"));
-    // The whole capture is one call of the function the migrations define.
+    // The whole capture is one call of the function the migrations define, kept prepared (so
+    // one round trip: no `Parse` of its own).
     assert!(
         statements[0]
             .trim_start()
@@ -361,11 +365,12 @@ async fn capturing_one_event_takes_one_statement_without_begin_or_commit() {
         "{}",
         statements[0]
     );
+    assert_eq!(kept_prepared, statements);
 }
 
 #[tokio::test]
 async fn capturing_a_hundred_events_takes_one_statement() {
-    let statements = capture_statements(100).await;
+    let statements = capture_statements(100).await.statements;
 
     assert_eq!(statements.len(), 1, "{}", statements.join("\n"));
 }
