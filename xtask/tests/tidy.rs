@@ -94,3 +94,40 @@ fn every_rust_file_opens_with_a_module_doc() {
         "files without a `//!` header: {missing:?}"
     );
 }
+
+/// Diesel never keeps prepared an `INSERT` of a derived `Insertable` left at its default (each
+/// field may write `DEFAULT`): every run would pay a `Parse` round trip and a plan. Binding
+/// `None` as `NULL` instead keeps the statement one SQL text, which diesel keeps.
+#[test]
+fn every_insertable_row_binds_none_as_null_so_its_inserts_stay_prepared() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/adapters/src"), &mut files);
+    let mut offenders = Vec::new();
+    for file in files {
+        let text = fs::read_to_string(&file).unwrap();
+        let mut rest = text.as_str();
+        while let Some(derive) = rest.find("#[derive(") {
+            rest = &rest[derive..];
+            let derive_end = rest.find(")]").unwrap();
+            let is_insertable = rest[..derive_end].contains("Insertable");
+            rest = &rest[derive_end..];
+            if !is_insertable {
+                continue;
+            }
+            // The attributes between the derive and its struct.
+            let attributes = &rest[..rest.find("struct ").unwrap()];
+            if !attributes.contains("treat_none_as_default_value = false") {
+                let line = text.len() - rest.len();
+                let line = text[..line].lines().count();
+                offenders.push(format!(
+                    "{}:{line}",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "Insertable rows without `treat_none_as_default_value = false`: {offenders:?}"
+    );
+}
