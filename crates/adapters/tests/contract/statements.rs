@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use adapters::testing::{Recorded, TestDatabase, recorded_of, statements_of};
-use domain::feature_flag::{FeatureFlag, FlagFiltersPatch};
+use domain::feature_flag::{FeatureFlag, FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{
@@ -110,14 +110,19 @@ async fn a_create_refused_before_any_read_sends_no_statement() {
     assert_eq!(statements, Vec::<String>::new());
 }
 
+/// A survey named "NPS" linking `linked`, with targeting filters (so a targeting flag of its own).
+fn linked_and_targeting(linked: FlagId) -> SurveyChanges {
+    SurveyChanges {
+        linked_flag_id: Patch::Value(linked),
+        targeting_flag_filters: Some(targeting_filters()),
+        ..named("NPS")
+    }
+}
+
 /// A survey with a linked flag and a targeting flag of its own, and the flag it links.
 async fn linked_and_targeted(service: &SurveyService, stores: &Stores) -> (Survey, FeatureFlag) {
     let linked = stores.flag("linked").await;
-    let changes = SurveyChanges {
-        linked_flag_id: Patch::Value(linked.id),
-        targeting_flag_filters: Some(targeting_filters()),
-        ..named("NPS")
-    };
+    let changes = linked_and_targeting(linked.id);
     (create(service, stores, changes).await, linked)
 }
 
@@ -129,11 +134,7 @@ async fn a_survey_create_with_a_linked_flag_and_targeting_filters_takes_four_sta
     let service = SurveyService::new(Arc::clone(&stores.surveys));
 
     let linked = stores.flag("linked").await;
-    let changes = SurveyChanges {
-        linked_flag_id: Patch::Value(linked.id),
-        targeting_flag_filters: Some(targeting_filters()),
-        ..named("NPS")
-    };
+    let changes = linked_and_targeting(linked.id);
 
     let (survey, statements) =
         statements_of(&db.database, create(&service, &stores, changes)).await;
@@ -152,11 +153,7 @@ async fn a_survey_create_and_rename_write_with_statements_kept_prepared() {
     let stores = Stores::on_postgres(&db).await;
     let service = SurveyService::new(Arc::clone(&stores.surveys));
     let linked = stores.flag("linked").await;
-    let changes = SurveyChanges {
-        linked_flag_id: Patch::Value(linked.id),
-        targeting_flag_filters: Some(targeting_filters()),
-        ..named("NPS")
-    };
+    let changes = linked_and_targeting(linked.id);
 
     let (survey, created) = recorded_of(&db.database, create(&service, &stores, changes)).await;
     let rename = SurveyChanges {
