@@ -3,6 +3,8 @@
 //! properties known): a filter that cannot be applied (bad regex, a number that is not one, an
 //! unknown operator or filter type) does not match; it is never an error.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -61,16 +63,28 @@ pub fn matches(
 /// other filters. Lets a snapshot compile every pattern of its flags once, up front.
 pub fn regex_pattern(filter: &PropertyFilter) -> Option<String> {
     match filter.operator() {
-        Operator::Regex | Operator::NotRegex => filter.value.as_ref().map(text),
+        Operator::Regex | Operator::NotRegex => {
+            filter.value.as_ref().map(|value| text(value).into_owned())
+        }
         _ => None,
     }
 }
 
-/// A value as text: strings as they are, anything else as compact JSON (`true`, `1.5`).
-fn text(value: &Value) -> String {
+/// A value as text: strings as they are (borrowed: every `/flags` request compares about as
+/// many as its flags have filters), anything else as compact JSON (`true`, `1.5`).
+fn text(value: &Value) -> Cow<'_, str> {
     match value {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
+        Value::String(text) => Cow::Borrowed(text),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+/// `a.to_lowercase() == b.to_lowercase()`, without lowercasing copies when both are ASCII.
+fn eq_lowercased(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        a.eq_ignore_ascii_case(b)
+    } else {
+        a.to_lowercase() == b.to_lowercase()
     }
 }
 
@@ -87,20 +101,17 @@ fn exact(expected: &Value, actual: &Value) -> bool {
     if is_boolean_like(expected) {
         return is_truthy(expected) == is_truthy(actual);
     }
-    let actual = text(actual).to_lowercase();
+    let actual = text(actual);
     match expected {
-        Value::Array(items) => items.iter().any(|item| text(item).to_lowercase() == actual),
-        single => text(single).to_lowercase() == actual,
+        Value::Array(items) => items.iter().any(|item| eq_lowercased(&text(item), &actual)),
+        single => eq_lowercased(&text(single), &actual),
     }
 }
 
 fn is_boolean_like(value: &Value) -> bool {
     match value {
         Value::Bool(_) => true,
-        Value::String(text) => {
-            let text = text.to_lowercase();
-            text == "true" || text == "false"
-        }
+        Value::String(text) => eq_lowercased(text, "true") || eq_lowercased(text, "false"),
         Value::Array(items) => items.iter().all(is_boolean_like),
         _ => false,
     }
@@ -115,10 +126,15 @@ fn is_truthy(value: &Value) -> bool {
     }
 }
 
+/// Whether `expected` is in `actual`, ASCII letters in either case (PostHog's `icontains`).
 fn icontains(actual: &Value, expected: &Value) -> bool {
-    text(actual)
-        .to_ascii_lowercase()
-        .contains(&text(expected).to_ascii_lowercase())
+    let (haystack, needle) = (text(actual), text(expected));
+    let needle = needle.as_bytes();
+    needle.is_empty()
+        || haystack
+            .as_bytes()
+            .windows(needle.len())
+            .any(|window| window.eq_ignore_ascii_case(needle))
 }
 
 /// Whether the pattern finds a match anywhere in the value; `None` for a pattern that does not
@@ -257,6 +273,28 @@ mod tests {
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2020, 3, 31, 12, 0, 0).unwrap()
+    }
+
+    /// The comparisons made without lowercased copies answer as the copies did.
+    #[test]
+    fn case_insensitive_comparisons_agree_with_lowercased_copies() {
+        // The empty text first; then case pairs, ASCII and not (final sigma, dotted I, Kelvin).
+        let texts = "|a|A|Pro|PRO|pro |@Example.COM|x@example.com|true|TRUE|Straße|STRASSE|ΟΔΟΣ|οδος|οδοσ|İ|i̇|K|k|é|É";
+        for a in texts.split('|') {
+            for b in texts.split('|') {
+                let (left, right) = (json!(a), json!(b));
+                assert_eq!(
+                    eq_lowercased(a, b),
+                    a.to_lowercase() == b.to_lowercase(),
+                    "{a:?} = {b:?}"
+                );
+                assert_eq!(
+                    icontains(&left, &right),
+                    a.to_ascii_lowercase().contains(&b.to_ascii_lowercase()),
+                    "{a:?} icontains {b:?}"
+                );
+            }
+        }
     }
 
     fn check(filter: Value, properties: Value) -> bool {
