@@ -167,7 +167,11 @@ fn condition_sets_are_ored_in_order_and_the_reason_names_the_deciding_one() {
         assert_eq!(result.enabled, enabled, "{properties}");
         assert_eq!(result.reason.code, code, "{properties}");
         assert_eq!(result.reason.condition_index, index, "{properties}");
-        assert_eq!(result.reason.description(), description, "{properties}");
+        assert_eq!(
+            result.reason.description().to_string(),
+            description,
+            "{properties}"
+        );
         assert_eq!(result.key, "ordered");
         assert_eq!(result.flag_id, FlagId(1));
     }
@@ -186,7 +190,10 @@ fn no_match_reports_the_last_condition_set_and_a_flag_without_sets_none() {
     assert!(!result.enabled);
     assert_eq!(result.reason.code.as_str(), "no_condition_match");
     assert_eq!(result.reason.condition_index, Some(1));
-    assert_eq!(result.reason.description(), "No matching condition set");
+    assert_eq!(
+        result.reason.description().to_string(),
+        "No matching condition set"
+    );
 
     let empty_flag = flag("empty", json!({"groups": []}));
     let empty = evaluate(&empty_flag, &person("p", json!({})));
@@ -319,7 +326,10 @@ fn inactive_deleted_and_group_flags_are_off_with_their_reason() {
         );
         assert_eq!(result.reason.code, ReasonCode::Disabled);
         assert_eq!(result.reason.code.as_str(), "flag_disabled");
-        assert_eq!(result.reason.description(), "Feature flag is disabled");
+        assert_eq!(
+            result.reason.description().to_string(),
+            "Feature flag is disabled"
+        );
     }
 
     let mut group_filters = everyone;
@@ -328,7 +338,7 @@ fn inactive_deleted_and_group_flags_are_off_with_their_reason() {
     let group = evaluate(&by_company, &person("p", json!({})));
     assert!(!group.enabled);
     assert_eq!(group.reason.code.as_str(), "no_group_type");
-    assert_eq!(group.reason.description(), "No group type");
+    assert_eq!(group.reason.description().to_string(), "No group type");
 }
 
 #[test]
@@ -371,7 +381,10 @@ fn an_early_access_enrollment_decides_before_the_condition_sets() {
         &person("p", json!({"$feature_enrollment/early": true})),
     );
     assert!(opted_in.enabled);
-    assert_eq!(opted_in.reason.description(), "Super condition value");
+    assert_eq!(
+        opted_in.reason.description().to_string(),
+        "Super condition value"
+    );
     let never_asked = evaluate(&flag, &person("p", json!({})));
     assert_eq!(
         (never_asked.enabled, never_asked.reason.code),

@@ -3,15 +3,15 @@
 //! for one person as PostHog evaluates them. Named by the project's public token; bodies come
 //! packed as the SDKs pack them (gzip, base64 form, JSON).
 
-use std::borrow::Cow;
+use std::io::{self, Write as _};
 
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
 use domain::error::ValidationCode;
-use domain::feature_flag::Evaluation;
-use domain::sdk::SdkService;
-use serde::{Deserialize, Serialize, Serializer};
+use domain::feature_flag::{Evaluation, FeatureFlag};
+use domain::sdk::{SdkService, SdkSnapshot};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
@@ -63,32 +63,24 @@ pub(crate) async fn flags(
         .as_ref()
         .and_then(Value::as_array)
         .map(|keys| keys.iter().filter_map(Value::as_str).collect());
-    let evaluations: Vec<Evaluation> = sdk
+    let wanted = |key: &str| wanted.as_ref().is_none_or(|keys| keys.contains(&key));
+    let evaluations = sdk
         .evaluate_flags(&snapshot, &distinct_id, &person_properties)
-        .await?
-        .into_iter()
-        .filter(|e| wanted.as_ref().is_none_or(|keys| keys.contains(&e.key)))
-        .collect();
+        .await?;
     let version: u32 = url::form_urlencoded::parse(request.query_string().as_bytes())
         .find(|(key, _)| key == "v")
         .and_then(|(_, value)| value.parse().ok())
         .unwrap_or(1);
     Ok(if version >= 2 {
-        // Sized for the answer up front: grown by doubling from serde_json's default, the
-        // buffer was copied several times for every request.
-        let mut body = Vec::with_capacity(ANSWER_BYTES_PER_FLAG * (evaluations.len() + 1));
-        serde_json::to_writer(&mut body, &V2Answer::new(&evaluations))
+        let body = v2_answer(&snapshot, &evaluations, wanted)
             .map_err(|error| ApiError::internal(&error))?;
         HttpResponse::Ok()
             .content_type(ContentType::json())
             .body(body)
     } else {
-        HttpResponse::Ok().json(legacy(&evaluations))
+        HttpResponse::Ok().json(legacy(evaluations.iter().filter(|e| wanted(e.key))))
     })
 }
-
-/// About what one flag's entry of a v2 answer takes (a key, its metadata and reason).
-const ANSWER_BYTES_PER_FLAG: usize = 256;
 
 /// What posthog-js and posthog-python send to `/flags`. Each field is read as the JSON value it
 /// is and checked by the handler, so a value of the wrong type gets PostHog's error for that
@@ -134,92 +126,96 @@ fn invalid(attr: &str, code: ValidationCode, detail: &str) -> ApiError {
     ValidationError::field(attr, code, detail).into()
 }
 
-/// `{"flags": {key: {key, enabled, variant, reason, metadata}}, …}`, serialized straight from
-/// the evaluations: building it as a JSON tree first cost most of a `/flags` request's time
-/// (docs/benchmarks.md). Keys in alphabetical order, as a JSON map writes them.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct V2Answer<'a> {
-    errors_while_computing_flags: bool,
-    flags: FlagsByKey<'a>,
-    quota_limited: [(); 0],
-    request_id: Uuid,
-}
-
-impl<'a> V2Answer<'a> {
-    fn new(evaluations: &'a [Evaluation<'a>]) -> Self {
-        let mut by_key: Vec<&Evaluation> = evaluations.iter().collect();
-        // Sorted by key; of two flags with one key, the later answers, as a map keeps it.
-        by_key.reverse();
-        by_key.sort_by(|a, b| a.key.cmp(b.key));
-        by_key.dedup_by(|later, kept| later.key == kept.key);
-        Self {
-            errors_while_computing_flags: false,
-            flags: FlagsByKey(by_key),
-            quota_limited: [],
-            request_id: Uuid::now_v7(),
+/// `{"errorsWhileComputingFlags":false,"flags":{key: {key, metadata, enabled, variant,
+/// reason}},"quotaLimited":[],"requestId":…}`, the flags in the snapshot's answer order (by key).
+///
+/// Written as bytes: what a flag's entry holds for whoever asks (its key, twice, and its id) is
+/// rendered once per snapshot by [`fixed_part`], and a request writes only what it evaluated.
+/// Serializing whole entries for a site's 40-odd flags was the largest part of a `/flags`
+/// request's own time (docs/benchmarks.md).
+fn v2_answer(
+    snapshot: &SdkSnapshot,
+    evaluations: &[Evaluation],
+    wanted: impl Fn(&str) -> bool,
+) -> io::Result<Vec<u8>> {
+    let fixed_parts = snapshot.rendered_flags(fixed_part);
+    // Sized for the answer up front: grown by doubling, the buffer was copied for every
+    // request.
+    let fixed_bytes: usize = fixed_parts.iter().map(|part| part.len()).sum();
+    let mut answer =
+        Vec::with_capacity(fixed_bytes + EVALUATED_BYTES_PER_FLAG * (fixed_parts.len() + 1));
+    answer.extend_from_slice(br#"{"errorsWhileComputingFlags":false,"flags":{"#);
+    let mut first = true;
+    for &index in snapshot.answer_order() {
+        let (Some(evaluation), Some(fixed_part)) = (evaluations.get(index), fixed_parts.get(index))
+        else {
+            continue;
+        };
+        if !wanted(evaluation.key) {
+            continue;
         }
-    }
-}
-
-struct FlagsByKey<'a>(Vec<&'a Evaluation<'a>>);
-
-impl Serialize for FlagsByKey<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(self.0.iter().map(|e| (e.key, FlagAnswer::from(*e))))
-    }
-}
-
-/// One flag's answer; fields in alphabetical order, as before it was typed.
-#[derive(Serialize)]
-struct FlagAnswer<'a> {
-    enabled: bool,
-    key: &'a str,
-    metadata: Metadata<'a>,
-    reason: ReasonAnswer,
-    variant: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct Metadata<'a> {
-    description: Option<()>,
-    id: i32,
-    payload: Option<&'a Value>,
-    version: u8,
-}
-
-#[derive(Serialize)]
-struct ReasonAnswer {
-    code: &'static str,
-    condition_index: Option<usize>,
-    description: Cow<'static, str>,
-}
-
-impl<'a> From<&Evaluation<'a>> for FlagAnswer<'a> {
-    fn from(e: &Evaluation<'a>) -> Self {
-        Self {
-            enabled: e.enabled,
-            key: e.key,
-            metadata: Metadata {
-                description: None,
-                id: e.flag_id.0,
-                payload: e.payload,
-                version: 1,
-            },
-            reason: ReasonAnswer {
-                code: e.reason.code.as_str(),
-                condition_index: e.reason.condition_index,
-                description: e.reason.description(),
-            },
-            variant: e.variant,
+        if !std::mem::take(&mut first) {
+            answer.push(b',');
         }
+        answer.extend_from_slice(fixed_part);
+        evaluated_part(&mut answer, evaluation)?;
     }
+    let request_id = Uuid::now_v7();
+    write!(
+        answer,
+        r#"}},"quotaLimited":[],"requestId":"{}"}}"#,
+        request_id.hyphenated()
+    )?;
+    Ok(answer)
+}
+
+/// The most a flag's evaluated part takes without a payload or variant (`out_of_rollout_bound`
+/// with its description), and the answer's own fields.
+const EVALUATED_BYTES_PER_FLAG: usize = 160;
+
+/// A flag's entry up to its first evaluated field:
+/// `"key":{"key":"key","metadata":{"description":null,"id":1,"version":1,"payload":`.
+fn fixed_part(flag: &FeatureFlag) -> Vec<u8> {
+    let key = Value::from(flag.key.as_str());
+    format!(
+        r#"{key}:{{"key":{key},"metadata":{{"description":null,"id":{},"version":1,"payload":"#,
+        flag.id.0
+    )
+    .into_bytes()
+}
+
+/// The rest of a flag's entry, what the person's evaluation decided:
+/// `payload},"enabled":true,"variant":null,"reason":{"code":…,"condition_index":…,"description":…}}`.
+fn evaluated_part(answer: &mut Vec<u8>, evaluation: &Evaluation) -> io::Result<()> {
+    match evaluation.payload {
+        None => answer.extend_from_slice(b"null"),
+        Some(payload) => serde_json::to_writer(&mut *answer, payload)?,
+    }
+    answer.extend_from_slice(if evaluation.enabled {
+        br#"},"enabled":true,"variant":"#
+    } else {
+        br#"},"enabled":false,"variant":"#
+    });
+    match evaluation.variant {
+        None => answer.extend_from_slice(b"null"),
+        Some(variant) => serde_json::to_writer(&mut *answer, variant)?,
+    }
+    let reason = evaluation.reason;
+    // The code and description are PostHog's fixed words: nothing in them needs escaping.
+    answer.extend_from_slice(br#","reason":{"code":""#);
+    answer.extend_from_slice(reason.code.as_str().as_bytes());
+    answer.extend_from_slice(br#"","condition_index":"#);
+    match reason.condition_index {
+        None => answer.extend_from_slice(b"null"),
+        Some(index) => write!(answer, "{index}")?,
+    }
+    write!(answer, r#","description":"{}"}}}}"#, reason.description())
 }
 
 /// `{"featureFlags": {key: variant or bool}, "featureFlagPayloads": {key: payload}, …}`.
-fn legacy(evaluations: &[Evaluation]) -> Value {
+fn legacy<'a>(evaluations: impl Iterator<Item = &'a Evaluation<'a>> + Clone) -> Value {
     let values: Map<String, Value> = evaluations
-        .iter()
+        .clone()
         .map(|e| {
             let value = match (e.variant, e.enabled) {
                 (Some(variant), true) => Value::String(variant.to_owned()),
@@ -229,7 +225,6 @@ fn legacy(evaluations: &[Evaluation]) -> Value {
         })
         .collect();
     let payloads: Map<String, Value> = evaluations
-        .iter()
         .filter(|e| e.enabled)
         .filter_map(|e| Some((e.key.to_owned(), e.payload?.clone())))
         .collect();
@@ -240,4 +235,148 @@ fn legacy(evaluations: &[Evaluation]) -> Value {
         "quotaLimited": [],
         "requestId": Uuid::now_v7(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use chrono::Utc;
+    use domain::feature_flag::pattern::Patterns;
+    use domain::feature_flag::{FlagFilters, FlagId, Reason, ReasonCode};
+    use domain::tenancy::{OrganizationId, Project, ProjectId};
+    use regex::Regex;
+
+    use super::*;
+
+    struct NoPatterns;
+
+    impl Patterns for NoPatterns {
+        fn compiled(&self, _: &str) -> Option<Arc<Regex>> {
+            None
+        }
+    }
+
+    fn flag(id: i32, key: &str) -> FeatureFlag {
+        FeatureFlag {
+            id: FlagId(id),
+            project_id: ProjectId(1),
+            name: String::new(),
+            key: key.to_owned(),
+            filters: FlagFilters::default(),
+            deleted: false,
+            active: true,
+            ensure_experience_continuity: false,
+            created_at: Utc::now(),
+            created_by: None,
+        }
+    }
+
+    fn snapshot(flags: Vec<FeatureFlag>) -> SdkSnapshot {
+        let project = Project {
+            id: ProjectId(1),
+            organization_id: OrganizationId(Uuid::nil()),
+            name: String::new(),
+            api_token: "phc_test".into(),
+            created_at: Utc::now(),
+        };
+        SdkSnapshot::new(project, flags, Vec::new(), &NoPatterns)
+    }
+
+    fn evaluation<'a>(flag: &'a FeatureFlag, reason: Reason) -> Evaluation<'a> {
+        Evaluation {
+            flag_id: flag.id,
+            key: &flag.key,
+            enabled: reason.code == ReasonCode::ConditionMatch,
+            variant: None,
+            reason,
+            payload: None,
+        }
+    }
+
+    /// The answer written as bytes is the JSON the typed answer was: every field, escaped where
+    /// a key, variant or payload needs it, by key, of two flags with one key the later.
+    #[test]
+    fn the_v2_answer_holds_every_flag_by_key_with_its_evaluation() {
+        let snapshot = snapshot(vec![
+            flag(2, "b-flag"),
+            flag(1, "a \"quoted\" \\ flag é"),
+            flag(3, "b-flag"),
+        ]);
+        let payload = json!({"limit": [10, "ten"]});
+        let mut evaluations: Vec<Evaluation> = snapshot
+            .flags
+            .iter()
+            .map(|flag| evaluation(flag, Reason::new(ReasonCode::Disabled, None)))
+            .collect();
+        evaluations[1] = Evaluation {
+            variant: Some("te\"st"),
+            payload: Some(&payload),
+            ..evaluation(
+                &snapshot.flags[1],
+                Reason::new(ReasonCode::ConditionMatch, Some(1)),
+            )
+        };
+
+        let answer = v2_answer(&snapshot, &evaluations, |_| true).unwrap();
+        let mut answer: Value = serde_json::from_slice(&answer).unwrap();
+
+        let request_id = answer["requestId"].take();
+        assert!(Uuid::parse_str(request_id.as_str().unwrap()).is_ok());
+        assert_eq!(
+            answer,
+            json!({
+                "errorsWhileComputingFlags": false,
+                "flags": {
+                    "a \"quoted\" \\ flag é": {
+                        "key": "a \"quoted\" \\ flag é",
+                        "enabled": true,
+                        "variant": "te\"st",
+                        "reason": {"code": "condition_match", "condition_index": 1,
+                                   "description": "Matched condition set 2"},
+                        "metadata": {"id": 1, "version": 1, "payload": {"limit": [10, "ten"]},
+                                     "description": null},
+                    },
+                    "b-flag": {
+                        "key": "b-flag",
+                        "enabled": false,
+                        "variant": null,
+                        "reason": {"code": "flag_disabled", "condition_index": null,
+                                   "description": "Feature flag is disabled"},
+                        "metadata": {"id": 3, "version": 1, "payload": null, "description": null},
+                    },
+                },
+                "quotaLimited": [],
+                "requestId": null,
+            })
+        );
+    }
+
+    #[test]
+    fn a_v2_answer_names_only_the_flags_asked_for() {
+        let snapshot = snapshot(vec![flag(1, "one"), flag(2, "two"), flag(3, "three")]);
+        let evaluations: Vec<Evaluation> = snapshot
+            .flags
+            .iter()
+            .map(|flag| evaluation(flag, Reason::new(ReasonCode::NoConditionMatch, Some(0))))
+            .collect();
+
+        let written = v2_answer(&snapshot, &evaluations, |key| key != "two").unwrap();
+        let text = String::from_utf8(written).unwrap();
+        assert!(
+            text.find(r#""one":"#) < text.find(r#""three":"#),
+            "by key: {text}"
+        );
+        let answer: Value = serde_json::from_str(&text).unwrap();
+        let keys: Vec<&String> = answer["flags"].as_object().unwrap().keys().collect();
+
+        assert_eq!(keys, ["one", "three"]);
+        assert_eq!(
+            answer["flags"]["one"]["reason"]["description"],
+            "No matching condition set"
+        );
+        let nothing = v2_answer(&snapshot, &evaluations, |_| false).unwrap();
+        let nothing: Value = serde_json::from_slice(&nothing).unwrap();
+        assert_eq!(nothing["flags"], json!({}));
+    }
 }

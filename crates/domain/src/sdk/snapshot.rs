@@ -23,7 +23,9 @@ pub struct SdkSnapshot {
     /// The survey feed: every unarchived survey, newest first.
     pub surveys: Vec<Survey>,
     patterns: CompiledPatterns,
+    answer_order: Vec<usize>,
     renderings: [OnceLock<Rendered>; Rendering::ALL.len()],
+    flag_renderings: OnceLock<Box<[Box<[u8]>]>>,
     size: u32,
 }
 
@@ -92,12 +94,15 @@ impl SdkSnapshot {
         flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
         let patterns = CompiledPatterns::of(&flags, patterns);
         let size = estimated_size(&flags, &surveys);
+        let answer_order = answer_order(&flags);
         Self {
             project,
             flags,
             surveys,
             patterns,
+            answer_order,
             renderings: Default::default(),
+            flag_renderings: OnceLock::new(),
             size,
         }
     }
@@ -114,6 +119,20 @@ impl SdkSnapshot {
         render: impl FnOnce(&Self) -> Vec<u8>,
     ) -> &Rendered {
         self.renderings[rendering.index()].get_or_init(|| Rendered::new(render(self)))
+    }
+
+    /// The flags as an answer names them, by index into [`Self::flags`]: ordered by key, each
+    /// key once (of two flags with one key the later, as a map keeps it). Sorted when the
+    /// snapshot is built, not on every `/flags` request.
+    pub fn answer_order(&self) -> &[usize] {
+        &self.answer_order
+    }
+
+    /// What each flag's part of a `/flags` answer holds whoever asks (its key, its id),
+    /// rendered by `render` the first time it is asked for; by index into [`Self::flags`].
+    pub fn rendered_flags(&self, render: impl Fn(&FeatureFlag) -> Vec<u8>) -> &[Box<[u8]>] {
+        self.flag_renderings
+            .get_or_init(|| self.flags.iter().map(|flag| render(flag).into()).collect())
     }
 
     /// About how many bytes the snapshot takes in memory, with its renderings: what a node's
@@ -146,6 +165,15 @@ impl Patterns for CompiledPatterns {
     fn compiled(&self, pattern: &str) -> Option<Arc<Regex>> {
         self.0.get(pattern).cloned().flatten()
     }
+}
+
+/// Indices of `flags` sorted by key, the later of two flags with one key kept.
+fn answer_order(flags: &[FeatureFlag]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..flags.len()).rev().collect();
+    // Stable: of equal keys the later flag, first after the reversal, is the one kept.
+    order.sort_by(|a, b| flags[*a].key.cmp(&flags[*b].key));
+    order.dedup_by(|next, kept| flags[*next].key == flags[*kept].key);
+    order
 }
 
 fn condition_sets(flag: &FeatureFlag) -> impl Iterator<Item = &ConditionSet> {

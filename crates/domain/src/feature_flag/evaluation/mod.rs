@@ -12,8 +12,6 @@ mod properties;
 pub use hash::{ROLLOUT_SALT, VARIANT_SALT, hash};
 pub use properties::{matches as property_matches, parse_date, regex_pattern};
 
-use std::borrow::Cow;
-
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -88,21 +86,35 @@ impl Reason {
         }
     }
 
-    /// PostHog's words: "Matched condition set 1", "No matching condition set", … Made when
-    /// the answer is written: a `/flags` request evaluates every flag of the project.
-    pub fn description(&self) -> Cow<'static, str> {
-        match self.code {
-            ReasonCode::ConditionMatch => format!(
-                "Matched condition set {}",
-                self.condition_index.unwrap_or(0) + 1
-            )
-            .into(),
-            ReasonCode::NoConditionMatch => "No matching condition set".into(),
-            ReasonCode::OutOfRolloutBound => "Out of rollout bound".into(),
-            ReasonCode::NoGroupType => "No group type".into(),
-            ReasonCode::SuperConditionValue => "Super condition value".into(),
-            ReasonCode::Disabled => "Feature flag is disabled".into(),
-        }
+    /// PostHog's words: "Matched condition set 1", "No matching condition set", … Written
+    /// straight into the answer: a `/flags` request describes every flag of the project.
+    pub fn description(&self) -> Description {
+        Description(*self)
+    }
+}
+
+/// A [`Reason`] in PostHog's words, written by `Display`.
+#[derive(Debug, Clone, Copy)]
+pub struct Description(Reason);
+
+impl std::fmt::Display for Description {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Reason {
+            code,
+            condition_index,
+        } = self.0;
+        let words = match code {
+            ReasonCode::ConditionMatch => {
+                let set = condition_index.unwrap_or(0).saturating_add(1);
+                return write!(f, "Matched condition set {set}");
+            }
+            ReasonCode::NoConditionMatch => "No matching condition set",
+            ReasonCode::OutOfRolloutBound => "Out of rollout bound",
+            ReasonCode::NoGroupType => "No group type",
+            ReasonCode::SuperConditionValue => "Super condition value",
+            ReasonCode::Disabled => "Feature flag is disabled",
+        };
+        f.write_str(words)
     }
 }
 
