@@ -1,0 +1,1 @@
+DROP INDEX surveys_open_limit_idx;
