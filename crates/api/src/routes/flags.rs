@@ -131,7 +131,7 @@ fn invalid(attr: &str, code: ValidationCode, detail: &str) -> ApiError {
 ///
 /// Written as bytes: what a flag's entry holds for whoever asks (its key, twice, and its id) is
 /// rendered once per snapshot by [`fixed_part`], and a request writes only what it evaluated.
-/// Serializing whole entries for a site's 40-odd flags was the largest part of a `/flags`
+/// Serializing whole entries for a site's dozens of flags was the largest part of a `/flags`
 /// request's own time (docs/benchmarks.md).
 fn v2_answer(
     snapshot: &SdkSnapshot,

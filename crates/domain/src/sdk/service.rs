@@ -182,6 +182,8 @@ impl SdkService {
 
     /// Every flag of the snapshot evaluated for the person: the properties stored for
     /// `distinct_id` (the one read from storage), overridden by the ones the request sent.
+    /// One evaluation per flag, in the order of `snapshot.flags`, so an answer finds each by
+    /// the index [`SdkSnapshot::answer_order`] gives.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
