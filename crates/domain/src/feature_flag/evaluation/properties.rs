@@ -127,14 +127,18 @@ fn is_truthy(value: &Value) -> bool {
 }
 
 /// Whether `expected` is in `actual`, ASCII letters in either case (PostHog's `icontains`).
+/// `str::contains` stays linear in the text a `/flags` body sends; lowercased copies are made
+/// only when either side has an uppercase ASCII letter.
 fn icontains(actual: &Value, expected: &Value) -> bool {
     let (haystack, needle) = (text(actual), text(expected));
-    let needle = needle.as_bytes();
-    needle.is_empty()
-        || haystack
-            .as_bytes()
-            .windows(needle.len())
-            .any(|window| window.eq_ignore_ascii_case(needle))
+    let has_uppercase = |text: &str| text.bytes().any(|byte| byte.is_ascii_uppercase());
+    if has_uppercase(&haystack) || has_uppercase(&needle) {
+        haystack
+            .to_ascii_lowercase()
+            .contains(&needle.to_ascii_lowercase())
+    } else {
+        haystack.contains(&*needle)
+    }
 }
 
 /// Whether the pattern finds a match anywhere in the value; `None` for a pattern that does not
