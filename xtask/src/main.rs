@@ -186,7 +186,10 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .env("BURROW_STANDARD_WEBHOOKS_PYTHON", &standard_webhooks)
         .env("BURROW_BROWSER_DIR", &browser)
         .env("BURROW_BIN", &burrow);
-    run(&mut tests)?;
+    let tested = run(&mut tests);
+    // Leave the server as it was found: the tests dropped their databases, this the template.
+    server.drop_test_databases();
+    tested?;
     fuzz::run_fuzz(&["--quick".to_owned()])
 }
 

@@ -49,9 +49,11 @@ impl Server {
         Ok(())
     }
 
-    /// Drops databases left by earlier test runs (best effort: needs `psql`).
+    /// Drops what earlier test runs left: the test databases of processes that are gone (a
+    /// killed run's; a test drops its own when it ends) and the migrated templates (a run
+    /// rebuilds the one it needs). Best effort: needs `psql`.
     pub(crate) fn drop_test_databases(&self) {
-        let list = "SELECT string_agg(format('DROP DATABASE IF EXISTS %I;', datname), ' ') FROM pg_database \
+        let list = "SELECT datname FROM pg_database \
                     WHERE datname LIKE 'burrow\\_test\\_%' OR datname LIKE 'burrow\\_template\\_%'";
         let url = self.database_url("postgres");
         let Ok(output) = Command::new(psql())
@@ -61,21 +63,35 @@ impl Server {
             eprintln!("xtask: psql not found; leaving old test databases in place");
             return;
         };
-        let statements = String::from_utf8_lossy(&output.stdout);
-        let dropped = statements.matches("DROP DATABASE").count();
-        for statement in statements
-            .split_terminator(';')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-        {
-            let _ = Command::new(psql())
-                .args([url.as_str(), "-XAtqc", statement])
-                .status();
+        let names = String::from_utf8_lossy(&output.stdout);
+        let mut dropped = 0;
+        for name in names.lines().map(str::trim) {
+            if !name.starts_with("burrow_template_") && !left_by_a_gone_process(name) {
+                continue;
+            }
+            let drop = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
+            if Command::new(psql())
+                .args([url.as_str(), "-XAtqc", &drop])
+                .status()
+                .is_ok_and(|status| status.success())
+            {
+                dropped += 1;
+            }
         }
         if dropped > 0 {
-            eprintln!("xtask: dropped {dropped} database(s) left by earlier test runs");
+            eprintln!("xtask: dropped {dropped} test database(s) and template(s) of test runs");
         }
     }
+}
+
+/// Whether a `burrow_test_<pid>_<id>` database belongs to a process that is no longer running
+/// (names of another form are an older run's, and gone too).
+fn left_by_a_gone_process(name: &str) -> bool {
+    let pid = name
+        .strip_prefix("burrow_test_")
+        .and_then(|rest| rest.split_once('_'))
+        .and_then(|(pid, _)| pid.parse::<u32>().ok());
+    pid.is_none_or(|pid| !Path::new(&format!("/proc/{pid}")).exists())
 }
 
 /// Returns a server to use, starting one if nothing answers.

@@ -1,7 +1,9 @@
 //! Throwaway databases for adapter and HTTP tests: each test gets its own database, cloned from
-//! a template that was migrated once, so tests run in parallel without sharing rows.
+//! a template that was migrated once, so tests run in parallel without sharing rows, and dropped
+//! when the test lets go of it, so a machine shared with other work is left as it was found.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use diesel::QueryableByName;
@@ -14,7 +16,8 @@ pub use crate::postgres::statement_log::Recorded;
 
 /// Server used when `BURROW_TEST_DATABASE_URL` is unset: the local trust-auth cluster.
 const DEFAULT_SERVER_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
-/// Prefix of every database a test creates; `cargo xtask test` drops them before a run.
+/// Prefix of every database a test creates, followed by the id of the test process and `_`:
+/// `cargo xtask test` drops those whose process is gone (a killed run's) before a run.
 pub const TEST_DATABASE_PREFIX: &str = "burrow_test_";
 /// Prefix of the migrated templates.
 pub const TEMPLATE_PREFIX: &str = "burrow_template_";
@@ -39,11 +42,49 @@ const TABLES: &[&str] = &[
     "webhook_deliveries",
 ];
 
-/// One test's private, migrated database.
+/// One test's private, migrated database, dropped when the last clone of it is dropped.
+#[derive(Clone)]
 pub struct TestDatabase {
     /// Connection URL of the database, for code that connects by itself (the CLI, the server).
     pub url: String,
     pub database: Database,
+    _dropped_with: Arc<DropOnRelease>,
+}
+
+/// Drops a test's database when the test releases it: `DROP DATABASE … WITH (FORCE)`, which
+/// ends the connections a server under test may still hold. Run on a thread of its own with a
+/// runtime of its own, since `Drop` cannot await and the test's runtime may be shutting down.
+struct DropOnRelease {
+    server: url::Url,
+    name: String,
+}
+
+impl Drop for DropOnRelease {
+    fn drop(&mut self) {
+        let server = self.server.clone();
+        let name = std::mem::take(&mut self.name);
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .context("a runtime to drop a test database")?;
+            runtime.block_on(async {
+                let mut admin = AsyncPgConnection::establish(server.as_str()).await?;
+                diesel::sql_query(format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    quote_identifier(&name)
+                ))
+                .execute(&mut admin)
+                .await?;
+                anyhow::Ok(())
+            })
+        })
+        .join();
+        // Best effort: `cargo xtask test` drops what a failed drop left at its next run.
+        if let Ok(Err(error)) = dropped {
+            eprintln!("leaving a test database behind: {error:#}");
+        }
+    }
 }
 
 #[derive(QueryableByName)]
@@ -89,7 +130,11 @@ impl TestDatabase {
         let template = format!("{TEMPLATE_PREFIX}{}", migrations_fingerprint()?);
         ensure_template(&mut admin, &server, &template).await?;
 
-        let name = format!("{TEST_DATABASE_PREFIX}{}", uuid::Uuid::new_v4().simple());
+        let name = format!(
+            "{TEST_DATABASE_PREFIX}{}_{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        );
         diesel::sql_query(format!(
             "CREATE DATABASE {} TEMPLATE {}",
             quote_identifier(&name),
@@ -105,7 +150,11 @@ impl TestDatabase {
             ..PoolSettings::default()
         };
         let database = Database::connect(&url, settings)?;
-        Ok(Self { url, database })
+        Ok(Self {
+            url,
+            database,
+            _dropped_with: Arc::new(DropOnRelease { server, name }),
+        })
     }
 
     /// Counts every row of `table`, deleted or not, so a test can check that a failed write

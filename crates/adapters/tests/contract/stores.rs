@@ -235,10 +235,7 @@ impl Stores {
                 Arc::new(PgWebhookRepository::new(database.clone())),
                 Arc::new(PgWebhookRepository::new(database.clone())),
             ),
-            Box::new(TestDatabase {
-                url: db.url.clone(),
-                database: database.clone(),
-            }),
+            Box::new(db.clone()),
         )
         .await
     }
