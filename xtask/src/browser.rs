@@ -3,20 +3,23 @@
 //! posthog-js's `dist/` in `BURROW_STATIC_DIR`'s per-version layout (one directory per version).
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-use anyhow::Context as _;
+use anyhow::{Context as _, bail};
 
 use crate::{npm, target_dir};
 
 /// The web SDK the browser tests load, and whose bundles `burrow serve` hands out in `dev`.
 const POSTHOG_JS: &str = "posthog-js@1.449.2";
-/// Drives the system's Chromium (`chromium`, or `BURROW_CHROMIUM`); no browser download.
-const PLAYWRIGHT_CORE: &str = "playwright-core@1.65.1";
+/// Drives the system's Chromium (`chromium`, or `BURROW_CHROMIUM`); no browser download. 1.61 is
+/// the last release that runs on Node.js 18, Debian bookworm's (1.62 on require Node.js 20).
+const PLAYWRIGHT_CORE: &str = "playwright-core@1.61.1";
 
 /// Installs posthog-js and playwright-core into `target/browser` unless those versions are
 /// there already, and fills its `static/` directory; returns `target/browser`.
 pub(crate) fn ensure() -> anyhow::Result<PathBuf> {
     let dir = target_dir().join("browser");
+    say_which_node()?;
     npm::ensure_installed(
         &dir,
         &[POSTHOG_JS, PLAYWRIGHT_CORE],
@@ -25,6 +28,34 @@ pub(crate) fn ensure() -> anyhow::Result<PathBuf> {
     fill_static(&dir)?;
     Ok(dir)
 }
+
+/// Says which Node.js will run the browser driver, and stops with advice when it is older than
+/// playwright-core needs (a machine's own Node.js may predate Debian bookworm's).
+fn say_which_node() -> anyhow::Result<()> {
+    let output = Command::new("node")
+        .arg("--version")
+        .output()
+        .context("running node --version")?;
+    let version = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let major = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|major| major.parse::<u32>().ok());
+    match major {
+        Some(major) if major >= OLDEST_NODE => {
+            eprintln!("xtask: the browser tests run on Node.js {version}");
+            Ok(())
+        }
+        _ => bail!(
+            "Node.js {version} is too old for {PLAYWRIGHT_CORE} (it needs {OLDEST_NODE} or later, \
+             as Debian bookworm's nodejs package is)"
+        ),
+    }
+}
+
+/// The oldest Node.js major version [`PLAYWRIGHT_CORE`] runs on.
+const OLDEST_NODE: u32 = 18;
 
 /// The directory for `BURROW_STATIC_DIR`: `target/browser/static`, holding
 /// `<version>/array.js`, `<version>/surveys.js`, … copied from the installed posthog-js.
