@@ -118,7 +118,8 @@ const TEST: &[Requirement] = &[
     },
     Requirement {
         met: |machine| machine.chromium,
-        packages: &["chromium"],
+        // Fonts are only recommended by Chromium, which we install without recommends.
+        packages: &["chromium", "fonts-liberation"],
         why: "the browser tests drive Debian's Chromium",
     },
 ];
@@ -258,12 +259,21 @@ pub(crate) fn ensure_program(program: &str, package: &str, why: &str) -> anyhow:
     Ok(())
 }
 
-/// `apt-get install`; dpkg's progress is left out, its errors are not.
+/// `apt-get install` of `packages` and what they depend on, without the packages they only
+/// recommend (daemons, mail servers and the like Burrow never uses); a line before each step,
+/// dpkg's own progress left out, its errors not.
 fn apt_install(packages: &[&str], sudo: bool) -> anyhow::Result<()> {
+    eprintln!("xtask: apt-get update (reading Debian's package lists)");
     run(apt_get(sudo, &["update", "-qq"]).stdout(Stdio::null()))?;
-    run(apt_get(sudo, &["install", "-y", "-qq"])
-        .args(packages)
-        .stdout(Stdio::null()))
+    eprintln!(
+        "xtask: apt-get install {} (with dependencies, without recommends; a minute or two)",
+        packages.join(" ")
+    );
+    run(
+        apt_get(sudo, &["install", "-y", "-qq", "--no-install-recommends"])
+            .args(packages)
+            .stdout(Stdio::null()),
+    )
     .with_context(|| format!("installing {}", packages.join(" ")))
 }
 
@@ -440,7 +450,8 @@ mod tests {
                 "npm",
                 "python3",
                 "python3-venv",
-                "chromium"
+                "chromium",
+                "fonts-liberation"
             ]
         );
     }
@@ -486,7 +497,10 @@ mod tests {
         };
         assert_eq!(plan(Task::Dev, &machine), Plan::Ready);
         let (packages, _, _) = installs(&plan(Task::Test, &machine));
-        assert_eq!(packages, ["python3", "python3-venv", "chromium"]);
+        assert_eq!(
+            packages,
+            ["python3", "python3-venv", "chromium", "fonts-liberation"]
+        );
     }
 
     #[test]
@@ -516,7 +530,10 @@ mod tests {
         let Plan::Stop(message) = plan(Task::Test, &machine) else {
             panic!("expected a stop");
         };
-        assert!(message.contains("Debian's packages: chromium"), "{message}");
+        assert!(
+            message.contains("Debian's packages: chromium fonts-liberation"),
+            "{message}"
+        );
         assert!(message.contains("Chromium"), "{message}");
     }
 }
