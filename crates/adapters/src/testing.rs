@@ -37,6 +37,7 @@ const TABLES: &[&str] = &[
     "person_properties",
     "webhooks",
     "webhook_deliveries",
+    "webhook_outbox",
 ];
 
 /// One test's private, migrated database.

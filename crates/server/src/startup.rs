@@ -23,7 +23,7 @@ use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSo
 use domain::survey::{RenderedSurveys, SurveyService};
 use domain::survey_response::SurveyResponseService;
 use domain::webhook::{
-    DispatchCounts, DispatchSettings, RetrySchedule, TargetPolicy, WebhookDispatcher,
+    DispatchCounts, DispatchSettings, QueueBounds, RetrySchedule, TargetPolicy, WebhookDispatcher,
     WebhookService,
 };
 use futures_util::FutureExt as _;
@@ -163,15 +163,19 @@ impl Webhooks {
         )
     }
 
-    /// Sends due deliveries for as long as the server runs: at once while there are more, else
-    /// after the poll interval.
+    /// Runs this node's dispatcher for as long as the server runs, in two loops that each go
+    /// again at once while they find work, else after the poll interval: one fans captured
+    /// answers out (and purges deleted webhooks' deliveries), the other sends what is due (and
+    /// hourly forgets finished deliveries), so slow receivers never hold answers back from
+    /// becoming deliveries.
     fn dispatch(&self, args: &WebhookArgs) -> impl Future<Output = ()> + Send + 'static {
         let timeout = Duration::from_secs(args.timeout_secs);
-        let dispatcher = WebhookDispatcher::new(
+        let dispatcher = Arc::new(WebhookDispatcher::new(
             self.store.clone(),
             self.sender.clone(),
             DispatchSettings {
                 batch: WEBHOOK_BATCH,
+                bounds: QueueBounds::default(),
                 // Longer than an attempt can take, so a live node settles before its lease ends.
                 lease: timeout + Duration::from_secs(30),
                 schedule: args
@@ -183,9 +187,22 @@ impl Webhooks {
                 retention: Duration::from_secs(u64::from(args.retention_days) * 24 * 3600),
             },
             self.counts.clone(),
-        );
+        ));
         let poll = Duration::from_millis(args.poll_ms);
-        async move {
+        let fanning = dispatcher.clone();
+        let fan_out = async move {
+            loop {
+                match fanning.fan_out().await {
+                    Ok(0) => tokio::time::sleep(poll).await,
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(error = %error, "fanning webhook deliveries out");
+                        tokio::time::sleep(poll).await;
+                    }
+                }
+            }
+        };
+        let send = async move {
             let mut pruned: Option<Instant> = None;
             loop {
                 if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
@@ -194,7 +211,7 @@ impl Webhooks {
                         tracing::warn!(error = %error, "forgetting finished webhook deliveries");
                     }
                 }
-                match dispatcher.dispatch_due().await {
+                match dispatcher.send_due().await {
                     Ok(0) => tokio::time::sleep(poll).await,
                     Ok(_) => {}
                     Err(error) => {
@@ -203,7 +220,8 @@ impl Webhooks {
                     }
                 }
             }
-        }
+        };
+        futures_util::future::join(fan_out, send).map(|_| ())
     }
 }
 
