@@ -27,7 +27,7 @@ use domain::webhook::{
     WebhookService,
 };
 use futures_util::FutureExt as _;
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, join_all};
 
 use crate::cli::{PluginArgs, ServeArgs, WebhookArgs};
 
@@ -163,11 +163,12 @@ impl Webhooks {
         )
     }
 
-    /// Runs this node's dispatcher for as long as the server runs, in two loops that each go
-    /// again at once while they find work, else after the poll interval: one fans captured
-    /// answers out (and purges deleted webhooks' deliveries), the other sends what is due (and
-    /// hourly forgets finished deliveries), so slow receivers never hold answers back from
-    /// becoming deliveries.
+    /// Runs this node's dispatcher for as long as the server runs, in loops that each go again
+    /// at once while they find work, else after the poll interval: one fans captured answers out
+    /// (purges deleted webhooks' deliveries, and hourly forgets finished ones), so slow receivers
+    /// never hold answers back from becoming deliveries; [`SENDING_LOOPS`] send what is due, each
+    /// claiming its own rounds, so a round held up by slow receivers (up to the timeout) delays
+    /// only its own loop while the others claim what is due meanwhile, other projects' first.
     fn dispatch(&self, args: &WebhookArgs) -> impl Future<Output = ()> + Send + 'static {
         let timeout = Duration::from_secs(args.timeout_secs);
         let dispatcher = Arc::new(WebhookDispatcher::new(
@@ -191,7 +192,14 @@ impl Webhooks {
         let poll = Duration::from_millis(args.poll_ms);
         let fanning = dispatcher.clone();
         let fan_out = async move {
+            let mut pruned: Option<Instant> = None;
             loop {
+                if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                    pruned = Some(Instant::now());
+                    if let Err(error) = fanning.forget_finished().await {
+                        tracing::warn!(error = %error, "forgetting finished webhook deliveries");
+                    }
+                }
                 match fanning.fan_out().await {
                     Ok(0) => tokio::time::sleep(poll).await,
                     Ok(_) => {}
@@ -202,35 +210,34 @@ impl Webhooks {
                 }
             }
         };
-        let send = async move {
-            let mut pruned: Option<Instant> = None;
-            loop {
-                if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
-                    pruned = Some(Instant::now());
-                    if let Err(error) = dispatcher.forget_finished().await {
-                        tracing::warn!(error = %error, "forgetting finished webhook deliveries");
-                    }
-                }
-                match dispatcher.send_due().await {
-                    Ok(0) => tokio::time::sleep(poll).await,
-                    Ok(_) => {}
-                    Err(error) => {
-                        tracing::warn!(error = %error, "sending webhook deliveries");
-                        tokio::time::sleep(poll).await;
+        let sending = (0..SENDING_LOOPS).map(move |_| {
+            let dispatcher = dispatcher.clone();
+            async move {
+                loop {
+                    match dispatcher.send_due().await {
+                        Ok(0) => tokio::time::sleep(poll).await,
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(error = %error, "sending webhook deliveries");
+                            tokio::time::sleep(poll).await;
+                        }
                     }
                 }
             }
-        };
-        futures_util::future::join(fan_out, send).map(|_| ())
+        });
+        futures_util::future::join(fan_out, join_all(sending)).map(|_| ())
     }
 }
 
 /// How often a node forgets deliveries past their retention.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
-/// Deliveries one round of a node's dispatcher claims and sends concurrently (each to a
-/// different webhook).
-const WEBHOOK_BATCH: u32 = 32;
+/// A node's sending loops, each with rounds of its own.
+const SENDING_LOOPS: usize = 4;
+
+/// Deliveries one round of a sending loop claims and sends concurrently (each to a different
+/// webhook): with [`SENDING_LOOPS`], at most 32 in flight a node.
+const WEBHOOK_BATCH: u32 = 8;
 
 fn services(
     database: Database,
