@@ -40,6 +40,7 @@ const TABLES: &[&str] = &[
     "person_properties",
     "webhooks",
     "webhook_deliveries",
+    "webhook_outbox",
 ];
 
 /// One test's private, migrated database, dropped when the last clone of it is dropped.

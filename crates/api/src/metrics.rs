@@ -41,6 +41,7 @@ struct Instruments {
     sdk_kept: IntGaugeVec,
     sdk_listening: IntGauge,
     webhook_attempts: IntCounterVec,
+    webhook_dropped: IntCounterVec,
     /// Held while counters are brought up to the totals the services keep, so concurrent
     /// scrapes cannot both add the same difference.
     catching_up: Mutex<()>,
@@ -155,6 +156,14 @@ impl Metrics {
             &["outcome"],
         )
         .expect("valid metric");
+        let webhook_dropped = IntCounterVec::new(
+            Opts::new(
+                "burrow_webhook_backlog_dropped_total",
+                "Webhook backlog this node's dispatcher dropped because it outgrew its bound, by what: `delivery` (a webhook's oldest pending deliveries), `answer` (a project's oldest answers waiting in the outbox, delivered to none of its webhooks).",
+            ),
+            &["what"],
+        )
+        .expect("valid metric");
         for collector in [
             Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(latency.clone()),
@@ -167,6 +176,7 @@ impl Metrics {
             Box::new(sdk_kept.clone()),
             Box::new(sdk_listening.clone()),
             Box::new(webhook_attempts.clone()),
+            Box::new(webhook_dropped.clone()),
         ] {
             registry
                 .register(collector)
@@ -189,6 +199,7 @@ impl Metrics {
             sdk_kept,
             sdk_listening,
             webhook_attempts,
+            webhook_dropped,
             catching_up: Mutex::new(()),
         }))
     }
@@ -248,6 +259,9 @@ impl Metrics {
             }
             for (outcome, total) in webhooks.outcomes() {
                 catch_up(&self.0.webhook_attempts, outcome, total);
+            }
+            for (what, total) in webhooks.dropped() {
+                catch_up(&self.0.webhook_dropped, what, total);
             }
         }
         self.0.sdk_listening.set(i64::from(snapshots.listening));

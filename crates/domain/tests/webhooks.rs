@@ -16,10 +16,10 @@ use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, someone};
 use domain::webhook::{
-    CreatedWebhook, Delivery, DeliveryKind, DeliveryState, DisabledReason, DispatchSettings,
-    HostResolver, ReceiverAnswer, RetrySchedule, TargetPolicy, Transmission, Webhook,
-    WebhookChanges, WebhookDispatcher, WebhookEvent, WebhookFormat, WebhookId, WebhookSecret,
-    WebhookSender, WebhookService, WebhookSettings,
+    CreatedWebhook, Delivery, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason,
+    DispatchCounts, DispatchSettings, HostResolver, QueueBounds, ReceiverAnswer, RetrySchedule,
+    TargetPolicy, Transmission, Webhook, WebhookChanges, WebhookDispatcher, WebhookEvent,
+    WebhookFormat, WebhookId, WebhookSecret, WebhookSender, WebhookService, WebhookSettings,
 };
 use domain::{DomainError, ValidationError};
 use serde_json::{Value, json};
@@ -140,6 +140,8 @@ struct World {
     webhooks: WebhookService,
     receivers: Arc<Receivers>,
     dispatcher: WebhookDispatcher,
+    queue: InMemoryStore,
+    counts: Arc<DispatchCounts>,
 }
 
 /// Retries at once, three times: four attempts in all.
@@ -148,25 +150,33 @@ fn world() -> World {
 }
 
 fn world_retrying(schedule: RetrySchedule) -> World {
+    world_with(schedule, QueueBounds::default())
+}
+
+fn world_with(schedule: RetrySchedule, bounds: QueueBounds) -> World {
     let store = InMemoryStore::new();
     let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
     let receivers = Arc::new(Receivers::default());
+    let counts = Arc::new(DispatchCounts::default());
     World {
         responses: SurveyResponseService::new(Arc::new(store.clone()), surveys.clone()),
         surveys,
         webhooks: webhook_service(&store, receivers.clone(), TargetPolicy::default()),
         dispatcher: WebhookDispatcher::new(
-            Arc::new(store),
+            Arc::new(store.clone()),
             receivers.clone(),
             DispatchSettings {
                 batch: 10,
+                bounds,
                 lease: Duration::from_secs(60),
                 schedule,
                 retention: Duration::from_secs(3600),
             },
-            Arc::default(),
+            counts.clone(),
         ),
         receivers,
+        queue: store,
+        counts,
     }
 }
 
@@ -251,6 +261,8 @@ fn sent(survey: &Survey, submission: &str, completed: bool, at: DateTime<Utc>) -
     }
 }
 
+/// Captures `events`, then fans them out into deliveries as the dispatcher's next round would
+/// (so they can be listed before anything is sent).
 async fn capture(world: &World, events: Vec<CapturedEvent>) {
     world
         .responses
@@ -263,6 +275,7 @@ async fn capture(world: &World, events: Vec<CapturedEvent>) {
         )
         .await
         .unwrap();
+    world.queue.fan_out(&QueueBounds::default()).await.unwrap();
 }
 
 /// `n` seconds after a minute ago: distinct, increasing event times.
@@ -274,10 +287,12 @@ fn at(n: i64) -> DateTime<Utc> {
 async fn drain(world: &World) -> usize {
     let mut attempts = 0;
     for _ in 0..100 {
-        match world.dispatcher.dispatch_due().await.unwrap() {
-            0 => return attempts,
-            round => attempts += round,
+        let prepared = world.dispatcher.fan_out().await.unwrap();
+        let sent = world.dispatcher.send_due().await.unwrap();
+        if prepared == 0 && sent == 0 {
+            return attempts;
         }
+        attempts += sent;
     }
     panic!("the queue never drained");
 }
@@ -522,7 +537,7 @@ async fn a_failed_attempt_is_retried_on_the_schedule_and_delivered_once() {
     capture(&world, vec![sent(&survey, "sub", true, at(1))]).await;
     world.receivers.answer(&url("a"), &[500, 200]);
 
-    assert_eq!(world.dispatcher.dispatch_due().await.unwrap(), 1);
+    assert_eq!(world.dispatcher.send_due().await.unwrap(), 1);
     let [pending] = deliveries(&world, hook.webhook.id)
         .await
         .try_into()
@@ -707,6 +722,7 @@ async fn deliveries_are_made_only_for_enabled_webhooks_subscribed_to_the_event_a
         )
         .await
         .unwrap();
+    world.queue.fan_out(&QueueBounds::default()).await.unwrap();
     assert_eq!(deliveries(&world, every.webhook.id).await.len(), 3);
 }
 
@@ -837,6 +853,85 @@ async fn deleting_a_webhook_deletes_its_deliveries() {
     assert!(world.receivers.received(&url("a")).is_empty());
     let gone = world.webhooks.delete(PROJECT, USER, hook.webhook.id).await;
     assert!(matches!(gone, Err(DomainError::NotFound)), "{gone:?}");
+}
+
+#[tokio::test]
+async fn a_backlog_past_its_bound_loses_its_oldest_deliveries_and_the_dispatcher_counts_them() {
+    let world = world_with(
+        RetrySchedule::new(vec![Duration::ZERO; 3]),
+        QueueBounds {
+            pending_per_webhook: 3,
+            ..QueueBounds::default()
+        },
+    );
+    let survey = survey(&world, PROJECT, "NPS").await;
+    let mut only_completed = settings("a");
+    only_completed.events = vec![WebhookEvent::ResponseCompleted];
+    let hook = create(&world, only_completed).await;
+    let sends: Vec<CapturedEvent> = (0..5)
+        .map(|n| sent(&survey, &format!("s{n}"), true, at(n)))
+        .collect();
+    world
+        .responses
+        .capture(
+            PROJECT,
+            CaptureBatch {
+                events: sends.clone(),
+                sent_at: None,
+            },
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(drain(&world).await, 3);
+    let kept: Vec<Option<Uuid>> = deliveries(&world, hook.webhook.id)
+        .await
+        .iter()
+        .map(|d| d.event_uuid)
+        .collect();
+    assert_eq!(kept, sends[2..].iter().map(|s| s.uuid).collect::<Vec<_>>());
+    assert_eq!(world.counts.dropped(), [("delivery", 2), ("answer", 0)]);
+}
+
+#[tokio::test]
+async fn a_projects_outbox_past_its_bound_loses_its_oldest_answers_and_the_dispatcher_counts_them()
+{
+    let world = world_with(
+        RetrySchedule::new(vec![Duration::ZERO; 3]),
+        QueueBounds {
+            fan_out_per_project: 2,
+            outbox_per_project: 1,
+            ..QueueBounds::default()
+        },
+    );
+    let survey = survey(&world, PROJECT, "NPS").await;
+    let mut only_completed = settings("a");
+    only_completed.events = vec![WebhookEvent::ResponseCompleted];
+    let hook = create(&world, only_completed).await;
+    let sends: Vec<CapturedEvent> = (0..5)
+        .map(|n| sent(&survey, &format!("s{n}"), true, at(n)))
+        .collect();
+    world
+        .responses
+        .capture(
+            PROJECT,
+            CaptureBatch {
+                events: sends.clone(),
+                sent_at: None,
+            },
+        )
+        .await
+        .unwrap();
+
+    // The first round fans out two answers, and of the three left keeps the newest.
+    assert_eq!(drain(&world).await, 3);
+    let sent: Vec<Option<Uuid>> = deliveries(&world, hook.webhook.id)
+        .await
+        .iter()
+        .map(|d| d.event_uuid)
+        .collect();
+    assert_eq!(sent, [sends[0].uuid, sends[1].uuid, sends[4].uuid]);
+    assert_eq!(world.counts.dropped(), [("delivery", 0), ("answer", 2)]);
 }
 
 #[tokio::test]

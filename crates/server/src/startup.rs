@@ -23,11 +23,11 @@ use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSo
 use domain::survey::{RenderedSurveys, SurveyService};
 use domain::survey_response::SurveyResponseService;
 use domain::webhook::{
-    DispatchCounts, DispatchSettings, RetrySchedule, TargetPolicy, WebhookDispatcher,
+    DispatchCounts, DispatchSettings, QueueBounds, RetrySchedule, TargetPolicy, WebhookDispatcher,
     WebhookService,
 };
 use futures_util::FutureExt as _;
-use futures_util::future::BoxFuture;
+use futures_util::future::{BoxFuture, join_all};
 
 use crate::cli::{PluginArgs, ServeArgs, WebhookArgs};
 
@@ -163,15 +163,20 @@ impl Webhooks {
         )
     }
 
-    /// Sends due deliveries for as long as the server runs: at once while there are more, else
-    /// after the poll interval.
+    /// Runs this node's dispatcher for as long as the server runs, in loops that each go again
+    /// at once while they find work, else after the poll interval: one fans captured answers out
+    /// (purges deleted webhooks' deliveries, and hourly forgets finished ones), so slow receivers
+    /// never hold answers back from becoming deliveries; [`SENDING_LOOPS`] send what is due, each
+    /// claiming its own rounds, so a round held up by slow receivers (up to the timeout) delays
+    /// only its own loop while the others claim what is due meanwhile, other projects' first.
     fn dispatch(&self, args: &WebhookArgs) -> impl Future<Output = ()> + Send + 'static {
         let timeout = Duration::from_secs(args.timeout_secs);
-        let dispatcher = WebhookDispatcher::new(
+        let dispatcher = Arc::new(WebhookDispatcher::new(
             self.store.clone(),
             self.sender.clone(),
             DispatchSettings {
                 batch: WEBHOOK_BATCH,
+                bounds: QueueBounds::default(),
                 // Longer than an attempt can take, so a live node settles before its lease ends.
                 lease: timeout + Duration::from_secs(30),
                 schedule: args
@@ -183,36 +188,56 @@ impl Webhooks {
                 retention: Duration::from_secs(u64::from(args.retention_days) * 24 * 3600),
             },
             self.counts.clone(),
-        );
+        ));
         let poll = Duration::from_millis(args.poll_ms);
-        async move {
+        let fanning = dispatcher.clone();
+        let fan_out = async move {
             let mut pruned: Option<Instant> = None;
             loop {
                 if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
                     pruned = Some(Instant::now());
-                    if let Err(error) = dispatcher.forget_finished().await {
+                    if let Err(error) = fanning.forget_finished().await {
                         tracing::warn!(error = %error, "forgetting finished webhook deliveries");
                     }
                 }
-                match dispatcher.dispatch_due().await {
+                match fanning.fan_out().await {
                     Ok(0) => tokio::time::sleep(poll).await,
                     Ok(_) => {}
                     Err(error) => {
-                        tracing::warn!(error = %error, "sending webhook deliveries");
+                        tracing::warn!(error = %error, "fanning webhook deliveries out");
                         tokio::time::sleep(poll).await;
                     }
                 }
             }
-        }
+        };
+        let sending = (0..SENDING_LOOPS).map(move |_| {
+            let dispatcher = dispatcher.clone();
+            async move {
+                loop {
+                    match dispatcher.send_due().await {
+                        Ok(0) => tokio::time::sleep(poll).await,
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(error = %error, "sending webhook deliveries");
+                            tokio::time::sleep(poll).await;
+                        }
+                    }
+                }
+            }
+        });
+        futures_util::future::join(fan_out, join_all(sending)).map(|_| ())
     }
 }
 
 /// How often a node forgets deliveries past their retention.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
-/// Deliveries one round of a node's dispatcher claims and sends concurrently (each to a
-/// different webhook).
-const WEBHOOK_BATCH: u32 = 32;
+/// A node's sending loops, each with rounds of its own.
+const SENDING_LOOPS: usize = 4;
+
+/// Deliveries one round of a sending loop claims and sends concurrently (each to a different
+/// webhook): with [`SENDING_LOOPS`], at most 32 in flight a node.
+const WEBHOOK_BATCH: u32 = 8;
 
 fn services(
     database: Database,

@@ -4,6 +4,7 @@
 pub(crate) mod api_keys;
 pub(crate) mod capture_queue;
 pub(crate) mod database;
+pub(crate) mod delivery_queue;
 pub(crate) mod errors;
 pub(crate) mod feature_flags;
 pub(crate) mod migrations;

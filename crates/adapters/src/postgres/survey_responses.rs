@@ -149,23 +149,23 @@ impl CounterSlot {
 /// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
 /// entry and internal targeting flag follow at once, through the surveys trigger's notification;
 /// captures racing past the limit together may overshoot it by their own responses, and the next
-/// one stops it); and each new send becomes a delivery for every enabled webhook of the
-/// project that subscribes to it (the webhook outbox: an acknowledged answer is delivered even
-/// if the process dies next; a project without webhooks pays one index probe). Every input is
+/// one stops it); and, when the project has an enabled webhook, each new send goes to the
+/// webhook outbox, once whatever the number of webhooks (an acknowledged answer is delivered
+/// even if the process dies next; the dispatcher fans it out, `delivery_queue.rs`; a project
+/// without webhooks pays one index probe). Every input is
 /// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535). It
 /// answers the uuids of the events it stored.
 ///
 /// The statement lives in the `burrow_record_capture` PL/pgSQL function (migrations
-/// `2026-11-24-230000_record_capture_function` and the two after it), so each pooled
+/// `2026-11-24-230000_record_capture_function` and the three after it), so each pooled
 /// connection plans it once: sent as
 /// text, it was planned for every capture, and planning took longer than running it.
 ///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
-/// persons; deliveries only insert), each in key order (the arrays arrive sorted; `ORDER BY`
+/// persons; the outbox only inserts), each in key order (the arrays arrive sorted; `ORDER BY`
 /// where SQL regroups), so they may wait on each other but never deadlock. That order is the
-/// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Deliveries are
-/// inserted in each webhook's order (event time, then created/updated before completed), which
-/// their `seq` keeps.
+/// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Outbox
+/// entries are inserted in event order (time, then uuid), which their `seq` keeps.
 const RECORD_CAPTURE: &str = "SELECT burrow_record_capture(
     $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19
 ) AS stored";
@@ -714,9 +714,9 @@ fn aggregate(row: &AggregateRow) -> EventAggregate {
 /// One line of `EXPLAIN`'s output.
 #[cfg(feature = "testing")]
 #[derive(QueryableByName)]
-struct PlanLine {
+pub(crate) struct PlanLine {
     #[diesel(sql_type = diesel::sql_types::Text, column_name = "QUERY PLAN")]
-    line: String,
+    pub(crate) line: String,
 }
 
 #[cfg(feature = "testing")]

@@ -1,37 +1,30 @@
-//! `WebhookRepository` (with its `WebhookTransaction`) and `DeliveryQueue` over `webhooks`,
-//! `webhook_deliveries`, `webhook_attempts` and `webhook_activity`. Deliveries of response events are inserted by the capture statement
-//! (`survey_responses.rs`); here they are claimed, settled, listed and retried.
+//! `WebhookRepository` (with its `WebhookTransaction`) over `webhooks`, `webhook_deliveries`,
+//! `webhook_attempts` and `webhook_activity`: webhooks managed, their deliveries listed and
+//! retried, test sends recorded. Deliveries of response events are made by the queue
+//! (`delivery_queue.rs`) from the outbox the capture statement writes.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{
-    Array, Bool, Bytea, Double, Int2, Int4, Int8, Jsonb, Nullable, Text, Timestamptz,
-    Uuid as SqlUuid, Varchar,
-};
+use diesel::sql_types::{Bytea, Int2, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar};
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::activity::{ActivityPage, NewActivity};
 use domain::ports::{Page, PageRequest};
-use domain::survey::{Questions, SurveyId};
-use domain::survey_response::{SurveyEvent, SurveyEventKind};
+use domain::survey::SurveyId;
 use domain::tenancy::ProjectId;
 use domain::webhook::{
-    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason,
-    DueDelivery, NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
-    WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret, WebhookSettings,
-    WebhookTransaction,
+    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryState, DisabledReason, SigningTarget,
+    Webhook, WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret,
+    WebhookSettings, WebhookTransaction,
 };
-use serde_json::Value;
 use uuid::Uuid;
 
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
-use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{
     AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, activity_page,
     delivery,
@@ -51,174 +44,11 @@ impl PgWebhookRepository {
     pub fn new(database: Database) -> Self {
         Self { database }
     }
-}
 
-/// A claimed delivery with what its first attempt builds the body from.
-#[derive(QueryableByName)]
-struct ClaimedRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = SqlUuid)]
-    webhook_id: Uuid,
-    #[diesel(sql_type = Int4)]
-    project_id: i32,
-    #[diesel(sql_type = Varchar)]
-    kind: String,
-    #[diesel(sql_type = Nullable<Bytea>)]
-    body: Option<Vec<u8>>,
-    #[diesel(sql_type = Int4)]
-    attempts_made: i32,
-    #[diesel(sql_type = Text)]
-    url: String,
-    #[diesel(sql_type = Varchar)]
-    format: String,
-    #[diesel(sql_type = Text)]
-    secret: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    previous_secret: Option<String>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    event_uuid: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Varchar>)]
-    survey_id: Option<String>,
-    #[diesel(sql_type = Nullable<Varchar>)]
-    distinct_id: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    timestamp: Option<DateTime<Utc>>,
-    #[diesel(sql_type = Nullable<Varchar>)]
-    submission_id: Option<String>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    properties: Option<Value>,
-    #[diesel(sql_type = Nullable<Varchar>)]
-    survey_name: Option<String>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    questions: Option<Value>,
-    #[diesel(sql_type = Array<SqlUuid>)]
-    submission_events: Vec<Uuid>,
-}
-
-impl ClaimedRow {
-    fn into_due(self) -> DueDelivery {
-        let mut secrets = vec![WebhookSecret::from_stored(self.secret)];
-        secrets.extend(self.previous_secret.map(WebhookSecret::from_stored));
-        let event = match (
-            self.event_uuid,
-            self.distinct_id,
-            self.timestamp,
-            self.properties,
-        ) {
-            (Some(uuid), Some(distinct_id), Some(timestamp), Some(Value::Object(properties))) => {
-                Some(SurveyEvent {
-                    uuid,
-                    kind: SurveyEventKind::Sent,
-                    survey_id: self.survey_id.clone().unwrap_or_default(),
-                    distinct_id,
-                    timestamp,
-                    submission_id: self.submission_id,
-                    properties,
-                })
-            }
-            _ => None,
-        };
-        let sources = match (event, DeliveryKind::parse(&self.kind)) {
-            (Some(event), Some(DeliveryKind::Response(event_type))) => Some(ResponseEventSources {
-                event_type,
-                project: ProjectId(self.project_id),
-                event,
-                survey: self.survey_name.map(|name| PayloadSurvey {
-                    name,
-                    questions: self.questions.as_ref().and_then(|questions| {
-                        serde_json::from_value::<Questions>(questions.clone()).ok()
-                    }),
-                }),
-                submission_events: self.submission_events,
-            }),
-            _ => None,
-        };
-        DueDelivery {
-            id: DeliveryId(self.id),
-            webhook: WebhookId(self.webhook_id),
-            target: SigningTarget {
-                url: self.url,
-                format: WebhookFormat::parse(&self.format).unwrap_or_default(),
-                secrets,
-            },
-            body: self.body,
-            sources,
-            attempts_made: self.attempts_made.unsigned_abs(),
-        }
+    pub(crate) fn database(&self) -> &Database {
+        &self.database
     }
 }
-
-/// Claims up to `$1` due deliveries, leasing them for `$2` seconds: each the oldest pending one
-/// of an enabled webhook (`seq`), locked with `SKIP LOCKED` so concurrent claims (every node
-/// runs one) take different rows; a claimed delivery stays pending with a later
-/// `next_attempt_at`, which keeps its webhook's later deliveries waiting behind it. Before a
-/// first attempt it brings what the body is built from: the event, its survey, and the sends of
-/// its submission up to it.
-const CLAIM_DUE: &str = "
-WITH due AS (
-    SELECT d.id FROM webhook_deliveries d
-    JOIN webhooks w ON w.id = d.webhook_id AND w.enabled
-    WHERE d.state = 'pending' AND d.next_attempt_at <= now()
-      AND NOT EXISTS (
-          SELECT 1 FROM webhook_deliveries e
-          WHERE e.webhook_id = d.webhook_id AND e.state = 'pending' AND e.seq < d.seq)
-    ORDER BY d.next_attempt_at
-    LIMIT $1
-    FOR UPDATE OF d SKIP LOCKED
-),
-claimed AS (
-    UPDATE webhook_deliveries d SET next_attempt_at = now() + make_interval(secs => $2)
-    FROM due WHERE d.id = due.id
-    RETURNING d.id, d.webhook_id, d.project_id, d.kind, d.body, d.attempts_made, d.event_uuid,
-              d.survey_id
-)
-SELECT c.id, c.webhook_id, c.project_id, c.kind, c.body, c.attempts_made, w.url, w.format,
-       w.secret,
-       CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END
-           AS previous_secret,
-       c.event_uuid, c.survey_id, e.distinct_id, e.timestamp, e.submission_id, e.properties,
-       s.name AS survey_name, s.questions,
-       CASE
-           WHEN e.uuid IS NULL THEN '{}'::uuid[]
-           WHEN e.submission_id IS NULL THEN ARRAY[e.uuid]
-           ELSE ARRAY(
-               SELECT x.uuid FROM survey_events x
-               WHERE x.project_id = e.project_id AND x.survey_id = e.survey_id
-                 AND x.event = 'survey sent' AND x.submission_id = e.submission_id
-                 AND (x.timestamp, x.uuid) <= (e.timestamp, e.uuid)
-               ORDER BY x.timestamp, x.uuid)
-       END AS submission_events
-FROM claimed c
-JOIN webhooks w ON w.id = c.webhook_id
-LEFT JOIN survey_events e
-    ON c.body IS NULL AND e.project_id = c.project_id AND e.uuid = c.event_uuid
-LEFT JOIN surveys s
-    ON c.body IS NULL AND s.project_id = c.project_id
-   AND s.id = CASE WHEN c.survey_id ~* '^[0-9a-f]{8}-?([0-9a-f]{4}-?){3}[0-9a-f]{12}$'
-                   THEN c.survey_id::uuid END";
-
-/// Stores one attempt (`$1` the delivery) and its consequences in one statement: the delivery's
-/// state, due time (unchanged when `$7` is null), count and body (kept from the first attempt);
-/// the webhook's failure count (reset by a delivered attempt) and, when `$10` names a reason,
-/// the webhook switched off. A delivery deleted meanwhile (with its webhook) stores nothing.
-const SETTLE: &str = "
-WITH delivery AS (
-    UPDATE webhook_deliveries
-    SET state = $6, next_attempt_at = coalesce($7, next_attempt_at),
-        attempts_made = attempts_made + 1, body = coalesce(body, $8)
-    WHERE id = $1
-    RETURNING webhook_id
-),
-attempt AS (
-    INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
-    SELECT $1, $2, $3, $4, $5 FROM delivery
-)
-UPDATE webhooks w
-SET consecutive_failures = CASE WHEN $9 THEN 0 ELSE w.consecutive_failures + 1 END,
-    enabled = w.enabled AND $10::varchar IS NULL,
-    disabled_reason = coalesce($10, w.disabled_reason)
-FROM delivery WHERE w.id = delivery.webhook_id";
 
 /// A test delivery, sent once already, with its attempt.
 const RECORD_TEST: &str = "
@@ -239,7 +69,7 @@ fn survey_uuids(surveys: &[SurveyId]) -> Vec<Uuid> {
     surveys.iter().map(|survey| survey.0).collect()
 }
 
-fn attempt_columns(attempt: &Attempt) -> (Option<i16>, i32) {
+pub(crate) fn attempt_columns(attempt: &Attempt) -> (Option<i16>, i32) {
     (
         attempt
             .status_code
@@ -652,69 +482,4 @@ async fn attempts_of(
             .push(row.into());
     }
     Ok(by_delivery)
-}
-
-/// Deletes a batch of finished deliveries made before `$1` (their attempts go by cascade),
-/// oldest first (the migration's `webhook_deliveries_finished_idx`).
-const FORGET_FINISHED: &str = "
-DELETE FROM webhook_deliveries
-WHERE id IN (
-    SELECT id FROM webhook_deliveries
-    WHERE state <> 'pending' AND created_at < $1
-    ORDER BY created_at
-    LIMIT $2
-)";
-
-#[async_trait]
-impl DeliveryQueue for PgWebhookRepository {
-    async fn forget_finished(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let forgotten = diesel::sql_query(FORGET_FINISHED)
-            .bind::<Timestamptz, _>(before)
-            .bind::<Int8, _>(i64::from(limit))
-            .execute(&mut conn)
-            .await
-            .during("forgetting finished webhook deliveries")?;
-        Ok(u64::try_from(forgotten).unwrap_or_default())
-    }
-
-    async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let rows: Vec<ClaimedRow> = prepared(
-            diesel::sql_query(CLAIM_DUE)
-                .bind::<Int8, _>(i64::from(limit))
-                .bind::<Double, _>(lease.as_secs_f64()),
-        )
-        .load(&mut conn)
-        .await
-        .during("claiming due webhook deliveries")?;
-        Ok(rows.into_iter().map(ClaimedRow::into_due).collect())
-    }
-
-    async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected> {
-        let (state, next_attempt_at) = match settlement.next {
-            NextStep::Delivered => (DeliveryState::Delivered, None),
-            NextStep::RetryAt(at) => (DeliveryState::Pending, Some(at)),
-            NextStep::Failed => (DeliveryState::Failed, None),
-        };
-        let (status_code, duration_ms) = attempt_columns(&settlement.attempt);
-        let mut conn = self.database.connection().await?;
-        prepared(
-            diesel::sql_query(SETTLE)
-                .bind::<SqlUuid, _>(id.0)
-                .bind::<Timestamptz, _>(settlement.attempt.at)
-                .bind::<Nullable<Int2>, _>(status_code)
-                .bind::<Nullable<Text>, _>(settlement.attempt.error.as_deref())
-                .bind::<Int4, _>(duration_ms)
-                .bind::<Varchar, _>(state.as_str())
-                .bind::<Nullable<Timestamptz>, _>(next_attempt_at)
-                .bind::<Nullable<Bytea>, _>(settlement.body.as_deref())
-                .bind::<Bool, _>(settlement.next == NextStep::Delivered)
-                .bind::<Nullable<Varchar>, _>(settlement.disable.map(DisabledReason::as_str)),
-        )
-        .execute(&mut conn)
-        .await
-        .during("settling a webhook delivery")?;
-        Ok(())
-    }
 }

@@ -35,4 +35,5 @@ mod survey_activity;
 mod survey_responses;
 mod surveys;
 mod tenancy;
+mod webhook_backlog;
 mod webhooks;

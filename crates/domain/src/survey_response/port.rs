@@ -31,13 +31,12 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// skipped, so a retried batch stores no event twice (its sets merge again, to the same
     /// properties). Returns how many events were new.
     ///
-    /// In the same write (the webhook outbox), each new `survey sent` becomes a delivery for each
-    /// enabled webhook of the project that subscribes to its event and survey (`survey_ids`
-    /// `None`, or naming the event's `$survey_id`, in any case): `survey_response.created` for the earliest
-    /// send of a submission whose response this write created, `survey_response.updated` for
-    /// every other new send, and also `survey_response.completed` for a send that
-    /// [`completes`](crate::webhook::completes) its submission. A webhook's deliveries are
-    /// ordered by the event's `(timestamp, uuid)`, then created/updated before completed.
+    /// In the same write, when the project has an enabled webhook, each new `survey sent` goes
+    /// to the webhook outbox, once whatever the number of webhooks, in `(timestamp, uuid)`
+    /// order, saying whether it created its submission's response (the earliest new send of a
+    /// submission this write created; else it updated it) and whether it
+    /// [`completes`](crate::webhook::completes) it. The dispatcher makes the deliveries
+    /// ([`DeliveryQueue::fan_out`](crate::webhook::DeliveryQueue::fan_out)).
     ///
     /// Takes the events and sets whole: a store may keep them while the write waits (captures
     /// queue for a writer), and a copy of a large batch is what a burst of them runs out of.

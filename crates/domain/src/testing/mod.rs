@@ -55,6 +55,10 @@ struct State {
     /// In the order they were made.
     deliveries: Vec<webhooks::StoredDelivery>,
     webhook_activity: Vec<webhooks::StoredActivity>,
+    /// Captured answers waiting to be fanned out into deliveries, in the order they came.
+    webhook_outbox: Vec<webhooks::OutboxEntry>,
+    /// Deleted webhooks whose deliveries are still to be purged, oldest deletion first.
+    deleted_webhooks: Vec<crate::webhook::WebhookId>,
     /// The last delivery's sequence number.
     delivery_sequence: u64,
 }

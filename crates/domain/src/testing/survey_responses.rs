@@ -192,7 +192,7 @@ impl SurveyResponseRepository for InMemoryStore {
         }
         let grown: BTreeSet<String> = created.iter().map(|(survey, _)| survey.clone()).collect();
         state.stop_surveys_at_their_limit(project, &grown);
-        state.enqueue_deliveries(project, sends, &created);
+        state.write_outbox(project, sends, &created);
         Ok(stored)
     }
 

@@ -1,7 +1,8 @@
 //! The webhook and delivery queue ports, faked: webhooks with their current and rotated-out
-//! secrets, and deliveries kept in the order they were made (a sequence number), drained one
-//! webhook head at a time. The outbox itself, deliveries made with a response, is written by
-//! the fake's `SurveyResponseRepository::record` through `State::enqueue_deliveries`.
+//! secrets, the outbox of captured answers (written by the fake's
+//! `SurveyResponseRepository::record` through `State::write_outbox`) fanned out within the
+//! queue's bounds, and deliveries kept in the order they were made (a sequence number), drained
+//! one webhook head at a time, projects in turn.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -19,9 +20,9 @@ use crate::survey_response::{SurveyEvent, SurveyEventKind};
 use crate::tenancy::{ProjectId, UserId};
 use crate::webhook::{
     ACTIVITY_SCOPE, Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryQueue, DeliveryState,
-    DueDelivery, NextStep, PayloadSurvey, ResponseEventSources, Settlement, SigningTarget, Webhook,
-    WebhookEvent, WebhookId, WebhookRepository, WebhookSecret, WebhookSettings, WebhookTransaction,
-    completes,
+    Dropped, DueDelivery, FanOut, NextStep, PayloadSurvey, QueueBounds, ResponseEventSources,
+    Settlement, SigningTarget, Webhook, WebhookEvent, WebhookId, WebhookRepository, WebhookSecret,
+    WebhookSettings, WebhookTransaction, completes,
 };
 
 use super::{InMemoryStore, State, page_of};
@@ -74,7 +75,35 @@ impl StoredDelivery {
     }
 }
 
-/// A fresh delivery: what differs between the outbox's and a test's.
+/// A captured answer waiting to be fanned out: one per new `survey sent`, whatever the number of
+/// webhooks.
+#[derive(Debug, Clone)]
+pub(super) struct OutboxEntry {
+    project: ProjectId,
+    event_uuid: Uuid,
+    survey_id: String,
+    /// The send created its submission's response (else it updated it).
+    created: bool,
+    completes: bool,
+}
+
+impl OutboxEntry {
+    /// The delivery kinds it makes, in the order a webhook gets them.
+    fn kinds(&self) -> Vec<WebhookEvent> {
+        let first = if self.created {
+            WebhookEvent::ResponseCreated
+        } else {
+            WebhookEvent::ResponseUpdated
+        };
+        let mut kinds = vec![first];
+        if self.completes {
+            kinds.push(WebhookEvent::ResponseCompleted);
+        }
+        kinds
+    }
+}
+
+/// A fresh delivery: what differs between a fanned-out answer's and a test's.
 struct NewDelivery {
     id: DeliveryId,
     webhook: WebhookId,
@@ -122,63 +151,146 @@ impl State {
         self.deliveries.last().expect("just pushed")
     }
 
-    /// The outbox: a delivery of each of `sends` (the new `survey sent` events of one
-    /// `record`) for each enabled webhook of the project subscribed to it. `created` holds the
-    /// `(survey id, submission key)` of the responses that call created; the earliest send of
-    /// each is `created`, every other `updated`.
-    pub(super) fn enqueue_deliveries(
+    /// The outbox: an entry for each of `sends` (the new `survey sent` events of one `record`)
+    /// when the project has an enabled webhook. `created` holds the `(survey id, submission
+    /// key)` of the responses that call created; the earliest send of each is `created`, every
+    /// other `updated`.
+    pub(super) fn write_outbox(
         &mut self,
         project: ProjectId,
         mut sends: Vec<SurveyEvent>,
         created: &BTreeSet<(String, String)>,
     ) {
+        if !self
+            .webhooks
+            .iter()
+            .any(|w| w.webhook.project_id == project && w.webhook.settings.enabled)
+        {
+            return;
+        }
         sends.sort_by_key(|event| (event.timestamp, event.uuid));
         let mut announced = BTreeSet::new();
-        let now = Utc::now();
         for event in sends {
             let submission = (event.survey_id.clone(), event.submission_key());
-            let first = if created.contains(&submission) && announced.insert(submission) {
-                WebhookEvent::ResponseCreated
-            } else {
-                WebhookEvent::ResponseUpdated
-            };
-            let mut kinds = vec![first];
-            if completes(&event) {
-                kinds.push(WebhookEvent::ResponseCompleted);
-            }
-            let subscribed: Vec<(WebhookId, Vec<WebhookEvent>)> = self
-                .webhooks
-                .iter()
-                .map(|w| &w.webhook)
-                .filter(|w| {
-                    w.project_id == project
-                        && w.settings.enabled
-                        && w.settings.survey_ids.as_ref().is_none_or(|ids| {
-                            ids.iter()
-                                .any(|id| id.0.to_string() == event.survey_id.to_ascii_lowercase())
-                        })
-                })
-                .map(|w| (w.id, w.settings.events.clone()))
-                .collect();
-            for kind in kinds {
-                for (webhook, events) in &subscribed {
-                    if events.contains(&kind) {
-                        self.push_delivery(NewDelivery {
-                            id: DeliveryId(Uuid::now_v7()),
-                            webhook: *webhook,
-                            project,
-                            kind: DeliveryKind::Response(kind),
-                            event_uuid: Some(event.uuid),
-                            survey_id: Some(event.survey_id.clone()),
-                            state: DeliveryState::Pending,
-                            next_attempt_at: Some(now),
-                            body: None,
-                            attempts: Vec::new(),
-                        });
-                    }
+            self.webhook_outbox.push(OutboxEntry {
+                project,
+                event_uuid: event.uuid,
+                created: created.contains(&submission) && announced.insert(submission),
+                completes: completes(&event),
+                survey_id: event.survey_id,
+            });
+        }
+    }
+
+    /// The deliveries of one outbox entry, for every enabled webhook of its project subscribed
+    /// to each of its kinds and to its survey; nothing when its event is gone. Returns the
+    /// webhooks that got one.
+    fn fan_out_entry(&mut self, entry: &OutboxEntry) -> BTreeSet<WebhookId> {
+        let project = entry.project;
+        let mut touched = BTreeSet::new();
+        if !self
+            .survey_events
+            .iter()
+            .any(|(p, e)| *p == project && e.uuid == entry.event_uuid)
+        {
+            return touched;
+        }
+        let survey = entry.survey_id.to_ascii_lowercase();
+        let subscribed: Vec<(WebhookId, Vec<WebhookEvent>)> = self
+            .webhooks
+            .iter()
+            .map(|w| &w.webhook)
+            .filter(|w| {
+                w.project_id == project
+                    && w.settings.enabled
+                    && w.settings
+                        .survey_ids
+                        .as_ref()
+                        .is_none_or(|ids| ids.iter().any(|id| id.0.to_string() == survey))
+            })
+            .map(|w| (w.id, w.settings.events.clone()))
+            .collect();
+        let now = Utc::now();
+        for kind in entry.kinds() {
+            for (webhook, events) in &subscribed {
+                if events.contains(&kind) {
+                    touched.insert(*webhook);
+                    self.push_delivery(NewDelivery {
+                        id: DeliveryId(Uuid::now_v7()),
+                        webhook: *webhook,
+                        project,
+                        kind: DeliveryKind::Response(kind),
+                        event_uuid: Some(entry.event_uuid),
+                        survey_id: Some(entry.survey_id.clone()),
+                        state: DeliveryState::Pending,
+                        next_attempt_at: Some(now),
+                        body: None,
+                        attempts: Vec::new(),
+                    });
                 }
             }
         }
+        touched
+    }
+
+    /// Drops the webhook's oldest pending deliveries past what its bound keeps.
+    fn bound_webhook(&mut self, webhook: WebhookId, bounds: &QueueBounds) -> Option<Dropped> {
+        let project = self
+            .webhooks
+            .iter()
+            .find(|w| w.webhook.id == webhook)?
+            .webhook
+            .project_id;
+        let enabled = self
+            .webhooks
+            .iter()
+            .filter(|w| w.webhook.project_id == project && w.webhook.settings.enabled)
+            .count();
+        let shared =
+            usize::try_from(bounds.pending_per_project).unwrap_or(usize::MAX) / enabled.max(1);
+        let keep = shared.min(usize::try_from(bounds.pending_per_webhook).unwrap_or(usize::MAX));
+        let mut pending: Vec<u64> = self
+            .deliveries
+            .iter()
+            .filter(|d| d.webhook == webhook && d.state == DeliveryState::Pending)
+            .map(|d| d.sequence)
+            .collect();
+        let excess = pending.len().checked_sub(keep).filter(|&n| n > 0)?;
+        pending.sort_unstable();
+        let cutoff = pending[excess - 1];
+        self.deliveries.retain(|d| {
+            !(d.webhook == webhook && d.state == DeliveryState::Pending && d.sequence <= cutoff)
+        });
+        Some(Dropped {
+            project,
+            webhook: Some(webhook),
+            count: u64::try_from(excess).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Drops the project's oldest outbox entries past `keep`.
+    fn bound_outbox(&mut self, project: ProjectId, keep: u32) -> Option<Dropped> {
+        let waiting = self
+            .webhook_outbox
+            .iter()
+            .filter(|e| e.project == project)
+            .count();
+        let mut excess = waiting
+            .checked_sub(usize::try_from(keep).unwrap_or(usize::MAX))
+            .filter(|&n| n > 0)?;
+        let count = u64::try_from(excess).unwrap_or(u64::MAX);
+        self.webhook_outbox.retain(|e| {
+            let drop = e.project == project && excess > 0;
+            if drop {
+                excess -= 1;
+            }
+            !drop
+        });
+        Some(Dropped {
+            project,
+            webhook: None,
+            count,
+        })
     }
 
     /// What a response delivery's body is built from; `None` for a test, or when its event is
@@ -461,10 +573,13 @@ impl WebhookTransaction for Draft {
     }
 
     async fn delete(&mut self, project: ProjectId, id: WebhookId) -> Result<(), Unexpected> {
+        let before = self.state.webhooks.len();
         self.state
             .webhooks
             .retain(|w| !(w.webhook.project_id == project && w.webhook.id == id));
-        self.state.deliveries.retain(|d| d.webhook != id);
+        if self.state.webhooks.len() < before {
+            self.state.deleted_webhooks.push(id);
+        }
         Ok(())
     }
 
@@ -516,7 +631,67 @@ impl DeliveryQueue for InMemoryStore {
         Ok(u64::from(limit - left))
     }
 
-    async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected> {
+    async fn fan_out(&self, bounds: &QueueBounds) -> Result<FanOut, Unexpected> {
+        let mut state = self.lock();
+        let mut taken: BTreeMap<ProjectId, u32> = BTreeMap::new();
+        let (entries, waiting): (Vec<OutboxEntry>, Vec<OutboxEntry>) =
+            std::mem::take(&mut state.webhook_outbox)
+                .into_iter()
+                .partition(|entry| {
+                    let count = taken.entry(entry.project).or_default();
+                    *count += 1;
+                    *count <= bounds.fan_out_per_project
+                });
+        state.webhook_outbox = waiting;
+        let made_before = state.delivery_sequence;
+        let mut touched = BTreeSet::new();
+        for entry in &entries {
+            touched.extend(state.fan_out_entry(entry));
+        }
+        let mut dropped: Vec<Dropped> = touched
+            .into_iter()
+            .filter_map(|webhook| state.bound_webhook(webhook, bounds))
+            .collect();
+        for (project, count) in taken {
+            if count >= bounds.fan_out_per_project
+                && let Some(outbox) = state.bound_outbox(project, bounds.outbox_per_project)
+            {
+                dropped.push(outbox);
+            }
+        }
+        dropped.sort_by_key(|d| (d.project, d.webhook));
+        Ok(FanOut {
+            entries: u64::try_from(entries.len()).unwrap_or(u64::MAX),
+            deliveries: state.delivery_sequence - made_before,
+            dropped,
+        })
+    }
+
+    async fn purge_deleted(&self, limit: u32) -> Result<u64, Unexpected> {
+        let mut state = self.lock();
+        let Some(&webhook) = state.deleted_webhooks.first() else {
+            return Ok(0);
+        };
+        let mut left = limit;
+        state.deliveries.retain(|d| {
+            let purge = left > 0 && d.webhook == webhook;
+            if purge {
+                left -= 1;
+            }
+            !purge
+        });
+        if left > 0 {
+            state.deleted_webhooks.remove(0);
+        }
+        Ok(u64::from(limit - left))
+    }
+
+    async fn claim_due(
+        &self,
+        limit: u32,
+        per_project: u32,
+        lease: Duration,
+    ) -> Result<Vec<DueDelivery>, Unexpected> {
         let mut state = self.lock();
         let now = Utc::now();
         let leased_until = now
@@ -538,16 +713,31 @@ impl DeliveryQueue for InMemoryStore {
                 }
             }
         }
-        let mut heads: Vec<usize> = heads
+        let mut due: Vec<(DateTime<Utc>, u64, ProjectId, usize)> = heads
             .into_values()
-            .filter(|&head| {
-                state.deliveries[head]
-                    .next_attempt_at
-                    .is_some_and(|at| at <= now)
+            .filter_map(|head| {
+                let delivery = &state.deliveries[head];
+                let at = delivery.next_attempt_at.filter(|at| *at <= now)?;
+                Some((at, delivery.sequence, delivery.project, head))
             })
             .collect();
-        heads.sort_by_key(|&head| state.deliveries[head].sequence);
-        heads.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        // Each project's heads take turns by due time; every project's first turn comes first.
+        due.sort_unstable();
+        let mut turns: BTreeMap<ProjectId, u32> = BTreeMap::new();
+        let mut heads: Vec<(u32, DateTime<Utc>, u64, usize)> = due
+            .into_iter()
+            .filter_map(|(at, sequence, project, head)| {
+                let turn = turns.entry(project).or_default();
+                *turn += 1;
+                (*turn <= per_project).then_some((*turn, at, sequence, head))
+            })
+            .collect();
+        heads.sort_unstable();
+        let heads: Vec<usize> = heads
+            .into_iter()
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+            .map(|(.., head)| head)
+            .collect();
         let mut claimed = Vec::with_capacity(heads.len());
         for head in heads {
             let delivery = &state.deliveries[head];

@@ -1,6 +1,8 @@
-//! Sending deliveries: sign, send, and decide from the receiver's answer what happens next
-//! (Standard Webhooks' rules: 2xx ends it, 410 switches the webhook off, 429/502/504 throttle
-//! and `retry-after` is honoured, anything else is a failure retried on the schedule).
+//! The dispatcher: purge deleted webhooks' deliveries and fan captured answers out into
+//! deliveries within the queue's bounds; apart from that, claim what is due and send it: sign,
+//! send, and decide from the receiver's answer what happens next (Standard Webhooks' rules: 2xx
+//! ends it, 410 switches the webhook off, 429/502/504 throttle and `retry-after` is honoured,
+//! anything else is a failure retried on the schedule).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,9 +12,9 @@ use async_trait::async_trait;
 use chrono::Utc;
 use futures_util::future::join_all;
 
-use super::port::{DueDelivery, NextStep, Settlement, SigningTarget};
+use super::port::{Dropped, DueDelivery, NextStep, Settlement, SigningTarget};
 use super::{
-    Attempt, DeliveryId, DeliveryQueue, DisabledReason, RetrySchedule, response_body,
+    Attempt, DeliveryId, DeliveryQueue, DisabledReason, QueueBounds, RetrySchedule, response_body,
     signature_header,
 };
 use crate::error::Unexpected;
@@ -50,6 +52,8 @@ pub trait WebhookSender: Send + Sync {
 pub struct DispatchSettings {
     /// Deliveries claimed per round (each a different webhook's), sent concurrently.
     pub batch: u32,
+    /// What a round takes per project, and how large a backlog may grow.
+    pub bounds: QueueBounds,
     /// How long a claim holds: longer than the sender's timeout, so a live node always settles
     /// before another may take the delivery over.
     pub lease: Duration,
@@ -60,6 +64,9 @@ pub struct DispatchSettings {
 
 /// Finished deliveries forgotten per statement, so pruning never holds many locks at once.
 const FORGET_BATCH: u32 = 1_000;
+
+/// Deleted webhooks' deliveries purged per round, so a purge never holds many locks at once.
+const PURGE_BATCH: u32 = 1_000;
 
 /// Longest `retry-after` honoured, so a receiver cannot park a delivery for ever.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -72,6 +79,8 @@ pub struct DispatchCounts {
     retried: AtomicU64,
     failed: AtomicU64,
     gone: AtomicU64,
+    dropped_deliveries: AtomicU64,
+    dropped_answers: AtomicU64,
 }
 
 impl DispatchCounts {
@@ -84,6 +93,23 @@ impl DispatchCounts {
             ("failed", self.failed.load(Ordering::Relaxed)),
             ("gone", self.gone.load(Ordering::Relaxed)),
         ]
+    }
+
+    /// Backlog dropped so far because it outgrew its bounds: `delivery` (a webhook's oldest
+    /// pending deliveries), `answer` (a project's oldest outbox entries, fanned out to none).
+    pub fn dropped(&self) -> [(&'static str, u64); 2] {
+        [
+            ("delivery", self.dropped_deliveries.load(Ordering::Relaxed)),
+            ("answer", self.dropped_answers.load(Ordering::Relaxed)),
+        ]
+    }
+
+    fn count_dropped(&self, dropped: &Dropped) {
+        let counter = match dropped.webhook {
+            Some(_) => &self.dropped_deliveries,
+            None => &self.dropped_answers,
+        };
+        counter.fetch_add(dropped.count, Ordering::Relaxed);
     }
 
     fn count(&self, settlement: &Settlement) {
@@ -121,18 +147,53 @@ impl WebhookDispatcher {
         }
     }
 
-    /// One round: claims what is due, sends it, stores each outcome. Returns how many
-    /// deliveries were attempted, so the caller can go again at once while there is work.
+    /// Prepares the queue: purges a batch of deleted webhooks' deliveries, then fans out a
+    /// bounded share of each project's captured answers, logging and counting what the bounds
+    /// drop. Returns how much it did (deliveries purged and answers fanned out), so the caller
+    /// can go again at once while there is more. Nodes run it apart from [`Self::send_due`], so
+    /// slow receivers never hold answers back from becoming deliveries.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails (the answers stay in the outbox for the next try).
+    pub async fn fan_out(&self) -> Result<u64, Unexpected> {
+        let purged = self.queue.purge_deleted(PURGE_BATCH).await?;
+        let fanned = self.queue.fan_out(&self.settings.bounds).await?;
+        for dropped in &fanned.dropped {
+            self.counts.count_dropped(dropped);
+            match dropped.webhook {
+                Some(webhook) => tracing::warn!(
+                    project = dropped.project.0,
+                    webhook = %webhook.0,
+                    dropped = dropped.count,
+                    "a webhook's backlog reached its bound: its oldest pending deliveries were dropped"
+                ),
+                None => tracing::warn!(
+                    project = dropped.project.0,
+                    dropped = dropped.count,
+                    "a project's webhook outbox reached its bound: its oldest answers were dropped"
+                ),
+            }
+        }
+        Ok(purged + fanned.entries)
+    }
+
+    /// One round of sending: claims what is due (projects in turn), sends it concurrently, and
+    /// stores each outcome. Returns how many deliveries were attempted, so the caller can go
+    /// again at once while there is work.
     ///
     /// # Errors
     /// `Unexpected` when the queue cannot be read or an outcome cannot be stored (that delivery
     /// is then attempted again once its lease ends: at least once, never lost).
-    pub async fn dispatch_due(&self) -> Result<usize, Unexpected> {
+    pub async fn send_due(&self) -> Result<usize, Unexpected> {
         let due = self
             .queue
-            .claim_due(self.settings.batch, self.settings.lease)
+            .claim_due(
+                self.settings.batch,
+                self.settings.bounds.claims_per_project,
+                self.settings.lease,
+            )
             .await?;
-        let count = due.len();
+        let attempted = due.len();
         let settled = join_all(due.into_iter().map(|delivery| async move {
             let id = delivery.id;
             let settlement = self.attempt(delivery).await;
@@ -141,7 +202,7 @@ impl WebhookDispatcher {
         }))
         .await;
         settled.into_iter().collect::<Result<Vec<()>, _>>()?;
-        Ok(count)
+        Ok(attempted)
     }
 
     /// Forgets delivered and failed deliveries older than the retention, a batch at a time until

@@ -1,9 +1,10 @@
-//! Webhooks: a project's subscriptions to its survey responses. Each response event a webhook
-//! subscribes to becomes a delivery, written in the statement that stores the response (an
-//! outbox), then signed per Standard Webhooks and sent, with retries, by the dispatcher that
-//! runs in every node.
+//! Webhooks: a project's subscriptions to its survey responses. Each new answer is written to an
+//! outbox in the statement that stores it; the dispatcher that runs in every node fans it out
+//! into a delivery for each webhook subscribed to it, then signs each per Standard Webhooks and
+//! sends it, with retries, serving the projects with work in turn within [`QueueBounds`].
 
 mod activity;
+mod bounds;
 mod dispatch;
 mod payload;
 mod port;
@@ -21,14 +22,15 @@ use crate::survey::SurveyId;
 use crate::tenancy::ProjectId;
 
 pub use activity::SCOPE as ACTIVITY_SCOPE;
+pub use bounds::QueueBounds;
 pub use dispatch::{
     DispatchCounts, DispatchSettings, ReceiverAnswer, Transmission, WebhookDispatcher,
     WebhookSender,
 };
 pub use payload::{PayloadSurvey, ResponseEventSources, completes, response_body, test_body};
 pub use port::{
-    DeliveryQueue, DueDelivery, NextStep, Settlement, SigningTarget, WebhookRepository,
-    WebhookTransaction,
+    DeliveryQueue, Dropped, DueDelivery, FanOut, NextStep, Settlement, SigningTarget,
+    WebhookRepository, WebhookTransaction,
 };
 pub use schedule::RetrySchedule;
 pub use secret::{WebhookSecret, signature_header};

@@ -6,8 +6,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use super::{
-    Attempt, Delivery, DeliveryId, DisabledReason, ResponseEventSources, Webhook, WebhookFormat,
-    WebhookId, WebhookSecret, WebhookSettings,
+    Attempt, Delivery, DeliveryId, DisabledReason, QueueBounds, ResponseEventSources, Webhook,
+    WebhookFormat, WebhookId, WebhookSecret, WebhookSettings,
 };
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::Unexpected;
@@ -16,7 +16,8 @@ use crate::survey::SurveyId;
 use crate::tenancy::ProjectId;
 
 /// Webhooks and their deliveries as their owners manage them. Deliveries of response events are
-/// not made here: `SurveyResponseRepository::record` writes them with the response.
+/// not made here: `SurveyResponseRepository::record` writes each answer to the outbox with the
+/// response, and the dispatcher fans it out ([`DeliveryQueue::fan_out`]).
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
     /// The project's webhooks, newest first (ties by id, descending).
@@ -153,7 +154,8 @@ pub trait WebhookTransaction: Transaction {
         previous_until: DateTime<Utc>,
     ) -> Result<(), Unexpected>;
 
-    /// Deletes a locked webhook and its deliveries.
+    /// Deletes a locked webhook at once, whatever its backlog: it is sent nothing more, and its
+    /// deliveries are purged later, in batches ([`DeliveryQueue::purge_deleted`]).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -215,24 +217,76 @@ pub enum NextStep {
     Failed,
 }
 
+/// What one fan-out did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FanOut {
+    /// Outbox entries taken (captured answers).
+    pub entries: u64,
+    /// Deliveries made of them.
+    pub deliveries: u64,
+    /// What the bounds dropped.
+    pub dropped: Vec<Dropped>,
+}
+
+/// Backlog dropped because it outgrew its [`QueueBounds`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dropped {
+    pub project: ProjectId,
+    /// The webhook whose oldest pending deliveries were dropped; `None`: the project's oldest
+    /// outbox entries (answers then delivered to none of its webhooks).
+    pub webhook: Option<WebhookId>,
+    pub count: u64,
+}
+
 /// The deliveries every node's dispatcher drains.
 #[async_trait]
 pub trait DeliveryQueue: Send + Sync {
+    /// Turns captured answers waiting in the outbox into deliveries: up to
+    /// `bounds.fan_out_per_project` of each project's oldest entries, each becoming a delivery
+    /// of its kinds (`created` or `updated`, and `completed` when it completes its submission)
+    /// for every enabled webhook of the project subscribed to the kind and the survey
+    /// (`survey_ids`, compared lowercased), made in each webhook's order (capture order, then
+    /// created/updated before completed). An entry whose event was deleted meanwhile makes
+    /// nothing. Then applies the bounds: a webhook keeps its newest
+    /// `min(pending_per_webhook, pending_per_project / the project's enabled webhooks)` pending
+    /// deliveries, a project's outbox its newest `outbox_per_project` entries; the rest is
+    /// dropped and reported. One fan-out runs at a time across nodes (another finds nothing to
+    /// do), so a webhook's deliveries are made in order.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails (nothing is taken then).
+    async fn fan_out(&self, bounds: &QueueBounds) -> Result<FanOut, Unexpected>;
+
     /// Claims up to `limit` due deliveries of enabled webhooks, each the oldest pending one of
     /// its webhook (so a webhook's deliveries go out one at a time, in the order they were
-    /// made), leasing them for `lease`: a node that dies mid-send leaves its claim to be taken
-    /// again after it. Concurrent claims never return the same delivery.
+    /// made), at most `per_project` of a project, every project's first before any project's
+    /// second (then by due time), leasing them for `lease`: a node that dies mid-send leaves its
+    /// claim to be taken again after it. Concurrent claims never return the same delivery. Its
+    /// cost grows with the number of webhooks, not with their backlog.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
-    async fn claim_due(&self, limit: u32, lease: Duration) -> Result<Vec<DueDelivery>, Unexpected>;
+    async fn claim_due(
+        &self,
+        limit: u32,
+        per_project: u32,
+        lease: Duration,
+    ) -> Result<Vec<DueDelivery>, Unexpected>;
 
     /// Stores an attempt and its consequences: the delivery's state, the webhook's failure
-    /// count (reset by a delivered attempt), and the webhook switched off if asked.
+    /// count (reset by a delivered attempt), and the webhook switched off if asked. A delivery
+    /// dropped or purged meanwhile stores nothing.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected>;
+
+    /// Deletes up to `limit` deliveries (with their attempts) of webhooks that were deleted.
+    /// Returns how many went.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn purge_deleted(&self, limit: u32) -> Result<u64, Unexpected>;
 
     /// Deletes up to `limit` delivered or failed deliveries made before `before`, with their
     /// attempts; pending ones are kept however old. Returns how many went.

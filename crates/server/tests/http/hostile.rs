@@ -311,6 +311,8 @@ fn bounds() -> Vec<((&'static str, &'static str), Bound)> {
             Elsewhere(CAPTURE_ID),
         ),
         (("webhook_deliveries", "survey_id"), Elsewhere(CAPTURE_ID)),
+        (("webhook_outbox", "submission_key"), Elsewhere(CAPTURE_ID)),
+        (("webhook_outbox", "survey_id"), Elsewhere(CAPTURE_ID)),
         (("webhooks", "disabled_reason"), Elsewhere(INTERNAL)),
         (("webhooks", "format"), Elsewhere("a closed choice")),
         (("users", "email"), Elsewhere(ADMIN)),

@@ -36,5 +36,6 @@ mod sdk_snapshot;
 mod survey_activity;
 mod surveys;
 mod tenancy;
+mod webhook_backlog;
 mod webhook_receiver;
 mod webhooks;

@@ -14,19 +14,19 @@ use crate::process::{bootstrap, serve};
 use crate::webhook_receiver::{Receiver, accepted, assert_all_verified};
 
 /// A node that may call the loopback receiver, retries fast and looks at the queue often.
-fn test_webhooks(args: &mut ServeArgs) {
+pub(crate) fn test_webhooks(args: &mut ServeArgs) {
     args.webhooks.allow_private = true;
     args.webhooks.retry_delays = Some(RetryDelays(vec![Duration::from_millis(200); 6]));
     args.webhooks.poll_ms = 50;
     args.webhooks.timeout_secs = 1;
 }
 
-async fn webhook_app() -> TestApp {
+pub(crate) async fn webhook_app() -> TestApp {
     spawn_app_with(test_webhooks).await
 }
 
 /// A launched `api` survey with two open questions: its id and question ids.
-async fn survey(app: &TestApp, tenant: &Tenant) -> (String, [String; 2]) {
+pub(crate) async fn survey(app: &TestApp, tenant: &Tenant) -> (String, [String; 2]) {
     let (status, survey) = parts(
         app.send_json(
             Method::POST,
@@ -59,7 +59,7 @@ async fn survey(app: &TestApp, tenant: &Tenant) -> (String, [String; 2]) {
 }
 
 /// Creates a webhook; its JSON (with `secret`).
-async fn create_webhook(app: &TestApp, tenant: &Tenant, body: &Value) -> Value {
+pub(crate) async fn create_webhook(app: &TestApp, tenant: &Tenant, body: &Value) -> Value {
     let (status, webhook) = parts(
         app.send_json(
             Method::POST,
@@ -75,7 +75,7 @@ async fn create_webhook(app: &TestApp, tenant: &Tenant, body: &Value) -> Value {
 }
 
 /// A webhook on every response event to `receiver`, its secret handed to the receiver.
-async fn subscribe(app: &TestApp, tenant: &Tenant, receiver: &Receiver) -> Value {
+pub(crate) async fn subscribe(app: &TestApp, tenant: &Tenant, receiver: &Receiver) -> Value {
     let webhook = create_webhook(
         app,
         tenant,
@@ -92,7 +92,7 @@ async fn subscribe(app: &TestApp, tenant: &Tenant, receiver: &Receiver) -> Value
 }
 
 /// `survey sent` as posthog-js sends a partial (or final) answer of a submission.
-fn send(
+pub(crate) fn send(
     survey: &str,
     submission: &str,
     answers: &[(&str, &str)],
@@ -117,7 +117,7 @@ fn send(
 }
 
 /// Posts events to `/batch/` as an SDK does; asserts Burrow acknowledged them.
-async fn capture(address: &str, token: &str, events: Vec<Value>) {
+pub(crate) async fn capture(address: &str, token: &str, events: Vec<Value>) {
     let response = reqwest::Client::new()
         .post(format!("{address}/batch/"))
         .json(&json!({"api_key": token, "batch": events}))
