@@ -1,8 +1,10 @@
 //! Reaching webhook receivers: the HTTP sender behind `WebhookSender` and the system resolver
-//! behind `HostResolver`. The sender resolves names itself and refuses to connect when any
-//! address is one the operator's policy forbids, so a name that resolved to a public address
-//! when the webhook was saved cannot be pointed inside the network later (DNS rebinding). It
-//! follows no redirect, ignores proxy variables, and bounds time and the answer it reads.
+//! behind `HostResolver`. Before every attempt the sender reads the stored URL again with the
+//! operator's policy (scheme, port, a literal address), since a webhook may predate a rule; it
+//! resolves names itself and refuses to connect when any address is one the policy forbids, so
+//! a name that resolved to a public address when the webhook was saved cannot be pointed inside
+//! the network later (DNS rebinding). It follows no redirect, ignores proxy variables, and
+//! bounds time and the answer it reads.
 
 use std::error::Error as _;
 use std::net::{IpAddr, SocketAddr};
@@ -10,9 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use domain::webhook::{
-    HostResolver, ReceiverAnswer, TargetPolicy, Transmission, WebhookSender, literal_address,
-};
+use domain::webhook::{HostResolver, ReceiverAnswer, TargetPolicy, Transmission, WebhookSender};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::RETRY_AFTER;
 use reqwest::redirect::Policy;
@@ -22,7 +22,7 @@ use reqwest::redirect::Policy;
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
 /// How the sender talks to receivers.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SenderSettings {
     pub policy: TargetPolicy,
     /// The whole attempt, connection to answer (`BURROW_WEBHOOK_TIMEOUT_SECS`).
@@ -46,7 +46,7 @@ impl HttpWebhookSender {
             .timeout(settings.timeout)
             .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
             .dns_resolver(Arc::new(CheckedResolver {
-                policy: settings.policy,
+                policy: Arc::new(settings.policy.clone()),
             }))
             .build()?;
         Ok(Self {
@@ -59,14 +59,12 @@ impl HttpWebhookSender {
 #[async_trait]
 impl WebhookSender for HttpWebhookSender {
     async fn send(&self, transmission: Transmission<'_>) -> ReceiverAnswer {
+        // The scheme, the port and a literal address (which skips the resolver) are checked
+        // here, as the rules are now.
         let url = match self.policy.url(transmission.url) {
             Ok(url) => url,
             Err(refused) => return ReceiverAnswer::Failed(refused.detail),
         };
-        // A literal address skips the resolver, so it is checked here.
-        if let Some(refusal) = literal_address(&url).and_then(|ip| self.policy.refusal(ip)) {
-            return ReceiverAnswer::Failed(refusal);
-        }
         let mut request = self.client.post(url).body(transmission.body.to_vec());
         for (name, value) in transmission.headers {
             request = request.header(name, value);
@@ -117,12 +115,12 @@ fn describe(error: &reqwest::Error) -> String {
 
 /// The system's resolver, refusing a name when any of its addresses is forbidden.
 struct CheckedResolver {
-    policy: TargetPolicy,
+    policy: Arc<TargetPolicy>,
 }
 
 impl Resolve for CheckedResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy;
+        let policy = self.policy.clone();
         Box::pin(async move {
             let addresses = lookup(name.as_str(), 0).await?;
             if let Some(refusal) = addresses.iter().find_map(|ip| policy.refusal(*ip)) {

@@ -423,6 +423,7 @@ async fn create_refuses_targets_inside_the_network_and_answers_a_secret() {
         world.receivers.clone(),
         TargetPolicy {
             allow_private: true,
+            ..TargetPolicy::default()
         },
     );
     for url in [

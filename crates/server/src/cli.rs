@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use domain::rate_limit::RateLimit;
 use domain::tenancy::{MembershipLevel, PluginsAccessLevel};
+use domain::webhook::AllowedPorts;
 use url::Url;
 use uuid::Uuid;
 
@@ -133,6 +134,12 @@ pub struct WebhookArgs {
     /// when saved and again after every DNS lookup when sending.
     #[arg(id = "webhooks-allow-private", long = "webhooks-allow-private", env = "BURROW_WEBHOOKS_ALLOW_PRIVATE", default_value = "false", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
     pub allow_private: bool,
+    /// The ports webhooks may call, comma-separated ports and ranges (`443,8000-8999`), private
+    /// targets allowed or not. Unset: 443, 80 and 1024–65535 except well-known services' ports
+    /// (Redis, PostgreSQL, memcached, …; see docs/operations.md). Checked when a webhook is
+    /// saved and again before every attempt.
+    #[arg(id = "webhooks-allowed-ports", long = "webhooks-allowed-ports", env = "BURROW_WEBHOOKS_ALLOWED_PORTS", value_parser = parse_ports)]
+    pub allowed_ports: Option<AllowedPorts>,
     /// Send due deliveries from this node (every node can; they share the queue). `false` leaves
     /// sending to the other nodes.
     #[arg(id = "webhook-dispatch", long = "webhook-dispatch", env = "BURROW_WEBHOOK_DISPATCH", default_value = "true", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::Set)]
@@ -157,6 +164,7 @@ impl Default for WebhookArgs {
     fn default() -> Self {
         Self {
             allow_private: false,
+            allowed_ports: None,
             dispatch: true,
             timeout_secs: 15,
             retry_delays: None,
@@ -395,6 +403,10 @@ pub enum AdminCommand {
     },
 }
 
+fn parse_ports(value: &str) -> Result<AllowedPorts, String> {
+    value.parse()
+}
+
 fn parse_plugins_level(value: &str) -> Result<PluginsAccessLevel, String> {
     value.parse()
 }
@@ -430,5 +442,36 @@ mod tests {
         );
         assert!(parse_delays("5 parsecs").is_err());
         assert!(parse_delays("8days").is_err());
+    }
+
+    #[test]
+    fn webhook_ports_are_an_optional_list() {
+        let cli = Cli::try_parse_from([
+            "burrow",
+            "serve",
+            "--database-url",
+            "postgres://x",
+            "--webhooks-allowed-ports",
+            "443,8000-8999",
+        ])
+        .expect("parses");
+        let Command::Serve(serve) = cli.command else {
+            panic!("expected serve");
+        };
+        assert_eq!(
+            serve.webhooks.allowed_ports,
+            Some("443,8000-8999".parse().unwrap())
+        );
+        assert!(
+            Cli::try_parse_from([
+                "burrow",
+                "serve",
+                "--database-url",
+                "postgres://x",
+                "--webhooks-allowed-ports",
+                "22-21",
+            ])
+            .is_err()
+        );
     }
 }

@@ -139,12 +139,13 @@ impl Webhooks {
     fn new(database: Database, args: &WebhookArgs) -> anyhow::Result<Self> {
         let policy = TargetPolicy {
             allow_private: args.allow_private,
+            ports: args.allowed_ports.clone().unwrap_or_default(),
         };
         Ok(Self {
             store: Arc::new(PgWebhookRepository::new(database)),
             sender: Arc::new(
                 HttpWebhookSender::new(SenderSettings {
-                    policy,
+                    policy: policy.clone(),
                     timeout: Duration::from_secs(args.timeout_secs),
                 })
                 .context("building the webhook sender")?,
@@ -159,7 +160,7 @@ impl Webhooks {
             self.store.clone(),
             Arc::new(SystemResolver),
             self.sender.clone(),
-            self.policy,
+            self.policy.clone(),
         )
     }
 

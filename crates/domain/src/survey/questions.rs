@@ -1,7 +1,8 @@
-//! Survey questions: shape and type checks (stricter than PostHog: types, choices, rating
-//! scales and branching targets are checked), HTML sanitizing, and ids for new questions. The
-//! checks run on the JSON as sent, so each problem gets PostHog's message; what passes is read
-//! into typed [`Question`]s.
+//! Survey questions: HTML sanitizing, then shape and type checks (stricter than PostHog: types,
+//! choices, rating scales and branching targets are checked), and ids for new questions. The
+//! checks run on the JSON as sent with its texts sanitized, so each problem gets PostHog's
+//! message and the rules judge what will be stored; what passes is read into typed
+//! [`Question`]s.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -11,6 +12,7 @@ use super::html::sanitize;
 use super::question::{BRANCHING_TYPES, Question, QuestionType};
 use crate::error::{ValidationCode, ValidationError};
 
+/// The optional texts of a question, sanitized and checked to be strings.
 const TEXT_FIELDS: [&str; 4] = [
     "description",
     "buttonText",
@@ -81,11 +83,9 @@ fn parse_question(
     number: usize,
     mut question: Map<String, Value>,
 ) -> Result<Map<String, Value>, ValidationError> {
+    sanitize_texts(&mut question);
     match question.get("question") {
-        Some(Value::String(text)) if !text.is_empty() => {
-            let clean = sanitize(text);
-            question.insert("question".into(), Value::String(clean));
-        }
+        Some(Value::String(text)) if !text.is_empty() => {}
         Some(value) if is_truthy(value) => return Err(invalid("Question text must be a string")),
         _ => return Err(invalid("Question text is required")),
     }
@@ -102,10 +102,7 @@ fn parse_question(
     for field in TEXT_FIELDS {
         match question.get(field) {
             None | Some(Value::Null) => {}
-            Some(Value::String(text)) => {
-                let clean = sanitize(text);
-                question.insert(field.into(), Value::String(clean));
-            }
+            Some(Value::String(_)) => {}
             Some(_) => return Err(invalid(format!("Question {field} must be a string"))),
         }
     }
@@ -118,7 +115,7 @@ fn parse_question(
             ));
         }
     }
-    check_choices(kind, &mut question)?;
+    check_choices(kind, &question)?;
     check_link(number, &question)?;
     if kind == QuestionType::Rating {
         check_rating(number, &question)?;
@@ -127,6 +124,24 @@ fn parse_question(
         question.insert("id".into(), Value::String(Uuid::new_v4().to_string()));
     }
     Ok(question)
+}
+
+/// Sanitizes, in place, every text of `question` an SDK may show as HTML (its text, the
+/// optional texts and each string choice), before any rule judges it: the rules must see what
+/// will be stored, since a choice that is only a `<script>` is empty once cleaned.
+fn sanitize_texts(question: &mut Map<String, Value>) {
+    for field in std::iter::once("question").chain(TEXT_FIELDS) {
+        if let Some(Value::String(text)) = question.get_mut(field) {
+            *text = sanitize(text);
+        }
+    }
+    if let Some(Value::Array(choices)) = question.get_mut("choices") {
+        for choice in choices {
+            if let Value::String(text) = choice {
+                *text = sanitize(text);
+            }
+        }
+    }
 }
 
 fn is_truthy(value: &Value) -> bool {
@@ -140,10 +155,7 @@ fn is_truthy(value: &Value) -> bool {
     }
 }
 
-fn check_choices(
-    kind: QuestionType,
-    question: &mut Map<String, Value>,
-) -> Result<(), ValidationError> {
+fn check_choices(kind: QuestionType, question: &Map<String, Value>) -> Result<(), ValidationError> {
     let needs_choices = matches!(
         kind,
         QuestionType::SingleChoice | QuestionType::MultipleChoice
@@ -161,7 +173,6 @@ fn check_choices(
         }
         _ => return Ok(()),
     };
-    let mut clean = Vec::with_capacity(choices.len());
     for choice in choices {
         let Value::String(text) = choice else {
             return Err(invalid("Question choices must be strings"));
@@ -169,9 +180,7 @@ fn check_choices(
         if text.trim().is_empty() {
             return Err(invalid("Question choices cannot be empty"));
         }
-        clean.push(Value::String(sanitize(text)));
     }
-    question.insert("choices".into(), Value::Array(clean));
     Ok(())
 }
 
@@ -397,6 +406,49 @@ mod tests {
         assert_eq!(parsed[0]["question"], "check?");
         assert_eq!(parsed[0]["description"], "<b>hi</b>");
         assert_eq!(parsed[0]["choices"][0], "<img src=\"x\">Yes");
+    }
+
+    #[test]
+    fn a_question_text_that_sanitizes_to_nothing_is_required() {
+        assert_eq!(
+            error_of(json!([{"type": "open", "question": "<script>alert(6)</script>"}])),
+            "Question text is required"
+        );
+    }
+
+    #[test]
+    fn choices_that_sanitize_to_nothing_are_empty() {
+        assert_eq!(
+            error_of(json!([{
+                "type": "multiple_choice",
+                "question": "Q",
+                "choices": ["</script><script>alert(6)</script>", "<!--<script>"]
+            }])),
+            "Question choices cannot be empty"
+        );
+        assert_eq!(
+            error_of(
+                json!([{"type": "open", "question": "Q", "choices": ["ok", "<script></script>  "]}])
+            ),
+            "Question choices cannot be empty"
+        );
+    }
+
+    #[test]
+    fn optional_texts_are_checked_and_stored_as_sanitized() {
+        let parsed = parsed(json!([{
+            "type": "rating", "question": "Q", "scale": 5,
+            "description": "<script>x</script>", "buttonText": "<i>Go</i><iframe></iframe>",
+            "lowerBoundLabel": "<!--<script>", "upperBoundLabel": "<u>High</u>"
+        }]));
+        assert_eq!(parsed[0]["description"], "");
+        assert_eq!(parsed[0]["buttonText"], "<i>Go</i>");
+        assert_eq!(parsed[0]["lowerBoundLabel"], "");
+        assert_eq!(parsed[0]["upperBoundLabel"], "<u>High</u>");
+        assert_eq!(
+            error_of(json!([{"type": "open", "question": "Q", "buttonText": ["<b>"]}])),
+            "Question buttonText must be a string"
+        );
     }
 
     #[test]

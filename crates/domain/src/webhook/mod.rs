@@ -35,7 +35,7 @@ pub use port::{
 pub use schedule::RetrySchedule;
 pub use secret::{WebhookSecret, signature_header};
 pub use service::{CreatedWebhook, WebhookService};
-pub use target::{HostResolver, TargetPolicy, literal_address};
+pub use target::{AllowedPorts, HostResolver, TargetPolicy};
 
 /// A webhook's UUID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

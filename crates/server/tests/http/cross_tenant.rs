@@ -184,8 +184,9 @@ fn hostile_body(a: &ObjectsOfA) -> Value {
 async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
     let app = spawn_app_with(|args| {
         args.rate_limit = "off".parse().unwrap();
-        // A's webhook points at loopback.
+        // A's webhook points at loopback's discard port.
         args.webhooks.allow_private = true;
+        args.webhooks.allowed_ports = Some("9".parse().unwrap());
     })
     .await;
     let a = objects_of_a(&app).await;

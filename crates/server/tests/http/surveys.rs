@@ -388,6 +388,44 @@ async fn questions_are_sanitized_and_given_ids() {
 }
 
 #[tokio::test]
+async fn texts_that_sanitize_to_nothing_are_refused_as_empty_when_created_or_changed() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let probe = json!([{"type": "multiple_choice", "question": "Pick",
+                        "choices": ["</script><script>alert(6)</script>", "<!--<script>"]}]);
+    let empty_choices = json!({"type": "validation_error", "code": "invalid_input",
+                               "detail": "Question choices cannot be empty", "attr": "questions"});
+    let (status, error) = create(
+        &app,
+        &ada,
+        json!({"name": "S", "type": "popover", "questions": probe}),
+    )
+    .await;
+    assert_eq!((status, error), (400, empty_choices.clone()));
+    assert_eq!(app.rows("surveys").await, 0);
+
+    let (status, survey) = create(&app, &ada, json!({"name": "S", "type": "popover"})).await;
+    assert_eq!(status, 201, "{survey}");
+    let (status, error) = patch(&app, &ada, &survey, json!({"questions": probe})).await;
+    assert_eq!((status, error), (400, empty_choices));
+    let (status, error) = patch(
+        &app,
+        &ada,
+        &survey,
+        json!({"questions": [{"type": "open", "question": "<script>alert(6)</script>"}]}),
+    )
+    .await;
+    assert_eq!(
+        (status, error),
+        (
+            400,
+            json!({"type": "validation_error", "code": "invalid_input",
+                   "detail": "Question text is required", "attr": "questions"})
+        )
+    );
+}
+
+#[tokio::test]
 async fn names_are_unique_per_project_including_archived_surveys() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;

@@ -13,9 +13,11 @@ use crate::helpers::{Tenant, TestApp, assert_error, parts, scraped, spawn_app_wi
 use crate::process::{bootstrap, serve};
 use crate::webhook_receiver::{Receiver, accepted, assert_all_verified};
 
-/// A node that may call the loopback receiver, retries fast and looks at the queue often.
+/// A node that may call the loopback receiver (and the discard port 9, where nothing answers),
+/// retries fast and looks at the queue often.
 pub(crate) fn test_webhooks(args: &mut ServeArgs) {
     args.webhooks.allow_private = true;
+    args.webhooks.allowed_ports = Some("1-65535".parse().unwrap());
     args.webhooks.retry_delays = Some(RetryDelays(vec![Duration::from_millis(200); 6]));
     args.webhooks.poll_ms = 50;
     args.webhooks.timeout_secs = 1;
@@ -766,6 +768,131 @@ async fn urls_into_private_networks_are_refused_when_saved_and_when_sent() {
                     .as_str()
                     .is_some_and(|e| e.contains("loopback address"))
             })
+        })
+    })
+    .await;
+    assert!(
+        receiver.received().await.is_empty(),
+        "the receiver was called"
+    );
+}
+
+#[tokio::test]
+async fn special_purpose_addresses_and_service_ports_are_refused_when_saved() {
+    let app = spawn_app_with(|_| {}).await;
+    let tenant = app.tenant("probe@example.com", &["*"]).await;
+    let path = format!("/api/projects/{}/webhooks/", tenant.project_id);
+    for (url, detail) in [
+        (
+            "https://[64:ff9b:1::a00:1]/",
+            "64:ff9b:1::a00:1 is a local-use NAT64 address carrying 10.0.0.1 (private), which webhooks may not call.",
+        ),
+        (
+            "https://example.com:22/",
+            "Webhooks may call port 443, 80 or 1024 to 65535, not 22.",
+        ),
+        (
+            "https://example.com:6379/",
+            "Webhooks may not call port 6379 (Redis).",
+        ),
+        (
+            "https://[::ffff:0:a00:1]/",
+            "::ffff:0:a00:1 is a SIIT (IPv4-translated) address carrying 10.0.0.1 (private), which webhooks may not call.",
+        ),
+        (
+            "https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/",
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe is a Teredo address carrying 10.0.0.1 (private), which webhooks may not call.",
+        ),
+        (
+            "https://[fec0::1]/",
+            "fec0::1 is a site-local address, which webhooks may not call.",
+        ),
+        (
+            "https://[100::1]/",
+            "100::1 is a discard-only address, which webhooks may not call.",
+        ),
+    ] {
+        let (status, error) = parts(
+            app.send_json(
+                Method::POST,
+                &path,
+                &tenant.key,
+                &json!({"url": url, "events": ["survey_response.completed"]}),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(
+            (status, error),
+            (
+                400,
+                json!({"type": "validation_error", "code": "invalid_input", "detail": detail, "attr": "url"})
+            ),
+            "{url}"
+        );
+    }
+    assert_eq!(app.rows("webhooks").await, 0);
+}
+
+#[tokio::test]
+async fn a_stored_webhook_on_a_port_no_longer_allowed_is_not_called() {
+    // A node whose operator allows only 443 sends; the webhook was saved through a node that
+    // allows the receiver's port.
+    let receiver = Receiver::start().await;
+    let strict = spawn_app_with(|args| {
+        test_webhooks(args);
+        args.webhooks.allowed_ports = Some("443".parse().unwrap());
+    })
+    .await;
+    let tenant = strict.tenant("ports@example.com", &["*"]).await;
+    let lenient = strict.another_node(|args| {
+        test_webhooks(args);
+        args.webhooks.dispatch = false;
+    });
+    let path = format!("/api/projects/{}/webhooks/", tenant.project_id);
+    let url = format!("http://127.0.0.1:{}/hook", receiver.port);
+    let (status, webhook) = parts(
+        reqwest::Client::new()
+            .post(format!("{lenient}{path}"))
+            .bearer_auth(&tenant.key)
+            .json(&json!({"url": url, "events": ["survey_response.completed"]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{webhook}");
+    let (status, refused) = parts(
+        strict
+            .send_json(
+                Method::POST,
+                &path,
+                &tenant.key,
+                &json!({"url": url, "events": ["survey_response.completed"]}),
+            )
+            .await,
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    let refusal = format!("Webhooks may call ports 443 only, not {}.", receiver.port);
+    assert_eq!(refused["detail"], refusal.as_str());
+
+    let token = strict.project_token(&tenant).await;
+    let (survey_id, [question, _]) = survey(&strict, &tenant).await;
+    capture(
+        &strict.address,
+        &token,
+        vec![send(&survey_id, "s", &[(&question, "a")], true, 1)],
+    )
+    .await;
+    let id = webhook["id"].as_str().unwrap();
+    within(Duration::from_secs(10), "a refused attempt", || async {
+        deliveries(&strict, &tenant, id).await.iter().any(|d| {
+            d["attempts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["error"].as_str().is_some_and(|e| e.contains(&refusal)))
         })
     })
     .await;

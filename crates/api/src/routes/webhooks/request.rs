@@ -24,7 +24,8 @@ const MAX_SURVEYS: usize = 100;
 /// A webhook to create (`url` and `events` required) or change (any subset).
 #[derive(ToSchema)]
 pub(crate) struct WebhookWrite {
-    /// `https` (plain `http` and non-public addresses only where the operator allows them).
+    /// `https` (plain `http` and non-public addresses only where the operator allows them), on
+    /// port 443, 80 or 1024–65535 but well-known services' (or the operator's list).
     #[schema(value_type = Option<String>, nullable = false, max_length = 2000)]
     url: Option<String>,
     /// Any of `survey_response.created`, `survey_response.updated`, `survey_response.completed`.

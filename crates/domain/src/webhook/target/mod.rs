@@ -1,23 +1,33 @@
 //! Where a webhook may send: a URL Burrow will call on its users' behalf must not reach into the
-//! network Burrow runs in (server-side request forgery). Checked when a webhook is saved and
-//! again by the sender after every DNS lookup, since a name may resolve elsewhere later.
+//! network Burrow runs in (server-side request forgery), nor services that are no webhook
+//! receiver. Checked when a webhook is saved and again by the sender before it connects (a
+//! stored webhook may predate a rule) and after every DNS lookup, since a name may resolve
+//! elsewhere later.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+mod ports;
+mod special_addresses;
+
+use std::net::IpAddr;
 
 use async_trait::async_trait;
 use url::{Host, Url};
 
 use crate::error::{ValidationCode, ValidationError};
 
+pub use ports::AllowedPorts;
+use special_addresses::special_address;
+
 /// Longest webhook URL accepted.
 pub const MAX_URL_CHARS: usize = 2_000;
 
-/// What the operator allows webhooks to reach beyond public HTTPS addresses.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What the operator allows webhooks to reach.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TargetPolicy {
-    /// `BURROW_WEBHOOKS_ALLOW_PRIVATE`: loopback, private, link-local and other non-public
+    /// `BURROW_WEBHOOKS_ALLOW_PRIVATE`: loopback, private, link-local and other special-purpose
     /// addresses, and plain `http`, for receivers inside the operator's own network (and tests).
     pub allow_private: bool,
+    /// `BURROW_WEBHOOKS_ALLOWED_PORTS`, whatever the addresses allowed.
+    pub ports: AllowedPorts,
 }
 
 /// Looks host names up, for the check at save time. The sender resolves on its own, with the
@@ -37,12 +47,13 @@ impl TargetPolicy {
         if self.allow_private {
             return None;
         }
-        non_public(address)
-            .map(|kind| format!("{address} is a {kind} address, which webhooks may not call."))
+        special_address(address)
+            .map(|special| format!("{address} is {special}, which webhooks may not call."))
     }
 
     /// Reads a webhook URL: absolute, `https` (or `http` where private targets are allowed), with
-    /// a host, not too long; an address given literally must be one the policy allows.
+    /// a host and a port the policy allows, not too long; an address given literally must be
+    /// one the policy allows.
     ///
     /// # Errors
     /// `Invalid` on `url`, saying why.
@@ -70,6 +81,10 @@ impl TargetPolicy {
         }
         if url.host().is_none() {
             return Err(invalid("Enter a valid URL.".into()));
+        }
+        let port = url.port_or_known_default().unwrap_or(443);
+        if let Some(refusal) = self.ports.refusal(port) {
+            return Err(invalid(refusal));
         }
         Ok(url)
     }
@@ -106,7 +121,7 @@ impl TargetPolicy {
 }
 
 /// The address a URL names literally (`https://10.0.0.1/`, `https://[::1]/`), if it does.
-pub fn literal_address(url: &Url) -> Option<IpAddr> {
+fn literal_address(url: &Url) -> Option<IpAddr> {
     match url.host()? {
         Host::Ipv4(address) => Some(IpAddr::V4(address)),
         Host::Ipv6(address) => Some(IpAddr::V6(address)),
@@ -114,111 +129,36 @@ pub fn literal_address(url: &Url) -> Option<IpAddr> {
     }
 }
 
-/// What kind of non-public address `address` is, if it is one: anything but a globally
-/// routable unicast address (cloud metadata services sit in link-local space).
-fn non_public(address: IpAddr) -> Option<&'static str> {
-    match address {
-        IpAddr::V4(v4) => non_public_v4(v4),
-        IpAddr::V6(v6) => non_public_v6(v6),
-    }
-}
-
-fn non_public_v4(address: Ipv4Addr) -> Option<&'static str> {
-    let [a, b, c, _] = address.octets();
-    Some(match (a, b, c) {
-        (0, ..) => "unspecified",
-        (127, ..) => "loopback",
-        (10, ..) | (172, 16..=31, _) | (192, 168, _) => "private",
-        (169, 254, _) => "link-local",
-        (100, 64..=127, _) => "shared (carrier-grade NAT)",
-        (192, 0, 0) | (192, 0, 2) | (198, 51, 100) | (203, 0, 113) | (198, 18..=19, _) => {
-            "reserved"
-        }
-        (224..=239, ..) => "multicast",
-        (240..=255, ..) => "reserved",
-        _ => return None,
-    })
-}
-
-fn non_public_v6(address: Ipv6Addr) -> Option<&'static str> {
-    if let Some(v4) = address.to_ipv4_mapped() {
-        return non_public_v4(v4);
-    }
-    let segments = address.segments();
-    Some(match segments {
-        [0, 0, 0, 0, 0, 0, 0, 0] => "unspecified",
-        [0, 0, 0, 0, 0, 0, 0, 1] => "loopback",
-        // NAT64 (64:ff9b::/96) and IPv4-compatible (::/96) addresses carry an IPv4 one.
-        [0x64, 0xff9b, 0, 0, 0, 0, ..] | [0, 0, 0, 0, 0, 0, ..] => {
-            let [.., high, low] = segments;
-            let embedded = Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
-            return non_public_v4(embedded).or(Some("reserved"));
-        }
-        [first, ..] if first & 0xfe00 == 0xfc00 => "private (unique local)",
-        [first, ..] if first & 0xffc0 == 0xfe80 => "link-local",
-        [first, ..] if first & 0xff00 == 0xff00 => "multicast",
-        [0x2001, 0x0db8, ..] => "reserved",
-        // 6to4 carries an IPv4 address in its second and third segments.
-        [0x2002, high, low, ..] => {
-            let embedded = Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
-            return non_public_v4(embedded);
-        }
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn refused(address: &str) -> bool {
-        TargetPolicy::default()
-            .refusal(address.parse().unwrap())
-            .is_some()
+    #[test]
+    fn special_purpose_addresses_are_refused_in_a_sentence_unless_private_ones_are_allowed() {
+        let refusal =
+            |policy: &TargetPolicy, address: &str| policy.refusal(address.parse().unwrap());
+        let strict = TargetPolicy::default();
+        assert_eq!(
+            refusal(&strict, "169.254.169.254").as_deref(),
+            Some("169.254.169.254 is a link-local address, which webhooks may not call.")
+        );
+        assert_eq!(
+            refusal(&strict, "64:ff9b:1::a00:1").as_deref(),
+            Some(
+                "64:ff9b:1::a00:1 is a local-use NAT64 address carrying 10.0.0.1 (private), \
+                 which webhooks may not call."
+            )
+        );
+        assert_eq!(refusal(&strict, "2606:4700::1111"), None);
+        let lenient = TargetPolicy {
+            allow_private: true,
+            ..TargetPolicy::default()
+        };
+        assert_eq!(refusal(&lenient, "127.0.0.1"), None);
     }
 
     #[test]
-    fn non_public_addresses_are_refused() {
-        for address in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.16.0.1",
-            "172.31.255.255",
-            "192.168.1.1",
-            "169.254.169.254",
-            "100.64.0.1",
-            "0.0.0.0",
-            "224.0.0.1",
-            "255.255.255.255",
-            "::1",
-            "::",
-            "fe80::1",
-            "fd00:ec2::254",
-            "::ffff:127.0.0.1",
-            "::ffff:169.254.169.254",
-            "64:ff9b::a00:1",
-            "2002:a00:1::",
-            "::127.0.0.1",
-        ] {
-            assert!(refused(address), "{address} should be refused");
-        }
-    }
-
-    #[test]
-    fn public_addresses_are_allowed() {
-        for address in [
-            "1.1.1.1",
-            "8.8.8.8",
-            "172.32.0.1",
-            "2606:4700::1111",
-            "2002:0808:0808::",
-        ] {
-            assert!(!refused(address), "{address} should be allowed");
-        }
-    }
-
-    #[test]
-    fn urls_must_be_https_and_not_name_a_private_address() {
+    fn urls_must_be_https_with_an_allowed_port_and_not_name_a_special_address() {
         let policy = TargetPolicy::default();
         assert!(policy.url("https://hooks.example.com/x").is_ok());
         for (url, detail) in [
@@ -229,15 +169,34 @@ mod tests {
             ("https://[::1]:8080/x", "loopback"),
             ("https://169.254.169.254/latest/meta-data", "link-local"),
             ("https://0x7f000001/", "loopback"),
+            ("https://[64:ff9b:1::a00:1]/", "local-use NAT64"),
+            ("https://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/", "Teredo"),
+            ("https://example.com:22/", "not 22"),
+            ("https://example.com:6379/", "Redis"),
+            ("http://[::1]:443/", "https"),
         ] {
             let error = policy.url(url).unwrap_err();
             assert_eq!(error.attr.as_deref(), Some("url"));
             assert!(error.detail.contains(detail), "{url}: {}", error.detail);
         }
+        assert!(policy.url("https://hooks.example.com:8443/x").is_ok());
         let allowing = TargetPolicy {
             allow_private: true,
+            ..TargetPolicy::default()
         };
         assert!(allowing.url("http://127.0.0.1:9000/hook").is_ok());
+        assert!(allowing.url("http://127.0.0.1/hook").is_ok());
+        assert!(allowing.url("http://127.0.0.1:5432/").is_err());
+        let listed = TargetPolicy {
+            ports: "443".parse().unwrap(),
+            ..TargetPolicy::default()
+        };
+        assert!(listed.url("https://hooks.example.com/x").is_ok());
+        let error = listed.url("https://hooks.example.com:8443/x").unwrap_err();
+        assert_eq!(
+            (error.attr.as_deref(), error.detail.as_str()),
+            (Some("url"), "Webhooks may call ports 443 only, not 8443.")
+        );
         assert!(
             policy
                 .url(&format!("https://a.com/{}", "x".repeat(MAX_URL_CHARS)))
