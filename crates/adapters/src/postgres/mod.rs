@@ -3,6 +3,7 @@
 
 pub(crate) mod api_keys;
 pub(crate) mod capture_queue;
+pub(crate) mod confirmed;
 pub(crate) mod database;
 pub(crate) mod errors;
 pub(crate) mod feature_flags;
