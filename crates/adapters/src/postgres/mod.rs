@@ -16,6 +16,7 @@ pub(crate) mod prepared;
 pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod sdk_changes;
+pub(crate) mod server_watch;
 pub(crate) mod statement_log;
 pub(crate) mod survey_responses;
 pub(crate) mod surveys;

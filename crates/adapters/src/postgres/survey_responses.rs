@@ -35,10 +35,11 @@ use uuid::Uuid;
 use crate::postgres::capture_queue::{Capture, CaptureQueue, MOST_EVENTS_TOGETHER};
 use crate::postgres::confirmed::confirmed;
 use crate::postgres::database::Database;
-use crate::postgres::errors::StorageContext;
+use crate::postgres::errors::{StorageContext, is_unavailable};
 use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
 use crate::postgres::schema::{survey_events, survey_responses};
+use crate::postgres::server_watch::mark_unavailable;
 use crate::postgres::text::{pg_object, pg_string, pg_text};
 
 /// Survey events, responses and their counters, and what captures `$set` on persons, in
@@ -528,6 +529,11 @@ pub(crate) async fn write_captures(
         &mut conn,
     )
     .await
+    .inspect_err(|error| {
+        if is_unavailable(error) {
+            mark_unavailable(&mut conn);
+        }
+    })
     .during("recording a capture")?;
     if events.len() > MOST_EVENTS_TOGETHER {
         Database::close(conn);

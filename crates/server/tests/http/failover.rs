@@ -227,3 +227,72 @@ async fn a_capture_whose_commit_no_standby_confirmed_is_503_when_the_server_stop
         json!({ setup.survey.as_str(): 1 })
     );
 }
+
+#[tokio::test]
+async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_that_met_it_is_replaced()
+ {
+    let setup = Setup::start().await;
+    let writer = || {
+        setup.psql(
+            "SELECT string_agg(pid::text, ',') FROM pg_stat_activity \
+             WHERE query LIKE 'SELECT burrow_record_capture(%'",
+        )
+    };
+    let (status, body) = parts(
+        setup
+            .capture(&setup.answer("0193a7e0-0000-7000-8000-0000000000a1"))
+            .await,
+    )
+    .await;
+    assert_eq!((status, body), (200, json!({"status": 1})));
+    let writer_before = writer();
+    assert!(
+        !writer_before.is_empty(),
+        "the capture's connection is open"
+    );
+
+    // As a primary being demoted, or an operator's maintenance switch: writes are refused.
+    setup.set("default_transaction_read_only", "on");
+    assert_database_unavailable(
+        setup
+            .capture(&setup.answer("0193a7e0-0000-7000-8000-0000000000a2"))
+            .await,
+    )
+    .await;
+    let created = Client::new()
+        .post(format!(
+            "{}/api/projects/{}/surveys/",
+            setup.address, setup.project
+        ))
+        .bearer_auth(&setup.key)
+        .json(&json!({"name": "While read-only", "type": "popover"}))
+        .send()
+        .await
+        .unwrap();
+    assert_database_unavailable(created).await;
+    setup.reset("default_transaction_read_only");
+    let (status, body) = setup
+        .retried_until_acknowledged(&setup.answer("0193a7e0-0000-7000-8000-0000000000a3"))
+        .await;
+    assert_eq!((status, body), (200, json!({"status": 1})));
+    // The pool dropped the connection as it next handed one out, and opened another.
+    within(
+        Duration::from_secs(10),
+        "the end of the connection that met the read-only server",
+        || async {
+            !setup
+                .psql(
+                    "SELECT string_agg(pid::text, ',') FROM pg_stat_activity \
+                     WHERE backend_type = 'client backend'",
+                )
+                .split(',')
+                .any(|pid| writer_before.split(',').any(|before| before == pid))
+        },
+    )
+    .await;
+
+    assert_eq!(
+        setup.responses_count().await,
+        json!({ setup.survey.as_str(): 2 })
+    );
+}
