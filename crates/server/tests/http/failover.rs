@@ -1,7 +1,8 @@
 //! What a failover does to a node's answers: a commit PostgreSQL never confirmed (its wait for a
 //! synchronous standby cut by a fast shutdown) is a 503, never an acknowledged 200, and the
 //! SDK's retry of it is stored once; a server that turned read-only is a 503 too, and the
-//! connection that met it is not used again.
+//! connection that met it is not used again, so on a multi-host `DATABASE_URL` the writes
+//! follow the host that takes them.
 
 use std::process::Command;
 use std::time::Duration;
@@ -294,5 +295,80 @@ async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_th
     assert_eq!(
         setup.responses_count().await,
         json!({ setup.survey.as_str(): 2 })
+    );
+}
+
+/// `host:port` of a server's URL, for a multi-host one.
+fn host_of(postgres: &OwnPostgres) -> String {
+    let url = postgres.url("postgres");
+    url.trim_start_matches("postgres://postgres@")
+        .trim_end_matches("/postgres")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn on_a_multi_host_url_writes_follow_the_server_that_takes_them_once_the_first_turns_read_only()
+ {
+    let setup = Setup::start().await;
+    // A second server with the same data, read-only as a standby would be.
+    let standby = OwnPostgres::start();
+    let copied = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "pg_dump --no-owner '{}' | psql -X -q -v ON_ERROR_STOP=1 '{}'",
+            setup.url,
+            standby.url("postgres")
+        ))
+        .output()
+        .expect("copying the database");
+    assert!(copied.status.success(), "{copied:?}");
+    let on_standby = |sql: &str| {
+        let output = Command::new("psql")
+            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+            .arg(standby.url("postgres"))
+            .args(["-c", sql])
+            .output()
+            .expect("running psql");
+        assert!(output.status.success(), "{sql}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    };
+    on_standby("ALTER SYSTEM SET default_transaction_read_only = 'on'");
+    on_standby("SELECT pg_reload_conf()");
+    let both = format!(
+        "postgres://postgres@{},{}/postgres?target_session_attrs=read-write",
+        host_of(&setup.postgres),
+        host_of(&standby)
+    );
+    let node = Setup {
+        address: start_node(&both, |args| {
+            args.db_timeout_ms = 2000;
+            args.access_cache_ms = 0;
+        }),
+        ..setup
+    };
+    let first = "0193a7e0-0000-7000-8000-0000000000b1";
+    let (status, body) = parts(node.capture(&node.answer(first)).await).await;
+    assert_eq!((status, body), (200, json!({"status": 1})));
+
+    // The switchover: the first host stops taking writes, the second starts.
+    node.set("default_transaction_read_only", "on");
+    on_standby("ALTER SYSTEM RESET default_transaction_read_only");
+    on_standby("SELECT pg_reload_conf()");
+    let second = "0193a7e0-0000-7000-8000-0000000000b2";
+    let (status, body) = node.retried_until_acknowledged(&node.answer(second)).await;
+    assert_eq!((status, body), (200, json!({"status": 1})));
+    assert_eq!(
+        on_standby(&format!(
+            "SELECT count(*) FROM survey_events WHERE uuid IN ('{first}', '{second}')"
+        )),
+        "1",
+        "the second answer is on the new primary (the first went to the old one, after the copy)"
+    );
+    assert_eq!(
+        node.psql(&format!(
+            "SELECT count(*) FROM survey_events WHERE uuid = '{second}'"
+        )),
+        "0",
+        "nothing was written on the server that turned read-only"
     );
 }
