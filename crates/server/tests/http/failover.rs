@@ -75,34 +75,16 @@ impl Setup {
         }
     }
 
-    /// Runs `sql` on the server as its superuser, answering the output's rows unaligned.
     fn psql(&self, sql: &str) -> String {
-        let output = Command::new("psql")
-            .args([
-                "-X",
-                "-A",
-                "-t",
-                "-v",
-                "ON_ERROR_STOP=1",
-                &self.url,
-                "-c",
-                sql,
-            ])
-            .output()
-            .expect("running psql");
-        assert!(output.status.success(), "{sql}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+        psql(&self.url, sql)
     }
 
-    /// Changes a server setting for every session, as an operator's `ALTER SYSTEM` and reload.
-    fn set(&self, setting: &str, value: &str) {
-        self.psql(&format!("ALTER SYSTEM SET {setting} = '{value}'"));
-        self.psql("SELECT pg_reload_conf()");
+    async fn set(&self, setting: &str, value: &str) {
+        set(&self.url, setting, value).await;
     }
 
-    fn reset(&self, setting: &str) {
-        self.psql(&format!("ALTER SYSTEM RESET {setting}"));
-        self.psql("SELECT pg_reload_conf()");
+    async fn reset(&self, setting: &str) {
+        reset(&self.url, setting).await;
     }
 
     /// A batch of one `survey sent` answer, as posthog-js sends it.
@@ -168,6 +150,44 @@ impl Setup {
     }
 }
 
+/// Runs `sql` on the server at `url` as its superuser, answering the output's rows unaligned.
+fn psql(url: &str, sql: &str) -> String {
+    let output = Command::new("psql")
+        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", url, "-c", sql])
+        .output()
+        .expect("running psql");
+    assert!(output.status.success(), "{sql}: {output:?}");
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+/// Changes a server setting for every session, as an operator's `ALTER SYSTEM` and reload, and
+/// waits until the postmaster has it, which it passes on to the open sessions as it learns it:
+/// each applies it before its next statement.
+async fn set(url: &str, setting: &str, value: &str) {
+    psql(url, &format!("ALTER SYSTEM SET {setting} = '{value}'"));
+    reloaded(url, setting, &format!("setting = '{value}'")).await;
+}
+
+async fn reset(url: &str, setting: &str) {
+    psql(url, &format!("ALTER SYSTEM RESET {setting}"));
+    reloaded(url, setting, "setting = boot_val").await;
+}
+
+async fn reloaded(url: &str, setting: &str, condition: &str) {
+    psql(url, "SELECT pg_reload_conf()");
+    within(
+        Duration::from_secs(10),
+        "the reload of a setting",
+        || async {
+            psql(
+                url,
+                &format!("SELECT {condition} FROM pg_settings WHERE name = '{setting}'"),
+            ) == "t"
+        },
+    )
+    .await;
+}
+
 async fn assert_database_unavailable(response: reqwest::Response) {
     let retry_after = response
         .headers()
@@ -190,7 +210,7 @@ async fn a_capture_whose_commit_no_standby_confirmed_is_503_when_the_server_stop
     let setup = Setup::start().await;
     // A synchronous standby that never connects: every commit waits for it (wait event
     // `SyncRep`) until the server stops.
-    setup.set("synchronous_standby_names", "nobody");
+    setup.set("synchronous_standby_names", "nobody").await;
     let batch = setup.answer("0193a7e0-0000-7000-8000-0000000000f1");
     let capturing = tokio::spawn({
         let (address, batch) = (setup.address.clone(), batch.clone());
@@ -218,7 +238,7 @@ async fn a_capture_whose_commit_no_standby_confirmed_is_503_when_the_server_stop
     assert_database_unavailable(answered).await;
 
     setup.postgres.resume();
-    setup.reset("synchronous_standby_names");
+    setup.reset("synchronous_standby_names").await;
     // The SDK retries the same batch until it is acknowledged; the answer PostgreSQL kept
     // locally is not counted twice.
     let (status, body) = setup.retried_until_acknowledged(&batch).await;
@@ -253,7 +273,7 @@ async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_th
     );
 
     // As a primary being demoted, or an operator's maintenance switch: writes are refused.
-    setup.set("default_transaction_read_only", "on");
+    setup.set("default_transaction_read_only", "on").await;
     assert_database_unavailable(
         setup
             .capture(&setup.answer("0193a7e0-0000-7000-8000-0000000000a2"))
@@ -271,7 +291,7 @@ async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_th
         .await
         .unwrap();
     assert_database_unavailable(created).await;
-    setup.reset("default_transaction_read_only");
+    setup.reset("default_transaction_read_only").await;
     let (status, body) = setup
         .retried_until_acknowledged(&setup.answer("0193a7e0-0000-7000-8000-0000000000a3"))
         .await;
@@ -322,18 +342,9 @@ async fn on_a_multi_host_url_writes_follow_the_server_that_takes_them_once_the_f
         .output()
         .expect("copying the database");
     assert!(copied.status.success(), "{copied:?}");
-    let on_standby = |sql: &str| {
-        let output = Command::new("psql")
-            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
-            .arg(standby.url("postgres"))
-            .args(["-c", sql])
-            .output()
-            .expect("running psql");
-        assert!(output.status.success(), "{sql}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).trim().to_owned()
-    };
-    on_standby("ALTER SYSTEM SET default_transaction_read_only = 'on'");
-    on_standby("SELECT pg_reload_conf()");
+    let standby_url = standby.url("postgres");
+    let on_standby = |sql: &str| psql(&standby_url, sql);
+    set(&standby_url, "default_transaction_read_only", "on").await;
     let both = format!(
         "postgres://postgres@{},{}/postgres?target_session_attrs=read-write",
         host_of(&setup.postgres),
@@ -351,9 +362,8 @@ async fn on_a_multi_host_url_writes_follow_the_server_that_takes_them_once_the_f
     assert_eq!((status, body), (200, json!({"status": 1})));
 
     // The switchover: the first host stops taking writes, the second starts.
-    node.set("default_transaction_read_only", "on");
-    on_standby("ALTER SYSTEM RESET default_transaction_read_only");
-    on_standby("SELECT pg_reload_conf()");
+    node.set("default_transaction_read_only", "on").await;
+    reset(&standby_url, "default_transaction_read_only").await;
     let second = "0193a7e0-0000-7000-8000-0000000000b2";
     let (status, body) = node.retried_until_acknowledged(&node.answer(second)).await;
     assert_eq!((status, body), (200, json!({"status": 1})));
