@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use async_trait::async_trait;
 use deadpool::Runtime;
+use diesel::result::DatabaseErrorKind;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
@@ -17,6 +18,7 @@ use domain::Unexpected;
 use domain::ports::{ConnectionUsage, Readiness};
 
 use crate::postgres::errors::StorageContext as _;
+use crate::postgres::server_watch::{ServerWatch, found_unavailable};
 use crate::postgres::statement_log::StatementLog;
 
 /// How the pool is sized and how long a request may wait on it.
@@ -83,16 +85,30 @@ impl Database {
         let manager = || {
             // Checking out a connection must not cost a round trip (`SELECT 1`) on every
             // request: a connection whose socket closed is known to be broken and is dropped
-            // anyway, and one that fails mid-query is dropped then.
+            // anyway, and one whose statement found its server unavailable (read-only, going
+            // away: `server_watch`) is dropped as it comes back, so the next one opened goes to
+            // whichever host of a multi-host URL takes writes.
             let mut config = ManagerConfig::default();
-            config.recycling_method = RecyclingMethod::Fast;
+            config.recycling_method = RecyclingMethod::CustomFunction(Box::new(|connection| {
+                let unavailable = found_unavailable(connection);
+                Box::pin(async move {
+                    if unavailable {
+                        Err(diesel::result::Error::DatabaseError(
+                            DatabaseErrorKind::ClosedConnection,
+                            Box::new("its server was found unavailable".to_owned()),
+                        ))
+                    } else {
+                        Ok(())
+                    }
+                })
+            }));
             let log = statements.clone();
             config.custom_setup = Box::new(move |url| {
                 let url = url.to_owned();
                 let log = log.clone();
                 Box::pin(async move {
                     let mut connection = AsyncPgConnection::establish(&url).await?;
-                    connection.set_instrumentation(log);
+                    connection.set_instrumentation(ServerWatch::new(log));
                     Ok(connection)
                 })
             });

@@ -3,6 +3,7 @@
 
 pub(crate) mod api_keys;
 pub(crate) mod capture_queue;
+pub(crate) mod confirmed;
 pub(crate) mod database;
 pub(crate) mod delivery_queue;
 pub(crate) mod errors;
@@ -16,6 +17,7 @@ pub(crate) mod prepared;
 pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod sdk_changes;
+pub(crate) mod server_watch;
 pub(crate) mod statement_log;
 pub(crate) mod survey_responses;
 pub(crate) mod surveys;

@@ -33,11 +33,13 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use crate::postgres::capture_queue::{Capture, CaptureQueue, MOST_EVENTS_TOGETHER};
+use crate::postgres::confirmed::confirmed;
 use crate::postgres::database::Database;
-use crate::postgres::errors::StorageContext;
+use crate::postgres::errors::{StorageContext, is_unavailable};
 use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
 use crate::postgres::schema::{survey_events, survey_responses};
+use crate::postgres::server_watch::mark_unavailable;
 use crate::postgres::text::{pg_object, pg_string, pg_text};
 
 /// Survey events, responses and their counters, and what captures `$set` on persons, in
@@ -501,30 +503,37 @@ pub(crate) async fn write_captures(
             .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
             .unzip();
     let mut conn = database.writer_connection().await?;
-    let recorded: Recorded = prepared(
-        diesel::sql_query(RECORD_CAPTURE)
-            .bind::<Int4, _>(project.0)
-            .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
-            .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
-            .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
-            .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
-            .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
-            .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
-            .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
-            .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
-            .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
-            .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
-            .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
-            .bind::<Int4, _>(slot.0)
-            .bind::<Array<Text>, _>(distinct_ids)
-            .bind::<Array<Jsonb>, _>(properties)
-            .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
-            .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
-            .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
-            .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes)),
+    let recorded: Recorded = confirmed(
+        prepared(
+            diesel::sql_query(RECORD_CAPTURE)
+                .bind::<Int4, _>(project.0)
+                .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
+                .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
+                .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
+                .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
+                .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
+                .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
+                .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
+                .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
+                .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
+                .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
+                .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
+                .bind::<Int4, _>(slot.0)
+                .bind::<Array<Text>, _>(distinct_ids)
+                .bind::<Array<Jsonb>, _>(properties)
+                .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
+                .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
+                .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
+                .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes)),
+        ),
+        &mut conn,
     )
-    .get_result(&mut conn)
     .await
+    .inspect_err(|error| {
+        if is_unavailable(error) {
+            mark_unavailable(&mut conn);
+        }
+    })
     .during("recording a capture")?;
     if events.len() > MOST_EVENTS_TOGETHER {
         Database::close(conn);
@@ -954,18 +963,20 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         activity: &NewActivity,
     ) -> Result<bool, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let forgotten: ForgottenRows = diesel::sql_query(DELETE_RESPONSE)
-            .bind::<Int4, _>(project.0)
-            .bind::<Varchar, _>(survey.0.to_string())
-            .bind::<SqlUuid, _>(event)
-            .bind::<SqlUuid, _>(Uuid::now_v7())
-            .bind::<SqlUuid, _>(survey.0)
-            .bind::<Int4, _>(activity.user.0)
-            .bind::<Varchar, _>(activity.activity)
-            .bind::<Jsonb, _>(&activity.detail)
-            .get_result(&mut conn)
-            .await
-            .during("deleting a survey response")?;
+        let forgotten: ForgottenRows = confirmed(
+            diesel::sql_query(DELETE_RESPONSE)
+                .bind::<Int4, _>(project.0)
+                .bind::<Varchar, _>(survey.0.to_string())
+                .bind::<SqlUuid, _>(event)
+                .bind::<SqlUuid, _>(Uuid::now_v7())
+                .bind::<SqlUuid, _>(survey.0)
+                .bind::<Int4, _>(activity.user.0)
+                .bind::<Varchar, _>(activity.activity)
+                .bind::<Jsonb, _>(&activity.detail),
+            &mut conn,
+        )
+        .await
+        .during("deleting a survey response")?;
         Ok(forgotten.responses > 0)
     }
 
@@ -976,17 +987,19 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         activity: &NewActivity,
     ) -> Result<Forgotten, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let forgotten: ForgottenRows = diesel::sql_query(DELETE_SURVEY_RESPONSES)
-            .bind::<Int4, _>(project.0)
-            .bind::<Varchar, _>(survey.0.to_string())
-            .bind::<SqlUuid, _>(Uuid::now_v7())
-            .bind::<SqlUuid, _>(survey.0)
-            .bind::<Int4, _>(activity.user.0)
-            .bind::<Varchar, _>(activity.activity)
-            .bind::<Jsonb, _>(&activity.detail)
-            .get_result(&mut conn)
-            .await
-            .during("deleting a survey's responses")?;
+        let forgotten: ForgottenRows = confirmed(
+            diesel::sql_query(DELETE_SURVEY_RESPONSES)
+                .bind::<Int4, _>(project.0)
+                .bind::<Varchar, _>(survey.0.to_string())
+                .bind::<SqlUuid, _>(Uuid::now_v7())
+                .bind::<SqlUuid, _>(survey.0)
+                .bind::<Int4, _>(activity.user.0)
+                .bind::<Varchar, _>(activity.activity)
+                .bind::<Jsonb, _>(&activity.detail),
+            &mut conn,
+        )
+        .await
+        .during("deleting a survey's responses")?;
         Ok(forgotten.into())
     }
 
@@ -1001,13 +1014,15 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
             .map(|id| pg_text(id).into_owned())
             .collect();
         let mut conn = self.database.connection().await?;
-        let forgotten: ForgottenRows = diesel::sql_query(DELETE_PERSONS)
-            .bind::<Int4, _>(project.0)
-            .bind::<Array<Text>, _>(&stored)
-            .bind::<Bool, _>(events)
-            .get_result(&mut conn)
-            .await
-            .during("deleting persons")?;
+        let forgotten: ForgottenRows = confirmed(
+            diesel::sql_query(DELETE_PERSONS)
+                .bind::<Int4, _>(project.0)
+                .bind::<Array<Text>, _>(&stored)
+                .bind::<Bool, _>(events),
+            &mut conn,
+        )
+        .await
+        .during("deleting persons")?;
         Ok(forgotten.into())
     }
 

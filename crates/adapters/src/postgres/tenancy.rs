@@ -15,6 +15,7 @@ use domain::tenancy::{
 use uuid::Uuid;
 
 use crate::postgres::api_keys::insert_key;
+use crate::postgres::confirmed::confirmed;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
@@ -41,15 +42,17 @@ async fn insert_project(
     name: &str,
     api_token: &str,
 ) -> QueryResult<ProjectRow> {
-    diesel::insert_into(projects::table)
-        .values((
-            projects::organization_id.eq(organization.0),
-            projects::name.eq(name),
-            projects::api_token.eq(api_token),
-        ))
-        .returning(ProjectRow::as_returning())
-        .get_result(conn)
-        .await
+    confirmed(
+        diesel::insert_into(projects::table)
+            .values((
+                projects::organization_id.eq(organization.0),
+                projects::name.eq(name),
+                projects::api_token.eq(api_token),
+            ))
+            .returning(ProjectRow::as_returning()),
+        conn,
+    )
+    .await
 }
 
 /// The user whose email is `email` up to case, lowered by PostgreSQL on both sides as the unique

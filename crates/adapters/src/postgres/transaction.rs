@@ -4,23 +4,33 @@
 //! of a joined read.
 
 use async_trait::async_trait;
+use diesel::dsl::sql;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::result::QueryResult;
+use diesel::sql_types::Bool;
 use diesel_async::pooled_connection::deadpool::Object;
-use diesel_async::{AsyncPgConnection, SimpleAsyncConnection as _};
+use diesel_async::{AsyncPgConnection, RunQueryDsl as _, SimpleAsyncConnection as _};
 use domain::Unexpected;
 use domain::ports::Transaction;
 use futures_util::future::join;
 
 use crate::postgres::database::{Connection, Database};
 use crate::postgres::errors::StorageContext as _;
+use crate::postgres::server_watch::mark_unavailable;
 
 /// A pooled connection for one transaction. `BEGIN` goes out with the transaction's first
 /// statement: in the same round trip when that statement is a read ([`Self::read`]). Dropped
 /// before `commit` or `rollback` finished (a cancelled request, a panic), it closes its
 /// connection instead of handing it back, so the server rolls back and releases the locks at
 /// once rather than when the pool next looks.
+///
+/// A write inside it is acknowledged only after `commit`, whose `COMMIT` PostgreSQL answers
+/// only once the commit is done, its wait for a synchronous standby included; a connection
+/// that ends before that answer is a failure (unavailable), never a success. A rollback asks in
+/// the same round trip whether the server still takes writes, and a connection to one that
+/// does not (a standby, a primary being demoted) is not pooled again (`server_watch`): the
+/// failure that led to the rollback was likely its refusal.
 ///
 /// `BEGIN`, `COMMIT` and `ROLLBACK` are sent as plain statements, not through diesel's
 /// transaction manager, which cannot send `BEGIN` along with another statement; nothing here
@@ -86,11 +96,39 @@ impl PgTransaction {
         outcome
     }
 
-    /// Ends the transaction with `end` (nothing to send when it never began); the connection
-    /// goes back to the pool only if that worked.
-    async fn end(mut self: Box<Self>, end: &str, what: &'static str) -> Result<(), Unexpected> {
+    /// `COMMIT` (nothing to send when the transaction never began); the connection goes back
+    /// to the pool only if that worked.
+    async fn commit_now(mut self: Box<Self>) -> Result<(), Unexpected> {
         if self.begun {
-            self.pooled().batch_execute(end).await.during(what)?;
+            self.pooled()
+                .batch_execute("COMMIT")
+                .await
+                .during("committing a transaction")?;
+        }
+        self.connection.take();
+        Ok(())
+    }
+
+    /// `ROLLBACK` (nothing to send when the transaction never began), pipelined with a read of whether the server takes writes, so a connection
+    /// to one that does not is marked and dropped by the pool.
+    async fn roll_back(mut self: Box<Self>) -> Result<(), Unexpected> {
+        if !self.begun {
+            return Ok(());
+        }
+        let connection: &AsyncPgConnection = self.pooled();
+        let (mut ending, mut asking) = (connection, connection);
+        // `join` polls `ROLLBACK` first, which queues it on the connection before the read.
+        let (ended, writable) = join(
+            ending.batch_execute("ROLLBACK"),
+            diesel::select(sql::<Bool>(
+                "current_setting('transaction_read_only') = 'off'",
+            ))
+            .get_result::<bool>(&mut asking),
+        )
+        .await;
+        ended.during("rolling back a transaction")?;
+        if !writable.during("asking whether the server takes writes")? {
+            mark_unavailable(self.pooled());
         }
         self.connection.take();
         Ok(())
@@ -108,11 +146,11 @@ impl Drop for PgTransaction {
 #[async_trait]
 impl Transaction for PgTransaction {
     async fn commit(self: Box<Self>) -> Result<(), Unexpected> {
-        self.end("COMMIT", "committing a transaction").await
+        self.commit_now().await
     }
 
     async fn rollback(self: Box<Self>) -> Result<(), Unexpected> {
-        self.end("ROLLBACK", "rolling back a transaction").await
+        self.roll_back().await
     }
 }
 

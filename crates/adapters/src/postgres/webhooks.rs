@@ -22,6 +22,7 @@ use domain::webhook::{
 };
 use uuid::Uuid;
 
+use crate::postgres::confirmed::confirmed;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
@@ -230,19 +231,21 @@ impl WebhookRepository for PgWebhookRepository {
         id: DeliveryId,
     ) -> Result<Option<Delivery>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let row = diesel::update(
-            webhook_deliveries::table
-                .filter(webhook_deliveries::project_id.eq(project.0))
-                .filter(webhook_deliveries::webhook_id.eq(webhook.0))
-                .filter(webhook_deliveries::id.eq(id.0)),
+        let row: Option<DeliveryRow> = confirmed(
+            diesel::update(
+                webhook_deliveries::table
+                    .filter(webhook_deliveries::project_id.eq(project.0))
+                    .filter(webhook_deliveries::webhook_id.eq(webhook.0))
+                    .filter(webhook_deliveries::id.eq(id.0)),
+            )
+            .set((
+                webhook_deliveries::state.eq(DeliveryState::Pending.as_str()),
+                webhook_deliveries::next_attempt_at.eq(diesel::dsl::now),
+                webhook_deliveries::attempts_made.eq(0),
+            ))
+            .returning(DeliveryRow::as_returning()),
+            &mut conn,
         )
-        .set((
-            webhook_deliveries::state.eq(DeliveryState::Pending.as_str()),
-            webhook_deliveries::next_attempt_at.eq(diesel::dsl::now),
-            webhook_deliveries::attempts_made.eq(0),
-        ))
-        .returning(DeliveryRow::as_returning())
-        .get_result::<DeliveryRow>(&mut conn)
         .await
         .optional()
         .during("retrying a delivery")?;

@@ -12,6 +12,7 @@ mod deletion;
 mod docs_ui;
 mod errors;
 mod export;
+mod failover;
 mod fake_upstream;
 mod faults;
 mod feature_flags;
