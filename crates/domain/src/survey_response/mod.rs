@@ -5,6 +5,7 @@
 mod capture;
 mod export;
 mod filter;
+mod limits;
 mod port;
 mod results;
 mod service;
@@ -25,6 +26,7 @@ pub use filter::{
     AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText, answer_texts,
     is_answered,
 };
+pub use limits::{MAX_ANSWER_BYTES, MAX_EVENT_BYTES};
 pub use port::{Forgotten, SurveyResponseRepository};
 pub use results::{
     MAX_TALLIED_VALUES, QuestionResults, SurveyResults, Tallies, Tally, TallyRequest, ValueCount,

@@ -7,6 +7,12 @@
 //! event only its name, ids, times and token are read, and of its properties only the
 //! `$survey_*` ones and `$set`, left as slices of the body until the token is known and the
 //! event turns out to be a survey event ([`CapturePayload::into_batch`]).
+//!
+//! Sizes are bounded as they are read, as PostHog's capture bounds them: each event of a batch
+//! is first taken as a slice of the body and measured before any of it is read, and a survey
+//! event's answers are measured as the slices they are kept as. One event or answer past its
+//! limit refuses the whole request (PostHog answers the first failing event's error), so
+//! nothing of it is stored.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -15,7 +21,9 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
-use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyEventKind};
+use domain::survey_response::{
+    CaptureBatch, CapturedEvent, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, SurveyEventKind,
+};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -84,10 +92,13 @@ impl ToSchema for CapturePayload<'_> {
 /// Reads the events of an unpacked body, at most `max_events` of them.
 ///
 /// # Errors
-/// 400 for anything malformed (the whole request is refused); 413 past `max_events`.
+/// 400 for anything malformed (the whole request is refused) and for a survey event's answer
+/// larger than [`MAX_ANSWER_BYTES`]; 413 past `max_events` and for an event larger than
+/// [`MAX_EVENT_BYTES`].
 pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_>, ApiError> {
     let reader = Reader {
         max_events,
+        body_bytes: json.len(),
         failure: RefCell::new(None),
     };
     let mut deserializer = serde_json::Deserializer::from_slice(json);
@@ -101,7 +112,8 @@ pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_
             .unwrap_or_else(|| ApiError::parse_error(format!("Malformed payload: {error}")))
     })?;
     let mut token = token;
-    for event in &events {
+    for (index, event) in events.iter().enumerate() {
+        event.check_answers(index)?;
         match (&token, event.token()) {
             (None, own) => token = own,
             (Some(batch), Some(own)) if *batch != own => {
@@ -148,6 +160,8 @@ impl CapturePayload<'_> {
 /// announced refusal still standing; any later error (malformed JSON) finds none.
 struct Reader {
     max_events: usize,
+    /// The unpacked body's length: the size of a body that is one event.
+    body_bytes: usize,
     failure: RefCell<Option<ApiError>>,
 }
 
@@ -222,6 +236,28 @@ impl WireEvent<'_> {
         self.ids.token().or_else(|| self.properties.ids.token())
     }
 
+    /// Refuses a survey event whose `$survey_response*` answer, as sent, is larger than
+    /// [`MAX_ANSWER_BYTES`] (other events keep no properties, so theirs are not looked at).
+    fn check_answers(&self, index: usize) -> Result<(), ApiError> {
+        if SurveyEventKind::parse(&self.name).is_none() {
+            return Ok(());
+        }
+        let oversized = self.properties.kept.iter().find(|(key, raw)| {
+            key.starts_with("$survey_response") && raw.get().len() > MAX_ANSWER_BYTES
+        });
+        match oversized {
+            Some((key, _)) => Err(ValidationError::field(
+                key.as_ref(),
+                ValidationCode::MaxLength,
+                format!(
+                    "Event {index}: {key} is larger than the limit of {MAX_ANSWER_BYTES} bytes."
+                ),
+            )
+            .into()),
+            None => Ok(()),
+        }
+    }
+
     fn into_captured(self) -> Result<CapturedEvent, ApiError> {
         let mut properties = Map::new();
         if SurveyEventKind::parse(&self.name).is_some() {
@@ -290,6 +326,9 @@ impl<'de> Visitor<'de> for BodySeed<'_> {
         let token = single.ids.token();
         Ok(match batch {
             Some(events) => (token, sent_at, events),
+            None if self.0.body_bytes > MAX_EVENT_BYTES => {
+                return Err(self.0.fail(ApiError::event_too_large(0)));
+            }
             None => (token, sent_at, vec![single]),
         })
     }
@@ -327,14 +366,19 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
                     None => Ok(events),
                 };
             }
+            // The event is measured as the slice of the body it spans before any of it is read.
+            let Some(raw) = seq.next_element::<&'de RawValue>()? else {
+                return Ok(events);
+            };
+            if raw.get().len() > MAX_EVENT_BYTES {
+                return Err(self.0.fail(ApiError::event_too_large(index)));
+            }
             let seed = EventSeed {
                 reader: self.0,
                 index,
             };
-            match seq.next_element_seed(seed)? {
-                Some(event) => events.push(event),
-                None => return Ok(events),
-            }
+            let mut event = serde_json::Deserializer::from_str(raw.get());
+            events.push(seed.deserialize(&mut event).map_err(de::Error::custom)?);
         }
     }
 }
@@ -825,5 +869,86 @@ mod tests {
                 assert_eq!(rendered.detail, detail, "{body}");
             }
         }
+    }
+
+    #[test]
+    fn an_event_past_the_event_limit_refuses_the_request_with_posthogs_413() {
+        let big = "x".repeat(MAX_EVENT_BYTES);
+        let batch = json!([
+            {"event": "survey sent", "properties": {"$survey_id": "s"}},
+            {"event": "$pageview", "properties": {"$current_url": big}},
+        ]);
+        let single = json!({"event": "$pageview", "properties": {"$current_url": big}});
+        for (body, index) in [(batch, 1), (single, 0)] {
+            let error = decode_all(
+                body.to_string().as_bytes(),
+                Transport::default(),
+                20 * MAX,
+                EVENTS,
+            )
+            .err()
+            .unwrap();
+            assert_eq!(error.status().as_u16(), 413);
+            let rendered = error.body();
+            assert_eq!(rendered.code, "payload_too_large");
+            assert_eq!(
+                rendered.detail,
+                format!("Event {index} exceeds the maximum event size of 1000000 bytes.")
+            );
+        }
+    }
+
+    #[test]
+    fn an_event_at_the_event_limit_is_read() {
+        let event = |size: usize| {
+            let mut event = json!({"event": "$pageview", "properties": {"$current_url": ""}});
+            let text = event.to_string();
+            event["properties"]["$current_url"] = json!("x".repeat(size - text.len()));
+            event
+        };
+        let batch = Value::Array(vec![event(MAX_EVENT_BYTES)]);
+        assert_eq!(batch[0].to_string().len(), MAX_EVENT_BYTES);
+        let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
+        assert_eq!(decoded.batch.events.len(), 1);
+    }
+
+    #[test]
+    fn a_survey_answer_past_the_answer_limit_is_refused_naming_it() {
+        let answer = "y".repeat(MAX_ANSWER_BYTES);
+        let batch = json!([{"event": "survey sent", "properties": {
+            "$survey_id": "s", "$survey_response_q1": "fine", "$survey_response_q2": answer,
+        }}]);
+        let error = decode_all(
+            batch.to_string().as_bytes(),
+            Transport::default(),
+            MAX,
+            EVENTS,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(error.status().as_u16(), 400);
+        let rendered = error.body();
+        assert_eq!(rendered.code, "max_length");
+        assert_eq!(rendered.attr.as_deref(), Some("$survey_response_q2"));
+        assert_eq!(
+            rendered.detail,
+            "Event 0: $survey_response_q2 is larger than the limit of 65536 bytes."
+        );
+    }
+
+    #[test]
+    fn an_answer_at_the_limit_and_large_properties_of_other_events_are_kept() {
+        // The JSON text of the answer, quotes included, is exactly the limit.
+        let answer = "y".repeat(MAX_ANSWER_BYTES - 2);
+        let batch = json!([
+            {"event": "survey sent", "properties": {"$survey_id": "s", "$survey_response": answer}},
+            {"event": "$pageview", "properties": {"$survey_response": "z".repeat(MAX_ANSWER_BYTES)}},
+        ]);
+        let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
+        assert_eq!(
+            decoded.batch.events[0].properties["$survey_response"],
+            json!(answer)
+        );
+        assert!(decoded.batch.events[1].properties.is_empty());
     }
 }
