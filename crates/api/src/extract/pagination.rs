@@ -96,6 +96,24 @@ impl<T> Paginated<T> {
     }
 }
 
+impl<T> Paginated<T> {
+    /// Wraps a page that may have ended early (fewer items than `limit` though more follow, as
+    /// a page whose rows passed a byte budget does): `next` starts right after its last item,
+    /// with the same `limit`, so paging on loses and repeats nothing. An empty page links on as
+    /// [`Paginated::new`] does, so a client never asks for the same page twice.
+    pub fn ending_early(request: &HttpRequest, pagination: Pagination, page: Page<T>) -> Self {
+        let served = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
+        if served == 0 || served >= u64::from(pagination.limit) {
+            return Self::new(request, pagination, page);
+        }
+        let mut paginated = Self::new(request, pagination, page);
+        let after = pagination.offset.saturating_add(served);
+        paginated.next = (after < paginated.count)
+            .then(|| with_window(&current_url(request), pagination.limit, Some(after)));
+        paginated
+    }
+}
+
 /// `page`/`limit` pagination, as PostHog pages its activity log: `page` from 1, `limit`
 /// defaulting to 10. Garbage falls back to defaults (PostHog answers a 500 there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

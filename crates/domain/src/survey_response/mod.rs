@@ -26,7 +26,9 @@ pub use filter::{
     AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText, answer_texts,
     is_answered,
 };
-pub use limits::{MAX_ANSWER_BYTES, MAX_EVENT_BYTES};
+pub use limits::{
+    EXPORT_CHUNK_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, PAGE_ANSWER_BYTES, rows_within,
+};
 pub use port::{Forgotten, SurveyResponseRepository};
 pub use results::{
     MAX_TALLIED_VALUES, QuestionResults, SurveyResults, Tallies, Tally, TallyRequest, ValueCount,
