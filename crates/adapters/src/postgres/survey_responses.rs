@@ -395,8 +395,9 @@ macro_rules! searched {
 /// The survey `$2`'s responses that the filter keeps (`$3`…`$5`: window, archived left out),
 /// and for each question of `$6`…`$9` (order, id key, legacy index key, whether values are
 /// counted): how many answered it, its values given (the `$10` most given, ties by value
-/// bytewise, as `domain::survey_response::ranked` orders them) and how many other values were
-/// given. One pass over the kept responses; rows are told apart by `kind`.
+/// bytewise, as `domain::survey_response::ranked` orders them; each its first `$11` characters,
+/// as `tallied_values` cuts them) and how many other values were given. One pass over the kept
+/// responses; rows are told apart by `kind`.
 const TALLIES: &str = concat!(
     "
 WITH kept AS (
@@ -423,12 +424,12 @@ answered AS (
     "
 ),
 given AS (
-    SELECT answered.ord, e #>> '{}' AS value, count(*) AS n
+    SELECT answered.ord, left(e #>> '{}', $11) AS value, count(*) AS n
     FROM answered CROSS JOIN LATERAL ",
     items!("answered.v"),
     " e
     WHERE answered.counted AND jsonb_typeof(e) IN ('string', 'number')
-    GROUP BY answered.ord, e #>> '{}'
+    GROUP BY answered.ord, left(e #>> '{}', $11)
 ),
 ranked AS (
     SELECT ord, value, n,
@@ -994,7 +995,8 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
                 .bind::<Array<Text>, _>(column(questions, |q| &q.keys.id))
                 .bind::<Array<Nullable<Text>>, _>(column(questions, |q| q.keys.index.as_ref()))
                 .bind::<Array<Bool>, _>(column(questions, |q| q.values))
-                .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX)),
+                .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX))
+                .bind::<Int4, _>(i32::try_from(MAX_ANSWER_BYTES).unwrap_or(i32::MAX)),
         )
         .load(&mut conn)
         .await

@@ -4,7 +4,8 @@
 
 use domain::ports::PageRequest;
 use domain::survey_response::{
-    AnswerFilter, ExportCursor, MAX_ANSWER_BYTES, ResponseFilter, SurveyEvent,
+    AnswerFilter, AnswerKeys, ExportCursor, MAX_ANSWER_BYTES, ResponseFilter, SurveyEvent,
+    TallyRequest,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -16,6 +17,7 @@ contract!(
     a_page_ends_once_its_answers_pass_the_budget_and_paging_on_reads_each_response_once,
     an_export_batch_ends_once_its_answers_pass_the_budget_and_the_next_one_follows_it,
     answers_stored_past_the_answer_limit_are_read_cut_to_it,
+    values_stored_past_the_answer_limit_are_tallied_cut_to_it,
 );
 
 /// Ten responses, one a minute, each with an answer of a thousand characters.
@@ -167,4 +169,38 @@ async fn answers_stored_past_the_answer_limit_are_read_cut_to_it(stores: Stores)
     // Answers within the limit each are read whole, however large together.
     let within = by_person("within");
     assert_eq!((&within["a"], &within["b"]), (&json!(near), &json!(near)));
+}
+
+async fn values_stored_past_the_answer_limit_are_tallied_cut_to_it(stores: Stores) {
+    let id = survey_id(&launched(&stores, "Legacy choices", LAUNCH).await);
+    let huge = "é".repeat(2 * MAX_ANSWER_BYTES);
+    let events = vec![
+        answered(&id, "one", 0, json!({"pick": huge})),
+        answered(&id, "two", 1, json!({"pick": [huge, "small"]})),
+    ];
+    stores
+        .survey_responses
+        .record(stores.project, events, vec![])
+        .await
+        .unwrap();
+    let tallies = stores
+        .survey_responses
+        .tallies(
+            stores.project,
+            &id,
+            &ResponseFilter::default(),
+            &[TallyRequest {
+                keys: AnswerKeys {
+                    id: "pick".into(),
+                    index: None,
+                },
+                values: true,
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        tallies.questions[0].values,
+        [("é".repeat(MAX_ANSWER_BYTES), 2), ("small".to_owned(), 1)]
+    );
 }
