@@ -3,9 +3,9 @@
 //! chunk end once the answers read pass a byte budget, so a read over large answers holds a
 //! bounded amount of them whatever the number of rows asked for.
 
-/// Largest captured event, as sent (its JSON text after the transport's encodings are undone):
-/// PostHog's capture refuses an event past its Kafka producer's `message.max.bytes`, 1,000,000
-/// bytes by default.
+/// Largest captured event, as sent (its JSON text less whitespace, after the transport's
+/// encodings are undone): PostHog's capture refuses an event past its Kafka producer's
+/// `message.max.bytes`, 1,000,000 bytes by default.
 pub const MAX_EVENT_BYTES: usize = 1_000_000;
 
 /// Largest `$survey_response*` answer, as sent (its JSON text). Answers are human text or a

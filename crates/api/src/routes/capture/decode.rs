@@ -8,14 +8,16 @@
 //! `$survey_*` ones and `$set`, left as slices of the body until the token is known and the
 //! event turns out to be a survey event ([`CapturePayload::into_batch`]).
 //!
-//! Sizes are bounded as they are read, as PostHog's capture bounds them: each event of a batch
-//! is first taken as a slice of the body and measured before any of it is read, and a survey
-//! event's answers are measured as the slices they are kept as. One event or answer past its
-//! limit refuses the whole request (PostHog answers the first failing event's error), so
-//! nothing of it is stored.
+//! Sizes are bounded as they are read, as PostHog's capture bounds them: an event's bytes are
+//! counted as its keys and values go by (each value is taken as the slice of the body it spans:
+//! what skipping it costs, plus serde_json's UTF-8 check of the slice), and the read stops as
+//! soon as they pass the event limit;
+//! a survey event's answers are measured as the slices they are kept as. One event or answer
+//! past its limit refuses the whole request (PostHog answers the first failing event's error),
+//! so nothing of it is stored.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use chrono::{DateTime, Utc};
@@ -98,7 +100,6 @@ impl ToSchema for CapturePayload<'_> {
 pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_>, ApiError> {
     let reader = Reader {
         max_events,
-        body_bytes: json.len(),
         failure: RefCell::new(None),
     };
     let mut deserializer = serde_json::Deserializer::from_slice(json);
@@ -160,8 +161,6 @@ impl CapturePayload<'_> {
 /// announced refusal still standing; any later error (malformed JSON) finds none.
 struct Reader {
     max_events: usize,
-    /// The unpacked body's length: the size of a body that is one event.
-    body_bytes: usize,
     failure: RefCell<Option<ApiError>>,
 }
 
@@ -208,16 +207,15 @@ struct Ids {
 }
 
 impl Ids {
-    /// Reads the value of `key` when it is one of the ids: `false` (the value left unread) when
-    /// it is not.
-    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+    /// Takes `raw` as the value of `key` when it is one of the ids: `false` when it is not.
+    fn take(&mut self, key: &str, raw: &RawValue) -> bool {
         match key {
-            "distinct_id" => self.distinct_id = id_text(map.next_value()?),
-            "api_key" => self.api_key = text(map.next_value()?),
-            "token" => self.token = text(map.next_value()?),
-            _ => return Ok(false),
+            "distinct_id" => self.distinct_id = id_text(raw),
+            "api_key" => self.api_key = text(raw),
+            "token" => self.token = text(raw),
+            _ => return false,
         }
-        Ok(true)
+        true
     }
 
     /// Where the SDKs name the project: `api_key`, else `token`; empty is none.
@@ -312,23 +310,17 @@ impl<'de> Visitor<'de> for BodySeed<'_> {
         let mut batch = None;
         let mut sent_at = None;
         let mut single = WireEvent::default();
+        let seed = EventSeed::new(self.0, 0);
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match key.0.as_ref() {
                 "batch" => batch = Some(map.next_value_seed(EventsSeed(self.0))?),
                 "sent_at" => sent_at = timestamp(map.next_value()?),
-                _ => EventSeed {
-                    reader: self.0,
-                    index: 0,
-                }
-                .field(&key.0, &mut single, &mut map)?,
+                _ => seed.field(&key.0, &mut single, &mut map)?,
             }
         }
         let token = single.ids.token();
         Ok(match batch {
             Some(events) => (token, sent_at, events),
-            None if self.0.body_bytes > MAX_EVENT_BYTES => {
-                return Err(self.0.fail(ApiError::event_too_large(0)));
-            }
             None => (token, sent_at, vec![single]),
         })
     }
@@ -366,27 +358,45 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
                     None => Ok(events),
                 };
             }
-            // The event is measured as the slice of the body it spans before any of it is read.
-            let Some(raw) = seq.next_element::<&'de RawValue>()? else {
-                return Ok(events);
-            };
-            if raw.get().len() > MAX_EVENT_BYTES {
-                return Err(self.0.fail(ApiError::event_too_large(index)));
+            match seq.next_element_seed(EventSeed::new(self.0, index))? {
+                Some(event) => events.push(event),
+                None => return Ok(events),
             }
-            let seed = EventSeed {
-                reader: self.0,
-                index,
-            };
-            let mut event = serde_json::Deserializer::from_str(raw.get());
-            events.push(seed.deserialize(&mut event).map_err(de::Error::custom)?);
         }
     }
 }
 
-/// The event at `index` of a batch.
+/// The event at `index` of a batch, and its bytes read so far.
 struct EventSeed<'r> {
     reader: &'r Reader,
     index: usize,
+    bytes: Cell<usize>,
+}
+
+impl<'r> EventSeed<'r> {
+    fn new(reader: &'r Reader, index: usize) -> Self {
+        Self {
+            reader,
+            index,
+            bytes: Cell::new(0),
+        }
+    }
+
+    /// Counts `bytes` more of the event, refusing it once they pass [`MAX_EVENT_BYTES`].
+    fn count<E: de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let read = self.bytes.get().saturating_add(bytes);
+        self.bytes.set(read);
+        if read > MAX_EVENT_BYTES {
+            return Err(self.reader.fail(ApiError::event_too_large(self.index)));
+        }
+        Ok(())
+    }
+
+    /// Counts an object's entry: its key and the quotes, colon and comma around it (an
+    /// object's text is its opening brace and its entries so counted, less whitespace).
+    fn count_entry<E: de::Error>(&self, key: &str, value: &RawValue) -> Result<(), E> {
+        self.count(key.len() + value.get().len() + 4)
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
@@ -409,6 +419,7 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.reader.accepted();
+        self.count(1)?;
         let mut event = WireEvent::default();
         while let Some(key) = map.next_key::<Key<'de>>()? {
             self.field(&key.0, &mut event, &mut map)?;
@@ -418,7 +429,8 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 }
 
 impl EventSeed<'_> {
-    /// Reads the value of `key` into `event`; unknown keys are skipped unread.
+    /// Reads the value of `key` into `event`, counting its bytes; unknown keys are counted and
+    /// skipped unread.
     fn field<'de, A: MapAccess<'de>>(
         &self,
         key: &str,
@@ -426,12 +438,18 @@ impl EventSeed<'_> {
         map: &mut A,
     ) -> Result<(), A::Error> {
         let index = self.index;
-        if event.ids.read(key, map)? {
+        if key == "properties" {
+            self.count(key.len() + 4)?;
+            event.properties = map.next_value_seed(PropertiesSeed(self))?;
+            return Ok(());
+        }
+        let raw: &'de RawValue = map.next_value()?;
+        self.count_entry(key, raw)?;
+        if event.ids.take(key, raw) {
             return Ok(());
         }
         match key {
             "event" => {
-                let raw: &RawValue = map.next_value()?;
                 event.name = match text(raw) {
                     Some(name) => name,
                     None if raw.get() == "null" => String::new(),
@@ -444,7 +462,6 @@ impl EventSeed<'_> {
                 };
             }
             "uuid" => {
-                let raw: &RawValue = map.next_value()?;
                 event.uuid = match text(raw) {
                     Some(uuid) => Some(Uuid::parse_str(&uuid).map_err(|_| {
                         self.reader.fail(invalid(
@@ -461,14 +478,9 @@ impl EventSeed<'_> {
                     }
                 };
             }
-            "timestamp" => event.timestamp = timestamp(map.next_value()?),
-            "offset" => {
-                event.offset_ms = serde_json::from_str(map.next_value::<&RawValue>()?.get()).ok()
-            }
-            "properties" => event.properties = map.next_value_seed(PropertiesSeed(self))?,
-            _ => {
-                map.next_value::<IgnoredAny>()?;
-            }
+            "timestamp" => event.timestamp = timestamp(raw),
+            "offset" => event.offset_ms = serde_json::from_str(raw.get()).ok(),
+            _ => {}
         }
         Ok(())
     }
@@ -499,15 +511,16 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.0.reader.accepted();
+        self.0.count(1)?;
         let mut properties = WireProperties::default();
         while let Some(Key(key)) = map.next_key()? {
-            if properties.ids.read(&key, &mut map)? {
+            let raw: &'de RawValue = map.next_value()?;
+            self.0.count_entry(&key, raw)?;
+            if properties.ids.take(&key, raw) {
                 continue;
             }
             if key == "$set" || key.starts_with("$survey_") {
-                properties.kept.push((key, map.next_value()?));
-            } else {
-                map.next_value::<IgnoredAny>()?;
+                properties.kept.push((key, raw));
             }
         }
         Ok(properties)
@@ -515,6 +528,7 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         self.0.reader.accepted();
+        self.0.count("null".len())?;
         Ok(WireProperties::default())
     }
 }
@@ -950,5 +964,17 @@ mod tests {
             json!(answer)
         );
         assert!(decoded.batch.events[1].properties.is_empty());
+    }
+
+    #[test]
+    fn the_read_stops_as_soon_as_an_event_passes_the_limit_whatever_follows() {
+        let body = format!(
+            r#"[{{"event": "survey sent", "properties": {{"pad": "{}", "rest": tru"#,
+            "x".repeat(MAX_EVENT_BYTES)
+        );
+        let error = decode_all(body.as_bytes(), Transport::default(), 20 * MAX, EVENTS)
+            .err()
+            .unwrap();
+        assert_eq!(error.status().as_u16(), 413, "{:?}", error.body());
     }
 }
