@@ -310,6 +310,38 @@ mod tests {
     }
 
     #[test]
+    fn a_page_that_ended_early_links_on_right_after_its_last_item() {
+        let request = TestRequest::get()
+            .uri("/api/projects/1/surveys/s/responses/?limit=100&offset=10")
+            .insert_header(("host", "burrow.test"))
+            .to_http_request();
+        let pagination = Pagination::from_query(request.query_string());
+        let served = |items: usize, count| Page {
+            count,
+            items: vec![0_u8; items],
+        };
+        let links = Paginated::ending_early(&request, pagination, served(7, 500));
+        assert_eq!(
+            links.next.as_deref(),
+            Some("http://burrow.test/api/projects/1/surveys/s/responses/?limit=100&offset=17")
+        );
+        // The last rows: nothing follows.
+        assert_eq!(
+            Paginated::ending_early(&request, pagination, served(7, 17)).next,
+            None
+        );
+        // A full page, or an empty one, links on as any list does.
+        for items in [100, 0] {
+            assert!(
+                Paginated::ending_early(&request, pagination, served(items, 500))
+                    .next
+                    .unwrap()
+                    .ends_with("limit=100&offset=110")
+            );
+        }
+    }
+
+    #[test]
     fn previous_carries_the_offset_when_it_is_not_zero_and_next_ends_at_the_count() {
         let request = TestRequest::get()
             .uri("/api/projects/?limit=10&offset=25")
