@@ -11,10 +11,9 @@
 //! Sizes are bounded as they are read, as PostHog's capture bounds them: an event's bytes are
 //! counted as its keys and values go by (each value is taken as the slice of the body it spans:
 //! what skipping it costs, plus serde_json's UTF-8 check of the slice), and the read stops as
-//! soon as they pass the event limit;
-//! a survey event's answers are measured as the slices they are kept as. One event or answer
-//! past its limit refuses the whole request (PostHog answers the first failing event's error),
-//! so nothing of it is stored.
+//! soon as they pass the event limit; a survey event's answers are measured as the slices they
+//! are kept as. One event or answer past its limit refuses the whole request (PostHog answers
+//! the first failing event's error), so nothing of it is stored.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
