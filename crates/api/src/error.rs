@@ -132,6 +132,18 @@ impl ApiError {
         )
     }
 
+    /// A captured event larger than PostHog's event limit: its status and code (PostHog's
+    /// capture answers `413 payload_too_large`, "maximum event size exceeded").
+    pub fn event_too_large(index: usize) -> Self {
+        use domain::survey_response::MAX_EVENT_BYTES;
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid_request",
+            "payload_too_large",
+            format!("Event {index} exceeds the maximum event size of {MAX_EVENT_BYTES} bytes."),
+        )
+    }
+
     pub fn permission_denied(detail: impl Into<String>) -> Self {
         Self::new(
             StatusCode::FORBIDDEN,

@@ -11,8 +11,8 @@ use domain::person::PersonRepository;
 use domain::ports::PageRequest;
 use domain::survey::{NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{
-    CaptureBatch, CapturedEvent, CountFilter, DateWindow, ResponseFilter, ResponseListing,
-    SearchText, SurveyResponseService,
+    CaptureBatch, CapturedEvent, CountFilter, DateWindow, EXPORT_CHUNK_ANSWER_BYTES, ExportFormat,
+    ResponseFilter, ResponseListing, SearchText, SurveyResponseService,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, someone};
@@ -342,4 +342,55 @@ async fn results_count_each_questions_answers_within_the_surveys_run() {
         matches!(&error, DomainError::Invalid(v) if v.attr.as_deref() == Some("question")),
         "{error:?}"
     );
+}
+
+#[tokio::test]
+async fn an_export_of_large_answers_comes_in_chunks_of_about_a_mebibyte_holding_each_response_once()
+{
+    let world = world();
+    let survey = launched(&world, PROJECT, 1).await;
+    let id = survey.id.0.to_string();
+    let now = Utc::now();
+    let sends = (0..40)
+        .map(|n| {
+            let answer = "x".repeat(60_000);
+            captured(
+                "survey sent",
+                json!({"distinct_id": format!("p{n}"), "$survey_id": id, "$survey_response_first": answer}),
+                now - Duration::seconds(n),
+            )
+        })
+        .collect();
+    world
+        .responses
+        .capture(PROJECT, batch(sends))
+        .await
+        .unwrap();
+    let mut export = world
+        .responses
+        .export(
+            PROJECT,
+            survey.id,
+            ExportFormat::Jsonl,
+            ResponseFilter::default(),
+        )
+        .await
+        .unwrap();
+    let (mut chunks, mut people) = (0, Vec::new());
+    while let Some(chunk) = export.next_chunk().await.unwrap() {
+        chunks += 1;
+        // A chunk stops at the first row past its budget: at most the budget and one row.
+        assert!(
+            chunk.len() < EXPORT_CHUNK_ANSWER_BYTES + 61_000 * 2,
+            "{}",
+            chunk.len()
+        );
+        for line in String::from_utf8(chunk).unwrap().lines() {
+            let row: Value = serde_json::from_str(line).unwrap();
+            people.push(row["distinct_id"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(chunks, 3, "18, 18 and 4 responses of 60 KB");
+    let newest_first: Vec<String> = (0..40).map(|n| format!("p{n}")).collect();
+    assert_eq!(people, newest_first);
 }

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::Write as _;
+use std::sync::LazyLock;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -24,8 +25,9 @@ use domain::ports::{Page, PageRequest};
 use domain::survey::SurveyId;
 use domain::survey_response::{
     AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten,
-    MAX_TALLIED_VALUES, ResponseCounts, ResponseFilter, SearchText, StatsAggregates, SurveyEvent,
-    SurveyEventKind, SurveyResponse, SurveyResponseRepository, Tallies, Tally, TallyRequest,
+    MAX_ANSWER_BYTES, MAX_TALLIED_VALUES, ResponseCounts, ResponseFilter, SearchText,
+    StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+    Tallies, Tally, TallyRequest, rows_within,
 };
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
@@ -395,8 +397,9 @@ macro_rules! searched {
 /// The survey `$2`'s responses that the filter keeps (`$3`…`$5`: window, archived left out),
 /// and for each question of `$6`…`$9` (order, id key, legacy index key, whether values are
 /// counted): how many answered it, its values given (the `$10` most given, ties by value
-/// bytewise, as `domain::survey_response::ranked` orders them) and how many other values were
-/// given. One pass over the kept responses; rows are told apart by `kind`.
+/// bytewise, as `domain::survey_response::ranked` orders them; each its first `$11` characters,
+/// as `tallied_values` cuts them) and how many other values were given. One pass over the kept
+/// responses; rows are told apart by `kind`.
 const TALLIES: &str = concat!(
     "
 WITH kept AS (
@@ -423,12 +426,12 @@ answered AS (
     "
 ),
 given AS (
-    SELECT answered.ord, e #>> '{}' AS value, count(*) AS n
+    SELECT answered.ord, left(e #>> '{}', $11) AS value, count(*) AS n
     FROM answered CROSS JOIN LATERAL ",
     items!("answered.v"),
     " e
     WHERE answered.counted AND jsonb_typeof(e) IN ('string', 'number')
-    GROUP BY answered.ord, e #>> '{}'
+    GROUP BY answered.ord, left(e #>> '{}', $11)
 ),
 ranked AS (
     SELECT ord, value, n,
@@ -648,6 +651,127 @@ fn column<'a, T, U>(items: &'a [T], field: impl FnMut(&'a T) -> U) -> Vec<U> {
     items.iter().map(field).collect()
 }
 
+/// A response's answers as lists read them (the port's rule): each answer longer than
+/// [`MAX_ANSWER_BYTES`] (a text answer's text, another answer's JSON text; stored before capture
+/// refused them) as a string of its first `MAX_ANSWER_BYTES` characters. The object is rebuilt
+/// only when one of its answers is cut (the aggregate's `HAVING` leaves no row otherwise), and
+/// read once: every reference to a large column detoasts it again.
+static ANSWERS_AS_READ: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "coalesce((
+            SELECT jsonb_object_agg(a.k, CASE WHEN a.over THEN to_jsonb(left(a.v #>> '{{}}', {limit}))
+                                              ELSE a.v END)
+            FROM (SELECT e.k, e.v,
+                         CASE jsonb_typeof(e.v) WHEN 'string' THEN octet_length(e.v #>> '{{}}')
+                                                ELSE octet_length(e.v::text) END > {limit} AS over
+                  FROM jsonb_each({answers}) AS e(k, v)) a
+            HAVING bool_or(a.over)), answers)",
+        limit = MAX_ANSWER_BYTES,
+        answers = answers_object!(),
+    )
+});
+
+/// The size of [`ANSWERS_AS_READ`]: what a page's or an export batch's byte budget counts.
+static ANSWER_BYTES_AS_READ: LazyLock<String> =
+    LazyLock::new(|| format!("octet_length(({})::text)", *ANSWERS_AS_READ));
+
+/// Where a row sits in list order, and the size of its answers as read.
+type SizedRow = (DateTime<Utc>, Uuid, i32);
+
+/// The rows of `sized` (a window of one survey's responses in list order, sizes read first)
+/// that fit `answer_bytes`, read with their answers as lists read them: a read never holds
+/// more answers than its budget (and one row) whatever the rows' sizes.
+async fn rows_within_budget(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project: ProjectId,
+    survey_id: &str,
+    sized: &[SizedRow],
+    answer_bytes: usize,
+) -> Result<Vec<SurveyResponse>, Unexpected> {
+    let kept = rows_within(
+        sized
+            .iter()
+            .map(|(_, _, bytes)| usize::try_from(*bytes).unwrap_or(0)),
+        answer_bytes,
+    );
+    let places: Vec<(DateTime<Utc>, Uuid)> = sized[..kept]
+        .iter()
+        .map(|(timestamp, uuid, _)| (*timestamp, *uuid))
+        .collect();
+    let Some(rows) = these(project, survey_id, &places) else {
+        return Ok(Vec::new());
+    };
+    let rows: Vec<ResponseRow> = rows
+        .select((
+            survey_responses::event_uuid,
+            survey_responses::distinct_id,
+            survey_responses::submission_id,
+            survey_responses::timestamp,
+            diesel::dsl::sql::<Jsonb>(&ANSWERS_AS_READ),
+            survey_responses::completed,
+            survey_responses::archived,
+        ))
+        .load(conn)
+        .await
+        .during("reading survey responses")?;
+    Ok(rows.into_iter().map(Into::into).collect())
+}
+
+/// The answer sizes of these rows of one survey, in list order.
+async fn sizes(
+    conn: &mut diesel_async::AsyncPgConnection,
+    project: ProjectId,
+    survey_id: &str,
+    places: &[(DateTime<Utc>, Uuid)],
+) -> Result<Vec<SizedRow>, Unexpected> {
+    let Some(rows) = these(project, survey_id, places) else {
+        return Ok(Vec::new());
+    };
+    rows.select(sized_rows())
+        .load(conn)
+        .await
+        .during("sizing survey responses")
+}
+
+/// The rows of one survey at these places (time and uuid, in list order), in list order:
+/// found through the list index by their time range. `None` for no places.
+fn these<'a>(
+    project: ProjectId,
+    survey_id: &'a str,
+    places: &[(DateTime<Utc>, Uuid)],
+) -> Option<survey_responses::BoxedQuery<'a, diesel::pg::Pg>> {
+    let ((newest, _), (oldest, _)) = (places.first()?, places.last()?);
+    Some(
+        survey_responses::table
+            .filter(survey_responses::project_id.eq(project.0))
+            .filter(survey_responses::survey_id.eq(survey_id))
+            .filter(survey_responses::timestamp.le(*newest))
+            .filter(survey_responses::timestamp.ge(*oldest))
+            .filter(
+                survey_responses::event_uuid
+                    .eq_any(places.iter().map(|(_, uuid)| *uuid).collect::<Vec<_>>()),
+            )
+            .order((
+                survey_responses::timestamp.desc(),
+                survey_responses::event_uuid.desc(),
+            ))
+            .into_boxed(),
+    )
+}
+
+/// What [`rows_within_budget`] takes of each row of a window, in list order.
+fn sized_rows() -> (
+    survey_responses::timestamp,
+    survey_responses::event_uuid,
+    diesel::expression::SqlLiteral<Int4>,
+) {
+    (
+        survey_responses::timestamp,
+        survey_responses::event_uuid,
+        diesel::dsl::sql::<Int4>(&ANSWER_BYTES_AS_READ),
+    )
+}
+
 /// A survey's responses that the filter keeps.
 fn kept<'a>(
     project: ProjectId,
@@ -798,6 +922,7 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         filter: &ResponseFilter,
         answers: &AnswerFilter,
         page_request: PageRequest,
+        answer_bytes: usize,
     ) -> Result<Page<SurveyResponse>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let count = with_answers(kept(project, survey_id, filter), answers)
@@ -805,19 +930,23 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
             .get_result::<i64>(&mut conn)
             .await
             .during("counting survey responses")?;
-        let rows: Vec<ResponseRow> = window(
+        // The page's rows first (PostgreSQL would compute a select list for the rows an OFFSET
+        // skips too), then the sizes of those rows alone.
+        let in_window: Vec<(DateTime<Utc>, Uuid)> = window(
             with_answers(kept(project, survey_id, filter), answers)
                 .order((
                     survey_responses::timestamp.desc(),
                     survey_responses::event_uuid.desc(),
                 ))
-                .select(ResponseRow::as_select()),
+                .select((survey_responses::timestamp, survey_responses::event_uuid)),
             page_request,
         )
         .load(&mut conn)
         .await
         .during("listing survey responses")?;
-        Ok(page(count, rows.into_iter().map(Into::into).collect()))
+        let sized = sizes(&mut conn, project, survey_id, &in_window).await?;
+        let items = rows_within_budget(&mut conn, project, survey_id, &sized, answer_bytes).await?;
+        Ok(page(count, items))
     }
 
     async fn responses_after(
@@ -827,6 +956,7 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         filter: &ResponseFilter,
         after: Option<ExportCursor>,
         limit: u32,
+        answer_bytes: usize,
     ) -> Result<Vec<SurveyResponse>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let mut query = kept(project, survey_id, filter);
@@ -841,17 +971,17 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
                         .and(survey_responses::event_uuid.lt(after.uuid))),
             );
         }
-        let rows: Vec<ResponseRow> = query
+        let sized: Vec<SizedRow> = query
             .order((
                 survey_responses::timestamp.desc(),
                 survey_responses::event_uuid.desc(),
             ))
             .limit(i64::from(limit))
-            .select(ResponseRow::as_select())
+            .select(sized_rows())
             .load(&mut conn)
             .await
-            .during("reading a batch of an export")?;
-        Ok(rows.into_iter().map(Into::into).collect())
+            .during("sizing a batch of an export")?;
+        rows_within_budget(&mut conn, project, survey_id, &sized, answer_bytes).await
     }
 
     async fn tallies(
@@ -874,7 +1004,8 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
                 .bind::<Array<Text>, _>(column(questions, |q| &q.keys.id))
                 .bind::<Array<Nullable<Text>>, _>(column(questions, |q| q.keys.index.as_ref()))
                 .bind::<Array<Bool>, _>(column(questions, |q| q.values))
-                .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX)),
+                .bind::<Int8, _>(i64::try_from(MAX_TALLIED_VALUES).unwrap_or(i64::MAX))
+                .bind::<Int4, _>(i32::try_from(MAX_ANSWER_BYTES).unwrap_or(i32::MAX)),
         )
         .load(&mut conn)
         .await

@@ -29,6 +29,7 @@ mod persons;
 mod plugins;
 mod postgres;
 mod response_counts;
+mod response_sizes;
 mod statements;
 mod stores;
 mod survey_activity;

@@ -412,6 +412,7 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
             &ResponseFilter::default(),
             &AnswerFilter::default(),
             all(),
+            usize::MAX,
         )
         .await
         .unwrap();

@@ -37,10 +37,10 @@ contract!(
     projects_never_see_each_others_events,
 );
 
-const LAUNCH: &str = "2026-06-01T00:00:00Z";
+pub(crate) const LAUNCH: &str = "2026-06-01T00:00:00Z";
 
 /// A survey of the main project launched at `start`.
-async fn launched(stores: &Stores, name: &str, start: &str) -> Survey {
+pub(crate) async fn launched(stores: &Stores, name: &str, start: &str) -> Survey {
     launched_in(stores, stores.project, name, start).await
 }
 
@@ -61,7 +61,7 @@ async fn launched_in(stores: &Stores, project: ProjectId, name: &str, start: &st
         .unwrap()
 }
 
-fn survey_id(survey: &Survey) -> String {
+pub(crate) fn survey_id(survey: &Survey) -> String {
     survey.id.0.to_string()
 }
 
@@ -103,7 +103,7 @@ fn every() -> ResponseFilter {
 }
 
 /// A send of `answers` (`$survey_response_<key>` properties) by `person`, `minute`s after launch.
-fn answered(survey: &str, person: &str, minute: i64, answers: Value) -> SurveyEvent {
+pub(crate) fn answered(survey: &str, person: &str, minute: i64, answers: Value) -> SurveyEvent {
     let properties: Map<String, Value> = answers
         .as_object()
         .unwrap()
@@ -240,6 +240,7 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
             &every(),
             &AnswerFilter::default(),
             all(),
+            usize::MAX,
         )
         .await
         .unwrap();
@@ -342,6 +343,7 @@ async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores
             &every(),
             &AnswerFilter::default(),
             all(),
+            usize::MAX,
         )
         .await
         .unwrap();
@@ -555,6 +557,7 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
                 limit: 2,
                 offset: 1,
             },
+            usize::MAX,
         )
         .await
         .unwrap();
@@ -573,6 +576,7 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
             },
             &AnswerFilter::default(),
             all(),
+            usize::MAX,
         )
         .await
         .unwrap();
@@ -696,6 +700,7 @@ async fn projects_never_see_each_others_events(stores: Stores) {
             &every(),
             &AnswerFilter::default(),
             all(),
+            usize::MAX,
         )
         .await
         .unwrap();
@@ -719,7 +724,7 @@ async fn responses_can_be_narrowed_to_one_questions_answers_and_a_text(stores: S
         .unwrap();
     let listed = async |answers: AnswerFilter| {
         let page = repository
-            .responses(stores.project, &id, &every(), &answers, all())
+            .responses(stores.project, &id, &every(), &answers, all(), usize::MAX)
             .await
             .unwrap();
         let people: Vec<String> = page.items.into_iter().map(|r| r.distinct_id).collect();
@@ -811,6 +816,7 @@ async fn archived_responses_can_be_left_out_of_lists_and_tallies(stores: Stores)
             &unarchived,
             &AnswerFilter::default(),
             all(),
+            usize::MAX,
         )
         .await
         .unwrap();

@@ -96,6 +96,24 @@ impl<T> Paginated<T> {
     }
 }
 
+impl<T> Paginated<T> {
+    /// Wraps a page that may have ended early (fewer items than `limit` though more follow, as
+    /// a page whose rows passed a byte budget does): `next` starts right after its last item,
+    /// with the same `limit`, so paging on loses and repeats nothing. An empty page links on as
+    /// [`Paginated::new`] does, so a client never asks for the same page twice.
+    pub fn ending_early(request: &HttpRequest, pagination: Pagination, page: Page<T>) -> Self {
+        let served = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
+        if served == 0 || served >= u64::from(pagination.limit) {
+            return Self::new(request, pagination, page);
+        }
+        let mut paginated = Self::new(request, pagination, page);
+        let after = pagination.offset.saturating_add(served);
+        paginated.next = (after < paginated.count)
+            .then(|| with_window(&current_url(request), pagination.limit, Some(after)));
+        paginated
+    }
+}
+
 /// `page`/`limit` pagination, as PostHog pages its activity log: `page` from 1, `limit`
 /// defaulting to 10. Garbage falls back to defaults (PostHog answers a 500 there).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +307,38 @@ mod tests {
             links.previous.as_deref(),
             Some("http://burrow.test/api/projects/1/surveys/?limit=10&search=Product")
         );
+    }
+
+    #[test]
+    fn a_page_that_ended_early_links_on_right_after_its_last_item() {
+        let request = TestRequest::get()
+            .uri("/api/projects/1/surveys/s/responses/?limit=100&offset=10")
+            .insert_header(("host", "burrow.test"))
+            .to_http_request();
+        let pagination = Pagination::from_query(request.query_string());
+        let served = |items: usize, count| Page {
+            count,
+            items: vec![0_u8; items],
+        };
+        let links = Paginated::ending_early(&request, pagination, served(7, 500));
+        assert_eq!(
+            links.next.as_deref(),
+            Some("http://burrow.test/api/projects/1/surveys/s/responses/?limit=100&offset=17")
+        );
+        // The last rows: nothing follows.
+        assert_eq!(
+            Paginated::ending_early(&request, pagination, served(7, 17)).next,
+            None
+        );
+        // A full page, or an empty one, links on as any list does.
+        for items in [100, 0] {
+            assert!(
+                Paginated::ending_early(&request, pagination, served(items, 500))
+                    .next
+                    .unwrap()
+                    .ends_with("limit=100&offset=110")
+            );
+        }
     }
 
     #[test]

@@ -81,7 +81,8 @@ impl From<SurveyResponse> for ResponseBody {
 
 /// A survey's responses, newest first, within `date_from`/`date_to`; `exclude_archived=true`
 /// leaves archived ones out, `question=<id>` keeps those that answered it, and `search=<text>`
-/// those with a text answer (to that question, or any) holding the text, ignoring case.
+/// those with a text answer (to that question, or any) holding the text, ignoring case. A page
+/// ends early once its answers pass the page byte budget; `next` continues after its last row.
 pub(crate) async fn list(
     request: HttpRequest,
     responses: web::Data<SurveyResponseService>,
@@ -108,7 +109,7 @@ pub(crate) async fn list(
             pagination.page_request(),
         )
         .await?;
-    Ok(Json(Paginated::new(
+    Ok(Json(Paginated::ending_early(
         &request,
         pagination,
         page.map(Into::into),
@@ -117,7 +118,8 @@ pub(crate) async fn list(
 
 /// The survey's responses as a file (`?format=csv`, the default, or `jsonl`), newest first,
 /// within `date_from`/`date_to`, without archived ones with `exclude_archived=true`; streamed a
-/// batch at a time, so any number of responses takes the memory of one batch.
+/// batch at a time (at most 500 responses, ending early once their answers pass the export
+/// chunk's bytes), so any number of responses, of any size, takes the memory of one batch.
 pub(crate) async fn export(
     request: HttpRequest,
     responses: web::Data<SurveyResponseService>,

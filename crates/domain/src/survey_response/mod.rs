@@ -5,6 +5,7 @@
 mod capture;
 mod export;
 mod filter;
+mod limits;
 mod port;
 mod results;
 mod service;
@@ -24,6 +25,9 @@ pub use export::{ExportCursor, ExportFormat, ExportRenderer};
 pub use filter::{
     AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText, answer_texts,
     is_answered,
+};
+pub use limits::{
+    EXPORT_CHUNK_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, PAGE_ANSWER_BYTES, rows_within,
 };
 pub use port::{Forgotten, SurveyResponseRepository};
 pub use results::{

@@ -63,7 +63,15 @@ pub trait SurveyResponseRepository: Send + Sync {
     ) -> Result<ResponseCounts, Unexpected>;
 
     /// A survey's responses that `filter` and `answers` keep, newest first (ties by uuid,
-    /// descending).
+    /// descending), read as lists read answers: each answer longer than
+    /// [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES) (a text answer's text, another answer's
+    /// JSON text; stored before capture refused them) reads as a string of the first
+    /// `MAX_ANSWER_BYTES` characters of that text, so no read holds an answer of any size.
+    ///
+    /// The page ends early, after fewer than `page.limit` rows, once the answers read (their
+    /// JSON text, as read) pass `answer_bytes`: the rows kept are
+    /// [`rows_within`](super::rows_within) that budget, at least one; `count` is still the whole
+    /// list's, and the next page starts after the last row kept.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -74,6 +82,7 @@ pub trait SurveyResponseRepository: Send + Sync {
         filter: &ResponseFilter,
         answers: &AnswerFilter,
         page: PageRequest,
+        answer_bytes: usize,
     ) -> Result<Page<SurveyResponse>, Unexpected>;
 
     /// How many of a survey's responses `filter` keeps and, for each of `questions` in order,
@@ -92,7 +101,9 @@ pub trait SurveyResponseRepository: Send + Sync {
 
     /// Up to `limit` of a survey's responses that `filter` keeps, sorted after `after` (newest
     /// first, ties by uuid descending; from the newest without `after`): one batch of an export,
-    /// found through the list index whatever the batch's place.
+    /// found through the list index whatever the batch's place. Answers read as
+    /// [`responses`](Self::responses) reads them, and the batch ends early, the same way, once
+    /// they pass `answer_bytes`; it is empty only past the last response.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -103,6 +114,7 @@ pub trait SurveyResponseRepository: Send + Sync {
         filter: &ResponseFilter,
         after: Option<ExportCursor>,
         limit: u32,
+        answer_bytes: usize,
     ) -> Result<Vec<SurveyResponse>, Unexpected>;
 
     /// Archives (or restores) the response that the `survey sent` event `event` belongs to, with

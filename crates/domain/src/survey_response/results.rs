@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::{AnswerKeys, DateWindow};
+use super::{AnswerKeys, DateWindow, MAX_ANSWER_BYTES};
 use crate::survey::{Question, QuestionType};
 
 /// Most distinct values a tally lists per question, the most given first; answers with the
@@ -43,10 +43,12 @@ pub struct Tallies {
 }
 
 /// The values an answer gives: a string or number is one (a number as its JSON text), a list
-/// gives each of its strings and numbers; anything else gives none.
+/// gives each of its strings and numbers; anything else gives none. Each is cut to its first
+/// [`MAX_ANSWER_BYTES`] characters, so answers stored before capture bounded them cannot make
+/// a tally of any size.
 pub fn tallied_values(answer: &Value) -> Vec<String> {
     let value = |item: &Value| match item {
-        Value::String(text) => Some(text.clone()),
+        Value::String(text) => Some(text.chars().take(MAX_ANSWER_BYTES).collect()),
         Value::Number(number) => Some(number.to_string()),
         _ => None,
     };

@@ -8,9 +8,10 @@ use serde_json::{Map, Value};
 use uuid::Uuid;
 
 use super::{
-    AnswerFilter, AnswerKeys, CaptureBatch, CountFilter, DateWindow, ExportCursor, ExportFormat,
-    ExportRenderer, Forgotten, QuestionResults, ResponseCounts, ResponseFilter, SearchText,
-    SurveyResponse, SurveyResponseRepository, SurveyResults, SurveyStats, TallyRequest,
+    AnswerFilter, AnswerKeys, CaptureBatch, CountFilter, DateWindow, EXPORT_CHUNK_ANSWER_BYTES,
+    ExportCursor, ExportFormat, ExportRenderer, Forgotten, PAGE_ANSWER_BYTES, QuestionResults,
+    ResponseCounts, ResponseFilter, SearchText, SurveyResponse, SurveyResponseRepository,
+    SurveyResults, SurveyStats, TallyRequest,
 };
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
 use crate::person::stored_distinct_id;
@@ -22,7 +23,8 @@ use crate::tenancy::{ProjectId, UserId};
 /// Most persons one bulk deletion names (PostHog's limit).
 pub const MAX_BULK_DELETE: usize = 1_000;
 
-/// Responses read per batch of an export.
+/// Most responses read per batch of an export (fewer once their answers pass
+/// [`EXPORT_CHUNK_ANSWER_BYTES`]).
 const EXPORT_BATCH: u32 = 500;
 
 /// An export in progress: each [`ResponseExport::next_chunk`] reads one batch and renders it.
@@ -34,6 +36,10 @@ pub struct ResponseExport {
     questions: Option<Questions>,
     filter: ResponseFilter,
     next: ExportStep,
+    /// Rows the next batch asks for: [`EXPORT_BATCH`], or twice as many as the last batch
+    /// held when its answers' bytes cut it short, so rows sized but left for the next batch
+    /// stay few.
+    limit: u32,
 }
 
 enum ExportStep {
@@ -67,14 +73,17 @@ impl ResponseExport {
                 &self.survey_id,
                 &self.filter,
                 after,
-                EXPORT_BATCH,
+                self.limit,
+                EXPORT_CHUNK_ANSWER_BYTES,
             )
             .await?;
+        self.limit = u32::try_from(batch.len().saturating_mul(2))
+            .unwrap_or(EXPORT_BATCH)
+            .clamp(1, EXPORT_BATCH);
+        // A batch cut short by its answers' size is no sign of the end: only an empty one is.
         self.next = match batch.last() {
-            Some(last) if batch.len() == EXPORT_BATCH as usize => {
-                ExportStep::After(Some(ExportCursor::from(last)))
-            }
-            _ => ExportStep::Done,
+            Some(last) => ExportStep::After(Some(ExportCursor::from(last))),
+            None => ExportStep::Done,
         };
         if batch.is_empty() {
             return Ok(None);
@@ -178,6 +187,7 @@ impl SurveyResponseService {
                 &listing.filter,
                 &answers,
                 page,
+                PAGE_ANSWER_BYTES,
             )
             .await?;
         let questions = survey.state.questions.as_ref();
@@ -208,6 +218,7 @@ impl SurveyResponseService {
             questions: survey.state.questions,
             filter,
             next: ExportStep::Header,
+            limit: EXPORT_BATCH,
         })
     }
 

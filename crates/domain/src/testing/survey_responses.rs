@@ -13,9 +13,10 @@ use crate::person::PersonSet;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::survey_response::{
-    AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten, ResponseCounts,
-    ResponseFilter, StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse,
-    SurveyResponseRepository, Tallies, Tally, TallyRequest, is_answered, ranked, tallied_values,
+    AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten,
+    MAX_ANSWER_BYTES, ResponseCounts, ResponseFilter, StatsAggregates, SurveyEvent,
+    SurveyEventKind, SurveyResponse, SurveyResponseRepository, Tallies, Tally, TallyRequest,
+    is_answered, ranked, rows_within, tallied_values,
 };
 use crate::tenancy::ProjectId;
 
@@ -112,6 +113,38 @@ impl State {
                 && stored.submission_key == key
         })
     }
+}
+
+/// A response as lists read it (the port's rule): each answer longer than [`MAX_ANSWER_BYTES`]
+/// (a text answer's text, another answer's JSON text) cut to a string of its first
+/// `MAX_ANSWER_BYTES` characters.
+fn as_read(response: &SurveyResponse) -> SurveyResponse {
+    let mut read = response.clone();
+    for answer in read.answers.values_mut() {
+        let cut =
+            |text: &str| serde_json::Value::String(text.chars().take(MAX_ANSWER_BYTES).collect());
+        match answer {
+            serde_json::Value::String(text) if text.len() > MAX_ANSWER_BYTES => *answer = cut(text),
+            serde_json::Value::String(_) => {}
+            other => {
+                let text = other.to_string();
+                if text.len() > MAX_ANSWER_BYTES {
+                    *other = cut(&text);
+                }
+            }
+        }
+    }
+    read
+}
+
+/// The first of `responses` (in list order) whose answers, as read, fit `answer_bytes` (the
+/// port's rule, [`rows_within`]).
+fn within_budget(responses: Vec<SurveyResponse>, answer_bytes: usize) -> Vec<SurveyResponse> {
+    let sizes = responses
+        .iter()
+        .map(|response| serde_json::to_string(&response.answers).map_or(0, |text| text.len()));
+    let kept = rows_within(sizes, answer_bytes);
+    responses.into_iter().take(kept).collect()
 }
 
 fn aggregate<'a>(
@@ -234,6 +267,7 @@ impl SurveyResponseRepository for InMemoryStore {
         filter: &ResponseFilter,
         answers: &AnswerFilter,
         page: PageRequest,
+        answer_bytes: usize,
     ) -> Result<Page<SurveyResponse>, Unexpected> {
         let state = self.lock();
         let mut responses: Vec<&SurveyResponse> = state
@@ -241,7 +275,11 @@ impl SurveyResponseRepository for InMemoryStore {
             .filter(|r| answers.keeps(&r.answers))
             .collect();
         responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
-        Ok(page_of(responses, page).map(Clone::clone))
+        let page = page_of(responses, page).map(as_read);
+        Ok(Page {
+            count: page.count,
+            items: within_budget(page.items, answer_bytes),
+        })
     }
 
     async fn tallies(
@@ -286,6 +324,7 @@ impl SurveyResponseRepository for InMemoryStore {
         filter: &ResponseFilter,
         after: Option<ExportCursor>,
         limit: u32,
+        answer_bytes: usize,
     ) -> Result<Vec<SurveyResponse>, Unexpected> {
         let state = self.lock();
         let mut responses: Vec<&SurveyResponse> = state
@@ -295,11 +334,12 @@ impl SurveyResponseRepository for InMemoryStore {
             })
             .collect();
         responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
-        Ok(responses
+        let batch = responses
             .into_iter()
             .take(limit as usize)
-            .cloned()
-            .collect())
+            .map(as_read)
+            .collect();
+        Ok(within_budget(batch, answer_bytes))
     }
 
     async fn delete_response(

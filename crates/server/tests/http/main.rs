@@ -2,6 +2,7 @@
 
 mod agent_toolkit;
 mod agents;
+mod answer_sizes;
 mod auth;
 mod browser;
 mod capture;

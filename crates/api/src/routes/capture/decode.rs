@@ -7,15 +7,24 @@
 //! event only its name, ids, times and token are read, and of its properties only the
 //! `$survey_*` ones and `$set`, left as slices of the body until the token is known and the
 //! event turns out to be a survey event ([`CapturePayload::into_batch`]).
+//!
+//! Sizes are bounded as they are read, as PostHog's capture bounds them: an event's bytes are
+//! counted as its keys and values go by (each value is taken as the slice of the body it spans:
+//! what skipping it costs, plus serde_json's UTF-8 check of the slice), and the read stops as
+//! soon as they pass the event limit; a survey event's answers are measured as the slices they
+//! are kept as. One event or answer past its limit refuses the whole request (PostHog answers
+//! the first failing event's error), so nothing of it is stored.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
-use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyEventKind};
+use domain::survey_response::{
+    CaptureBatch, CapturedEvent, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, SurveyEventKind,
+};
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -84,7 +93,9 @@ impl ToSchema for CapturePayload<'_> {
 /// Reads the events of an unpacked body, at most `max_events` of them.
 ///
 /// # Errors
-/// 400 for anything malformed (the whole request is refused); 413 past `max_events`.
+/// 400 for anything malformed (the whole request is refused) and for a survey event's answer
+/// larger than [`MAX_ANSWER_BYTES`]; 413 past `max_events` and for an event larger than
+/// [`MAX_EVENT_BYTES`].
 pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_>, ApiError> {
     let reader = Reader {
         max_events,
@@ -101,7 +112,8 @@ pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_
             .unwrap_or_else(|| ApiError::parse_error(format!("Malformed payload: {error}")))
     })?;
     let mut token = token;
-    for event in &events {
+    for (index, event) in events.iter().enumerate() {
+        event.check_answers(index)?;
         match (&token, event.token()) {
             (None, own) => token = own,
             (Some(batch), Some(own)) if *batch != own => {
@@ -194,16 +206,15 @@ struct Ids {
 }
 
 impl Ids {
-    /// Reads the value of `key` when it is one of the ids: `false` (the value left unread) when
-    /// it is not.
-    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+    /// Takes `raw` as the value of `key` when it is one of the ids: `false` when it is not.
+    fn take(&mut self, key: &str, raw: &RawValue) -> bool {
         match key {
-            "distinct_id" => self.distinct_id = id_text(map.next_value()?),
-            "api_key" => self.api_key = text(map.next_value()?),
-            "token" => self.token = text(map.next_value()?),
-            _ => return Ok(false),
+            "distinct_id" => self.distinct_id = id_text(raw),
+            "api_key" => self.api_key = text(raw),
+            "token" => self.token = text(raw),
+            _ => return false,
         }
-        Ok(true)
+        true
     }
 
     /// Where the SDKs name the project: `api_key`, else `token`; empty is none.
@@ -220,6 +231,28 @@ impl WireEvent<'_> {
     /// The event's own token: on the event, or in its properties (the web SDK's place).
     fn token(&self) -> Option<String> {
         self.ids.token().or_else(|| self.properties.ids.token())
+    }
+
+    /// Refuses a survey event whose `$survey_response*` answer, as sent, is larger than
+    /// [`MAX_ANSWER_BYTES`] (other events keep no properties, so theirs are not looked at).
+    fn check_answers(&self, index: usize) -> Result<(), ApiError> {
+        if SurveyEventKind::parse(&self.name).is_none() {
+            return Ok(());
+        }
+        let oversized = self.properties.kept.iter().find(|(key, raw)| {
+            key.starts_with("$survey_response") && raw.get().len() > MAX_ANSWER_BYTES
+        });
+        match oversized {
+            Some((key, _)) => Err(ValidationError::field(
+                key.as_ref(),
+                ValidationCode::MaxLength,
+                format!(
+                    "Event {index}: {key} is larger than the limit of {MAX_ANSWER_BYTES} bytes."
+                ),
+            )
+            .into()),
+            None => Ok(()),
+        }
     }
 
     fn into_captured(self) -> Result<CapturedEvent, ApiError> {
@@ -276,15 +309,12 @@ impl<'de> Visitor<'de> for BodySeed<'_> {
         let mut batch = None;
         let mut sent_at = None;
         let mut single = WireEvent::default();
+        let seed = EventSeed::new(self.0, 0);
         while let Some(key) = map.next_key::<Key<'de>>()? {
             match key.0.as_ref() {
                 "batch" => batch = Some(map.next_value_seed(EventsSeed(self.0))?),
                 "sent_at" => sent_at = timestamp(map.next_value()?),
-                _ => EventSeed {
-                    reader: self.0,
-                    index: 0,
-                }
-                .field(&key.0, &mut single, &mut map)?,
+                _ => seed.field(&key.0, &mut single, &mut map)?,
             }
         }
         let token = single.ids.token();
@@ -327,11 +357,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
                     None => Ok(events),
                 };
             }
-            let seed = EventSeed {
-                reader: self.0,
-                index,
-            };
-            match seq.next_element_seed(seed)? {
+            match seq.next_element_seed(EventSeed::new(self.0, index))? {
                 Some(event) => events.push(event),
                 None => return Ok(events),
             }
@@ -339,10 +365,37 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     }
 }
 
-/// The event at `index` of a batch.
+/// The event at `index` of a batch, and its bytes read so far.
 struct EventSeed<'r> {
     reader: &'r Reader,
     index: usize,
+    bytes: Cell<usize>,
+}
+
+impl<'r> EventSeed<'r> {
+    fn new(reader: &'r Reader, index: usize) -> Self {
+        Self {
+            reader,
+            index,
+            bytes: Cell::new(0),
+        }
+    }
+
+    /// Counts `bytes` more of the event, refusing it once they pass [`MAX_EVENT_BYTES`].
+    fn count<E: de::Error>(&self, bytes: usize) -> Result<(), E> {
+        let read = self.bytes.get().saturating_add(bytes);
+        self.bytes.set(read);
+        if read > MAX_EVENT_BYTES {
+            return Err(self.reader.fail(ApiError::event_too_large(self.index)));
+        }
+        Ok(())
+    }
+
+    /// Counts an object's entry: its key and the quotes, colon and comma around it (an
+    /// object's text is its opening brace and its entries so counted, less whitespace).
+    fn count_entry<E: de::Error>(&self, key: &str, value: &RawValue) -> Result<(), E> {
+        self.count(key.len() + value.get().len() + 4)
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for EventSeed<'_> {
@@ -365,6 +418,7 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.reader.accepted();
+        self.count(1)?;
         let mut event = WireEvent::default();
         while let Some(key) = map.next_key::<Key<'de>>()? {
             self.field(&key.0, &mut event, &mut map)?;
@@ -374,7 +428,8 @@ impl<'de> Visitor<'de> for EventSeed<'_> {
 }
 
 impl EventSeed<'_> {
-    /// Reads the value of `key` into `event`; unknown keys are skipped unread.
+    /// Reads the value of `key` into `event`, counting its bytes; unknown keys are counted and
+    /// skipped unread.
     fn field<'de, A: MapAccess<'de>>(
         &self,
         key: &str,
@@ -382,12 +437,18 @@ impl EventSeed<'_> {
         map: &mut A,
     ) -> Result<(), A::Error> {
         let index = self.index;
-        if event.ids.read(key, map)? {
+        if key == "properties" {
+            self.count(key.len() + 4)?;
+            event.properties = map.next_value_seed(PropertiesSeed(self))?;
+            return Ok(());
+        }
+        let raw: &'de RawValue = map.next_value()?;
+        self.count_entry(key, raw)?;
+        if event.ids.take(key, raw) {
             return Ok(());
         }
         match key {
             "event" => {
-                let raw: &RawValue = map.next_value()?;
                 event.name = match text(raw) {
                     Some(name) => name,
                     None if raw.get() == "null" => String::new(),
@@ -400,7 +461,6 @@ impl EventSeed<'_> {
                 };
             }
             "uuid" => {
-                let raw: &RawValue = map.next_value()?;
                 event.uuid = match text(raw) {
                     Some(uuid) => Some(Uuid::parse_str(&uuid).map_err(|_| {
                         self.reader.fail(invalid(
@@ -417,14 +477,9 @@ impl EventSeed<'_> {
                     }
                 };
             }
-            "timestamp" => event.timestamp = timestamp(map.next_value()?),
-            "offset" => {
-                event.offset_ms = serde_json::from_str(map.next_value::<&RawValue>()?.get()).ok()
-            }
-            "properties" => event.properties = map.next_value_seed(PropertiesSeed(self))?,
-            _ => {
-                map.next_value::<IgnoredAny>()?;
-            }
+            "timestamp" => event.timestamp = timestamp(raw),
+            "offset" => event.offset_ms = serde_json::from_str(raw.get()).ok(),
+            _ => {}
         }
         Ok(())
     }
@@ -455,15 +510,16 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         self.0.reader.accepted();
+        self.0.count(1)?;
         let mut properties = WireProperties::default();
         while let Some(Key(key)) = map.next_key()? {
-            if properties.ids.read(&key, &mut map)? {
+            let raw: &'de RawValue = map.next_value()?;
+            self.0.count_entry(&key, raw)?;
+            if properties.ids.take(&key, raw) {
                 continue;
             }
             if key == "$set" || key.starts_with("$survey_") {
-                properties.kept.push((key, map.next_value()?));
-            } else {
-                map.next_value::<IgnoredAny>()?;
+                properties.kept.push((key, raw));
             }
         }
         Ok(properties)
@@ -471,6 +527,7 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
 
     fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
         self.0.reader.accepted();
+        self.0.count("null".len())?;
         Ok(WireProperties::default())
     }
 }
@@ -825,5 +882,98 @@ mod tests {
                 assert_eq!(rendered.detail, detail, "{body}");
             }
         }
+    }
+
+    #[test]
+    fn an_event_past_the_event_limit_refuses_the_request_with_posthogs_413() {
+        let big = "x".repeat(MAX_EVENT_BYTES);
+        let batch = json!([
+            {"event": "survey sent", "properties": {"$survey_id": "s"}},
+            {"event": "$pageview", "properties": {"$current_url": big}},
+        ]);
+        let single = json!({"event": "$pageview", "properties": {"$current_url": big}});
+        for (body, index) in [(batch, 1), (single, 0)] {
+            let error = decode_all(
+                body.to_string().as_bytes(),
+                Transport::default(),
+                20 * MAX,
+                EVENTS,
+            )
+            .err()
+            .unwrap();
+            assert_eq!(error.status().as_u16(), 413);
+            let rendered = error.body();
+            assert_eq!(rendered.code, "payload_too_large");
+            assert_eq!(
+                rendered.detail,
+                format!("Event {index} exceeds the maximum event size of 1000000 bytes.")
+            );
+        }
+    }
+
+    #[test]
+    fn an_event_at_the_event_limit_is_read() {
+        let event = |size: usize| {
+            let mut event = json!({"event": "$pageview", "properties": {"$current_url": ""}});
+            let text = event.to_string();
+            event["properties"]["$current_url"] = json!("x".repeat(size - text.len()));
+            event
+        };
+        let batch = Value::Array(vec![event(MAX_EVENT_BYTES)]);
+        assert_eq!(batch[0].to_string().len(), MAX_EVENT_BYTES);
+        let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
+        assert_eq!(decoded.batch.events.len(), 1);
+    }
+
+    #[test]
+    fn a_survey_answer_past_the_answer_limit_is_refused_naming_it() {
+        let answer = "y".repeat(MAX_ANSWER_BYTES);
+        let batch = json!([{"event": "survey sent", "properties": {
+            "$survey_id": "s", "$survey_response_q1": "fine", "$survey_response_q2": answer,
+        }}]);
+        let error = decode_all(
+            batch.to_string().as_bytes(),
+            Transport::default(),
+            MAX,
+            EVENTS,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(error.status().as_u16(), 400);
+        let rendered = error.body();
+        assert_eq!(rendered.code, "max_length");
+        assert_eq!(rendered.attr.as_deref(), Some("$survey_response_q2"));
+        assert_eq!(
+            rendered.detail,
+            "Event 0: $survey_response_q2 is larger than the limit of 65536 bytes."
+        );
+    }
+
+    #[test]
+    fn an_answer_at_the_limit_and_large_properties_of_other_events_are_kept() {
+        // The JSON text of the answer, quotes included, is exactly the limit.
+        let answer = "y".repeat(MAX_ANSWER_BYTES - 2);
+        let batch = json!([
+            {"event": "survey sent", "properties": {"$survey_id": "s", "$survey_response": answer}},
+            {"event": "$pageview", "properties": {"$survey_response": "z".repeat(MAX_ANSWER_BYTES)}},
+        ]);
+        let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
+        assert_eq!(
+            decoded.batch.events[0].properties["$survey_response"],
+            json!(answer)
+        );
+        assert!(decoded.batch.events[1].properties.is_empty());
+    }
+
+    #[test]
+    fn the_read_stops_as_soon_as_an_event_passes_the_limit_whatever_follows() {
+        let body = format!(
+            r#"[{{"event": "survey sent", "properties": {{"pad": "{}", "rest": tru"#,
+            "x".repeat(MAX_EVENT_BYTES)
+        );
+        let error = decode_all(body.as_bytes(), Transport::default(), 20 * MAX, EVENTS)
+            .err()
+            .unwrap();
+        assert_eq!(error.status().as_u16(), 413, "{:?}", error.body());
     }
 }
