@@ -2,10 +2,12 @@
 //! migrations and every storage port), the plugin upstreams (`plugin_upstream`: GitHub, GitLab,
 //! npm, the repository listing, the local plugins directory), Redis (`redis_rate_counters`: rate
 //! counts shared between nodes), JavaScript analysis (`capabilities`: a plugin's exports, read
-//! with oxc), the node's own memory (`memory`: what it keeps in process), and webhook receivers
+//! with oxc), the node's own memory (`memory`: what it keeps in process), its blocking threads
+//! (`evaluation_slots`: costly flag evaluations), and webhook receivers
 //! (`webhook_sender`: signed deliveries, with the SSRF policy enforced after DNS).
 
 mod capabilities;
+mod evaluation_slots;
 mod memory;
 mod plugin_upstream;
 mod postgres;
@@ -15,6 +17,7 @@ pub mod testing;
 mod webhook_sender;
 
 pub use capabilities::OxcSourceAnalyzer;
+pub use evaluation_slots::BlockingEvaluationSlots;
 pub use memory::{LocalRateCounters, MokaMemories, MokaPatterns};
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use postgres::api_keys::PgApiKeyRepository;

@@ -192,6 +192,23 @@ impl ApiError {
         }
     }
 
+    /// The project's flags take more memory than a node serves a project
+    /// (`domain::sdk::SNAPSHOT_FLAG_BYTES`): its flag definitions cannot be given whole, and a
+    /// part would make server SDKs evaluate the rest as missing. Their previous definitions
+    /// stay in use; shrinking or deactivating flags ends it.
+    pub fn flags_withheld(bytes: u64) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "server_error",
+            "flags_too_large",
+            format!(
+                "This project's active flags take {bytes} bytes of filters, more than the {} a \
+                 node serves. Deactivate or shrink flags.",
+                domain::sdk::SNAPSHOT_FLAG_BYTES
+            ),
+        )
+    }
+
     /// The database could not be reached: nothing was done, and the same request may be sent
     /// again. Logged (without secrets) inside the request's span.
     fn database_unavailable(cause: &Unexpected) -> Self {

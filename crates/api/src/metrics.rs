@@ -39,6 +39,7 @@ struct Instruments {
     pool_max: IntGauge,
     sdk_snapshots: IntCounterVec,
     sdk_kept: IntGaugeVec,
+    sdk_kept_bytes: IntGauge,
     sdk_listening: IntGauge,
     webhook_attempts: IntCounterVec,
     webhook_dropped: IntCounterVec,
@@ -130,7 +131,7 @@ impl Metrics {
         let sdk_snapshots = IntCounterVec::new(
             Opts::new(
                 "burrow_sdk_snapshots_total",
-                "SDK requests' project snapshots, by where they came from: `memory` (kept) or `storage` (built).",
+                "SDK requests' project snapshots, by where they came from: `memory` (kept), `storage` (built) or `shared` (taken from another request's build of it).",
             ),
             &["source"],
         )
@@ -141,6 +142,11 @@ impl Metrics {
                 "Entries this node keeps for SDK requests, by memory: `tokens` (valid project tokens, pointing at their project) and `snapshots` (projects' flags and surveys).",
             ),
             &["memory"],
+        )
+        .expect("valid metric");
+        let sdk_kept_bytes = IntGauge::new(
+            "burrow_sdk_kept_snapshot_bytes",
+            "About how many bytes the SDK snapshots this node keeps take (BURROW_SDK_SNAPSHOT_MB bounds it).",
         )
         .expect("valid metric");
         let sdk_listening = IntGauge::new(
@@ -174,6 +180,7 @@ impl Metrics {
             Box::new(pool_max.clone()),
             Box::new(sdk_snapshots.clone()),
             Box::new(sdk_kept.clone()),
+            Box::new(sdk_kept_bytes.clone()),
             Box::new(sdk_listening.clone()),
             Box::new(webhook_attempts.clone()),
             Box::new(webhook_dropped.clone()),
@@ -197,6 +204,7 @@ impl Metrics {
             pool_max,
             sdk_snapshots,
             sdk_kept,
+            sdk_kept_bytes,
             sdk_listening,
             webhook_attempts,
             webhook_dropped,
@@ -254,6 +262,7 @@ impl Metrics {
             for (source, total) in [
                 ("memory", snapshots.from_memory),
                 ("storage", snapshots.built),
+                ("shared", snapshots.shared),
             ] {
                 catch_up(&self.0.sdk_snapshots, source, total);
             }
@@ -272,6 +281,9 @@ impl Metrics {
             let entries = i64::try_from(entries).unwrap_or(i64::MAX);
             self.0.sdk_kept.with_label_values(&[memory]).set(entries);
         }
+        self.0
+            .sdk_kept_bytes
+            .set(i64::try_from(snapshots.snapshot_bytes_kept).unwrap_or(i64::MAX));
         TextEncoder::new()
             .encode_to_string(&self.0.registry.gather())
             .unwrap_or_else(|error| format!("# metrics could not be encoded: {error}\n"))

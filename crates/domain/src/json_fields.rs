@@ -221,6 +221,24 @@ impl<'a, M: SerializeMap> ObjectWriter<'a, M> {
     }
 }
 
+/// The length of `value`'s JSON text, counted as it is written rather than kept.
+pub(crate) fn json_length(value: &impl Serialize) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail, nor can serializing values of JSON.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

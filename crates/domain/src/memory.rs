@@ -26,6 +26,10 @@ pub trait Memory<K: ?Sized + ToOwned, V>: Send + Sync {
 
     /// How many entries are kept now, for metrics: what a flood of unknown keys would grow.
     fn entries(&self) -> u64;
+
+    /// What the kept entries weigh together, as a weighed memory's `size` counts them (an
+    /// unweighed memory's entries weigh 1 each), for metrics.
+    fn weight(&self) -> u64;
 }
 
 /// Where services keep what they remember: one [`Memory`] per lookup.

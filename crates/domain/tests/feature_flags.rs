@@ -198,3 +198,61 @@ async fn filters_must_be_valid_to_become_a_command() {
     let error = FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 150}]})).unwrap_err();
     assert_eq!(error.attr.as_deref(), Some("filters"));
 }
+
+/// Filters of about `bytes` of JSON: one substring filter of that long a value.
+fn filters_of(bytes: usize) -> FlagFilters {
+    FlagFilters::parse(&json!({"groups": [{"properties": [
+        {"key": "email", "type": "person", "operator": "icontains", "value": "v".repeat(bytes)}
+    ]}]}))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_projects_active_flags_are_bounded_by_their_weight_together() {
+    let flags = service();
+    let heavy = |key: &str| NewFlag {
+        filters: filters_of(60_000),
+        ..new_flag(key)
+    };
+    for n in 0..8 {
+        flags
+            .create(PROJECT, USER, heavy(&format!("heavy-{n}")))
+            .await
+            .unwrap();
+    }
+    let (attr, detail, code) = invalid(
+        flags
+            .create(PROJECT, USER, heavy("one-more"))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((attr.as_deref(), code), (Some("filters"), "invalid_input"));
+    assert!(
+        detail.starts_with("A project's active flags may weigh at most 524288 bytes together"),
+        "{detail}"
+    );
+    // An inactive flag weighs nothing until it is activated; another project is not counted.
+    let inactive = NewFlag {
+        active: false,
+        ..heavy("inactive")
+    };
+    let parked = flags.create(PROJECT, USER, inactive).await.unwrap();
+    let activate = FlagChanges {
+        active: Some(true),
+        ..FlagChanges::default()
+    };
+    assert!(flags.update(PROJECT, parked.id, activate).await.is_err());
+    assert!(
+        flags
+            .create(ProjectId(2), USER, heavy("elsewhere"))
+            .await
+            .is_ok()
+    );
+    // A flag's own weight is replaced, not added, when its filters change.
+    let first = flags.list(PROJECT, PAGE).await.unwrap().items[0].id;
+    let lighter = FlagChanges {
+        filters: Some(filters_of(50_000)),
+        ..FlagChanges::default()
+    };
+    assert!(flags.update(PROJECT, first, lighter).await.is_ok());
+}

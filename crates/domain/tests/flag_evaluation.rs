@@ -18,7 +18,7 @@ use domain::survey_response::{
 };
 use domain::tenancy::{OrganizationId, Project};
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{CompiledEachTime, InMemoryStore, TimedMemories, someone};
+use domain::testing::{CompiledEachTime, InMemoryStore, InPlaceSlots, TimedMemories, someone};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -431,6 +431,7 @@ async fn evaluate_all(
             surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
             persons: Arc::new(store.clone()),
             patterns: Arc::new(CompiledEachTime),
+            slots: Arc::new(InPlaceSlots),
         },
         SnapshotSettings {
             enabled: false,
@@ -449,6 +450,7 @@ async fn evaluate_all(
     sdk.evaluate_flags(&snapshot, distinct_id, sent_properties)
         .await
         .unwrap()
+        .flags
         .into_iter()
         .map(|e| Evaluated {
             flag_id: e.flag_id,

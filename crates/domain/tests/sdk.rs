@@ -11,22 +11,26 @@ use domain::error::{DomainError, Unexpected};
 use domain::feature_flag::pattern::{Patterns, compile};
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
+    ServingFlags,
 };
 use domain::ports::{Page, PageRequest};
 use domain::sdk::{
-    Rendering, SdkService, SdkSnapshot, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
+    MAX_PERSON_PROPERTIES_BYTES, Rendering, SNAPSHOT_FLAG_BYTES, SdkService, SdkSnapshot,
+    SnapshotInvalidation, SnapshotSettings, SnapshotSources, check_person_properties,
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{PluginsAccessLevel, ProjectId, UserId};
-use domain::testing::{InMemoryStore, TimedMemories};
+use domain::testing::{InMemoryStore, InPlaceSlots, TimedMemories};
 use regex::Regex;
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 /// Flags as stored, with a hook run whenever a snapshot reads them: the moment a change can
 /// land in the middle of a build.
 struct Flags {
     store: InMemoryStore,
     while_read: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Held by a test to keep builds waiting in storage.
+    gate: tokio::sync::Mutex<()>,
 }
 
 #[async_trait]
@@ -63,6 +67,19 @@ impl FeatureFlagRepository for Flags {
 
     async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected> {
         let read = self.store.active(project).await;
+        if let Some(hook) = self.while_read.lock().unwrap().take() {
+            hook();
+        }
+        read
+    }
+
+    async fn serving(
+        &self,
+        project: ProjectId,
+        max_bytes: u64,
+    ) -> Result<ServingFlags, Unexpected> {
+        let _open = self.gate.lock().await;
+        let read = self.store.serving(project, max_bytes).await;
         if let Some(hook) = self.while_read.lock().unwrap().take() {
             hook();
         }
@@ -106,6 +123,7 @@ async fn world(enabled: bool) -> World {
     let flags = Arc::new(Flags {
         store: store.clone(),
         while_read: Mutex::new(None),
+        gate: tokio::sync::Mutex::new(()),
     });
     let patterns = Arc::new(CountedPatterns::default());
     let sdk = Arc::new(SdkService::new(
@@ -115,6 +133,7 @@ async fn world(enabled: bool) -> World {
             surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
             persons: Arc::new(store.clone()),
             patterns: patterns.clone(),
+            slots: Arc::new(InPlaceSlots),
         },
         SnapshotSettings {
             enabled,
@@ -146,6 +165,24 @@ impl World {
                     key: FlagKey::parse(key).unwrap(),
                     name: key.into(),
                     filters: FlagFilters::parse(&filters).unwrap(),
+                    active: true,
+                    ensure_experience_continuity: false,
+                },
+            )
+            .await
+            .unwrap();
+    }
+
+    /// A flag stored as written before today's write limits: `filters` read, not checked.
+    async fn add_stored_flag(&self, key: &str, filters: Value) {
+        self.store
+            .create(
+                self.project,
+                None,
+                NewFlag {
+                    key: FlagKey::parse(key).unwrap(),
+                    name: key.into(),
+                    filters: FlagFilters::read(filters).unwrap(),
                     active: true,
                     ensure_experience_continuity: false,
                 },
@@ -267,7 +304,10 @@ async fn patterns_are_compiled_once_per_snapshot_not_per_evaluation() {
             .evaluate_flags(&snapshot, person, properties.as_object().unwrap())
             .await
             .unwrap();
-        assert!(evaluations.iter().all(|e| e.enabled), "{evaluations:?}");
+        assert!(
+            evaluations.flags.iter().all(|e| e.enabled),
+            "{evaluations:?}"
+        );
     }
     assert_eq!(world.patterns.0.load(Ordering::SeqCst), compiled);
     assert_eq!(
@@ -279,7 +319,7 @@ async fn patterns_are_compiled_once_per_snapshot_not_per_evaluation() {
         .evaluate_flags(&snapshot, "d", &Map::new())
         .await
         .unwrap();
-    assert!(none.iter().all(|e| !e.enabled), "no email, no match");
+    assert!(none.flags.iter().all(|e| !e.enabled), "no email, no match");
 }
 
 #[tokio::test]
@@ -312,4 +352,131 @@ async fn capture_finds_its_project_without_building_a_snapshot() {
     assert!(matches!(unknown, AccessError::InvalidProjectToken));
     let missing = world.sdk.project_id(None).await.unwrap_err();
     assert!(matches!(missing, AccessError::MissingProjectToken));
+}
+
+/// A condition set of `filters` substring filters that all scan an email to its end, the last
+/// failing: every set of a flag is evaluated, each filter over the whole value.
+fn scanning_filters(sets: usize, filters: usize) -> Value {
+    let set = json!({"properties": (0..filters).map(|n| json!({
+        "key": "email", "type": "person", "operator": "icontains",
+        "value": if n + 1 < filters { "aend" } else { "nowhere" },
+    })).collect::<Vec<_>>()});
+    json!({"groups": vec![set; sets]})
+}
+
+#[tokio::test]
+async fn a_burst_of_requests_builds_a_snapshot_once_and_shares_it() {
+    let world = world(true).await;
+    world.sdk.listening();
+    world.add_flag("beta").await;
+    let held = world.flags.gate.lock().await;
+    let requests: Vec<_> = (0..5)
+        .map(|_| {
+            let (sdk, token) = (Arc::clone(&world.sdk), world.token.clone());
+            tokio::spawn(async move { sdk.snapshot(Some(&token)).await.unwrap() })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    drop(held);
+    let mut snapshots = Vec::new();
+    for request in requests {
+        snapshots.push(request.await.unwrap());
+    }
+    assert!(snapshots.iter().all(|s| Arc::ptr_eq(s, &snapshots[0])));
+    let counts = world.sdk.counts();
+    assert_eq!((counts.built, counts.shared), (1, 4), "{counts:?}");
+    assert_eq!(counts.snapshots_kept, 1);
+    assert_eq!(
+        counts.snapshot_bytes_kept,
+        u64::from(snapshots[0].size()),
+        "what the kept snapshot weighs is reported"
+    );
+}
+
+#[tokio::test]
+async fn a_snapshot_larger_than_half_the_budget_is_served_but_not_kept() {
+    let world = world(true).await;
+    world.sdk.listening();
+    // About 100 KB of filters: estimated at several times that parsed, past half of 1 MiB.
+    world
+        .add_stored_flag("large", json!({"groups": [{"properties": [
+            {"key": "email", "type": "person", "operator": "exact", "value": "v".repeat(100_000)}
+        ]}]}))
+        .await;
+    let first = world.snapshot().await;
+    assert_eq!(first.flags.len(), 1);
+    assert!(u64::from(first.size()) > (1 << 20) / 2);
+    assert!(!Arc::ptr_eq(&first, &world.snapshot().await), "built again");
+    assert_eq!(world.sdk.counts().snapshots_kept, 0);
+}
+
+#[tokio::test]
+async fn flags_past_what_a_snapshot_loads_are_withheld_and_the_answer_says_so() {
+    let world = world(true).await;
+    world.sdk.listening();
+    let filters = json!({"groups": [{"properties": [
+        {"key": "email", "type": "person", "operator": "exact", "value": "v".repeat(60_000)}
+    ]}]});
+    for n in 0..20 {
+        world
+            .add_stored_flag(&format!("stored-{n}"), filters.clone())
+            .await;
+    }
+    let snapshot = world.snapshot().await;
+    let withheld = snapshot.flags_withheld.unwrap();
+    assert!(withheld > SNAPSHOT_FLAG_BYTES, "{withheld}");
+    assert!(snapshot.flags.is_empty(), "nothing of them loaded");
+    let evaluated = world
+        .sdk
+        .evaluate_flags(&snapshot, "visitor", &Map::new())
+        .await
+        .unwrap();
+    assert!(evaluated.errors && evaluated.flags.is_empty());
+}
+
+#[tokio::test]
+async fn evaluation_stops_at_its_budget_and_the_answer_says_so() {
+    let world = world(true).await;
+    for n in 0..20 {
+        world
+            .add_stored_flag(&format!("scan-{n}"), scanning_filters(20, 20))
+            .await;
+    }
+    let snapshot = world.snapshot().await;
+    // Upper case at the end: each filter scans the whole email, then compares it lowered.
+    let email = format!("{}END", "a".repeat(60_000));
+    let properties = json!({"email": email});
+    let started = std::time::Instant::now();
+    let evaluated = world
+        .sdk
+        .evaluate_flags(&snapshot, "visitor", properties.as_object().unwrap())
+        .await
+        .unwrap();
+    assert!(evaluated.errors);
+    assert!(
+        !evaluated.flags.is_empty() && evaluated.flags.len() < 20,
+        "{} of 20 evaluated in {:?}",
+        evaluated.flags.len(),
+        started.elapsed()
+    );
+    assert!(evaluated.flags.iter().all(|e| !e.enabled));
+
+    // The same flags for a short email are all evaluated, well within the budget.
+    let short = json!({"email": "aEND"});
+    let evaluated = world
+        .sdk
+        .evaluate_flags(&snapshot, "visitor", short.as_object().unwrap())
+        .await
+        .unwrap();
+    assert!(!evaluated.errors && evaluated.flags.len() == 20);
+}
+
+#[test]
+fn person_properties_are_bounded() {
+    let fits = json!({"email": "a".repeat(MAX_PERSON_PROPERTIES_BYTES - 20)});
+    assert!(check_person_properties(fits.as_object().unwrap()).is_ok());
+    let past = json!({"email": "a".repeat(MAX_PERSON_PROPERTIES_BYTES)});
+    let error = check_person_properties(past.as_object().unwrap()).unwrap_err();
+    assert_eq!(error.attr.as_deref(), Some("person_properties"));
+    assert_eq!(error.code.as_str(), "max_length");
 }

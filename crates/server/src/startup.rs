@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
-    Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters, MokaMemories, MokaPatterns,
-    OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository,
-    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
-    PgTenancyRepository, PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings,
-    SystemResolver, UpstreamSettings, listen_for_sdk_changes,
+    BlockingEvaluationSlots, Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters,
+    MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
+    PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
+    PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository, PoolSettings,
+    RedisRateCounters, SenderSettings, SystemResolver, UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -276,6 +276,7 @@ fn services(
                 surveys: surveys.clone(),
                 persons,
                 patterns: Arc::new(MokaPatterns::default()),
+                slots: Arc::new(BlockingEvaluationSlots::per_core()),
             },
             SnapshotSettings {
                 enabled: args.sdk.snapshot,

@@ -81,6 +81,12 @@ where
         self.0.run_pending_tasks();
         self.0.entry_count()
     }
+
+    fn weight(&self) -> u64 {
+        self.0.run_pending_tasks();
+        // An unweighed cache weighs each entry 1.
+        self.0.weighted_size()
+    }
 }
 
 #[cfg(test)]

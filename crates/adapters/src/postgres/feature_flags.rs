@@ -8,7 +8,9 @@ use diesel::dsl::{AsSelect, SqlTypeOf};
 use diesel::prelude::*;
 use diesel::query_builder::{Query, QueryFragment, QueryId};
 use diesel_async::{AsyncConnectionCore, RunQueryDsl};
-use domain::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
+use domain::feature_flag::{
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag, REGEX_WEIGHT, ServingFlags,
+};
 use domain::ports::{Page, PageRequest};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
 use domain::{DomainError, Unexpected};
@@ -248,5 +250,38 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
             .await
             .during("loading the active feature flags")?;
         to_flags(rows)
+    }
+
+    async fn serving(
+        &self,
+        project: ProjectId,
+        max_bytes: u64,
+    ) -> Result<ServingFlags, Unexpected> {
+        let bytes: i64 = {
+            let mut conn = self.database.connection().await?;
+            feature_flags::table
+                .filter(feature_flags::project_id.eq(project.0))
+                .filter(feature_flags::deleted.eq(false))
+                .filter(feature_flags::active.eq(true))
+                // As `FlagFilters::weight` counts: the text, and 4 KiB for each regex filter
+                // (`"regex"` and `"not_regex"` both end in `regex"`; a value that does too is
+                // counted as well, which only errs towards withholding).
+                .select(diesel::dsl::sql::<diesel::sql_types::BigInt>(
+                    "coalesce(sum(octet_length(filters::text) + 4096 * ((octet_length(filters::text) \
+                     - octet_length(replace(filters::text, 'regex\"', ''))) / 6)), 0)::bigint",
+                ))
+                .get_result(&mut conn)
+                .await
+                .during("weighing the active feature flags")?
+        };
+        let bytes = u64::try_from(bytes).unwrap_or_default();
+        debug_assert_eq!(
+            REGEX_WEIGHT, 4096,
+            "the statement above counts 4096 a pattern"
+        );
+        if bytes > max_bytes {
+            return Ok(ServingFlags::TooLarge(bytes));
+        }
+        self.active(project).await.map(ServingFlags::Loaded)
     }
 }

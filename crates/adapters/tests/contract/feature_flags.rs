@@ -2,7 +2,9 @@
 //! among a project's live flags, and deleted or foreign flags are out of reach.
 
 use domain::DomainError;
-use domain::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey};
+use domain::feature_flag::{
+    FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey, REGEX_WEIGHT, ServingFlags,
+};
 use domain::ports::PageRequest;
 use serde_json::json;
 
@@ -20,6 +22,7 @@ contract! {
     updating_a_deleted_a_foreign_or_a_missing_flag_is_not_found,
     updating_a_flag_out_of_reach_to_a_taken_key_is_not_found_rather_than_a_conflict,
     active_lists_the_projects_serving_flags_by_id_with_their_creator,
+    serving_loads_the_active_flags_within_the_bound_and_only_weighs_them_past_it,
 }
 
 fn keys(flags: &[FeatureFlag]) -> Vec<&str> {
@@ -354,4 +357,52 @@ async fn active_lists_the_projects_serving_flags_by_id_with_their_creator(stores
             .unwrap()
             .is_empty()
     );
+}
+
+async fn serving_loads_the_active_flags_within_the_bound_and_only_weighs_them_past_it(
+    stores: Stores,
+) {
+    let none = stores.flags.serving(stores.project, 0).await.unwrap();
+    assert!(
+        matches!(none, ServingFlags::Loaded(ref flags) if flags.is_empty()),
+        "{none:?}"
+    );
+
+    let mut patterned = stores.new_flag("patterned");
+    patterned.filters = FlagFilters::parse(&json!({"groups": [{"properties": [
+        {"key": "email", "type": "person", "operator": "regex", "value": "@example\\.com$"},
+        {"key": "name", "type": "person", "operator": "not_regex", "value": "^bot"},
+    ]}]}))
+    .unwrap();
+    let patterned = stores
+        .flags
+        .create(stores.project, Some(stores.user.id), patterned)
+        .await
+        .unwrap();
+    let plain = stores.flag("plain").await;
+    stores.flag_in(stores.other_project, "elsewhere").await;
+
+    let loaded = stores
+        .flags
+        .serving(stores.project, u64::MAX)
+        .await
+        .unwrap();
+    let ServingFlags::Loaded(loaded) = loaded else {
+        panic!("{loaded:?}")
+    };
+    assert_eq!(loaded, stores.flags.active(stores.project).await.unwrap());
+    assert_eq!(keys(&loaded), ["patterned", "plain"]);
+
+    // Weighed as `FlagFilters::weight` counts: text (storage's may be spaced) and each pattern.
+    let weight = patterned.filters.weight() + plain.filters.weight();
+    let weighed = stores.flags.serving(stores.project, 100).await.unwrap();
+    let ServingFlags::TooLarge(bytes) = weighed else {
+        panic!("{weighed:?}")
+    };
+    let bytes = usize::try_from(bytes).unwrap();
+    assert!(
+        bytes >= weight && bytes < weight + weight / 4,
+        "{bytes} for {weight}"
+    );
+    assert!(bytes > 2 * REGEX_WEIGHT);
 }

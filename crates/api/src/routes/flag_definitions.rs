@@ -53,6 +53,9 @@ pub(crate) async fn definitions(
     access
         .project(principal, TenantRef::Id(snapshot.project.id))
         .await?;
+    if let Some(bytes) = snapshot.flags_withheld {
+        return Err(ApiError::flags_withheld(bytes));
+    }
     let rendered = snapshot.rendered(Rendering::LocalEvaluation, |snapshot| {
         serde_json::to_vec(&FlagDefinitions::from(snapshot))
             .expect("flag definitions of JSON values serialize")

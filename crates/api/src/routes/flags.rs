@@ -10,7 +10,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::feature_flag::{Evaluation, FeatureFlag};
-use domain::sdk::{SdkService, SdkSnapshot};
+use domain::sdk::{Evaluated, SdkService, SdkSnapshot, check_person_properties};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
@@ -58,28 +58,44 @@ pub(crate) async fn flags(
             ));
         }
     };
-    let wanted: Option<Vec<&str>> = body
-        .flag_keys
-        .as_ref()
-        .and_then(Value::as_array)
-        .map(|keys| keys.iter().filter_map(Value::as_str).collect());
-    let wanted = |key: &str| wanted.as_ref().is_none_or(|keys| keys.contains(&key));
-    let evaluations = sdk
-        .evaluate_flags(&snapshot, &distinct_id, &person_properties)
-        .await?;
+    check_person_properties(&person_properties)?;
+    let wanted: Option<Vec<String>> =
+        body.flag_keys
+            .as_ref()
+            .and_then(Value::as_array)
+            .map(|keys| {
+                keys.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            });
     let version: u32 = url::form_urlencoded::parse(request.query_string().as_bytes())
         .find(|(key, _)| key == "v")
         .and_then(|(_, value)| value.parse().ok())
         .unwrap_or(1);
-    Ok(if version >= 2 {
-        let body = v2_answer(&snapshot, &evaluations, wanted)
-            .map_err(|error| ApiError::internal(&error))?;
-        HttpResponse::Ok()
-            .content_type(ContentType::json())
-            .body(body)
-    } else {
-        HttpResponse::Ok().json(legacy(evaluations.iter().filter(|e| wanted(e.key))))
-    })
+    let answer = move |snapshot: &SdkSnapshot, evaluated: Evaluated| {
+        let wanted = |key: &str| {
+            wanted
+                .as_ref()
+                .is_none_or(|keys| keys.iter().any(|k| k == key))
+        };
+        if version >= 2 {
+            v2_answer(snapshot, &evaluated, wanted)
+        } else {
+            serde_json::to_vec(&legacy(
+                evaluated.flags.iter().filter(|e| wanted(e.key)),
+                evaluated.errors,
+            ))
+            .map_err(io::Error::from)
+        }
+    };
+    let body = sdk
+        .answer_flags(snapshot, &distinct_id, person_properties, answer)
+        .await?
+        .map_err(|error| ApiError::internal(&error))?;
+    Ok(HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(body))
 }
 
 /// What posthog-js and posthog-python send to `/flags`. Each field is read as the JSON value it
@@ -127,7 +143,9 @@ fn invalid(attr: &str, code: ValidationCode, detail: &str) -> ApiError {
 }
 
 /// `{"errorsWhileComputingFlags":false,"flags":{key: {key, metadata, enabled, variant,
-/// reason}},"quotaLimited":[],"requestId":…}`, the flags in the snapshot's answer order (by key).
+/// reason}},"quotaLimited":[],"requestId":…}`, the flags in the snapshot's answer order (by key);
+/// `errorsWhileComputingFlags` is true, and the flags not computed are left out, when the
+/// evaluation budget ran out or the project's flags were withheld.
 ///
 /// Written as bytes: what a flag's entry holds for whoever asks (its key, twice, and its id) is
 /// rendered once per snapshot by [`fixed_part`], and a request writes only what it evaluated.
@@ -135,16 +153,21 @@ fn invalid(attr: &str, code: ValidationCode, detail: &str) -> ApiError {
 /// request's own time (docs/benchmarks.md).
 fn v2_answer(
     snapshot: &SdkSnapshot,
-    evaluations: &[Evaluation],
+    evaluated: &Evaluated,
     wanted: impl Fn(&str) -> bool,
 ) -> io::Result<Vec<u8>> {
+    let evaluations = &evaluated.flags;
     let fixed_parts = snapshot.rendered_flags(fixed_part);
     // Sized for the answer up front: grown by doubling, the buffer was copied for every
     // request.
     let fixed_bytes: usize = fixed_parts.iter().map(|part| part.len()).sum();
     let mut answer =
         Vec::with_capacity(fixed_bytes + EVALUATED_BYTES_PER_FLAG * (fixed_parts.len() + 1));
-    answer.extend_from_slice(br#"{"errorsWhileComputingFlags":false,"flags":{"#);
+    answer.extend_from_slice(if evaluated.errors {
+        br#"{"errorsWhileComputingFlags":true,"flags":{"#
+    } else {
+        br#"{"errorsWhileComputingFlags":false,"flags":{"#
+    });
     let mut first = true;
     for &index in snapshot.answer_order() {
         let (Some(evaluation), Some(fixed_part)) = (evaluations.get(index), fixed_parts.get(index))
@@ -213,7 +236,10 @@ fn evaluated_part(answer: &mut Vec<u8>, evaluation: &Evaluation) -> io::Result<(
 }
 
 /// `{"featureFlags": {key: variant or bool}, "featureFlagPayloads": {key: payload}, …}`.
-fn legacy<'a>(evaluations: impl Iterator<Item = &'a Evaluation<'a>> + Clone) -> Value {
+fn legacy<'a>(
+    evaluations: impl Iterator<Item = &'a Evaluation<'a>> + Clone,
+    errors: bool,
+) -> Value {
     let values: Map<String, Value> = evaluations
         .clone()
         .map(|e| {
@@ -231,7 +257,7 @@ fn legacy<'a>(evaluations: impl Iterator<Item = &'a Evaluation<'a>> + Clone) -> 
     json!({
         "featureFlags": values,
         "featureFlagPayloads": payloads,
-        "errorsWhileComputingFlags": false,
+        "errorsWhileComputingFlags": errors,
         "quotaLimited": [],
         "requestId": Uuid::now_v7(),
     })
@@ -243,7 +269,7 @@ mod tests {
 
     use chrono::Utc;
     use domain::feature_flag::pattern::Patterns;
-    use domain::feature_flag::{FlagFilters, FlagId, Reason, ReasonCode};
+    use domain::feature_flag::{FlagFilters, FlagId, Reason, ReasonCode, ServingFlags};
     use domain::tenancy::{OrganizationId, Project, ProjectId};
     use regex::Regex;
 
@@ -280,7 +306,12 @@ mod tests {
             api_token: "phc_test".into(),
             created_at: Utc::now(),
         };
-        SdkSnapshot::new(project, flags, Vec::new(), &NoPatterns)
+        SdkSnapshot::new(
+            project,
+            ServingFlags::Loaded(flags),
+            Vec::new(),
+            &NoPatterns,
+        )
     }
 
     fn evaluation<'a>(flag: &'a FeatureFlag, reason: Reason) -> Evaluation<'a> {
@@ -318,7 +349,11 @@ mod tests {
             )
         };
 
-        let answer = v2_answer(&snapshot, &evaluations, |_| true).unwrap();
+        let evaluated = Evaluated {
+            flags: evaluations,
+            errors: false,
+        };
+        let answer = v2_answer(&snapshot, &evaluated, |_| true).unwrap();
         let mut answer: Value = serde_json::from_slice(&answer).unwrap();
 
         let request_id = answer["requestId"].take();
@@ -361,7 +396,11 @@ mod tests {
             .map(|flag| evaluation(flag, Reason::new(ReasonCode::NoConditionMatch, Some(0))))
             .collect();
 
-        let written = v2_answer(&snapshot, &evaluations, |key| key != "two").unwrap();
+        let evaluated = Evaluated {
+            flags: evaluations,
+            errors: false,
+        };
+        let written = v2_answer(&snapshot, &evaluated, |key| key != "two").unwrap();
         let text = String::from_utf8(written).unwrap();
         assert!(
             text.find(r#""one":"#) < text.find(r#""three":"#),
@@ -375,7 +414,7 @@ mod tests {
             answer["flags"]["one"]["reason"]["description"],
             "No matching condition set"
         );
-        let nothing = v2_answer(&snapshot, &evaluations, |_| false).unwrap();
+        let nothing = v2_answer(&snapshot, &evaluated, |_| false).unwrap();
         let nothing: Value = serde_json::from_slice(&nothing).unwrap();
         assert_eq!(nothing["flags"], json!({}));
     }

@@ -8,14 +8,21 @@ use serde_json::{Map, Number, Value};
 
 use super::pattern;
 use crate::error::ValidationError;
-use crate::json_fields::{ObjectWriter, take, to_object};
+use crate::json_fields::{ObjectWriter, json_length, take, to_object};
 
-/// Most condition sets (`groups`, `super_groups`) a flag may have: far more than targeting
-/// needs, few enough that evaluating every flag of a project for each `/flags` request stays
-/// cheap.
-pub const MAX_CONDITION_SETS: usize = 100;
-/// Most property filters one condition set may have.
-pub const MAX_PROPERTIES_PER_SET: usize = 100;
+/// Most condition sets (`groups`, `super_groups`) a flag may be written with: far more than
+/// targeting needs, few enough that evaluating every flag of a project for each `/flags`
+/// request stays cheap. Checked when written, not when read: flags stored under an older,
+/// larger bound are still served (within the project's snapshot share, `crate::sdk`).
+pub const MAX_CONDITION_SETS: usize = 50;
+/// Most property filters one condition set may be written with.
+pub const MAX_PROPERTIES_PER_SET: usize = 50;
+/// Most a flag's filters may weigh ([`FlagFilters::weight`]) when written: what one flag may
+/// take of a node's memory and of each `/flags` request's time.
+pub const MAX_FLAG_WEIGHT: usize = 64 * 1024;
+/// What a regex filter weighs beyond its text: its compiled program and match cache are kept
+/// with the project's snapshot, so a pattern costs memory its text does not show.
+pub const REGEX_WEIGHT: usize = 4 * 1024;
 /// Most variants a multivariate flag may have.
 pub const MAX_VARIANTS: usize = 100;
 
@@ -156,14 +163,48 @@ impl FlagFilters {
     /// pattern that does not compile.
     pub fn parse(filters: &Value) -> Result<Self, ValidationError> {
         let filters = Self::read(filters.clone())?;
-        let sets = filters
-            .groups
-            .iter()
-            .chain(filters.super_groups.iter().flatten());
-        for property in sets.flat_map(ConditionSet::properties) {
+        for sets in std::iter::once(&filters.groups).chain(&filters.super_groups) {
+            if sets.len() > MAX_CONDITION_SETS {
+                return Err(filters_error(format!(
+                    "A flag may have at most {MAX_CONDITION_SETS} condition sets."
+                )));
+            }
+        }
+        for set in filters.condition_sets() {
+            if set.properties().len() > MAX_PROPERTIES_PER_SET {
+                return Err(filters_error(format!(
+                    "A condition set may have at most {MAX_PROPERTIES_PER_SET} property filters."
+                )));
+            }
+        }
+        for property in filters.condition_sets().flat_map(ConditionSet::properties) {
             validate_pattern(property)?;
         }
+        let weight = filters.weight();
+        if weight > MAX_FLAG_WEIGHT {
+            return Err(filters_error(format!(
+                "Filters may weigh at most {MAX_FLAG_WEIGHT} bytes (their JSON, and {REGEX_WEIGHT} \
+                 more for each regex filter); these weigh {weight}."
+            )));
+        }
         Ok(filters)
+    }
+
+    /// What the filters cost a node that serves them: their JSON text's length, and
+    /// [`REGEX_WEIGHT`] for each regex filter. Bounded per flag ([`MAX_FLAG_WEIGHT`]) and per
+    /// project (`FeatureFlagService`).
+    pub fn weight(&self) -> usize {
+        let regexes = self
+            .condition_sets()
+            .flat_map(ConditionSet::properties)
+            .filter(|filter| matches!(filter.operator(), Operator::Regex | Operator::NotRegex))
+            .count();
+        json_length(self).saturating_add(regexes.saturating_mul(REGEX_WEIGHT))
+    }
+
+    /// Every condition set: the release ones, then the early-access ones.
+    pub fn condition_sets(&self) -> impl Iterator<Item = &ConditionSet> {
+        self.groups.iter().chain(self.super_groups.iter().flatten())
     }
 
     /// Reads filters as stored: they were checked when written, so only their shape is read
@@ -387,11 +428,6 @@ fn filters_error(detail: impl Into<String>) -> ValidationError {
 }
 
 fn condition_sets(sets: Vec<Value>) -> Result<Vec<ConditionSet>, ValidationError> {
-    if sets.len() > MAX_CONDITION_SETS {
-        return Err(filters_error(format!(
-            "A flag may have at most {MAX_CONDITION_SETS} condition sets."
-        )));
-    }
     sets.into_iter().map(condition_set).collect()
 }
 
@@ -401,11 +437,6 @@ fn condition_set(set: Value) -> Result<ConditionSet, ValidationError> {
     };
     let properties = match set.get("properties") {
         None | Some(Value::Null) => None,
-        Some(Value::Array(properties)) if properties.len() > MAX_PROPERTIES_PER_SET => {
-            return Err(filters_error(format!(
-                "A condition set may have at most {MAX_PROPERTIES_PER_SET} property filters."
-            )));
-        }
         Some(Value::Array(properties)) if properties.iter().all(Value::is_object) => {
             match set.remove("properties") {
                 Some(Value::Array(properties)) => Some(
@@ -585,13 +616,55 @@ mod tests {
             json!({"groups": [{"properties": vec![property; MAX_PROPERTIES_PER_SET + 1]}]});
         assert_eq!(
             FlagFilters::parse(&properties).unwrap_err().detail,
-            "A condition set may have at most 100 property filters."
+            "A condition set may have at most 50 property filters."
         );
         let variants: Vec<Value> = (0..=MAX_VARIANTS)
             .map(|i| json!({"key": format!("v{i}"), "rollout_percentage": 0}))
             .collect();
         let multivariate = json!({"groups": [], "multivariate": {"variants": variants}});
         assert!(FlagFilters::parse(&multivariate).is_err());
+    }
+
+    #[test]
+    fn filters_weigh_their_json_and_each_regex_and_are_capped_by_weight() {
+        let filter = |operator: &str, value: &str| json!({"key": "email", "value": value, "operator": operator, "type": "person"});
+        let light = json!({"groups": [{"properties": [filter("exact", "a")]}]});
+        let parsed = FlagFilters::parse(&light).unwrap();
+        assert_eq!(parsed.weight(), serde_json::to_vec(&parsed).unwrap().len());
+        let regex = json!({"groups": [{"properties": [filter("regex", "a")]}]});
+        let parsed_regex = FlagFilters::parse(&regex).unwrap();
+        assert_eq!(
+            parsed_regex.weight(),
+            serde_json::to_vec(&parsed_regex).unwrap().len() + REGEX_WEIGHT
+        );
+
+        // Sixteen patterns fit in a flag's weight; twenty do not, however short their text.
+        let regexes = |n: usize| json!({"groups": [{"properties": vec![filter("regex", "a"); n]}]});
+        assert!(FlagFilters::parse(&regexes(15)).is_ok());
+        let error = FlagFilters::parse(&regexes(20)).unwrap_err();
+        assert_eq!(error.attr.as_deref(), Some("filters"));
+        assert!(
+            error
+                .detail
+                .starts_with("Filters may weigh at most 65536 bytes"),
+            "{}",
+            error.detail
+        );
+        // Nor does JSON text past the weight, in few filters.
+        let long = "x".repeat(MAX_FLAG_WEIGHT);
+        let heavy = json!({"groups": [{"properties": [filter("icontains", &long)]}]});
+        assert!(FlagFilters::parse(&heavy).is_err());
+    }
+
+    #[test]
+    fn filters_stored_under_larger_bounds_are_still_read() {
+        let property = json!({"key": "a", "value": "b"});
+        let set = json!({"properties": vec![property; 100]});
+        let stored = json!({"groups": vec![set; 100]});
+        assert!(FlagFilters::parse(&stored).is_err());
+        let read = FlagFilters::read(stored).unwrap();
+        assert_eq!(read.groups.len(), 100);
+        assert_eq!(read.groups[0].properties().len(), 100);
     }
 
     #[test]

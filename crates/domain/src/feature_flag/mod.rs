@@ -10,12 +10,13 @@ mod service;
 
 pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
 pub use filters::{
-    ConditionSet, FlagFilters, FlagFiltersPatch, MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET,
-    MAX_VARIANTS, Multivariate, Operator, PropertyFilter, Variant,
+    ConditionSet, FlagFilters, FlagFiltersPatch, MAX_CONDITION_SETS, MAX_FLAG_WEIGHT,
+    MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Multivariate, Operator, PropertyFilter, REGEX_WEIGHT,
+    Variant,
 };
 pub use key::{FlagKey, KEY_PATTERN, MAX_KEY_CHARS};
-pub use port::FeatureFlagRepository;
-pub use service::FeatureFlagService;
+pub use port::{FeatureFlagRepository, ServingFlags};
+pub use service::{FeatureFlagService, MAX_PROJECT_FLAG_WEIGHT};
 
 use chrono::{DateTime, Utc};
 

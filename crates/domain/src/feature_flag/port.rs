@@ -7,6 +7,15 @@ use crate::error::{DomainError, Unexpected};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserId};
 
+/// A project's serving flags as storage hands them to an SDK snapshot: loaded, or only
+/// weighed, when loading them would hold more memory than a snapshot may.
+#[derive(Debug)]
+pub enum ServingFlags {
+    Loaded(Vec<FeatureFlag>),
+    /// Their filters weighed more than the bound asked for: this many bytes.
+    TooLarge(u64),
+}
+
 #[async_trait]
 pub trait FeatureFlagRepository: Send + Sync {
     /// Live flags of the project, newest first (ties by id, descending).
@@ -52,4 +61,13 @@ pub trait FeatureFlagRepository: Send + Sync {
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected>;
+
+    /// [`Self::active`], unless their filters weigh more than `max_bytes` together (as
+    /// `FlagFilters::weight` counts: JSON text, and 4 KiB a regex filter): then only their
+    /// weight, so a project of huge flags is weighed without being loaded.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn serving(&self, project: ProjectId, max_bytes: u64)
+    -> Result<ServingFlags, Unexpected>;
 }

@@ -2,10 +2,16 @@
 
 use std::sync::Arc;
 
-use super::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
+use super::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, NewFlag};
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserId};
+
+/// Most a project's active flags may weigh together ([`FlagFilters::weight`]): what one project's
+/// flags may take of a node's snapshot memory and of each of its `/flags` requests' time. Checked
+/// when a flag is created, activated or given new filters through `/feature_flags/`; a race of
+/// two such writes may pass it by one flag.
+pub const MAX_PROJECT_FLAG_WEIGHT: usize = 512 * 1024;
 
 pub struct FeatureFlagService {
     flags: Arc<dyn FeatureFlagRepository>,
@@ -43,6 +49,10 @@ impl FeatureFlagService {
         creator: UserId,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
+        if flag.active {
+            self.check_project_weight(project, None, &flag.filters)
+                .await?;
+        }
         self.flags
             .create(project, Some(creator), flag)
             .await
@@ -63,6 +73,14 @@ impl FeatureFlagService {
             // A deleted flag never serves.
             changes.active = Some(false);
         }
+        if changes.filters.is_some() || changes.active == Some(true) {
+            let flag = self.get(project, id).await?;
+            if changes.active.unwrap_or(flag.active) {
+                let filters = changes.filters.as_ref().unwrap_or(&flag.filters);
+                self.check_project_weight(project, Some(id), filters)
+                    .await?;
+            }
+        }
         self.flags
             .update(project, id, changes)
             .await
@@ -79,6 +97,40 @@ impl FeatureFlagService {
             .update(project, id, FlagChanges::deletion())
             .await
             .map(|_| ())
+    }
+}
+
+impl FeatureFlagService {
+    /// Refuses `filters` for an active flag of `project` (`replacing` one, whose weight then no
+    /// longer counts) when the project's active flags would weigh more than
+    /// [`MAX_PROJECT_FLAG_WEIGHT`].
+    async fn check_project_weight(
+        &self,
+        project: ProjectId,
+        replacing: Option<FlagId>,
+        filters: &FlagFilters,
+    ) -> Result<(), DomainError> {
+        let others: usize = self
+            .flags
+            .active(project)
+            .await?
+            .iter()
+            .filter(|flag| Some(flag.id) != replacing)
+            .map(|flag| flag.filters.weight())
+            .sum();
+        let total = others.saturating_add(filters.weight());
+        if total > MAX_PROJECT_FLAG_WEIGHT {
+            return Err(ValidationError::invalid(
+                "filters",
+                format!(
+                    "A project's active flags may weigh at most {MAX_PROJECT_FLAG_WEIGHT} bytes \
+                     together (their filters' JSON, and 4096 more for each regex filter); with \
+                     these filters they would weigh {total}."
+                ),
+            )
+            .into());
+        }
+        Ok(())
     }
 }
 

@@ -11,15 +11,18 @@
 //! a snapshot older than the last change it could have heard of. Kept snapshots also expire
 //! after [`SNAPSHOT_LIFETIME`], a safety net.
 
+mod evaluation_slots;
 mod hosted;
 mod service;
 mod snapshot;
 
+pub use evaluation_slots::EvaluationSlots;
 pub use hosted::HostedSurvey;
 pub use service::{
-    SNAPSHOT_LIFETIME, SdkService, SnapshotCounts, SnapshotSettings, SnapshotSources,
+    EVALUATION_BUDGET, Evaluated, MAX_PERSON_PROPERTIES_BYTES, SNAPSHOT_LIFETIME, SdkService,
+    SnapshotCounts, SnapshotSettings, SnapshotSources, check_person_properties,
 };
-pub use snapshot::{Rendered, Rendering, SdkSnapshot};
+pub use snapshot::{Rendered, Rendering, SNAPSHOT_FLAG_BYTES, SdkSnapshot};
 
 use crate::tenancy::ProjectId;
 

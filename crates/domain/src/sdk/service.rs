@@ -1,19 +1,23 @@
 //! The SDK endpoints' use cases: a project's snapshot by its public token, kept in the node's
-//! memory while the node hears of every change to it, and `/flags` evaluated against it.
+//! memory while the node hears of every change to it, built once at a time per project, and
+//! `/flags` evaluated against it within a budget, off the request threads when costly.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use super::{SdkSnapshot, SnapshotInvalidation};
+use super::snapshot::SNAPSHOT_FLAG_BYTES;
+use super::{EvaluationSlots, SdkSnapshot, SnapshotInvalidation};
 use crate::access::AccessError;
-use crate::error::Unexpected;
+use crate::error::{Unexpected, ValidationCode, ValidationError};
 use crate::feature_flag::FeatureFlagRepository;
 use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_at};
 use crate::feature_flag::pattern::Patterns;
+use crate::json_fields::json_length;
 use crate::memory::{Memories, Memory};
 use crate::person::{PersonRepository, stored_distinct_id};
 use crate::survey::SurveyService;
@@ -22,6 +26,50 @@ use crate::tenancy::{Project, ProjectId, TenancyRepository};
 /// The longest a kept snapshot is served: the safety net under change notifications, should
 /// one ever go unheard on a connection that stayed up.
 pub const SNAPSHOT_LIFETIME: Duration = Duration::from_secs(30);
+
+/// The most time one `/flags` request's evaluations may take, checked between flags: the flags
+/// not evaluated by then are left out of the answer, which says so
+/// (`errorsWhileComputingFlags`), as PostHog's does when a flag fails. A project's flags are
+/// bounded when written, so only flags stored under older limits, over large properties, come
+/// near it.
+pub const EVALUATION_BUDGET: Duration = Duration::from_millis(100);
+
+/// The most `person_properties` one `/flags` request may send, as JSON text: every filter of
+/// every flag may scan them.
+pub const MAX_PERSON_PROPERTIES_BYTES: usize = 64 * 1024;
+
+/// Evaluations cheaper than this (a snapshot's [`SdkSnapshot::evaluation_cost`], times one more
+/// for each 4 KiB of sent properties) run on the request's own thread: moving them costs more
+/// than they do. Measured in docs/benchmarks.md.
+const INLINE_EVALUATION_COST: usize = 2_000;
+
+/// Checks the `person_properties` a `/flags` request sent.
+///
+/// # Errors
+/// `max_length` (`attr: person_properties`) past [`MAX_PERSON_PROPERTIES_BYTES`].
+pub fn check_person_properties(properties: &Map<String, Value>) -> Result<(), ValidationError> {
+    if json_length(properties) > MAX_PERSON_PROPERTIES_BYTES {
+        return Err(ValidationError::field(
+            "person_properties",
+            ValidationCode::MaxLength,
+            format!(
+                "Ensure person_properties has no more than {MAX_PERSON_PROPERTIES_BYTES} bytes."
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Every flag of a snapshot evaluated for one person, in the order of `snapshot.flags`, as far
+/// as the budget allowed.
+#[derive(Debug)]
+pub struct Evaluated<'s> {
+    /// One per flag from the first; shorter than `snapshot.flags` when the budget ran out.
+    pub flags: Vec<Evaluation<'s>>,
+    /// Some flag could not be computed: the budget ran out, or the project's flags were
+    /// withheld from its snapshot ([`SdkSnapshot::flags_withheld`]).
+    pub errors: bool,
+}
 
 /// Whether, and in how much memory, a node keeps snapshots.
 #[derive(Debug, Clone, Copy)]
@@ -40,14 +88,40 @@ pub struct SnapshotSources {
     pub persons: Arc<dyn PersonRepository>,
     /// Compiles the flags' patterns when a snapshot is built.
     pub patterns: Arc<dyn Patterns>,
+    /// Where costly evaluations run.
+    pub slots: Arc<dyn EvaluationSlots>,
 }
 
 pub struct SdkService {
     pub(super) sources: SnapshotSources,
     kept: Option<Kept>,
-    /// Snapshots served from memory, and built from storage, since the node started.
+    /// Builds in progress, by project: a request that finds one waits for it and takes what it
+    /// built (single flight), so a burst right after a change builds once, not once a request.
+    flights: Mutex<HashMap<ProjectId, Arc<Flight>>>,
+    /// Snapshots served from memory, built from storage, and taken from another request's
+    /// build, since the node started.
     from_memory: AtomicU64,
     built: AtomicU64,
+    shared: AtomicU64,
+}
+
+/// One build of a project's snapshot: locked by the request building it until it is done, then
+/// holding what it built (nothing if it failed or was abandoned).
+type Flight = futures_util::lock::Mutex<Option<Arc<SdkSnapshot>>>;
+
+/// Takes a finished (or abandoned) build out of the map, so the next request starts anew.
+struct Landing<'a> {
+    flights: &'a Mutex<HashMap<ProjectId, Arc<Flight>>>,
+    project: ProjectId,
+}
+
+impl Drop for Landing<'_> {
+    fn drop(&mut self) {
+        self.flights
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.project);
+    }
 }
 
 /// How a node's snapshots have been doing, for its metrics.
@@ -60,6 +134,10 @@ pub struct SnapshotCounts {
     /// Tokens kept with the project they name: valid tokens only, however many are tried.
     pub tokens_kept: u64,
     pub snapshots_kept: u64,
+    /// About how many bytes the kept snapshots take ([`SdkSnapshot::size`]).
+    pub snapshot_bytes_kept: u64,
+    /// Requests that took a snapshot another request was building.
+    pub shared: u64,
 }
 
 /// Snapshots kept in the node's memory, and what decides whether one may be.
@@ -74,6 +152,9 @@ struct Kept {
     /// Whether changes are being heard now; while they are not, nothing is kept, so no node
     /// serves a stale snapshot because its listener was down.
     listening: AtomicBool,
+    /// The largest snapshot kept: half the budget, so one project's cannot push out every
+    /// other's. A larger one is served and dropped (built again, once at a time, when asked).
+    largest: u64,
 }
 
 impl SdkService {
@@ -88,12 +169,15 @@ impl SdkService {
                 .weighed_memory(SNAPSHOT_LIFETIME, settings.budget_bytes, |s| s.size()),
             heard: AtomicU64::new(0),
             listening: AtomicBool::new(false),
+            largest: settings.budget_bytes / 2,
         });
         Self {
             sources,
             kept,
+            flights: Mutex::default(),
             from_memory: AtomicU64::new(0),
             built: AtomicU64::new(0),
+            shared: AtomicU64::new(0),
         }
     }
 
@@ -107,6 +191,8 @@ impl SdkService {
                 .kept
                 .as_ref()
                 .map_or(0, |kept| kept.snapshots.entries()),
+            snapshot_bytes_kept: self.kept.as_ref().map_or(0, |kept| kept.snapshots.weight()),
+            shared: self.shared.load(Ordering::Relaxed),
         }
     }
 
@@ -116,7 +202,8 @@ impl SdkService {
     }
 
     /// The snapshot of the project whose public token (PostHog's `api_key`/`token`) this is:
-    /// the kept one, else one built from storage, kept when no change was heard meanwhile.
+    /// the kept one, else the one another request is building, else one built from storage,
+    /// kept when no change was heard meanwhile.
     ///
     /// # Errors
     /// `MissingProjectToken` for no or an empty token, `InvalidProjectToken` for an unknown
@@ -128,13 +215,43 @@ impl SdkService {
             self.from_memory.fetch_add(1, Ordering::Relaxed);
             return Ok(found);
         }
-        let heard_before = kept.map(Kept::heard);
         let project = self.project_named(token).await?;
+        let (flight, leading) = {
+            let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
+            match flights.get(&project.id) {
+                Some(flight) => (Arc::clone(flight), false),
+                None => {
+                    let flight = Arc::new(Flight::new(None));
+                    flights.insert(project.id, Arc::clone(&flight));
+                    (flight, true)
+                }
+            }
+        };
+        if leading {
+            let _landing = Landing {
+                flights: &self.flights,
+                project: project.id,
+            };
+            let mut built = flight
+                .try_lock()
+                .ok_or_else(|| Unexpected::new("a new snapshot build was already locked"))?;
+            let heard_before = kept.map(Kept::heard);
+            let snapshot = Arc::new(self.build(project).await?);
+            self.built.fetch_add(1, Ordering::Relaxed);
+            if let (Some(kept), Some(heard_before)) = (kept, heard_before) {
+                kept.keep(token, &snapshot, heard_before);
+            }
+            *built = Some(Arc::clone(&snapshot));
+            return Ok(snapshot);
+        }
+        let taken = flight.lock().await.clone();
+        if let Some(snapshot) = taken {
+            self.shared.fetch_add(1, Ordering::Relaxed);
+            return Ok(snapshot);
+        }
+        // The build failed or its request went away: build this one's alone.
         let snapshot = Arc::new(self.build(project).await?);
         self.built.fetch_add(1, Ordering::Relaxed);
-        if let (Some(kept), Some(heard_before)) = (kept, heard_before) {
-            kept.keep(token, &snapshot, heard_before);
-        }
         Ok(snapshot)
     }
 
@@ -165,25 +282,82 @@ impl SdkService {
             .ok_or(AccessError::InvalidProjectToken)
     }
 
-    /// A snapshot of `project` read from storage now, kept nowhere.
+    /// A snapshot of `project` read from storage now, kept nowhere. Made (flags parsed,
+    /// patterns compiled) in one of the project's evaluation slots: for flags stored under
+    /// older limits that is seconds of CPU, which no request thread may spend.
     ///
     /// # Errors
-    /// `Unexpected` when storage fails.
+    /// `Unexpected` when storage fails, or (unavailable) no slot frees in time.
     pub async fn build(&self, project: Project) -> Result<SdkSnapshot, Unexpected> {
-        let flags = self.sources.flags.active(project.id).await?;
+        let flags = self
+            .sources
+            .flags
+            .serving(project.id, SNAPSHOT_FLAG_BYTES)
+            .await?;
         let surveys = self.sources.surveys.unarchived(project.id).await?;
-        Ok(SdkSnapshot::new(
-            project,
-            flags,
-            surveys,
-            &*self.sources.patterns,
-        ))
+        let patterns = Arc::clone(&self.sources.patterns);
+        let id = project.id;
+        self.offloaded(id, move || {
+            SdkSnapshot::new(project, flags, surveys, &*patterns)
+        })
+        .await
     }
 
-    /// Every flag of the snapshot evaluated for the person: the properties stored for
-    /// `distinct_id` (the one read from storage), overridden by the ones the request sent.
+    /// `work`'s result, computed in one of `project`'s evaluation slots.
+    async fn offloaded<R: Send + 'static>(
+        &self,
+        project: ProjectId,
+        work: impl FnOnce() -> R + Send + 'static,
+    ) -> Result<R, Unexpected> {
+        let result = Arc::new(Mutex::new(None));
+        let slot = Arc::clone(&result);
+        let work = move || {
+            let done = work();
+            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(done);
+        };
+        self.sources.slots.run(project, Box::new(work)).await?;
+        let done = result.lock().unwrap_or_else(PoisonError::into_inner).take();
+        done.ok_or_else(|| Unexpected::new("an evaluation slot ended without a result"))
+    }
+
+    /// Every flag of the snapshot evaluated for the person (the properties stored for
+    /// `distinct_id`, overridden by the ones the request sent) within [`EVALUATION_BUDGET`], and
+    /// `answer` made of them: on the request's thread when that is cheap, else in one of the
+    /// node's [`EvaluationSlots`], so a project's costly flags take only its own share of them.
     /// One evaluation per flag, in the order of `snapshot.flags`, so an answer finds each by
     /// the index [`SdkSnapshot::answer_order`] gives.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails, or (unavailable) no slot frees in time.
+    pub async fn answer_flags<R: Send + 'static>(
+        &self,
+        snapshot: Arc<SdkSnapshot>,
+        distinct_id: &str,
+        sent_properties: Map<String, Value>,
+        answer: impl for<'s> FnOnce(&'s SdkSnapshot, Evaluated<'s>) -> R + Send + 'static,
+    ) -> Result<R, Unexpected> {
+        let sent_bytes = if snapshot.flags.is_empty() {
+            0
+        } else {
+            json_length(&sent_properties)
+        };
+        let person = self.person(&snapshot, distinct_id, sent_properties).await?;
+        let now = Utc::now();
+        let cost = snapshot
+            .evaluation_cost()
+            .saturating_mul(1 + sent_bytes / 4096);
+        if cost < INLINE_EVALUATION_COST {
+            let evaluated = evaluated(&snapshot, &person, now);
+            return Ok(answer(&snapshot, evaluated));
+        }
+        let project = snapshot.project.id;
+        self.offloaded(project, move || {
+            answer(&snapshot, evaluated(&snapshot, &person, now))
+        })
+        .await
+    }
+
+    /// [`Self::answer_flags`] on the caller's thread, the evaluations themselves the answer.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -192,28 +366,53 @@ impl SdkService {
         snapshot: &'s SdkSnapshot,
         distinct_id: &str,
         sent_properties: &Map<String, Value>,
-    ) -> Result<Vec<Evaluation<'s>>, Unexpected> {
+    ) -> Result<Evaluated<'s>, Unexpected> {
+        let person = self
+            .person(snapshot, distinct_id, sent_properties.clone())
+            .await?;
+        Ok(evaluated(snapshot, &person, Utc::now()))
+    }
+
+    /// Who the flags are evaluated for: the properties stored for `distinct_id` (read only if
+    /// the snapshot has flags), overridden by `sent_properties`.
+    async fn person(
+        &self,
+        snapshot: &SdkSnapshot,
+        distinct_id: &str,
+        sent_properties: Map<String, Value>,
+    ) -> Result<Person, Unexpected> {
         if snapshot.flags.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Person {
+                distinct_id: distinct_id.to_owned(),
+                properties: Map::new(),
+            });
         }
         let mut properties = self
             .sources
             .persons
             .properties(snapshot.project.id, &stored_distinct_id(distinct_id))
             .await?;
-        properties.extend(sent_properties.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let person = Person {
+        properties.extend(sent_properties);
+        Ok(Person {
             distinct_id: distinct_id.to_owned(),
             properties,
-        };
-        // One clock reading for every flag of the answer (relative date filters).
-        let now = Utc::now();
-        Ok(snapshot
-            .flags
-            .iter()
-            .map(|flag| evaluate_at(flag, &person, now, snapshot.patterns()))
-            .collect())
+        })
     }
+}
+
+/// The snapshot's flags evaluated for `person` in order until [`EVALUATION_BUDGET`] is spent,
+/// relative dates counted from one clock reading, `now`.
+fn evaluated<'s>(snapshot: &'s SdkSnapshot, person: &Person, now: DateTime<Utc>) -> Evaluated<'s> {
+    let started = Instant::now();
+    let mut flags = Vec::with_capacity(snapshot.flags.len());
+    for flag in &snapshot.flags {
+        if started.elapsed() > EVALUATION_BUDGET {
+            break;
+        }
+        flags.push(evaluate_at(flag, person, now, snapshot.patterns()));
+    }
+    let errors = flags.len() < snapshot.flags.len() || snapshot.flags_withheld.is_some();
+    Evaluated { flags, errors }
 }
 
 /// The token as the SDKs name a project, trimmed.
@@ -271,12 +470,12 @@ impl Kept {
             .filter(|snapshot| snapshot.project.api_token == token)
     }
 
-    /// Keeps `snapshot` unless a change was heard since its build began. It is kept first and
-    /// checked after, so a change heard in between still forgets it: `changed` counts before it
-    /// forgets.
+    /// Keeps `snapshot` unless a change was heard since its build began, or it is larger than
+    /// one snapshot may be. It is kept first and checked after, so a change heard in between
+    /// still forgets it: `changed` counts before it forgets.
     fn keep(&self, token: &str, snapshot: &Arc<SdkSnapshot>, heard_before: u64) {
         let project = snapshot.project.id;
-        if self.heard() != heard_before {
+        if self.heard() != heard_before || u64::from(snapshot.size()) > self.largest {
             return;
         }
         self.tokens.keep(token.to_owned(), project);

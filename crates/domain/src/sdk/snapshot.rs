@@ -10,7 +10,9 @@ use sha2::{Digest as _, Sha256};
 
 use crate::feature_flag::evaluation::regex_pattern;
 use crate::feature_flag::pattern::Patterns;
-use crate::feature_flag::{ConditionSet, FeatureFlag};
+use crate::feature_flag::{
+    ConditionSet, FeatureFlag, MAX_PROJECT_FLAG_WEIGHT, Operator, ServingFlags,
+};
 use crate::survey::Survey;
 use crate::tenancy::Project;
 
@@ -22,11 +24,16 @@ pub struct SdkSnapshot {
     pub flags: Vec<FeatureFlag>,
     /// The survey feed: every unarchived survey, newest first.
     pub surveys: Vec<Survey>,
+    /// The bytes of the project's serving flags when they were too many to load
+    /// ([`SNAPSHOT_FLAG_BYTES`]): `flags` then holds only the surveys' targeting flags, and
+    /// `/flags` says it could not compute the rest.
+    pub flags_withheld: Option<u64>,
     patterns: CompiledPatterns,
     answer_order: Vec<usize>,
     renderings: [OnceLock<Rendered>; Rendering::ALL.len()],
     flag_renderings: OnceLock<Box<[Box<[u8]>]>>,
     size: u32,
+    evaluation_cost: usize,
 }
 
 impl std::fmt::Debug for SdkSnapshot {
@@ -81,29 +88,42 @@ impl Rendered {
     }
 }
 
+/// The most JSON text of serving flags a snapshot loads: twice what a project may write
+/// (`MAX_PROJECT_FLAG_WEIGHT`), room for its surveys' targeting flags. A project whose flags
+/// pass it (stored under older limits, or through many surveys) has them withheld rather than
+/// holding a node's memory: parsed, they take several times their text.
+pub const SNAPSHOT_FLAG_BYTES: u64 = 2 * MAX_PROJECT_FLAG_WEIGHT as u64;
+
 impl SdkSnapshot {
     /// The snapshot of `project` holding `flags` (serving ones, by id) and `surveys`
     /// (unarchived, newest first), with every pattern its flags filter by compiled by
     /// `patterns`.
     pub fn new(
         project: Project,
-        mut flags: Vec<FeatureFlag>,
+        flags: ServingFlags,
         surveys: Vec<Survey>,
         patterns: &dyn Patterns,
     ) -> Self {
+        let (mut flags, flags_withheld) = match flags {
+            ServingFlags::Loaded(flags) => (flags, None),
+            ServingFlags::TooLarge(bytes) => (Vec::new(), Some(bytes)),
+        };
         flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
         let patterns = CompiledPatterns::of(&flags, patterns);
-        let size = estimated_size(&flags, &surveys);
+        let size = estimated_size(&flags, &surveys, patterns.0.len());
+        let evaluation_cost = evaluation_cost(&flags);
         let answer_order = answer_order(&flags);
         Self {
             project,
             flags,
             surveys,
+            flags_withheld,
             patterns,
             answer_order,
             renderings: Default::default(),
             flag_renderings: OnceLock::new(),
             size,
+            evaluation_cost,
         }
     }
 
@@ -135,10 +155,17 @@ impl SdkSnapshot {
             .get_or_init(|| self.flags.iter().map(|flag| render(flag).into()).collect())
     }
 
-    /// About how many bytes the snapshot takes in memory, with its renderings: what a node's
-    /// budget for snapshots counts.
+    /// About how many bytes the snapshot takes in memory, with its compiled patterns and
+    /// renderings: what a node's budget for snapshots counts.
     pub fn size(&self) -> u32 {
         self.size
+    }
+
+    /// How much evaluating every flag for one person costs, in property filters (a regex or
+    /// substring filter counted as several): what decides whether a `/flags` request is
+    /// evaluated off the request threads.
+    pub fn evaluation_cost(&self) -> usize {
+        self.evaluation_cost
     }
 }
 
@@ -150,7 +177,11 @@ impl CompiledPatterns {
     fn of(flags: &[FeatureFlag], compiler: &dyn Patterns) -> Self {
         let patterns = flags
             .iter()
-            .flat_map(|flag| condition_sets(flag).flat_map(ConditionSet::properties))
+            .flat_map(|flag| {
+                flag.filters
+                    .condition_sets()
+                    .flat_map(ConditionSet::properties)
+            })
             .filter_map(regex_pattern)
             .map(|pattern| {
                 let compiled = compiler.compiled(&pattern);
@@ -176,22 +207,31 @@ fn answer_order(flags: &[FeatureFlag]) -> Vec<usize> {
     order
 }
 
-fn condition_sets(flag: &FeatureFlag) -> impl Iterator<Item = &ConditionSet> {
-    let filters = &flag.filters;
-    filters
-        .groups
+/// Each filter counts 1; a regex or substring filter scans its value, so counts 8.
+fn evaluation_cost(flags: &[FeatureFlag]) -> usize {
+    flags
         .iter()
-        .chain(filters.super_groups.iter().flatten())
+        .flat_map(|flag| flag.filters.condition_sets())
+        .flat_map(ConditionSet::properties)
+        .map(|filter| match filter.operator() {
+            Operator::Regex | Operator::NotRegex | Operator::IContains | Operator::NotIContains => {
+                8
+            }
+            _ => 1,
+        })
+        .sum()
 }
 
 /// What the snapshot's JSON takes as text, times a factor for its parsed form and the
-/// renderings made from it; an estimate, which is all a memory budget needs.
-fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey]) -> u32 {
-    const PARSED_AND_RENDERED: usize = 4;
+/// renderings made from it, and what its compiled patterns take (a program and the match
+/// caches evaluation grows); an estimate, which is all a memory budget needs.
+fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey], patterns: usize) -> u32 {
+    const PARSED_AND_RENDERED: usize = 6;
+    const COMPILED_PATTERN: usize = 16 * 1024;
     let json_len = |value: Result<Vec<u8>, serde_json::Error>| value.map_or(0, |v| v.len());
     let flags: usize = flags
         .iter()
-        .map(|flag| json_len(serde_json::to_vec(&flag.filters)) + flag.key.len() + flag.name.len())
+        .map(|flag| flag.filters.weight() + flag.key.len() + flag.name.len())
         .sum();
     let surveys: usize = surveys
         .iter()
@@ -204,5 +244,7 @@ fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey]) -> u32 {
                 + 256
         })
         .sum();
-    u32::try_from((flags + surveys + 1024).saturating_mul(PARSED_AND_RENDERED)).unwrap_or(u32::MAX)
+    let text = (flags + surveys + 1024).saturating_mul(PARSED_AND_RENDERED);
+    u32::try_from(text.saturating_add(patterns.saturating_mul(COMPILED_PATTERN)))
+        .unwrap_or(u32::MAX)
 }

@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use chrono::Utc;
 
 use crate::error::{DomainError, Unexpected};
-use crate::feature_flag::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag};
+use crate::feature_flag::{
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag, ServingFlags,
+};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserId};
 
@@ -173,5 +175,20 @@ impl FeatureFlagRepository for InMemoryStore {
             .collect();
         flags.sort_by_key(|f| f.id);
         Ok(flags)
+    }
+
+    async fn serving(
+        &self,
+        project: ProjectId,
+        max_bytes: u64,
+    ) -> Result<ServingFlags, Unexpected> {
+        let flags = self.active(project).await?;
+        let bytes: usize = flags.iter().map(|flag| flag.filters.weight()).sum();
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        Ok(if bytes > max_bytes {
+            ServingFlags::TooLarge(bytes)
+        } else {
+            ServingFlags::Loaded(flags)
+        })
     }
 }

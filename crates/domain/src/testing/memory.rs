@@ -22,6 +22,7 @@ impl Memories for TimedMemories {
     {
         Box::new(TimedMemory {
             freshness,
+            size: |_| 1,
             entries: Mutex::new(HashMap::new()),
         })
     }
@@ -30,19 +31,25 @@ impl Memories for TimedMemories {
         &self,
         freshness: Duration,
         _budget: u64,
-        _size: fn(&V) -> u32,
+        size: fn(&V) -> u32,
     ) -> Box<dyn Memory<K, V>>
     where
         K: ?Sized + ToOwned + Hash + Eq + Send + Sync + 'static,
         K::Owned: Hash + Eq + Send + Sync + 'static,
         V: Clone + Send + Sync + 'static,
     {
-        self.memory(freshness)
+        Box::new(TimedMemory {
+            freshness,
+            size,
+            entries: Mutex::new(HashMap::new()),
+        })
     }
 }
 
 struct TimedMemory<K: ?Sized + ToOwned, V> {
     freshness: Duration,
+    /// What an entry weighs, for [`Memory::weight`].
+    size: fn(&V) -> u32,
     /// Each value with the instant it expires.
     entries: Mutex<HashMap<K::Owned, (Instant, V)>>,
 }
@@ -86,5 +93,14 @@ where
             .filter(|(expires, _)| now < *expires)
             .count();
         u64::try_from(live).unwrap_or(u64::MAX)
+    }
+
+    fn weight(&self) -> u64 {
+        let now = Instant::now();
+        self.entries()
+            .values()
+            .filter(|(expires, _)| now < *expires)
+            .map(|(_, value)| u64::from((self.size)(value)))
+            .sum()
     }
 }

@@ -5,6 +5,7 @@
 //! `TimedMemories` and `CompiledEachTime` stand in for what the adapters keep in a node's
 //! memory: the access service's remembered answers and compiled flag patterns.
 
+mod evaluation_slots;
 mod feature_flags;
 mod memory;
 mod patterns;
@@ -17,6 +18,7 @@ mod transaction;
 mod upstream;
 mod webhooks;
 
+pub use evaluation_slots::InPlaceSlots;
 pub use memory::TimedMemories;
 pub use patterns::CompiledEachTime;
 pub use upstream::{CannedUpstream, WordAnalyzer};
