@@ -86,8 +86,8 @@ impl EvaluationSlots for BlockingEvaluationSlots {
             .await
             .map_err(Unexpected::new),
             Ok(Err(closed)) => Err(Unexpected::new(closed)),
-            Err(_) => Err(Unexpected::unavailable(
-                "every evaluation slot this project may use stayed busy for 5 s",
+            Err(_) => Err(Unexpected::busy(
+                "every evaluation slot this project may use stayed taken for 5 s",
             )),
         };
         self.release(project);

@@ -192,6 +192,20 @@ impl ApiError {
         }
     }
 
+    /// The node's evaluation slots this project may use stayed taken (`EvaluationSlots`): nothing
+    /// was done, and the same request may be sent again shortly.
+    fn evaluating_busy() -> Self {
+        Self {
+            retry_after: Some(1),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_error",
+                "server_busy",
+                "The server is evaluating as many of this project's flags as it may at once. Try again shortly.",
+            )
+        }
+    }
+
     /// The project's flags take more memory than a node serves a project
     /// (`domain::sdk::SNAPSHOT_FLAG_BYTES`): its flag definitions cannot be given whole, and a
     /// part would make server SDKs evaluate the rest as missing. Their previous definitions
@@ -298,6 +312,9 @@ impl From<Unexpected> for ApiError {
     fn from(error: Unexpected) -> Self {
         if error.is_unavailable() {
             return Self::database_unavailable(&error);
+        }
+        if error.is_busy() {
+            return Self::evaluating_busy();
         }
         Self {
             fault: Some(Fault::Failed),

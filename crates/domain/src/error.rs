@@ -6,11 +6,13 @@ use std::fmt;
 /// A failure of the infrastructure behind a port (database down, broken invariant in storage).
 ///
 /// The domain cannot act on it, only report it; the HTTP layer turns it into a logged 500, or a
-/// 503 when the storage could not be reached at all (the client may retry that one as is).
+/// 503 when the storage could not be reached at all or the node is too busy (the client may
+/// retry those as they are).
 #[derive(Debug)]
 pub struct Unexpected {
     cause: Box<dyn std::error::Error + Send + Sync + 'static>,
     unavailable: bool,
+    busy: bool,
 }
 
 impl Unexpected {
@@ -19,22 +21,40 @@ impl Unexpected {
         Self {
             cause: error.into(),
             unavailable: false,
+            busy: false,
         }
     }
 
-    /// The storage could not be reached (refused, timed out, connection lost): nothing was
-    /// done, and the same request may succeed once it is back.
+    /// The storage could not be reached (refused, timed out, connection lost, going away or
+    /// read-only). The same request may succeed once it is back; a write that met it may have
+    /// been kept (a commit whose confirmation was lost), which capture's retries allow for
+    /// (docs/operations.md, "During a failover").
     pub fn unavailable(
         error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
     ) -> Self {
         Self {
             cause: error.into(),
             unavailable: true,
+            busy: false,
+        }
+    }
+
+    /// The node is doing as much of what the request needs as it may at once (its evaluation
+    /// slots stayed taken): nothing was done, and the same request may succeed shortly.
+    pub fn busy(error: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>) -> Self {
+        Self {
+            cause: error.into(),
+            unavailable: false,
+            busy: true,
         }
     }
 
     pub fn is_unavailable(&self) -> bool {
         self.unavailable
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy
     }
 }
 

@@ -15,8 +15,8 @@ pub trait EvaluationSlots: Send + Sync {
     /// is done. The slot is held until `work` ends, even if the caller stops waiting.
     ///
     /// # Errors
-    /// `Unexpected::unavailable` when no slot freed for `project` within the wait: the node is
-    /// busy evaluating, and the request may be sent again shortly.
+    /// `Unexpected::busy` when no slot freed for `project` within the wait: the node is
+    /// evaluating as much of the project's as it may, and the request may be sent again shortly.
     async fn run(
         &self,
         project: ProjectId,

@@ -15,7 +15,7 @@ use super::{EvaluationSlots, SdkSnapshot, SnapshotInvalidation};
 use crate::access::AccessError;
 use crate::error::{Unexpected, ValidationCode, ValidationError};
 use crate::feature_flag::FeatureFlagRepository;
-use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_at};
+use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_until};
 use crate::feature_flag::pattern::Patterns;
 use crate::json_fields::json_length;
 use crate::memory::{Memories, Memory};
@@ -27,8 +27,8 @@ use crate::tenancy::{Project, ProjectId, TenancyRepository};
 /// one ever go unheard on a connection that stayed up.
 pub const SNAPSHOT_LIFETIME: Duration = Duration::from_secs(30);
 
-/// The most time one `/flags` request's evaluations may take, checked between flags: the flags
-/// not evaluated by then are left out of the answer, which says so
+/// The most time one costly `/flags` request's evaluations may take, checked before each
+/// condition set: the flags not evaluated by then are left out of the answer, which says so
 /// (`errorsWhileComputingFlags`), as PostHog's does when a flag fails. A project's flags are
 /// bounded when written, so only flags stored under older limits, over large properties, come
 /// near it.
@@ -105,9 +105,20 @@ pub struct SdkService {
     shared: AtomicU64,
 }
 
-/// One build of a project's snapshot: locked by the request building it until it is done, then
-/// holding what it built (nothing if it failed or was abandoned).
-type Flight = futures_util::lock::Mutex<Option<Arc<SdkSnapshot>>>;
+/// One build of a project's snapshot.
+struct Flight {
+    /// The changes heard when it began: only a request that has heard no more may take it.
+    began: Option<u64>,
+    /// Locked by the request building it until it is done, then holding what it built
+    /// (nothing if it failed or was abandoned).
+    built: futures_util::lock::Mutex<Option<Arc<SdkSnapshot>>>,
+}
+
+enum Role {
+    Lead(Arc<Flight>),
+    Follow(Arc<Flight>),
+    Alone,
+}
 
 /// Takes a finished (or abandoned) build out of the map, so the next request starts anew.
 struct Landing<'a> {
@@ -216,40 +227,58 @@ impl SdkService {
             return Ok(found);
         }
         let project = self.project_named(token).await?;
-        let (flight, leading) = {
-            let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
-            match flights.get(&project.id) {
-                Some(flight) => (Arc::clone(flight), false),
-                None => {
-                    let flight = Arc::new(Flight::new(None));
-                    flights.insert(project.id, Arc::clone(&flight));
-                    (flight, true)
+        let heard_before = kept.map(Kept::heard);
+        match self.role(project.id, heard_before) {
+            Role::Lead(flight) => {
+                let _landing = Landing {
+                    flights: &self.flights,
+                    project: project.id,
+                };
+                let mut built = flight
+                    .built
+                    .try_lock()
+                    .ok_or_else(|| Unexpected::new("a new snapshot build was already locked"))?;
+                let snapshot = Arc::new(self.build(project).await?);
+                self.built.fetch_add(1, Ordering::Relaxed);
+                if let (Some(kept), Some(heard_before)) = (kept, heard_before) {
+                    kept.keep(token, &snapshot, heard_before);
                 }
+                *built = Some(Arc::clone(&snapshot));
+                Ok(snapshot)
             }
-        };
-        if leading {
-            let _landing = Landing {
-                flights: &self.flights,
-                project: project.id,
-            };
-            let mut built = flight
-                .try_lock()
-                .ok_or_else(|| Unexpected::new("a new snapshot build was already locked"))?;
-            let heard_before = kept.map(Kept::heard);
-            let snapshot = Arc::new(self.build(project).await?);
-            self.built.fetch_add(1, Ordering::Relaxed);
-            if let (Some(kept), Some(heard_before)) = (kept, heard_before) {
-                kept.keep(token, &snapshot, heard_before);
+            Role::Follow(flight) => {
+                let taken = flight.built.lock().await.clone();
+                if let Some(snapshot) = taken {
+                    self.shared.fetch_add(1, Ordering::Relaxed);
+                    return Ok(snapshot);
+                }
+                // The build failed or its request went away: this one builds alone.
+                self.build_alone(project).await
             }
-            *built = Some(Arc::clone(&snapshot));
-            return Ok(snapshot);
+            Role::Alone => self.build_alone(project).await,
         }
-        let taken = flight.lock().await.clone();
-        if let Some(snapshot) = taken {
-            self.shared.fetch_add(1, Ordering::Relaxed);
-            return Ok(snapshot);
+    }
+
+    /// What a request that found no kept snapshot does: lead a build of `project`, follow the
+    /// one in progress, or (when that one began before a change this request has heard of,
+    /// and so may miss it) build alone.
+    fn role(&self, project: ProjectId, heard_before: Option<u64>) -> Role {
+        let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
+        match flights.get(&project) {
+            Some(flight) if flight.began == heard_before => Role::Follow(Arc::clone(flight)),
+            Some(_) => Role::Alone,
+            None => {
+                let flight = Arc::new(Flight {
+                    began: heard_before,
+                    built: futures_util::lock::Mutex::new(None),
+                });
+                flights.insert(project, Arc::clone(&flight));
+                Role::Lead(flight)
+            }
         }
-        // The build failed or its request went away: build this one's alone.
+    }
+
+    async fn build_alone(&self, project: Project) -> Result<Arc<SdkSnapshot>, AccessError> {
         let snapshot = Arc::new(self.build(project).await?);
         self.built.fetch_add(1, Ordering::Relaxed);
         Ok(snapshot)
@@ -287,7 +316,7 @@ impl SdkService {
     /// older limits that is seconds of CPU, which no request thread may spend.
     ///
     /// # Errors
-    /// `Unexpected` when storage fails, or (unavailable) no slot frees in time.
+    /// `Unexpected` when storage fails, or (busy) no slot frees in time.
     pub async fn build(&self, project: Project) -> Result<SdkSnapshot, Unexpected> {
         let flags = self
             .sources
@@ -328,7 +357,7 @@ impl SdkService {
     /// the index [`SdkSnapshot::answer_order`] gives.
     ///
     /// # Errors
-    /// `Unexpected` when storage fails, or (unavailable) no slot frees in time.
+    /// `Unexpected` when storage fails, or (busy) no slot frees in time.
     pub async fn answer_flags<R: Send + 'static>(
         &self,
         snapshot: Arc<SdkSnapshot>,
@@ -347,17 +376,18 @@ impl SdkService {
             .evaluation_cost()
             .saturating_mul(1 + sent_bytes / 4096);
         if cost < INLINE_EVALUATION_COST {
-            let evaluated = evaluated(&snapshot, &person, now);
+            let evaluated = evaluated(&snapshot, &person, now, false);
             return Ok(answer(&snapshot, evaluated));
         }
         let project = snapshot.project.id;
         self.offloaded(project, move || {
-            answer(&snapshot, evaluated(&snapshot, &person, now))
+            answer(&snapshot, evaluated(&snapshot, &person, now, true))
         })
         .await
     }
 
-    /// [`Self::answer_flags`] on the caller's thread, the evaluations themselves the answer.
+    /// [`Self::answer_flags`] on the caller's thread, always within the budget, the
+    /// evaluations themselves the answer.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -370,7 +400,7 @@ impl SdkService {
         let person = self
             .person(snapshot, distinct_id, sent_properties.clone())
             .await?;
-        Ok(evaluated(snapshot, &person, Utc::now()))
+        Ok(evaluated(snapshot, &person, Utc::now(), true))
     }
 
     /// Who the flags are evaluated for: the properties stored for `distinct_id` (read only if
@@ -400,16 +430,22 @@ impl SdkService {
     }
 }
 
-/// The snapshot's flags evaluated for `person` in order until [`EVALUATION_BUDGET`] is spent,
-/// relative dates counted from one clock reading, `now`.
-fn evaluated<'s>(snapshot: &'s SdkSnapshot, person: &Person, now: DateTime<Utc>) -> Evaluated<'s> {
-    let started = Instant::now();
+/// The snapshot's flags evaluated for `person` in order, relative dates counted from one clock
+/// reading, `now`; when `budgeted`, only until [`EVALUATION_BUDGET`] is spent from now (checked
+/// before each condition set, so a cheap evaluation, which is not budgeted, reads no clock).
+fn evaluated<'s>(
+    snapshot: &'s SdkSnapshot,
+    person: &Person,
+    now: DateTime<Utc>,
+    budgeted: bool,
+) -> Evaluated<'s> {
+    let deadline = budgeted.then(|| Instant::now() + EVALUATION_BUDGET);
     let mut flags = Vec::with_capacity(snapshot.flags.len());
     for flag in &snapshot.flags {
-        if started.elapsed() > EVALUATION_BUDGET {
-            break;
+        match evaluate_until(flag, person, now, snapshot.patterns(), deadline) {
+            Some(evaluation) => flags.push(evaluation),
+            None => break,
         }
-        flags.push(evaluate_at(flag, person, now, snapshot.patterns()));
     }
     let errors = flags.len() < snapshot.flags.len() || snapshot.flags_withheld.is_some();
     Evaluated { flags, errors }

@@ -229,6 +229,12 @@ async fn one_projects_costly_flags_leave_health_and_other_projects_responsive() 
         while !others_done.load(Ordering::SeqCst) {
             let answers = join_all((0..3).map(|_| flags(&server, &slow_token, &large))).await;
             for (status, body) in answers {
+                // On a loaded machine the project's one slot (of two) may stay taken for the
+                // wait: that project alone is told to come back.
+                if status == 503 {
+                    assert_eq!(body["code"], "server_busy", "{body}");
+                    continue;
+                }
                 assert_eq!(status, 200, "{body:.300}");
                 // The budget ran out before every flag was evaluated.
                 assert_eq!(body["errorsWhileComputingFlags"], true, "{body:.300}");

@@ -471,8 +471,8 @@ async fn flag_filters_with_a_pattern_that_cannot_compile_or_too_many_conditions_
             "Invalid regular expression in a property filter: it is too large",
         ),
         (
-            json!({"groups": vec![set; 101]}),
-            "A flag may have at most 100 condition sets.",
+            json!({"groups": vec![set; 51]}),
+            "A flag may have at most 50 condition sets.",
         ),
     ] {
         let (status, body) = parts(
@@ -596,8 +596,8 @@ async fn hostile_targeting_filters_are_400s_and_store_nothing() {
             "Invalid regular expression in a property filter: it is too large",
         ),
         (
-            json!({"groups": vec![set; 101]}),
-            "A flag may have at most 100 condition sets.",
+            json!({"groups": vec![set; 51]}),
+            "A flag may have at most 50 condition sets.",
         ),
     ] {
         let body = json!({"name": "NPS", "type": "popover", "targeting_flag_filters": filters});

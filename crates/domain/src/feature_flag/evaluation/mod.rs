@@ -12,6 +12,8 @@ mod properties;
 pub use hash::{ROLLOUT_SALT, VARIANT_SALT, hash};
 pub use properties::{matches as property_matches, parse_date, regex_pattern};
 
+use std::time::Instant;
+
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
@@ -149,6 +151,23 @@ pub fn evaluate_at<'a>(
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
 ) -> Evaluation<'a> {
+    let Some(evaluation) = evaluate_until(flag, person, now, patterns, None) else {
+        unreachable!("an evaluation without a deadline always ends")
+    };
+    evaluation
+}
+
+/// [`evaluate_at`], given up (`None`) when `deadline` has passed before one of the flag's
+/// condition sets: a costly flag (thousands of filters over large properties) stops within one
+/// set of its budget rather than after the whole flag.
+pub fn evaluate_until<'a>(
+    flag: &'a FeatureFlag,
+    person: &Person,
+    now: DateTime<Utc>,
+    patterns: &dyn Patterns,
+    deadline: Option<Instant>,
+) -> Option<Evaluation<'a>> {
+    let out_of_time = || deadline.is_some_and(|deadline| Instant::now() > deadline);
     let filters = &flag.filters;
     let result = |enabled: bool, variant: Option<&'a str>, reason: Reason, payload| Evaluation {
         flag_id: flag.id,
@@ -159,24 +178,31 @@ pub fn evaluate_at<'a>(
         payload,
     };
     if flag.deleted || !flag.active {
-        return result(false, None, Reason::new(ReasonCode::Disabled, None), None);
-    }
-    if filters.aggregation_group_type_index.is_some() {
-        return result(
+        return Some(result(
             false,
             None,
-            Reason::new(ReasonCode::NoGroupType, None),
+            Reason::new(ReasonCode::Disabled, None),
             None,
-        );
+        ));
+    }
+    if filters.aggregation_group_type_index.is_some() {
+        let reason = Reason::new(ReasonCode::NoGroupType, None);
+        return Some(result(false, None, reason, None));
+    }
+    if out_of_time() {
+        return None;
     }
 
     if let Some(outcome) = super_condition(flag, person, now, patterns) {
         let reason = Reason::new(ReasonCode::SuperConditionValue, Some(0));
-        return result(outcome, None, reason, payload(filters, None));
+        return Some(result(outcome, None, reason, payload(filters, None)));
     }
 
     let (mut reason, mut index) = (ReasonCode::NoConditionMatch, None);
     for (position, condition) in filters.groups.iter().enumerate() {
+        if out_of_time() {
+            return None;
+        }
         let outcome = condition_outcome(&flag.key, condition, person, now, patterns);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
@@ -185,10 +211,10 @@ pub fn evaluate_at<'a>(
             let variant = variant_override(filters, condition)
                 .or_else(|| matching_variant(&flag.key, filters, &person.distinct_id));
             let payload = payload(filters, variant);
-            return result(true, variant, Reason::new(reason, index), payload);
+            return Some(result(true, variant, Reason::new(reason, index), payload));
         }
     }
-    result(false, None, Reason::new(reason, index), None)
+    Some(result(false, None, Reason::new(reason, index), None))
 }
 
 /// A condition set's verdict for the person: `ConditionMatch`, `NoConditionMatch` (a property
