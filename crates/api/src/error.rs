@@ -181,13 +181,21 @@ impl ApiError {
     /// The node holds as many request bodies as its memory budget allows (`BodyBudget`):
     /// nothing was done, and the same request may be sent again shortly.
     pub fn busy() -> Self {
+        Self::server_busy(
+            "The server is reading as many request bodies as its memory allows. Try again shortly.",
+        )
+    }
+
+    /// 503 `server_busy` with `Retry-After: 1`: the node has as much of some work in hand as
+    /// it may.
+    fn server_busy(detail: &'static str) -> Self {
         Self {
             retry_after: Some(1),
             ..Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "server_error",
                 "server_busy",
-                "The server is reading as many request bodies as its memory allows. Try again shortly.",
+                detail,
             )
         }
     }
@@ -195,15 +203,9 @@ impl ApiError {
     /// The node's evaluation slots this project may use stayed taken (`EvaluationSlots`): nothing
     /// was done, and the same request may be sent again shortly.
     fn evaluating_busy() -> Self {
-        Self {
-            retry_after: Some(1),
-            ..Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "server_error",
-                "server_busy",
-                "The server is evaluating as many of this project's flags as it may at once. Try again shortly.",
-            )
-        }
+        Self::server_busy(
+            "The server is evaluating as many of this project's flags as it may at once. Try again shortly.",
+        )
     }
 
     /// The project's flags take more memory than a node serves a project

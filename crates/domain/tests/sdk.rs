@@ -157,24 +157,17 @@ impl World {
             {"key": "email", "operator": "regex", "value": "@example\\.com$", "type": "person"},
             {"key": "name", "operator": "not_regex", "value": "^bot", "type": "person"}
         ]}]});
-        self.store
-            .create(
-                self.project,
-                None,
-                NewFlag {
-                    key: FlagKey::parse(key).unwrap(),
-                    name: key.into(),
-                    filters: FlagFilters::parse(&filters).unwrap(),
-                    active: true,
-                    ensure_experience_continuity: false,
-                },
-            )
-            .await
-            .unwrap();
+        self.insert_flag(key, FlagFilters::parse(&filters).unwrap())
+            .await;
     }
 
     /// A flag stored as written before today's write limits: `filters` read, not checked.
     async fn add_stored_flag(&self, key: &str, filters: Value) {
+        self.insert_flag(key, FlagFilters::read(filters).unwrap())
+            .await;
+    }
+
+    async fn insert_flag(&self, key: &str, filters: FlagFilters) {
         self.store
             .create(
                 self.project,
@@ -182,7 +175,7 @@ impl World {
                 NewFlag {
                     key: FlagKey::parse(key).unwrap(),
                     name: key.into(),
-                    filters: FlagFilters::read(filters).unwrap(),
+                    filters,
                     active: true,
                     ensure_experience_continuity: false,
                 },

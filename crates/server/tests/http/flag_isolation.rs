@@ -9,6 +9,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use adapters::testing::TestDatabase;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 
@@ -43,10 +44,10 @@ fn tenant_parts(made: &Value) -> (String, i64, String) {
 }
 
 /// `count` active flags written straight to the table (as flags stored before today's write
-/// limits were), each of `sets` condition sets of `filters` `operator` filters on `email`:
+/// limits were), each of 100 condition sets of `filters` substring filters on `email`:
 /// every filter of a set but its last looks for `aend`, the last for what no email has, so an
 /// email of `a…aEND` makes every set scan it end to end, and fail.
-fn legacy_flags(project: i64, count: usize, sets: usize, filters: usize, operator: &str) -> String {
+fn legacy_flags(project: i64, count: usize, filters: usize) -> String {
     format!(
         "INSERT INTO feature_flags (project_id, name, key, filters, deleted, active,
                                     ensure_experience_continuity, created_at)
@@ -56,14 +57,38 @@ fn legacy_flags(project: i64, count: usize, sets: usize, filters: usize, operato
                         'rollout_percentage', 100,
                         'properties', (
                             SELECT jsonb_agg(jsonb_build_object(
-                                'key', 'email', 'type', 'person', 'operator', '{operator}',
+                                'key', 'email', 'type', 'person', 'operator', 'icontains',
                                 'value', CASE WHEN p < {filters} THEN 'aend'
                                               ELSE 'q' || s || '-' || n END))
                             FROM generate_series(1, {filters}) AS p)))
-                    FROM generate_series(1, {sets}) AS s)),
+                    FROM generate_series(1, 100) AS s)),
                 false, true, false, now()
          FROM generate_series(1, {count}) AS n"
     )
+}
+
+/// A database with two projects, the first holding `count` stored flags of `filters` filters a
+/// set (`legacy_flags`), and the real binary serving it: each project's key, id and token.
+async fn legacy_and_plain_tenants(
+    count: usize,
+    filters: usize,
+) -> (
+    TestDatabase,
+    ServerProcess,
+    (String, i64, String),
+    (String, i64, String),
+) {
+    let database = TestDatabase::create().await;
+    let legacy = tenant_parts(&bootstrap(&database.url));
+    let plain = another_tenant(&database.url, "plain");
+    database
+        .execute(&legacy_flags(legacy.1, count, filters))
+        .await;
+    let server = serve(&database.url, None, |command| {
+        command.env("BURROW_RATE_LIMIT", "off");
+    })
+    .await;
+    (database, server, legacy, plain)
 }
 
 async fn flags(server: &ServerProcess, token: &str, properties: &Value) -> (u16, Value) {
@@ -86,17 +111,9 @@ const PEAK_KIB: u64 = 256 * 1024;
 
 #[tokio::test]
 async fn huge_stored_flags_are_weighed_not_loaded_and_a_burst_builds_once() {
-    let database = adapters::testing::TestDatabase::create().await;
-    let (huge_key, huge_project, huge_token) = tenant_parts(&bootstrap(&database.url));
-    let (key, project, token) = another_tenant(&database.url, "fitting");
     // About 0.9 MB of filters each: within the limits of the time, over today's.
-    database
-        .execute(&legacy_flags(huge_project, 20, 100, 100, "icontains"))
-        .await;
-    let server = serve(&database.url, None, |command| {
-        command.env("BURROW_RATE_LIMIT", "off");
-    })
-    .await;
+    let (database, server, (huge_key, _, huge_token), (key, project, token)) =
+        legacy_and_plain_tenants(20, 100).await;
 
     // A project at its write limits, written through the API: eight flags of about 60 KiB.
     let client = reqwest::Client::new();
@@ -201,17 +218,9 @@ const OTHERS_MEDIAN: Duration = Duration::from_millis(200);
 
 #[tokio::test]
 async fn one_projects_costly_flags_leave_health_and_other_projects_responsive() {
-    let database = adapters::testing::TestDatabase::create().await;
-    let (_, slow_project, slow_token) = tenant_parts(&bootstrap(&database.url));
-    let (_, _, other_token) = another_tenant(&database.url, "other");
     // Three flags of substring filters stored under older limits (about 250 KB each: loaded).
-    database
-        .execute(&legacy_flags(slow_project, 3, 100, 30, "icontains"))
-        .await;
-    let server = serve(&database.url, None, |command| {
-        command.env("BURROW_RATE_LIMIT", "off");
-    })
-    .await;
+    let (_database, server, (_, _, slow_token), (_, _, other_token)) =
+        legacy_and_plain_tenants(3, 30).await;
     // Upper case at its end: each filter scans the email for one, then compares it lowered.
     let large = json!({"email": format!("{}END", "a".repeat(60_000))});
     let too_large = json!({"email": "a".repeat(70_000)});
