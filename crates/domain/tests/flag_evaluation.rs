@@ -446,18 +446,21 @@ async fn evaluate_all(
         api_token: format!("phc_{}", project.0),
         created_at: Utc::now(),
     };
-    let snapshot = sdk.build(project).await.unwrap();
-    sdk.evaluate_flags(&snapshot, distinct_id, sent_properties)
+    let snapshot = Arc::new(sdk.build(project).await.unwrap());
+    let owned = |_: &domain::sdk::SdkSnapshot, evaluated: domain::sdk::Evaluated| {
+        evaluated
+            .flags
+            .into_iter()
+            .map(|e| Evaluated {
+                flag_id: e.flag_id,
+                key: e.key.to_owned(),
+                enabled: e.enabled,
+            })
+            .collect()
+    };
+    sdk.answer_flags(snapshot, distinct_id, sent_properties.clone(), owned)
         .await
         .unwrap()
-        .flags
-        .into_iter()
-        .map(|e| Evaluated {
-            flag_id: e.flag_id,
-            key: e.key.to_owned(),
-            enabled: e.enabled,
-        })
-        .collect()
 }
 
 /// What these tests read of an evaluation, kept past the snapshot it borrowed from.

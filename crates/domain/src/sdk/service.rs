@@ -386,23 +386,6 @@ impl SdkService {
         .await
     }
 
-    /// [`Self::answer_flags`] on the caller's thread, always within the budget, the
-    /// evaluations themselves the answer.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    pub async fn evaluate_flags<'s>(
-        &self,
-        snapshot: &'s SdkSnapshot,
-        distinct_id: &str,
-        sent_properties: &Map<String, Value>,
-    ) -> Result<Evaluated<'s>, Unexpected> {
-        let person = self
-            .person(snapshot, distinct_id, sent_properties.clone())
-            .await?;
-        Ok(evaluated(snapshot, &person, Utc::now(), true))
-    }
-
     /// Who the flags are evaluated for: the properties stored for `distinct_id` (read only if
     /// the snapshot has flags), overridden by `sent_properties`.
     async fn person(
