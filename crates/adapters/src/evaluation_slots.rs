@@ -22,22 +22,26 @@ pub struct BlockingEvaluationSlots {
     /// Each project's share, while it has evaluations running or waiting.
     projects: Mutex<HashMap<ProjectId, Arc<Semaphore>>>,
     share: usize,
+    wait: Duration,
 }
 
 impl BlockingEvaluationSlots {
-    /// `slots` at once (at least one), a project at most half of them (at least one).
-    pub fn new(slots: usize) -> Self {
+    /// `slots` at once (at least one), a project at most half of them (at least one), a
+    /// request waiting at most `wait` for its project's.
+    pub fn new(slots: usize, wait: Duration) -> Self {
         let slots = slots.max(1);
         Self {
             all: Arc::new(Semaphore::new(slots)),
             projects: Mutex::default(),
             share: (slots / 2).max(1),
+            wait,
         }
     }
 
-    /// One slot for each core this process may use.
+    /// One slot for each core this process may use, a request waiting at most 5 s.
     pub fn per_core() -> Self {
-        Self::new(std::thread::available_parallelism().map_or(1, usize::from))
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Self::new(cores, SLOT_WAIT)
     }
 
     fn share_of(&self, project: ProjectId) -> Arc<Semaphore> {
@@ -70,7 +74,7 @@ impl EvaluationSlots for BlockingEvaluationSlots {
         work: Box<dyn FnOnce() + Send>,
     ) -> Result<(), Unexpected> {
         let share = self.share_of(project);
-        let permits = tokio::time::timeout(SLOT_WAIT, async {
+        let permits = tokio::time::timeout(self.wait, async {
             let own = Arc::clone(&share).acquire_owned().await;
             let any = Arc::clone(&self.all).acquire_owned().await;
             own.and_then(|own| any.map(|any| (own, any)))
@@ -86,9 +90,10 @@ impl EvaluationSlots for BlockingEvaluationSlots {
             .await
             .map_err(Unexpected::new),
             Ok(Err(closed)) => Err(Unexpected::new(closed)),
-            Err(_) => Err(Unexpected::busy(
-                "every evaluation slot this project may use stayed taken for 5 s",
-            )),
+            Err(_) => Err(Unexpected::busy(format!(
+                "every evaluation slot this project may use stayed taken for {:?}",
+                self.wait
+            ))),
         };
         self.release(project);
         ran
@@ -102,10 +107,11 @@ mod tests {
 
     use super::*;
 
-    /// A project holding its share waits alone: another project's work still runs at once.
+    /// A project holding its share waits alone: another project's work still runs at once, and
+    /// the project's own next evaluation is told the node is busy once the wait is over.
     #[tokio::test(flavor = "current_thread")]
     async fn a_busy_project_leaves_slots_to_others() {
-        let slots = Arc::new(BlockingEvaluationSlots::new(2));
+        let slots = Arc::new(BlockingEvaluationSlots::new(2, Duration::from_millis(200)));
         let (busy, other) = (ProjectId(1), ProjectId(2));
         let running = Arc::new(AtomicUsize::new(0));
         let (release, released) = std::sync::mpsc::channel::<()>();
@@ -133,9 +139,12 @@ mod tests {
         slots.run(other, Box::new(work)).await.unwrap();
         assert_eq!(done.load(Ordering::SeqCst), 1);
         assert!(
-            started.elapsed() < SLOT_WAIT,
+            started.elapsed() < slots.wait,
             "the other project did not wait"
         );
+
+        let refused = slots.run(busy, Box::new(|| {})).await.unwrap_err();
+        assert!(refused.is_busy() && !refused.is_unavailable(), "{refused}");
 
         // The busy project's second evaluation waits for its first.
         let second = {

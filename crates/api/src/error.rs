@@ -413,4 +413,16 @@ mod tests {
         assert_eq!(error.body().code, "invalid_input");
         assert_eq!(error.body().attr, None);
     }
+
+    #[test]
+    fn a_busy_node_is_a_503_server_busy_to_retry_and_no_database_failure() {
+        let error: ApiError = Unexpected::busy("slots taken").into();
+        assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(error.retry_after, Some(1));
+        assert_eq!(
+            (error.body().kind.as_ref(), error.body().code.as_ref()),
+            ("server_error", "server_busy")
+        );
+        assert!(error.fault.is_none(), "not counted as a failure");
+    }
 }
