@@ -11,7 +11,10 @@ use domain::feature_flag::{
 };
 use domain::patch::Patch;
 use domain::person::{PersonRepository, PersonSet};
-use domain::sdk::{SdkService, SnapshotSettings, SnapshotSources};
+use domain::sdk::{
+    Evaluated as Evaluations, SdkService, SdkSnapshot, SentProperties, SnapshotSettings,
+    SnapshotSources,
+};
 use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
 use domain::survey_response::{
     CaptureBatch, CapturedEvent, SurveyResponseRepository, SurveyResponseService,
@@ -447,7 +450,7 @@ async fn evaluate_all(
         created_at: Utc::now(),
     };
     let snapshot = Arc::new(sdk.build(project).await.unwrap());
-    let owned = |_: &domain::sdk::SdkSnapshot, evaluated: domain::sdk::Evaluated| {
+    let owned = |_: &SdkSnapshot, evaluated: Evaluations| {
         evaluated
             .flags
             .into_iter()
@@ -458,7 +461,8 @@ async fn evaluate_all(
             })
             .collect()
     };
-    sdk.answer_flags(snapshot, distinct_id, sent_properties.clone(), owned)
+    let sent = SentProperties::parse(sent_properties.clone()).unwrap();
+    sdk.answer_flags(snapshot, distinct_id, sent, owned)
         .await
         .unwrap()
 }

@@ -16,7 +16,7 @@ use domain::feature_flag::{
 use domain::ports::{Page, PageRequest};
 use domain::sdk::{
     Evaluated, MAX_PERSON_PROPERTIES_BYTES, Rendering, SNAPSHOT_FLAG_BYTES, SdkService,
-    SdkSnapshot, SnapshotInvalidation, SnapshotSettings, SnapshotSources, check_person_properties,
+    SdkSnapshot, SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{PluginsAccessLevel, ProjectId, UserId};
@@ -195,6 +195,7 @@ impl World {
         let Value::Object(properties) = properties else {
             panic!("properties are an object")
         };
+        let properties = SentProperties::parse(properties).unwrap();
         let enabled = |_: &SdkSnapshot, evaluated: Evaluated| {
             let enabled = evaluated.flags.iter().map(|e| e.enabled).collect();
             (enabled, evaluated.errors)
@@ -486,11 +487,14 @@ async fn evaluation_stops_at_its_budget_and_the_answer_says_so() {
 }
 
 #[test]
-fn person_properties_are_bounded() {
+fn person_properties_are_bounded_and_weighed_once() {
     let fits = json!({"email": "a".repeat(MAX_PERSON_PROPERTIES_BYTES - 20)});
-    assert!(check_person_properties(fits.as_object().unwrap()).is_ok());
+    let Value::Object(fits) = fits else { panic!() };
+    let text = serde_json::to_vec(&fits).unwrap().len();
+    assert_eq!(SentProperties::parse(fits).unwrap().bytes(), text);
     let past = json!({"email": "a".repeat(MAX_PERSON_PROPERTIES_BYTES)});
-    let error = check_person_properties(past.as_object().unwrap()).unwrap_err();
+    let Value::Object(past) = past else { panic!() };
+    let error = SentProperties::parse(past).unwrap_err();
     assert_eq!(error.attr.as_deref(), Some("person_properties"));
     assert_eq!(error.code.as_str(), "max_length");
 }

@@ -10,7 +10,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::feature_flag::{Evaluation, FeatureFlag};
-use domain::sdk::{Evaluated, SdkService, SdkSnapshot, check_person_properties};
+use domain::sdk::{Evaluated, SdkService, SdkSnapshot, SentProperties};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
@@ -58,7 +58,7 @@ pub(crate) async fn flags(
             ));
         }
     };
-    check_person_properties(&person_properties)?;
+    let person_properties = SentProperties::parse(person_properties)?;
     let wanted: Option<Vec<String>> =
         body.flag_keys
             .as_ref()

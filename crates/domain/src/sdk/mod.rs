@@ -13,14 +13,16 @@
 
 mod evaluation_slots;
 mod hosted;
+mod sent_properties;
 mod service;
 mod snapshot;
 
 pub use evaluation_slots::EvaluationSlots;
 pub use hosted::HostedSurvey;
+pub use sent_properties::{MAX_PERSON_PROPERTIES_BYTES, SentProperties};
 pub use service::{
-    EVALUATION_BUDGET, Evaluated, MAX_PERSON_PROPERTIES_BYTES, SNAPSHOT_LIFETIME, SdkService,
-    SnapshotCounts, SnapshotSettings, SnapshotSources, check_person_properties,
+    EVALUATION_BUDGET, Evaluated, SNAPSHOT_LIFETIME, SdkService, SnapshotCounts, SnapshotSettings,
+    SnapshotSources,
 };
 pub use snapshot::{Rendered, Rendering, SNAPSHOT_FLAG_BYTES, SdkSnapshot};
 

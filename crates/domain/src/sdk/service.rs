@@ -8,16 +8,15 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 use super::snapshot::SNAPSHOT_FLAG_BYTES;
-use super::{EvaluationSlots, SdkSnapshot, SnapshotInvalidation};
+use super::{EvaluationSlots, SdkSnapshot, SentProperties, SnapshotInvalidation};
 use crate::access::AccessError;
-use crate::error::{Unexpected, ValidationCode, ValidationError};
+use crate::error::Unexpected;
 use crate::feature_flag::FeatureFlagRepository;
 use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_until};
 use crate::feature_flag::pattern::Patterns;
-use crate::json_fields::json_length;
 use crate::memory::{Memories, Memory};
 use crate::person::{PersonRepository, stored_distinct_id};
 use crate::survey::SurveyService;
@@ -34,31 +33,10 @@ pub const SNAPSHOT_LIFETIME: Duration = Duration::from_secs(30);
 /// near it.
 pub const EVALUATION_BUDGET: Duration = Duration::from_millis(100);
 
-/// The most `person_properties` one `/flags` request may send, as JSON text: every filter of
-/// every flag may scan them.
-pub const MAX_PERSON_PROPERTIES_BYTES: usize = 64 * 1024;
-
 /// Evaluations cheaper than this (a snapshot's [`SdkSnapshot::evaluation_cost`], times one more
 /// for each 4 KiB of sent properties) run on the request's own thread: moving them costs more
 /// than they do. Measured in docs/benchmarks.md.
 const INLINE_EVALUATION_COST: usize = 2_000;
-
-/// Checks the `person_properties` a `/flags` request sent.
-///
-/// # Errors
-/// `max_length` (`attr: person_properties`) past [`MAX_PERSON_PROPERTIES_BYTES`].
-pub fn check_person_properties(properties: &Map<String, Value>) -> Result<(), ValidationError> {
-    if json_length(properties) > MAX_PERSON_PROPERTIES_BYTES {
-        return Err(ValidationError::field(
-            "person_properties",
-            ValidationCode::MaxLength,
-            format!(
-                "Ensure person_properties has no more than {MAX_PERSON_PROPERTIES_BYTES} bytes."
-            ),
-        ));
-    }
-    Ok(())
-}
 
 /// Every flag of a snapshot evaluated for one person, in the order of `snapshot.flags`, as far
 /// as the budget allowed.
@@ -238,8 +216,7 @@ impl SdkService {
                     .built
                     .try_lock()
                     .ok_or_else(|| Unexpected::new("a new snapshot build was already locked"))?;
-                let snapshot = Arc::new(self.build(project).await?);
-                self.built.fetch_add(1, Ordering::Relaxed);
+                let snapshot = self.build_now(project).await?;
                 if let (Some(kept), Some(heard_before)) = (kept, heard_before) {
                     kept.keep(token, &snapshot, heard_before);
                 }
@@ -253,9 +230,9 @@ impl SdkService {
                     return Ok(snapshot);
                 }
                 // The build failed or its request went away: this one builds alone.
-                self.build_alone(project).await
+                self.build_now(project).await
             }
-            Role::Alone => self.build_alone(project).await,
+            Role::Alone => self.build_now(project).await,
         }
     }
 
@@ -278,7 +255,8 @@ impl SdkService {
         }
     }
 
-    async fn build_alone(&self, project: Project) -> Result<Arc<SdkSnapshot>, AccessError> {
+    /// [`Self::build`], counted.
+    async fn build_now(&self, project: Project) -> Result<Arc<SdkSnapshot>, AccessError> {
         let snapshot = Arc::new(self.build(project).await?);
         self.built.fetch_add(1, Ordering::Relaxed);
         Ok(snapshot)
@@ -362,19 +340,14 @@ impl SdkService {
         &self,
         snapshot: Arc<SdkSnapshot>,
         distinct_id: &str,
-        sent_properties: Map<String, Value>,
+        sent_properties: SentProperties,
         answer: impl for<'s> FnOnce(&'s SdkSnapshot, Evaluated<'s>) -> R + Send + 'static,
     ) -> Result<R, Unexpected> {
-        let sent_bytes = if snapshot.flags.is_empty() {
-            0
-        } else {
-            json_length(&sent_properties)
-        };
-        let person = self.person(&snapshot, distinct_id, sent_properties).await?;
-        let now = Utc::now();
         let cost = snapshot
             .evaluation_cost()
-            .saturating_mul(1 + sent_bytes / 4096);
+            .saturating_mul(1 + sent_properties.bytes() / 4096);
+        let person = self.person(&snapshot, distinct_id, sent_properties).await?;
+        let now = Utc::now();
         if cost < INLINE_EVALUATION_COST {
             let evaluated = evaluated(&snapshot, &person, now, false);
             return Ok(answer(&snapshot, evaluated));
@@ -392,7 +365,7 @@ impl SdkService {
         &self,
         snapshot: &SdkSnapshot,
         distinct_id: &str,
-        sent_properties: Map<String, Value>,
+        sent_properties: SentProperties,
     ) -> Result<Person, Unexpected> {
         if snapshot.flags.is_empty() {
             return Ok(Person {
@@ -405,7 +378,7 @@ impl SdkService {
             .persons
             .properties(snapshot.project.id, &stored_distinct_id(distinct_id))
             .await?;
-        properties.extend(sent_properties);
+        properties.extend(sent_properties.into_map());
         Ok(Person {
             distinct_id: distinct_id.to_owned(),
             properties,
@@ -494,10 +467,13 @@ impl Kept {
     /// still forgets it: `changed` counts before it forgets.
     fn keep(&self, token: &str, snapshot: &Arc<SdkSnapshot>, heard_before: u64) {
         let project = snapshot.project.id;
-        if self.heard() != heard_before || u64::from(snapshot.size()) > self.largest {
+        if self.heard() != heard_before {
             return;
         }
         self.tokens.keep(token.to_owned(), project);
+        if u64::from(snapshot.size()) > self.largest {
+            return;
+        }
         self.snapshots.keep(project, Arc::clone(snapshot));
         if self.heard() != heard_before || !self.listening() {
             self.snapshots.forget(&project);

@@ -88,8 +88,8 @@ impl Rendered {
     }
 }
 
-/// The most JSON text of serving flags a snapshot loads: twice what a project may write
-/// (`MAX_PROJECT_FLAG_WEIGHT`), room for its surveys' targeting flags. A project whose flags
+/// The most weight of serving flags (`FlagFilters::weight`) a snapshot loads: twice what a
+/// project may write (`MAX_PROJECT_FLAG_WEIGHT`), room for its surveys' targeting flags. A project whose flags
 /// pass it (stored under older limits, or through many surveys) has them withheld rather than
 /// holding a node's memory: parsed, they take several times their text.
 pub const SNAPSHOT_FLAG_BYTES: u64 = 2 * MAX_PROJECT_FLAG_WEIGHT as u64;
@@ -110,7 +110,7 @@ impl SdkSnapshot {
         };
         flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
         let patterns = CompiledPatterns::of(&flags, patterns);
-        let size = estimated_size(&flags, &surveys, patterns.0.len());
+        let size = estimated_size(&flags, &surveys);
         let evaluation_cost = evaluation_cost(&flags);
         let answer_order = answer_order(&flags);
         Self {
@@ -222,12 +222,11 @@ fn evaluation_cost(flags: &[FeatureFlag]) -> usize {
         .sum()
 }
 
-/// What the snapshot's JSON takes as text, times a factor for its parsed form and the
-/// renderings made from it, and what its compiled patterns take (a program and the match
-/// caches evaluation grows); an estimate, which is all a memory budget needs.
-fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey], patterns: usize) -> u32 {
+/// What the snapshot's flags weigh (their JSON, and 4 KiB for each regex filter, which covers
+/// its compiled program) and its surveys' JSON, times a factor for their parsed form and the
+/// renderings made from them; an estimate, which is all a memory budget needs.
+fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey]) -> u32 {
     const PARSED_AND_RENDERED: usize = 6;
-    const COMPILED_PATTERN: usize = 16 * 1024;
     let json_len = |value: Result<Vec<u8>, serde_json::Error>| value.map_or(0, |v| v.len());
     let flags: usize = flags
         .iter()
@@ -244,7 +243,5 @@ fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey], patterns: usize) ->
                 + 256
         })
         .sum();
-    let text = (flags + surveys + 1024).saturating_mul(PARSED_AND_RENDERED);
-    u32::try_from(text.saturating_add(patterns.saturating_mul(COMPILED_PATTERN)))
-        .unwrap_or(u32::MAX)
+    u32::try_from((flags + surveys + 1024).saturating_mul(PARSED_AND_RENDERED)).unwrap_or(u32::MAX)
 }
