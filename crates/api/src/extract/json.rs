@@ -1,33 +1,12 @@
-//! `JsonObject`: a request body that is a JSON object, or a PostHog-shaped 4xx explaining why not.
+//! Reading a request body as a JSON object, or a PostHog-shaped 4xx explaining why not.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use actix_web::dev::Payload;
+use actix_web::HttpRequest;
 use actix_web::http::header::CONTENT_TYPE;
-use actix_web::{FromRequest, HttpRequest};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use serde_json::{Map, Value};
 
-use super::body::SharedBody;
 use crate::error::ApiError;
-
-/// The parsed body. Empty bodies read as `{}` (as DRF does); unknown fields are the handler's
-/// to ignore.
-#[derive(Debug, Clone, PartialEq)]
-pub struct JsonObject(pub Map<String, Value>);
-
-impl FromRequest for JsonObject {
-    type Error = ApiError;
-    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
-
-    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let request = request.clone();
-        let body = SharedBody::of(&request, payload);
-        Box::pin(async move { body.object(&request).await.map(JsonObject) })
-    }
-}
 
 /// The request's media type without parameters, `""` when absent.
 pub(crate) fn content_type(request: &HttpRequest) -> &str {

@@ -4,12 +4,13 @@ mod auth;
 mod body;
 pub(crate) use body::{held_for, read_limited};
 pub(crate) mod json;
+mod json_object;
 mod pagination;
 mod path;
 mod scopes;
 
 pub use auth::{Caller, KeyHolder, OrganizationCaller, ProjectCaller};
-pub use json::JsonObject;
+pub use json_object::JsonObject;
 pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginated, Pagination};
 pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{

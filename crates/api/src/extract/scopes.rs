@@ -6,7 +6,7 @@ use actix_web::http::Method;
 use actix_web::{HttpRequest, web};
 use domain::scope::{AccessKind, RequiredScope, ScopeObject};
 
-use super::json::JsonObject;
+use super::json_object::JsonObject;
 use super::pagination::{PageNumber, Pagination};
 
 /// A kind of object that keys are granted access to, named by a marker type so that the scope a
