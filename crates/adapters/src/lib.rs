@@ -6,9 +6,9 @@
 //! (`evaluation_slots`: costly flag evaluations), and webhook receivers
 //! (`webhook_sender`: signed deliveries, with the SSRF policy enforced after DNS).
 
-mod capabilities;
 mod evaluation_slots;
-mod memory;
+mod in_process;
+mod js_analysis;
 mod plugin_upstream;
 mod postgres;
 mod redis_rate_counters;
@@ -16,9 +16,9 @@ mod redis_rate_counters;
 pub mod testing;
 mod webhook_sender;
 
-pub use capabilities::OxcSourceAnalyzer;
 pub use evaluation_slots::BlockingEvaluationSlots;
-pub use memory::{LocalRateCounters, MokaMemories, MokaPatterns};
+pub use in_process::{LocalRateCounters, MokaMemories, MokaPatterns};
+pub use js_analysis::OxcSourceAnalyzer;
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use postgres::api_keys::PgApiKeyRepository;
 pub use postgres::database::{Database, PoolSettings};

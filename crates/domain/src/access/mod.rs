@@ -1,7 +1,7 @@
 //! Who is calling and what they may reach: authentication by personal API key, scope checks,
 //! and resolution of the project or organization a path names.
 
-mod memory;
+mod remembered;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +19,9 @@ use crate::tenancy::{
     MembershipLevel, Organization, OrganizationId, OrganizationMembership, Project, ProjectId,
     TenantRef, User, UserId,
 };
-use memory::Remembered;
+use remembered::Remembered;
 
-pub use memory::MAX_FRESHNESS;
+pub use remembered::MAX_FRESHNESS;
 
 /// Where in the request the key was found; error messages name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

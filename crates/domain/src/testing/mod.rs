@@ -7,20 +7,20 @@
 
 mod evaluation_slots;
 mod feature_flags;
-mod memory;
 mod patterns;
 mod persons;
 mod plugins;
 mod survey_responses;
 mod surveys;
 mod tenancy;
+mod timed_memories;
 mod transaction;
 mod upstream;
 mod webhooks;
 
 pub use evaluation_slots::InPlaceSlots;
-pub use memory::TimedMemories;
 pub use patterns::CompiledEachTime;
+pub use timed_memories::TimedMemories;
 pub use upstream::{CannedUpstream, WordAnalyzer};
 
 use std::sync::{Arc, Mutex, MutexGuard};
