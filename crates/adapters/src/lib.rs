@@ -1,8 +1,8 @@
 //! Outward adapters, one module per thing Burrow talks to: PostgreSQL (`postgres`: the pool,
 //! migrations and every storage port), the plugin upstreams (`plugin_upstream`: GitHub, GitLab,
 //! npm, the repository listing, the local plugins directory), Redis (`redis_rate_counters`: rate
-//! counts shared between nodes), JavaScript analysis (`capabilities`: a plugin's exports, read
-//! with oxc), the node's own memory (`memory`: what it keeps in process), its blocking threads
+//! counts shared between nodes), JavaScript analysis (`js_analysis`: a plugin's exports, read
+//! with oxc), the node's own memory (`in_process`: what it keeps in process), its blocking threads
 //! (`evaluation_slots`: costly flag evaluations), and webhook receivers
 //! (`webhook_sender`: signed deliveries, with the SSRF policy enforced after DNS).
 
