@@ -7,7 +7,9 @@ use std::borrow::Cow;
 
 use domain::feature_flag::{MAX_CONDITION_SETS, MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Operator};
 use utoipa::openapi::RefOr;
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
+use utoipa::openapi::schema::{
+    AnyOfBuilder, ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type,
+};
 use utoipa::{PartialSchema, ToSchema};
 
 use super::schemas::{any, string};
@@ -101,18 +103,7 @@ fn property_filter() -> ObjectBuilder {
             ObjectBuilder::new().schema_type(nullable(Type::String)),
         )
         .property("value", any())
-        .property(
-            "operator",
-            ObjectBuilder::new()
-                .schema_type(nullable(Type::String))
-                .enum_values(Some(
-                    Operator::NAMED
-                        .iter()
-                        .map(|(name, _)| Some(*name))
-                        .chain([None]),
-                ))
-                .description(Some("`exact` when `null` or absent.")),
-        )
+        .property("operator", operator())
         .property(
             "type",
             ObjectBuilder::new()
@@ -121,6 +112,27 @@ fn property_filter() -> ObjectBuilder {
                     "`person` (or none) is evaluated; cohort and flag filters match no one.",
                 )),
         )
+}
+
+/// `operator`: one of the operators evaluation applies, `null` (`exact`), or another string,
+/// which is kept as sent and matches no one (so an answer may hold one too).
+fn operator() -> AnyOfBuilder {
+    AnyOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(nullable(Type::String))
+                .enum_values(Some(
+                    Operator::NAMED
+                        .iter()
+                        .map(|(name, _)| Some(*name))
+                        .chain([None]),
+                )),
+        )
+        .item(string())
+        .description(Some(
+            "How the filter compares: `exact` when `null` or absent; an operator not listed \
+             matches no one.",
+        ))
 }
 
 /// A percentage, 0–100 (`null` allowed when `nullable`: everyone the set matches).
