@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use crate::contract::flag_filter_shapes::FlagFiltersShape;
 use crate::extract::{NumberedPage, PageNumber};
 
 /// PostHog's `UserBasicSerializer` fields.
@@ -48,7 +49,7 @@ pub(crate) struct FlagSummary {
     team_id: i32,
     name: String,
     key: String,
-    #[schema(value_type = Object)]
+    #[schema(value_type = FlagFiltersShape)]
     filters: FlagFilters,
     deleted: bool,
     active: bool,

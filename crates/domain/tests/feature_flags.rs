@@ -5,12 +5,24 @@ use std::sync::Arc;
 use domain::DomainError;
 use domain::feature_flag::{FeatureFlagService, FlagChanges, FlagFilters, FlagKey, NewFlag};
 use domain::ports::PageRequest;
-use domain::tenancy::{ProjectId, UserId};
+use domain::tenancy::{ProjectId, UserBasic, UserId};
 use domain::testing::InMemoryStore;
 use serde_json::json;
 
 const PROJECT: ProjectId = ProjectId(1);
-const USER: UserId = UserId(1);
+
+/// The caller creating flags (the fake knows no users: only a write is given one).
+fn user() -> UserBasic {
+    UserBasic {
+        id: UserId(1),
+        uuid: uuid::Uuid::nil(),
+        distinct_id: "creator".into(),
+        first_name: "Ada".into(),
+        last_name: String::new(),
+        email: "ada@example.com".into(),
+        is_email_verified: true,
+    }
+}
 const PAGE: PageRequest = PageRequest {
     limit: 100,
     offset: 0,
@@ -40,24 +52,30 @@ fn invalid(error: DomainError) -> (Option<String>, String, &'static str) {
 #[tokio::test]
 async fn a_new_flag_is_stored_as_given() {
     let flags = service();
-    let flag = flags.create(PROJECT, USER, new_flag("beta")).await.unwrap();
+    let flag = flags
+        .create(PROJECT, &user(), new_flag("beta"))
+        .await
+        .unwrap();
     assert!(flag.active && !flag.deleted && !flag.ensure_experience_continuity);
     assert_eq!(flag.key, "beta");
     assert_eq!(flag.filters, FlagFilters::default());
     assert_eq!(
-        flag.created_by.map(|user| user.id),
-        None,
-        "no such user in the fake"
+        flag.created_by,
+        Some(user()),
+        "the creator the caller holds, not read back"
     );
 }
 
 #[tokio::test]
 async fn keys_are_unique_among_live_flags_and_deleting_frees_the_key() {
     let flags = service();
-    let first = flags.create(PROJECT, USER, new_flag("beta")).await.unwrap();
+    let first = flags
+        .create(PROJECT, &user(), new_flag("beta"))
+        .await
+        .unwrap();
     let taken = invalid(
         flags
-            .create(PROJECT, USER, new_flag("beta"))
+            .create(PROJECT, &user(), new_flag("beta"))
             .await
             .unwrap_err(),
     );
@@ -71,7 +89,7 @@ async fn keys_are_unique_among_live_flags_and_deleting_frees_the_key() {
     );
     assert!(
         flags
-            .create(ProjectId(2), USER, new_flag("beta"))
+            .create(ProjectId(2), &user(), new_flag("beta"))
             .await
             .is_ok()
     );
@@ -82,7 +100,12 @@ async fn keys_are_unique_among_live_flags_and_deleting_frees_the_key() {
         Err(DomainError::NotFound)
     ));
     assert_eq!(flags.list(PROJECT, PAGE).await.unwrap().count, 0);
-    assert!(flags.create(PROJECT, USER, new_flag("beta")).await.is_ok());
+    assert!(
+        flags
+            .create(PROJECT, &user(), new_flag("beta"))
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -91,7 +114,7 @@ async fn changes_touch_only_the_fields_given_and_deleted_true_deletes() {
     let flag = flags
         .create(
             PROJECT,
-            USER,
+            &user(),
             NewFlag {
                 name: "Beta".into(),
                 ..new_flag("beta")
@@ -156,8 +179,8 @@ async fn changes_touch_only_the_fields_given_and_deleted_true_deletes() {
 #[tokio::test]
 async fn renaming_a_key_onto_a_live_key_is_refused() {
     let flags = service();
-    flags.create(PROJECT, USER, new_flag("a")).await.unwrap();
-    let b = flags.create(PROJECT, USER, new_flag("b")).await.unwrap();
+    flags.create(PROJECT, &user(), new_flag("a")).await.unwrap();
+    let b = flags.create(PROJECT, &user(), new_flag("b")).await.unwrap();
     let error = flags
         .update(
             PROJECT,
@@ -176,7 +199,7 @@ async fn renaming_a_key_onto_a_live_key_is_refused() {
 async fn lists_are_newest_first() {
     let flags = service();
     for key in ["one", "two", "three"] {
-        flags.create(PROJECT, USER, new_flag(key)).await.unwrap();
+        flags.create(PROJECT, &user(), new_flag(key)).await.unwrap();
     }
     let page = flags
         .list(
@@ -195,13 +218,13 @@ async fn lists_are_newest_first() {
 
 #[tokio::test]
 async fn filters_must_be_valid_to_become_a_command() {
-    let error = FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 150}]})).unwrap_err();
+    let error = FlagFilters::parse(json!({"groups": [{"rollout_percentage": 150}]})).unwrap_err();
     assert_eq!(error.attr.as_deref(), Some("filters"));
 }
 
 /// Filters of about `bytes` of JSON: one substring filter of that long a value.
 fn filters_of(bytes: usize) -> FlagFilters {
-    FlagFilters::parse(&json!({"groups": [{"properties": [
+    FlagFilters::parse(json!({"groups": [{"properties": [
         {"key": "email", "type": "person", "operator": "icontains", "value": "v".repeat(bytes)}
     ]}]}))
     .unwrap()
@@ -216,13 +239,13 @@ async fn a_projects_active_flags_are_bounded_by_their_weight_together() {
     };
     for n in 0..8 {
         flags
-            .create(PROJECT, USER, heavy(&format!("heavy-{n}")))
+            .create(PROJECT, &user(), heavy(&format!("heavy-{n}")))
             .await
             .unwrap();
     }
     let (attr, detail, code) = invalid(
         flags
-            .create(PROJECT, USER, heavy("one-more"))
+            .create(PROJECT, &user(), heavy("one-more"))
             .await
             .unwrap_err(),
     );
@@ -236,7 +259,7 @@ async fn a_projects_active_flags_are_bounded_by_their_weight_together() {
         active: false,
         ..heavy("inactive")
     };
-    let parked = flags.create(PROJECT, USER, inactive).await.unwrap();
+    let parked = flags.create(PROJECT, &user(), inactive).await.unwrap();
     let activate = FlagChanges {
         active: Some(true),
         ..FlagChanges::default()
@@ -244,7 +267,7 @@ async fn a_projects_active_flags_are_bounded_by_their_weight_together() {
     assert!(flags.update(PROJECT, parked.id, activate).await.is_err());
     assert!(
         flags
-            .create(ProjectId(2), USER, heavy("elsewhere"))
+            .create(ProjectId(2), &user(), heavy("elsewhere"))
             .await
             .is_ok()
     );

@@ -410,7 +410,7 @@ async fn stored_flag(
             NewFlag {
                 key: FlagKey::parse(key).unwrap(),
                 name: key.to_owned(),
-                filters: FlagFilters::parse(&filters).unwrap(),
+                filters: FlagFilters::parse(filters).unwrap(),
                 active: true,
                 ensure_experience_continuity: false,
             },

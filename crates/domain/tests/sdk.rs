@@ -19,7 +19,7 @@ use domain::sdk::{
     SdkSnapshot, SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
 };
 use domain::survey::SurveyService;
-use domain::tenancy::{PluginsAccessLevel, ProjectId, UserId};
+use domain::tenancy::{PluginsAccessLevel, ProjectId, UserBasic};
 use domain::testing::{InMemoryStore, InPlaceSlots, TimedMemories};
 use regex::Regex;
 use serde_json::{Value, json};
@@ -50,7 +50,7 @@ impl FeatureFlagRepository for Flags {
     async fn create(
         &self,
         project: ProjectId,
-        creator: Option<UserId>,
+        creator: Option<UserBasic>,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
         self.store.create(project, creator, flag).await
@@ -157,7 +157,7 @@ impl World {
             {"key": "email", "operator": "regex", "value": "@example\\.com$", "type": "person"},
             {"key": "name", "operator": "not_regex", "value": "^bot", "type": "person"}
         ]}]});
-        self.insert_flag(key, FlagFilters::parse(&filters).unwrap())
+        self.insert_flag(key, FlagFilters::parse(filters).unwrap())
             .await;
     }
 

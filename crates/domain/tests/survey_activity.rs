@@ -338,7 +338,7 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
         .flags
         .create(
             home,
-            world.user.id,
+            &world.user,
             NewFlag {
                 key: FlagKey::parse("linked").unwrap(),
                 name: String::new(),

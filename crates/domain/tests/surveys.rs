@@ -122,11 +122,15 @@ impl World {
         let flag = NewFlag {
             key: FlagKey::parse(key).unwrap(),
             name: String::new(),
-            filters: filters.map_or_else(FlagFilters::default, |f| FlagFilters::parse(&f).unwrap()),
+            filters: filters.map_or_else(FlagFilters::default, |f| FlagFilters::parse(f).unwrap()),
             active: true,
             ensure_experience_continuity: false,
         };
-        self.flags.create(project, USER, flag).await.unwrap().id
+        self.flags
+            .create(project, &someone(USER), flag)
+            .await
+            .unwrap()
+            .id
     }
 
     async fn targeted(&self, name: &str) -> Survey {

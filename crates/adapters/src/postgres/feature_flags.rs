@@ -1,8 +1,6 @@
 //! `FeatureFlagRepository` over the `feature_flags` table (soft-deleted flags are hidden). Every
 //! write to `feature_flags`, including a survey's targeting flag changes, goes through this module.
 
-use std::collections::HashMap;
-
 use async_trait::async_trait;
 use diesel::dsl::{AsSelect, SqlTypeOf};
 use diesel::prelude::*;
@@ -130,36 +128,6 @@ pub(crate) async fn flags_by_id(
     rows.into_iter().map(|row| row.into_flag(None)).collect()
 }
 
-/// The users with these ids, as `created_by` shows them, in one query.
-pub(crate) async fn load_creators(
-    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
-    mut ids: Vec<i32>,
-) -> QueryResult<HashMap<i32, UserBasic>> {
-    ids.sort_unstable();
-    ids.dedup();
-    if ids.is_empty() {
-        return Ok(HashMap::new());
-    }
-    let rows = users::table
-        .filter(users::id.eq_any(ids))
-        .select(UserBasicRow::as_select())
-        .load(conn)
-        .await?;
-    Ok(rows.into_iter().map(|row| (row.id, row.into())).collect())
-}
-
-/// A flag row with its creator, looked up by one more query.
-async fn with_creator(
-    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
-    row: FlagRow,
-) -> Result<FeatureFlag, Unexpected> {
-    let mut creators = load_creators(conn, row.created_by_id.into_iter().collect())
-        .await
-        .during("loading a feature flag's creator")?;
-    let creator = row.created_by_id.and_then(|id| creators.remove(&id));
-    row.into_flag(creator)
-}
-
 /// A page of `(flag, creator)` rows as domain flags.
 fn to_flags(rows: Vec<(FlagRow, Option<UserBasicRow>)>) -> Result<Vec<FeatureFlag>, Unexpected> {
     rows.into_iter()
@@ -216,12 +184,13 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
     async fn create(
         &self,
         project: ProjectId,
-        creator: Option<UserId>,
+        creator: Option<UserBasic>,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
         let mut conn = self.database.connection().await?;
-        let row = insert_flag(&mut conn, project, creator, &flag).await?;
-        Ok(with_creator(&mut conn, row).await?)
+        let creator_id = creator.as_ref().map(|user| user.id);
+        let row = insert_flag(&mut conn, project, creator_id, &flag).await?;
+        Ok(row.into_flag(creator)?)
     }
 
     async fn update(
@@ -234,22 +203,21 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
         let row = change_flag(&mut conn, project, id, changes)
             .await?
             .ok_or(DomainError::NotFound)?;
-        Ok(with_creator(&mut conn, row).await?)
+        Ok(row.into_flag(None)?)
     }
 
     async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected> {
         let mut conn = self.database.connection().await?;
         let rows = feature_flags::table
-            .left_join(users::table)
             .filter(feature_flags::project_id.eq(project.0))
             .filter(feature_flags::deleted.eq(false))
             .filter(feature_flags::active.eq(true))
             .order(feature_flags::id.asc())
-            .select((FlagRow::as_select(), Option::<UserBasicRow>::as_select()))
+            .select(FlagRow::as_select())
             .load(&mut conn)
             .await
             .during("loading the active feature flags")?;
-        to_flags(rows)
+        rows.into_iter().map(|row| row.into_flag(None)).collect()
     }
 
     async fn serving(

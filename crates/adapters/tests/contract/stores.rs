@@ -327,7 +327,7 @@ impl Stores {
         NewFlag {
             key: FlagKey::parse(key).expect("a valid key"),
             name: format!("Flag {key}"),
-            filters: FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 50}]})).unwrap(),
+            filters: FlagFilters::parse(json!({"groups": [{"rollout_percentage": 50}]})).unwrap(),
             active: true,
             ensure_experience_continuity: false,
         }
@@ -341,7 +341,7 @@ impl Stores {
     /// A live, active flag of `project`, created by the user.
     pub async fn flag_in(&self, project: ProjectId, key: &str) -> FeatureFlag {
         self.flags
-            .create(project, Some(self.user.id), self.new_flag(key))
+            .create(project, Some(self.user.clone()), self.new_flag(key))
             .await
             .expect("creating a flag")
     }

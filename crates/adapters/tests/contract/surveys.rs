@@ -471,7 +471,7 @@ async fn a_survey_name_is_unique_within_a_project_on_create_and_on_update(stores
 }
 
 async fn a_new_targeting_flag_is_created_as_planned_and_owned_by_the_survey(stores: Stores) {
-    let filters = FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 25}]})).unwrap();
+    let filters = FlagFilters::parse(json!({"groups": [{"rollout_percentage": 25}]})).unwrap();
     let new = NewFlag {
         key: FlagKey::parse("survey-targeting-nps").unwrap(),
         name: "Targeting flag for survey NPS".into(),
@@ -562,7 +562,7 @@ async fn an_update_applies_the_planned_changes_to_the_kept_targeting_flag(stores
         )
         .await;
     let flag = created.targeting_flag.clone().unwrap();
-    let filters = FlagFilters::parse(&json!({"groups": [{"rollout_percentage": 10}]})).unwrap();
+    let filters = FlagFilters::parse(json!({"groups": [{"rollout_percentage": 10}]})).unwrap();
     let mut next = created.state.clone();
     next.description = "Launched".into();
     next.start_date = Some(at("2026-03-01T00:00:00Z"));

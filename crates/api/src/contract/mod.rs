@@ -4,6 +4,7 @@
 //! OpenAPI document (`crate::openapi`) both read these declarations, and neither knows the
 //! other's internals: `openapi` renders what `routes` declares.
 
+pub(crate) mod flag_filter_shapes;
 pub(crate) mod schemas;
 
 use utoipa::openapi::path::Parameter;

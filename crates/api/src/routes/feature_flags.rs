@@ -7,6 +7,7 @@ pub(crate) use request::FeatureFlagWrite;
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::feature_flag::{FeatureFlagService, FlagId};
+use domain::tenancy::UserBasic;
 
 use crate::dto::FlagResponse;
 use crate::error::ApiError;
@@ -37,8 +38,8 @@ pub(crate) async fn create(
     let flag = flags
         .create(
             access.project.id,
-            access.principal.user.id,
-            request::new_flag(&body)?,
+            &UserBasic::from(&access.principal.user),
+            request::new_flag(body)?,
         )
         .await?;
     Ok(HttpResponse::Created().json(FlagResponse::from(flag)))
@@ -63,7 +64,7 @@ pub(crate) async fn update(
 ) -> Result<Json<FlagResponse>, ApiError> {
     let id = path_id::<FlagId>(&request)?;
     let flag = flags
-        .update(access.project.id, id, request::flag_changes(&body)?)
+        .update(access.project.id, id, request::flag_changes(body)?)
         .await?;
     Ok(Json(flag.into()))
 }

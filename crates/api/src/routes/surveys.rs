@@ -52,7 +52,7 @@ pub(crate) struct SurveyResponse {
     linked_flag_id: Option<i32>,
     targeting_flag: Option<FlagSummary>,
     targeting_flag_id: Option<i32>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::contract::flag_filter_shapes::FlagFiltersShape>)]
     targeting_flag_filters: Option<FlagFilters>,
     /// Echoes the request on writes; `null` on reads.
     remove_targeting_flag: Option<bool>,

@@ -1,14 +1,14 @@
-//! `FlagFilters`: who a flag serves (condition sets, variants, payloads), typed, checked once on
-//! the way in. The rules read the types; every key they do not read, and a known key that is
-//! `null` or of another shape, stays as sent in an `extra` map (`crate::json_fields`), so what a
-//! client sent is written back as sent. Errors carry `attr: filters`.
+//! `FlagFilters`: who a flag serves (condition sets, variants, payloads), parsed once from the
+//! sent object into its types, with PostHog's messages. A known key of another shape is refused;
+//! every key the types do not read, and a known key sent as `null`, stays as sent in an `extra`
+//! map, so what a client sent is written back as sent. Errors carry `attr: filters`.
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-use super::pattern;
+use super::{Operator, pattern};
 use crate::error::ValidationError;
-use crate::json_fields::{ObjectWriter, json_length, take, to_object};
+use crate::json_fields::{ObjectWriter, json_length, to_object};
 
 /// Most condition sets (`groups`, `super_groups`) a flag may be written with: far more than
 /// targeting needs, few enough that evaluating every flag of a project for each `/flags`
@@ -37,7 +37,7 @@ pub struct FlagFilters {
     /// Payloads by variant key (`"true"` for a boolean flag), returned as stored.
     pub payloads: Option<Map<String, Value>>,
     /// A flag aggregated by a group type; it cannot be evaluated for a person.
-    pub aggregation_group_type_index: Option<Value>,
+    pub aggregation_group_type_index: Option<u64>,
     pub extra: Map<String, Value>,
 }
 
@@ -51,12 +51,12 @@ pub struct ConditionSet {
     /// Serves this variant instead of the hashed one, when the flag has it.
     pub variant: Option<String>,
     /// A set aggregated by a group type of its own; it cannot be evaluated for a person.
-    pub aggregation_group_type_index: Option<Value>,
+    pub aggregation_group_type_index: Option<u64>,
     pub extra: Map<String, Value>,
 }
 
-/// One property filter. PostHog's service reads `key`, `value` and `type` leniently, and so
-/// does evaluation: a filter it cannot apply matches no one.
+/// One property filter. A filter evaluation cannot apply (a cohort, an operator it does not
+/// know) matches no one.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PropertyFilter {
     pub key: Option<String>,
@@ -64,79 +64,8 @@ pub struct PropertyFilter {
     /// `exact` when none is given.
     pub operator: Option<Operator>,
     /// JSON `type`: `person` (or none) is evaluated; cohorts and flags match no one here.
-    pub kind: Option<Value>,
+    pub kind: Option<String>,
     pub extra: Map<String, Value>,
-}
-
-/// How a property filter compares, as PostHog's flag service reads `operator`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "String")]
-pub enum Operator {
-    Exact,
-    IsNot,
-    IContains,
-    NotIContains,
-    Regex,
-    NotRegex,
-    Gt,
-    Gte,
-    Lt,
-    Lte,
-    IsSet,
-    IsNotSet,
-    IsDateBefore,
-    IsDateAfter,
-    IsDateExact,
-    /// An operator evaluation does not know, kept as sent: it matches no one.
-    Other(String),
-}
-
-impl Operator {
-    const NAMED: [(&'static str, Self); 15] = [
-        ("exact", Self::Exact),
-        ("is_not", Self::IsNot),
-        ("icontains", Self::IContains),
-        ("not_icontains", Self::NotIContains),
-        ("regex", Self::Regex),
-        ("not_regex", Self::NotRegex),
-        ("gt", Self::Gt),
-        ("gte", Self::Gte),
-        ("lt", Self::Lt),
-        ("lte", Self::Lte),
-        ("is_set", Self::IsSet),
-        ("is_not_set", Self::IsNotSet),
-        ("is_date_before", Self::IsDateBefore),
-        ("is_date_after", Self::IsDateAfter),
-        ("is_date_exact", Self::IsDateExact),
-    ];
-}
-
-impl From<String> for Operator {
-    fn from(name: String) -> Self {
-        Self::NAMED
-            .iter()
-            .find(|(known, _)| *known == name)
-            .map_or(Self::Other(name), |(_, operator)| operator.clone())
-    }
-}
-
-impl Operator {
-    /// Its name on the wire.
-    pub fn name(&self) -> &str {
-        match self {
-            Self::Other(name) => name,
-            known => Self::NAMED
-                .iter()
-                .find(|(_, operator)| operator == known)
-                .map_or("", |(name, _)| name),
-        }
-    }
-}
-
-impl Serialize for Operator {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
 }
 
 /// A multivariate flag's variants, in the order their slices of the hash range follow.
@@ -155,14 +84,14 @@ pub struct Variant {
 }
 
 impl FlagFilters {
-    /// Checks a flag's `filters` as a client sent them (shapes, bounds, and that every regex
-    /// pattern compiles) and fills in `groups` when missing.
+    /// Parses a flag's `filters` as a client sent them: their shapes ([`Self::read`]), their
+    /// bounds, and that every regex pattern compiles; `groups` is filled in when missing.
     ///
     /// # Errors
-    /// A non-object, malformed groups, a rollout outside 0–100, variants not summing to 100, a
-    /// pattern that does not compile.
-    pub fn parse(filters: &Value) -> Result<Self, ValidationError> {
-        let filters = Self::read(filters.clone())?;
+    /// As [`Self::read`]; too many condition sets, property filters or variants, too heavy
+    /// filters, a pattern that does not compile.
+    pub fn parse(filters: Value) -> Result<Self, ValidationError> {
+        let filters = Self::read(filters)?;
         for sets in std::iter::once(&filters.groups).chain(&filters.super_groups) {
             if sets.len() > MAX_CONDITION_SETS {
                 return Err(filters_error(format!(
@@ -207,45 +136,33 @@ impl FlagFilters {
         self.groups.iter().chain(self.super_groups.iter().flatten())
     }
 
-    /// Reads filters as stored: they were checked when written, so only their shape is read
-    /// (patterns are compiled when evaluated).
+    /// Reads filters into their types, the one reader of their shape: as sent (through
+    /// [`Self::parse`]) and as stored (checked when written, so bounds and patterns are not
+    /// checked again).
     ///
     /// # Errors
-    /// Filters that no write could have stored.
+    /// A non-object, or a known key of another shape, with PostHog's message.
     pub fn read(filters: Value) -> Result<Self, ValidationError> {
         let Value::Object(mut filters) = filters else {
             return Err(filters_error("Filters must be an object."));
         };
         let groups = match filters.remove("groups") {
             None => Vec::new(),
-            Some(Value::Array(groups)) => condition_sets(groups)?,
+            Some(Value::Array(sets)) => condition_sets(sets)?,
             Some(_) => return Err(filters_error("Filter groups must be a list.")),
         };
-        let super_groups = match filters.get("super_groups") {
-            None | Some(Value::Null) => None,
-            Some(Value::Array(_)) => match filters.remove("super_groups") {
-                Some(Value::Array(sets)) => Some(condition_sets(sets)?),
-                _ => None,
-            },
-            Some(_) => return Err(filters_error("Filter super groups must be a list.")),
-        };
-        let multivariate = match filters.get("multivariate") {
-            None | Some(Value::Null) => None,
-            Some(_) => filters
-                .remove("multivariate")
-                .map(multivariate)
-                .transpose()?,
-        };
-        match filters.get("payloads") {
-            None | Some(Value::Null | Value::Object(_)) => {}
-            Some(_) => return Err(filters_error("Payloads must be an object.")),
-        }
         Ok(Self {
             groups,
-            super_groups,
-            multivariate,
-            payloads: take(&mut filters, "payloads"),
-            aggregation_group_type_index: take(&mut filters, "aggregation_group_type_index"),
+            super_groups: known(&mut filters, "super_groups", |sets| match sets {
+                Value::Array(sets) => condition_sets(sets),
+                _ => Err(filters_error("Filter super groups must be a list.")),
+            })?,
+            multivariate: known(&mut filters, "multivariate", multivariate)?,
+            payloads: known(&mut filters, "payloads", |payloads| match payloads {
+                Value::Object(payloads) => Ok(payloads),
+                _ => Err(filters_error("Payloads must be passed as a dictionary")),
+            })?,
+            aggregation_group_type_index: group_type_index(&mut filters)?,
             extra: filters,
         })
     }
@@ -305,7 +222,7 @@ impl FlagFiltersPatch {
     /// As [`FlagFilters::parse`].
     pub fn parse(filters: &Map<String, Value>) -> Result<Self, ValidationError> {
         Ok(Self {
-            filters: FlagFilters::parse(&Value::Object(filters.clone()))?,
+            filters: FlagFilters::parse(Value::Object(filters.clone()))?,
             sent_keys: filters.keys().cloned().collect(),
         })
     }
@@ -397,30 +314,66 @@ impl PropertyFilter {
     /// Whether it is about the person's properties (no `type`, or `person`): cohort and flag
     /// filters match no one here.
     pub fn about_persons(&self) -> bool {
-        match &self.kind {
-            None => true,
-            Some(Value::String(kind)) => kind == "person",
-            Some(_) => false,
-        }
+        self.kind.as_deref().is_none_or(|kind| kind == "person")
     }
 
-    /// A filter from its JSON, for callers holding one filter (`None`: not an object).
-    pub fn from_json(filter: Value) -> Option<Self> {
-        match filter {
-            Value::Object(filter) => Some(Self::read(filter)),
-            _ => None,
-        }
-    }
-
-    fn read(mut filter: Map<String, Value>) -> Self {
-        Self {
-            key: take(&mut filter, "key"),
-            value: take(&mut filter, "value"),
-            operator: take(&mut filter, "operator"),
-            kind: take(&mut filter, "type"),
+    /// Reads one filter into its types.
+    ///
+    /// # Errors
+    /// A non-object, or a known key of another shape, with PostHog's message.
+    pub fn read(filter: Value) -> Result<Self, ValidationError> {
+        let Value::Object(mut filter) = filter else {
+            return Err(filters_error(NOT_VALID_PROPERTIES));
+        };
+        Ok(Self {
+            key: known(&mut filter, "key", |key| match key {
+                Value::String(key) => Ok(key),
+                _ => Err(filters_error(
+                    "Filters are not valid (a property key must be a string)",
+                )),
+            })?,
+            value: known(&mut filter, "value", Ok)?,
+            operator: known(&mut filter, "operator", |operator| match operator {
+                Value::String(name) => Ok(Operator::from(name)),
+                other => Err(filters_error(format!("Invalid operator: {other}"))),
+            })?,
+            kind: known(&mut filter, "type", |kind| match kind {
+                Value::String(kind) => Ok(kind),
+                _ => Err(filters_error(NOT_VALID_PROPERTIES)),
+            })?,
             extra: filter,
-        }
+        })
     }
+}
+
+/// PostHog's answer to a property filter it cannot read as one.
+const NOT_VALID_PROPERTIES: &str =
+    "Filters are not valid (can only use person, cohort, and flag properties)";
+
+/// Reads the value under a known `key` with `read`, which refuses a value of another shape.
+/// Absent or `null` it is `None`, and a `null` stays in `object`, so it is written back as sent.
+fn known<T>(
+    object: &mut Map<String, Value>,
+    key: &str,
+    read: impl FnOnce(Value) -> Result<T, ValidationError>,
+) -> Result<Option<T>, ValidationError> {
+    let Some((sent_key, value)) = object.remove_entry(key) else {
+        return Ok(None);
+    };
+    if value.is_null() {
+        object.insert(sent_key, value);
+        return Ok(None);
+    }
+    read(value).map(Some)
+}
+
+/// `aggregation_group_type_index`, of the filters or of a condition set.
+fn group_type_index(object: &mut Map<String, Value>) -> Result<Option<u64>, ValidationError> {
+    known(object, "aggregation_group_type_index", |index| {
+        index.as_u64().ok_or_else(|| {
+            filters_error("aggregation_group_type_index must be an integer or null.")
+        })
+    })
 }
 
 fn filters_error(detail: impl Into<String>) -> ValidationError {
@@ -435,46 +388,31 @@ fn condition_set(set: Value) -> Result<ConditionSet, ValidationError> {
     let Value::Object(mut set) = set else {
         return Err(filters_error("Each filter group must be an object."));
     };
-    let properties = match set.get("properties") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(properties)) if properties.iter().all(Value::is_object) => {
-            match set.remove("properties") {
-                Some(Value::Array(properties)) => Some(
-                    properties
-                        .into_iter()
-                        .filter_map(PropertyFilter::from_json)
-                        .collect(),
-                ),
-                _ => None,
-            }
-        }
-        Some(Value::Array(_)) => {
-            return Err(filters_error(
-                "Filters are not valid (can only use person, cohort, and flag properties)",
-            ));
-        }
-        Some(_) => return Err(filters_error("Group properties must be a list.")),
-    };
-    match set.get("rollout_percentage") {
-        None | Some(Value::Null) => {}
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => {}
-        Some(_) => {
-            return Err(filters_error(
-                "Rollout percentage must be a number between 0 and 100.",
-            ));
-        }
-    }
-    match set.get("variant") {
-        None | Some(Value::Null | Value::String(_)) => {}
-        Some(_) => return Err(filters_error("Group variant must be a string or null.")),
-    }
     Ok(ConditionSet {
-        properties,
-        rollout_percentage: take(&mut set, "rollout_percentage"),
-        variant: take(&mut set, "variant"),
-        aggregation_group_type_index: take(&mut set, "aggregation_group_type_index"),
+        properties: known(&mut set, "properties", |properties| match properties {
+            Value::Array(properties) => properties.into_iter().map(PropertyFilter::read).collect(),
+            _ => Err(filters_error("Group properties must be a list.")),
+        })?,
+        rollout_percentage: known(&mut set, "rollout_percentage", |rollout| {
+            percentage(rollout).ok_or_else(|| {
+                filters_error("Rollout percentage must be a number between 0 and 100.")
+            })
+        })?,
+        variant: known(&mut set, "variant", |variant| match variant {
+            Value::String(variant) => Ok(variant),
+            _ => Err(filters_error("Group variant must be a string or null.")),
+        })?,
+        aggregation_group_type_index: group_type_index(&mut set)?,
         extra: set,
     })
+}
+
+/// A number from 0 to 100, as sent.
+fn percentage(value: Value) -> Option<Number> {
+    match value {
+        Value::Number(n) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => Some(n),
+        _ => None,
+    }
 }
 
 /// A `regex` or `not_regex` filter's pattern must compile: one that cannot would never match,
@@ -532,10 +470,10 @@ fn multivariate(multivariate: Value) -> Result<Multivariate, ValidationError> {
             Some(Value::String(key)) if !key.is_empty() => key,
             _ => return Err(invalid()),
         };
-        let rollout_percentage = match variant.remove("rollout_percentage") {
-            Some(Value::Number(n)) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => n,
-            _ => return Err(invalid()),
-        };
+        let rollout_percentage = variant
+            .remove("rollout_percentage")
+            .and_then(percentage)
+            .ok_or_else(invalid)?;
         total += rollout_percentage.as_f64().unwrap_or_default();
         read.push(Variant {
             key,
@@ -563,13 +501,13 @@ mod tests {
     #[test]
     fn rollouts_must_be_between_0_and_100() {
         assert!(
-            FlagFilters::parse(&json!({"groups": [{"properties": [], "rollout_percentage": 50}]}))
+            FlagFilters::parse(json!({"groups": [{"properties": [], "rollout_percentage": 50}]}))
                 .is_ok()
         );
-        assert!(FlagFilters::parse(&json!({"groups": [{"rollout_percentage": null}]})).is_ok());
+        assert!(FlagFilters::parse(json!({"groups": [{"rollout_percentage": null}]})).is_ok());
         for bad in [json!(101), json!(-1), json!("50")] {
             let error =
-                FlagFilters::parse(&json!({"groups": [{"rollout_percentage": bad}]})).unwrap_err();
+                FlagFilters::parse(json!({"groups": [{"rollout_percentage": bad}]})).unwrap_err();
             assert_eq!(error.attr.as_deref(), Some("filters"));
         }
     }
@@ -577,10 +515,10 @@ mod tests {
     #[test]
     fn variant_percentages_must_sum_to_100() {
         let ok = json!({"groups": [], "multivariate": {"variants": [{"key": "a", "rollout_percentage": 50}, {"key": "b", "rollout_percentage": 50}]}});
-        assert!(FlagFilters::parse(&ok).is_ok());
+        assert!(FlagFilters::parse(ok).is_ok());
         let bad = json!({"multivariate": {"variants": [{"key": "a", "rollout_percentage": 50}, {"key": "b", "rollout_percentage": 40}]}});
         assert_eq!(
-            FlagFilters::parse(&bad).unwrap_err().detail,
+            FlagFilters::parse(bad).unwrap_err().detail,
             "Invalid variant definitions: Variant rollout percentages must sum to 100."
         );
     }
@@ -588,9 +526,9 @@ mod tests {
     #[test]
     fn regex_filters_must_compile_when_written() {
         let filter = |pattern: &str| json!({"groups": [{"properties": [{"key": "email", "operator": "regex", "value": pattern}]}]});
-        assert!(FlagFilters::parse(&filter(r"@example\.com$")).is_ok());
+        assert!(FlagFilters::parse(filter(r"@example\.com$")).is_ok());
         for bad in ["(unclosed", "(?=look-around)"] {
-            let error = FlagFilters::parse(&filter(bad)).unwrap_err();
+            let error = FlagFilters::parse(filter(bad)).unwrap_err();
             assert!(
                 error.detail.starts_with("Invalid regular expression"),
                 "{}",
@@ -599,7 +537,7 @@ mod tests {
         }
         let huge = "a{1000}".repeat(100);
         assert_eq!(
-            FlagFilters::parse(&filter(&huge)).unwrap_err().detail,
+            FlagFilters::parse(filter(&huge)).unwrap_err().detail,
             "Invalid regular expression in a property filter: it is too large"
         );
     }
@@ -608,31 +546,31 @@ mod tests {
     fn condition_sets_properties_and_variants_are_capped() {
         let set = json!({"properties": [], "rollout_percentage": 10});
         let sets = json!({"groups": vec![set.clone(); MAX_CONDITION_SETS + 1]});
-        assert!(FlagFilters::parse(&sets).is_err());
+        assert!(FlagFilters::parse(sets).is_err());
         let supers = json!({"groups": [], "super_groups": vec![set; MAX_CONDITION_SETS + 1]});
-        assert!(FlagFilters::parse(&supers).is_err());
+        assert!(FlagFilters::parse(supers).is_err());
         let property = json!({"key": "a", "value": "b"});
         let properties =
             json!({"groups": [{"properties": vec![property; MAX_PROPERTIES_PER_SET + 1]}]});
         assert_eq!(
-            FlagFilters::parse(&properties).unwrap_err().detail,
+            FlagFilters::parse(properties).unwrap_err().detail,
             "A condition set may have at most 50 property filters."
         );
         let variants: Vec<Value> = (0..=MAX_VARIANTS)
             .map(|i| json!({"key": format!("v{i}"), "rollout_percentage": 0}))
             .collect();
         let multivariate = json!({"groups": [], "multivariate": {"variants": variants}});
-        assert!(FlagFilters::parse(&multivariate).is_err());
+        assert!(FlagFilters::parse(multivariate).is_err());
     }
 
     #[test]
     fn filters_weigh_their_json_and_each_regex_and_are_capped_by_weight() {
         let filter = |operator: &str, value: &str| json!({"key": "email", "value": value, "operator": operator, "type": "person"});
         let light = json!({"groups": [{"properties": [filter("exact", "a")]}]});
-        let parsed = FlagFilters::parse(&light).unwrap();
+        let parsed = FlagFilters::parse(light).unwrap();
         assert_eq!(parsed.weight(), serde_json::to_vec(&parsed).unwrap().len());
         let regex = json!({"groups": [{"properties": [filter("regex", "a")]}]});
-        let parsed_regex = FlagFilters::parse(&regex).unwrap();
+        let parsed_regex = FlagFilters::parse(regex).unwrap();
         assert_eq!(
             parsed_regex.weight(),
             serde_json::to_vec(&parsed_regex).unwrap().len() + REGEX_WEIGHT
@@ -640,8 +578,8 @@ mod tests {
 
         // Sixteen patterns fit in a flag's weight; twenty do not, however short their text.
         let regexes = |n: usize| json!({"groups": [{"properties": vec![filter("regex", "a"); n]}]});
-        assert!(FlagFilters::parse(&regexes(15)).is_ok());
-        let error = FlagFilters::parse(&regexes(20)).unwrap_err();
+        assert!(FlagFilters::parse(regexes(15)).is_ok());
+        let error = FlagFilters::parse(regexes(20)).unwrap_err();
         assert_eq!(error.attr.as_deref(), Some("filters"));
         assert!(
             error
@@ -653,7 +591,7 @@ mod tests {
         // Nor does JSON text past the weight, in few filters.
         let long = "x".repeat(MAX_FLAG_WEIGHT);
         let heavy = json!({"groups": [{"properties": [filter("icontains", &long)]}]});
-        assert!(FlagFilters::parse(&heavy).is_err());
+        assert!(FlagFilters::parse(heavy).is_err());
     }
 
     #[test]
@@ -661,7 +599,7 @@ mod tests {
         let property = json!({"key": "a", "value": "b"});
         let set = json!({"properties": vec![property; 100]});
         let stored = json!({"groups": vec![set; 100]});
-        assert!(FlagFilters::parse(&stored).is_err());
+        assert!(FlagFilters::parse(stored.clone()).is_err());
         let read = FlagFilters::read(stored).unwrap();
         assert_eq!(read.groups.len(), 100);
         assert_eq!(read.groups[0].properties().len(), 100);
@@ -682,7 +620,7 @@ mod tests {
             "aggregation_group_type_index": null,
             "holdout_groups": []
         });
-        let filters = FlagFilters::parse(&sent).unwrap();
+        let filters = FlagFilters::parse(sent.clone()).unwrap();
         assert_eq!(Value::Object(filters.to_json()), sent);
         assert_eq!(filters.variant_keys(), ["a"]);
         assert_eq!(
@@ -695,14 +633,13 @@ mod tests {
     fn operators_are_read_as_posthog_does() {
         let operator = |raw: Value| {
             let filters = FlagFilters::parse(
-                &json!({"groups": [{"properties": [{"key": "k", "operator": raw}]}]}),
+                json!({"groups": [{"properties": [{"key": "k", "operator": raw}]}]}),
             )
             .unwrap();
             filters.groups[0].properties()[0].operator()
         };
         assert_eq!(operator(json!("icontains")), Operator::IContains);
         assert_eq!(operator(json!(null)), Operator::Exact);
-        assert_eq!(operator(json!(7)), Operator::Exact);
         assert_eq!(
             operator(json!("between")),
             Operator::Other("between".into())
@@ -710,9 +647,109 @@ mod tests {
     }
 
     #[test]
+    fn a_known_key_of_another_shape_is_refused_with_posthogs_message() {
+        let refused = [
+            (json!({"groups": {}}), "Filter groups must be a list."),
+            (json!({"groups": null}), "Filter groups must be a list."),
+            (
+                json!({"super_groups": {"a": 1}}),
+                "Filter super groups must be a list.",
+            ),
+            (
+                json!({"groups": [{"rollout_percentage": "x"}]}),
+                "Rollout percentage must be a number between 0 and 100.",
+            ),
+            (
+                json!({"groups": [{"properties": 3}]}),
+                "Group properties must be a list.",
+            ),
+            (
+                json!({"groups": [{"variant": 1}]}),
+                "Group variant must be a string or null.",
+            ),
+            (
+                json!({"groups": [{"aggregation_group_type_index": "0"}]}),
+                "aggregation_group_type_index must be an integer or null.",
+            ),
+            (
+                json!({"aggregation_group_type_index": -1}),
+                "aggregation_group_type_index must be an integer or null.",
+            ),
+            (
+                json!({"groups": [{"properties": [{"key": "k", "operator": 7}]}]}),
+                "Invalid operator: 7",
+            ),
+            (
+                json!({"groups": [{"properties": [{"key": ["k"]}]}]}),
+                "Filters are not valid (a property key must be a string)",
+            ),
+            (
+                json!({"groups": [{"properties": [{"key": "k", "type": {}}]}]}),
+                "Filters are not valid (can only use person, cohort, and flag properties)",
+            ),
+            (
+                json!({"multivariate": {"variants": {}}}),
+                "Invalid variant definitions: Variants must be a list of objects with a key and a rollout_percentage.",
+            ),
+            (
+                json!({"multivariate": 1}),
+                "Multivariate must be an object.",
+            ),
+            (
+                json!({"payloads": []}),
+                "Payloads must be passed as a dictionary",
+            ),
+        ];
+        for (sent, detail) in refused {
+            let error = FlagFilters::parse(sent.clone()).unwrap_err();
+            assert_eq!(
+                (error.attr.as_deref(), error.detail.as_str()),
+                (Some("filters"), detail),
+                "{sent}"
+            );
+            // Stored filters are read by the same parser.
+            assert!(FlagFilters::read(sent).is_err());
+        }
+    }
+
+    #[test]
+    fn known_keys_sent_as_null_and_unknown_keys_are_written_back_as_sent() {
+        let sent = json!({
+            "groups": [{
+                "properties": [{"key": null, "value": null, "operator": null, "type": null, "x": {}}],
+                "rollout_percentage": null,
+                "variant": null,
+                "aggregation_group_type_index": null
+            }, {"properties": null}],
+            "super_groups": null,
+            "multivariate": null,
+            "payloads": null,
+            "aggregation_group_type_index": null,
+            "unknown": [1, {"deep": true}]
+        });
+        let filters = FlagFilters::parse(sent.clone()).unwrap();
+        assert_eq!(Value::Object(filters.to_json()), sent);
+        assert_eq!(
+            filters.groups[0].properties()[0].operator(),
+            Operator::Exact
+        );
+        assert_eq!(filters.groups[0].rollout(), 100.0);
+        assert_eq!(
+            (filters.super_groups, filters.multivariate, filters.payloads),
+            (None, None, None)
+        );
+        let typed = json!({"aggregation_group_type_index": 1, "groups": [
+            {"aggregation_group_type_index": 0, "properties": [{"key": "k", "type": "group"}]}
+        ]});
+        let filters = FlagFilters::parse(typed.clone()).unwrap();
+        assert_eq!(filters.aggregation_group_type_index, Some(1));
+        assert_eq!(Value::Object(filters.to_json()), typed);
+    }
+
+    #[test]
     fn missing_groups_are_filled_in_and_non_objects_rejected() {
         assert_eq!(
-            FlagFilters::parse(&json!({}))
+            FlagFilters::parse(json!({}))
                 .unwrap()
                 .to_json()
                 .get("groups"),
@@ -720,11 +757,11 @@ mod tests {
         );
         assert_eq!(
             FlagFilters::default(),
-            FlagFilters::parse(&json!({})).unwrap()
+            FlagFilters::parse(json!({})).unwrap()
         );
-        assert!(FlagFilters::parse(&json!([])).is_err());
-        assert!(FlagFilters::parse(&json!({"groups": "all"})).is_err());
-        assert!(FlagFilters::parse(&json!({"groups": [{"properties": [1]}]})).is_err());
+        assert!(FlagFilters::parse(json!([])).is_err());
+        assert!(FlagFilters::parse(json!({"groups": "all"})).is_err());
+        assert!(FlagFilters::parse(json!({"groups": [{"properties": [1]}]})).is_err());
     }
 
     fn patch(sent: Value) -> FlagFiltersPatch {
@@ -733,7 +770,7 @@ mod tests {
 
     #[test]
     fn a_patch_puts_exactly_the_keys_it_was_sent_with_over_the_flags() {
-        let flag = FlagFilters::parse(&json!({
+        let flag = FlagFilters::parse(json!({
             "groups": [{"properties": [], "rollout_percentage": 20}],
             "payloads": {"true": "a"},
             "super_groups": [{"rollout_percentage": 5}],
@@ -766,7 +803,7 @@ mod tests {
 
     #[test]
     fn a_set_without_properties_at_full_rollout_serves_everyone() {
-        let serves = |filters: Value| FlagFilters::parse(&filters).unwrap().serves_everyone();
+        let serves = |filters: Value| FlagFilters::parse(filters).unwrap().serves_everyone();
         assert!(serves(json!({"groups": [{"properties": []}]})));
         assert!(serves(json!({"groups": [{"rollout_percentage": 100}]})));
         assert!(serves(

@@ -4,6 +4,7 @@
 pub mod evaluation;
 mod filters;
 mod key;
+mod operator;
 pub mod pattern;
 mod port;
 mod service;
@@ -11,10 +12,10 @@ mod service;
 pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
 pub use filters::{
     ConditionSet, FlagFilters, FlagFiltersPatch, MAX_CONDITION_SETS, MAX_FLAG_WEIGHT,
-    MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Multivariate, Operator, PropertyFilter, REGEX_WEIGHT,
-    Variant,
+    MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Multivariate, PropertyFilter, REGEX_WEIGHT, Variant,
 };
 pub use key::{FlagKey, KEY_PATTERN, MAX_KEY_CHARS};
+pub use operator::Operator;
 pub use port::{FeatureFlagRepository, ServingFlags};
 pub use service::{FeatureFlagService, MAX_PROJECT_FLAG_WEIGHT};
 
@@ -97,7 +98,7 @@ mod tests {
             project_id: ProjectId(1),
             name: String::new(),
             key: "k".into(),
-            filters: FlagFilters::parse(&json!({"multivariate": {"variants": [
+            filters: FlagFilters::parse(json!({"multivariate": {"variants": [
                 {"key": "a", "rollout_percentage": 50},
                 {"key": "b", "rollout_percentage": 50}
             ]}}))

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use super::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use crate::error::{DomainError, Unexpected};
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{ProjectId, UserId};
+use crate::tenancy::{ProjectId, UserBasic};
 
 /// A project's serving flags as storage hands them to an SDK snapshot: loaded, or only
 /// weighed, when loading them would hold more memory than a snapshot may.
@@ -34,18 +34,20 @@ pub trait FeatureFlagRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected>;
 
-    /// Stores a new flag exactly as given.
+    /// Stores a new flag exactly as given and returns it as written, created by `creator`,
+    /// whom the caller holds (nothing is read back).
     ///
     /// # Errors
     /// `Conflict` when a live flag of the project has the key; `Unexpected` otherwise.
     async fn create(
         &self,
         project: ProjectId,
-        creator: Option<UserId>,
+        creator: Option<UserBasic>,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError>;
 
-    /// Applies the changes, exactly as given, to a live flag and returns it.
+    /// Applies the changes, exactly as given, to a live flag and returns it as written,
+    /// without its creator (`created_by: None`): a caller that shows the flag holds it.
     ///
     /// # Errors
     /// `NotFound`, `Conflict` (a taken key), `Unexpected`.
@@ -56,7 +58,8 @@ pub trait FeatureFlagRepository: Send + Sync {
         changes: FlagChanges,
     ) -> Result<FeatureFlag, DomainError>;
 
-    /// The project's flags that serve: active and not deleted, ordered by id.
+    /// The project's flags that serve: active and not deleted, ordered by id, without their
+    /// creators (what serves and what they weigh never shows who made them).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.

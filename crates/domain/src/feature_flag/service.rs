@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, NewFlag};
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{ProjectId, UserId};
+use crate::tenancy::{ProjectId, UserBasic};
 
 /// Most a project's active flags may weigh together ([`FlagFilters::weight`]): what one project's
 /// flags may take of a node's snapshot memory and of each of its `/flags` requests' time. Checked
@@ -46,7 +46,7 @@ impl FeatureFlagService {
     pub async fn create(
         &self,
         project: ProjectId,
-        creator: UserId,
+        creator: &UserBasic,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
         if flag.active {
@@ -54,12 +54,14 @@ impl FeatureFlagService {
                 .await?;
         }
         self.flags
-            .create(project, Some(creator), flag)
+            .create(project, Some(creator.clone()), flag)
             .await
             .map_err(|error| error.conflict_as(key_taken))
     }
 
-    /// Partial update; `deleted: true` deletes the flag (as DELETE does).
+    /// Partial update; `deleted: true` deletes the flag (as DELETE does). The flag is read
+    /// first, for the weight of what it would serve and for its creator, which the update does
+    /// not read back.
     ///
     /// # Errors
     /// `NotFound`, or `Invalid` for a taken key.
@@ -73,18 +75,23 @@ impl FeatureFlagService {
             // A deleted flag never serves.
             changes.active = Some(false);
         }
-        if changes.filters.is_some() || changes.active == Some(true) {
-            let flag = self.get(project, id).await?;
-            if changes.active.unwrap_or(flag.active) {
-                let filters = changes.filters.as_ref().unwrap_or(&flag.filters);
-                self.check_project_weight(project, Some(id), filters)
-                    .await?;
-            }
+        let flag = self.get(project, id).await?;
+        if (changes.filters.is_some() || changes.active == Some(true))
+            && changes.active.unwrap_or(flag.active)
+        {
+            let filters = changes.filters.as_ref().unwrap_or(&flag.filters);
+            self.check_project_weight(project, Some(id), filters)
+                .await?;
         }
-        self.flags
+        let updated = self
+            .flags
             .update(project, id, changes)
             .await
-            .map_err(|error| error.conflict_as(key_taken))
+            .map_err(|error| error.conflict_as(key_taken))?;
+        Ok(FeatureFlag {
+            created_by: flag.created_by,
+            ..updated
+        })
     }
 
     /// Soft delete: the flag disappears from the API and frees its key; surveys linked to it

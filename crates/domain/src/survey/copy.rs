@@ -154,7 +154,7 @@ mod tests {
                 project_id: ProjectId(1),
                 name: "Targeting flag for survey Onboarding".into(),
                 key: "survey-targeting-0123456789".into(),
-                filters: FlagFilters::parse(&Value::Object(filters())).unwrap(),
+                filters: FlagFilters::parse(Value::Object(filters())).unwrap(),
                 deleted,
                 active: true,
                 ensure_experience_continuity: false,

@@ -32,7 +32,7 @@ impl Survey {
             key: Some(format!("${interaction}/{}{suffix}", self.id.0)),
             value: Some(Value::String("is_not_set".into())),
             operator: Some(Operator::IsNotSet),
-            kind: Some(Value::String("person".into())),
+            kind: Some("person".into()),
             extra: Map::new(),
         };
         let filters = FlagFilters {

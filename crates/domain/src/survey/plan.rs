@@ -425,7 +425,7 @@ mod tests {
             project_id: ProjectId(1),
             name: String::new(),
             key: format!("flag-{id}"),
-            filters: FlagFilters::parse(&Value::Object(filters())).unwrap(),
+            filters: FlagFilters::parse(Value::Object(filters())).unwrap(),
             deleted,
             active: !deleted,
             ensure_experience_continuity: false,
@@ -750,7 +750,7 @@ mod tests {
             (json!("deleted"), Value::Null)
         );
         let mut other = flag(2, false);
-        other.filters = FlagFilters::parse(&merged).unwrap();
+        other.filters = FlagFilters::parse(merged.clone()).unwrap();
         let adopted = field(
             plan_update(
                 &stored(None, false, false),

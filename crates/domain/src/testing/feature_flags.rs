@@ -8,7 +8,7 @@ use crate::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag, ServingFlags,
 };
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{ProjectId, UserId};
+use crate::tenancy::{ProjectId, UserBasic, UserId};
 
 use super::{InMemoryStore, State, StoredFlag, page_of};
 
@@ -25,6 +25,14 @@ impl State {
             .iter()
             .find(|f| f.flag.id == id)
             .map(|f| self.flag_view(f))
+    }
+
+    /// A flag as stored, without its creator (what a write returns).
+    fn stored_flag(&self, id: FlagId) -> &StoredFlag {
+        self.flags
+            .iter()
+            .find(|f| f.flag.id == id)
+            .expect("a flag just written")
     }
 
     pub(super) fn live_flag_mut(
@@ -146,12 +154,15 @@ impl FeatureFlagRepository for InMemoryStore {
     async fn create(
         &self,
         project: ProjectId,
-        creator: Option<UserId>,
+        creator: Option<UserBasic>,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
         let mut state = self.lock();
-        let id = state.insert_flag(project, creator, flag)?;
-        Ok(state.flag_any(id).expect("just inserted"))
+        let id = state.insert_flag(project, creator.as_ref().map(|user| user.id), flag)?;
+        Ok(FeatureFlag {
+            created_by: creator,
+            ..state.stored_flag(id).flag.clone()
+        })
     }
 
     async fn update(
@@ -162,7 +173,7 @@ impl FeatureFlagRepository for InMemoryStore {
     ) -> Result<FeatureFlag, DomainError> {
         let mut state = self.lock();
         state.change_flag(project, id, changes)?;
-        Ok(state.flag_any(id).expect("just updated"))
+        Ok(state.stored_flag(id).flag.clone())
     }
 
     async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected> {
@@ -171,7 +182,7 @@ impl FeatureFlagRepository for InMemoryStore {
             .flags
             .iter()
             .filter(|f| f.flag.project_id == project && !f.flag.deleted && f.flag.active)
-            .map(|f| state.flag_view(f))
+            .map(|f| f.flag.clone())
             .collect();
         flags.sort_by_key(|f| f.id);
         Ok(flags)

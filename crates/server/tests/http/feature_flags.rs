@@ -64,6 +64,7 @@ async fn a_flag_is_created_listed_retrieved_and_patched() {
         ),
         (json!(false), json!("Renamed"), json!("beta-ui"))
     );
+    assert_eq!(patched["created_by"], flag["created_by"]);
 
     let (_, list) = parts(app.get(&flags_path(&ada), &ada.key).await).await;
     assert_eq!(list["count"], 1);
@@ -156,6 +157,56 @@ async fn flag_validation_uses_posthogs_messages() {
         (body["attr"].clone(), body["detail"].clone()),
         (json!("active"), json!("Must be a valid boolean."))
     );
+}
+
+#[tokio::test]
+async fn a_known_filters_key_of_another_shape_is_a_400_and_unknown_keys_round_trip() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let wrong = [
+        (json!({"groups": {}}), "Filter groups must be a list."),
+        (
+            json!({"groups": [{"rollout_percentage": "x"}]}),
+            "Rollout percentage must be a number between 0 and 100.",
+        ),
+        (
+            json!({"groups": [{"properties": 3}]}),
+            "Group properties must be a list.",
+        ),
+        (
+            json!({"groups": [{"properties": [{"key": "email", "operator": 7}]}]}),
+            "Invalid operator: 7",
+        ),
+        (
+            json!({"multivariate": {"variants": {"a": 100}}}),
+            "Invalid variant definitions: Variants must be a list of objects with a key and a rollout_percentage.",
+        ),
+    ];
+    for (filters, detail) in wrong {
+        let sent = json!({"key": "shaped", "filters": filters});
+        let (status, body) = create_flag(&app, &ada, sent).await;
+        assert_eq!(
+            (status, body),
+            (
+                400,
+                json!({"type": "validation_error", "code": "invalid_input", "detail": detail, "attr": "filters"})
+            ),
+            "{filters}"
+        );
+    }
+
+    let filters = json!({
+        "groups": [{"properties": [{"key": "email", "operator": null, "custom": [1]}], "variant": null}],
+        "super_groups": null,
+        "holdout_groups": [{"id": 1}]
+    });
+    let (status, flag) = create_flag(
+        &app,
+        &ada,
+        json!({"key": "kept", "filters": filters.clone()}),
+    )
+    .await;
+    assert_eq!((status, flag["filters"].clone()), (201, filters));
 }
 
 #[tokio::test]

@@ -20,12 +20,11 @@ pub(crate) struct FlagRow {
     pub deleted: bool,
     pub active: bool,
     pub ensure_experience_continuity: bool,
-    pub created_by_id: Option<i32>,
     pub created_at: DateTime<Utc>,
 }
 
 impl FlagRow {
-    /// The flag, with its creator loaded separately (by a join or a batch query).
+    /// The flag, with its creator as the caller has it (joined, given to a write, or none).
     pub fn into_flag(self, created_by: Option<UserBasic>) -> Result<FeatureFlag, Unexpected> {
         let filters = FlagFilters::read(self.filters).map_err(|error| {
             Unexpected::new(format!(

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use utoipa::openapi::schema::ObjectBuilder;
 
+use crate::contract::flag_filter_shapes::FlagFiltersShape;
 use crate::contract::schemas::text;
 use crate::fields::{Fields, non_null, not_null};
 
@@ -20,8 +21,7 @@ pub(crate) struct FeatureFlagWrite {
     key: Option<FlagKey>,
     #[schema(nullable = false)]
     name: Option<String>,
-    /// `{groups: [{properties, rollout_percentage, variant}], multivariate?, payloads?}`.
-    #[schema(value_type = Object, required = false)]
+    #[schema(value_type = FlagFiltersShape, required = false)]
     filters: Option<FlagFilters>,
     #[schema(nullable = false)]
     active: Option<bool>,
@@ -47,8 +47,9 @@ fn key_schema() -> ObjectBuilder {
 impl FeatureFlagWrite {
     /// Reads a create body: `key` first (required), `null` elsewhere taken as absent, and no
     /// `deleted`.
-    fn create(body: &Map<String, Value>) -> Result<Self, ValidationError> {
-        let fields = Fields(body);
+    fn create(mut body: Map<String, Value>) -> Result<Self, ValidationError> {
+        let filters = sent_filters(&mut body);
+        let fields = Fields(&body);
         Ok(Self {
             key: Some(match fields.string("key")? {
                 Patch::Value(key) => FlagKey::parse(&key)?,
@@ -56,11 +57,7 @@ impl FeatureFlagWrite {
                 Patch::Null => return Err(not_null("key")),
             }),
             name: fields.string("name")?.value(),
-            filters: fields
-                .raw("filters")
-                .value()
-                .map(FlagFilters::parse)
-                .transpose()?,
+            filters: filters.value().map(FlagFilters::parse).transpose()?,
             active: fields.boolean("active")?.value(),
             ensure_experience_continuity: fields.boolean("ensure_experience_continuity")?.value(),
             deleted: None,
@@ -68,14 +65,15 @@ impl FeatureFlagWrite {
     }
 
     /// Reads a PATCH body: `name` first, and no field may be `null`.
-    fn change(body: &Map<String, Value>) -> Result<Self, ValidationError> {
-        let fields = Fields(body);
+    fn change(mut body: Map<String, Value>) -> Result<Self, ValidationError> {
+        let filters = sent_filters(&mut body);
+        let fields = Fields(&body);
         Ok(Self {
             name: non_null(fields.string("name")?, "name")?,
             key: non_null(fields.string("key")?, "key")?
                 .map(|key| FlagKey::parse(&key))
                 .transpose()?,
-            filters: non_null(fields.raw("filters"), "filters")?
+            filters: non_null(filters, "filters")?
                 .map(FlagFilters::parse)
                 .transpose()?,
             active: non_null(fields.boolean("active")?, "active")?,
@@ -88,11 +86,20 @@ impl FeatureFlagWrite {
     }
 }
 
+/// `filters` as sent, taken out of the body: parsed once, from the value itself.
+fn sent_filters(body: &mut Map<String, Value>) -> Patch<Value> {
+    match body.remove("filters") {
+        None => Patch::Absent,
+        Some(Value::Null) => Patch::Null,
+        Some(filters) => Patch::Value(filters),
+    }
+}
+
 /// Reads a create body: `key` required, everything else defaulted.
 ///
 /// # Errors
 /// The first invalid field.
-pub(super) fn new_flag(body: &Map<String, Value>) -> Result<NewFlag, ValidationError> {
+pub(super) fn new_flag(body: Map<String, Value>) -> Result<NewFlag, ValidationError> {
     let write = FeatureFlagWrite::create(body)?;
     Ok(NewFlag {
         key: write.key.ok_or_else(|| ValidationError::required("key"))?,
@@ -107,7 +114,7 @@ pub(super) fn new_flag(body: &Map<String, Value>) -> Result<NewFlag, ValidationE
 ///
 /// # Errors
 /// The first invalid field.
-pub(super) fn flag_changes(body: &Map<String, Value>) -> Result<FlagChanges, ValidationError> {
+pub(super) fn flag_changes(body: Map<String, Value>) -> Result<FlagChanges, ValidationError> {
     let write = FeatureFlagWrite::change(body)?;
     Ok(FlagChanges {
         name: write.name,
@@ -132,22 +139,22 @@ mod tests {
     #[test]
     fn a_flag_needs_a_valid_key_and_gets_defaults() {
         assert_eq!(
-            new_flag(&body(json!({"name": "x"}))).unwrap_err().detail,
+            new_flag(body(json!({"name": "x"}))).unwrap_err().detail,
             "This field is required."
         );
-        let bad = new_flag(&body(json!({"key": "has space"}))).unwrap_err();
+        let bad = new_flag(body(json!({"key": "has space"}))).unwrap_err();
         assert_eq!(
             (bad.attr.as_deref(), bad.code.as_str()),
             (Some("key"), "invalid_key")
         );
-        let flag = new_flag(&body(json!({"key": "beta"}))).unwrap();
+        let flag = new_flag(body(json!({"key": "beta"}))).unwrap();
         assert!(flag.active && !flag.ensure_experience_continuity);
         assert_eq!(flag.filters, FlagFilters::default());
     }
 
     #[test]
     fn patches_change_only_what_is_sent_and_refuse_nulls() {
-        let changes = flag_changes(&body(json!({"active": false}))).unwrap();
+        let changes = flag_changes(body(json!({"active": false}))).unwrap();
         assert_eq!(
             changes,
             FlagChanges {
@@ -155,12 +162,12 @@ mod tests {
                 ..FlagChanges::default()
             }
         );
-        let bad = flag_changes(&body(
+        let bad = flag_changes(body(
             json!({"filters": {"groups": [{"rollout_percentage": 150}]}}),
         ))
         .unwrap_err();
         assert_eq!(bad.attr.as_deref(), Some("filters"));
-        let null = flag_changes(&body(json!({"filters": null}))).unwrap_err();
+        let null = flag_changes(body(json!({"filters": null}))).unwrap_err();
         assert_eq!(
             (null.attr.as_deref(), null.detail.as_str()),
             (Some("filters"), "This field may not be null.")

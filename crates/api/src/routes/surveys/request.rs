@@ -40,7 +40,7 @@ pub(crate) struct SurveyWrite {
     #[schema(value_type = Option<i32>)]
     targeting_flag_id: Patch<FlagId>,
     /// Filters for the survey's own targeting flag (`{}` or `null`: none).
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::contract::flag_filter_shapes::FlagFiltersShape>)]
     targeting_flag_filters: Option<FlagFiltersPatch>,
     /// Deletes the survey's own targeting flag (an adopted one is only detached).
     remove_targeting_flag: Option<bool>,

@@ -302,7 +302,7 @@ mod tests {
     }
 
     fn check(filter: Value, properties: Value) -> bool {
-        PropertyFilter::from_json(filter).is_some_and(|filter| {
+        PropertyFilter::read(filter).is_ok_and(|filter| {
             matches(
                 &filter,
                 properties.as_object().unwrap(),
