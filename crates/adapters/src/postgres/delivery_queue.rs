@@ -2,7 +2,7 @@
 //! `webhook_graveyard`: captured answers fanned out into deliveries within the queue's bounds,
 //! each webhook's head claimed (projects in turn) and settled, deleted webhooks' deliveries
 //! purged and finished ones forgotten, each in bounded batches. The outbox is written by the
-//! capture statement (`survey_responses.rs`).
+//! capture statement (`survey_responses/capture.rs`).
 
 use std::time::Duration;
 
@@ -462,7 +462,7 @@ impl PgWebhookRepository {
     /// `Unexpected` when storage fails.
     pub async fn claim_plan(&self) -> Result<String, Unexpected> {
         let mut conn = self.database().connection().await?;
-        let lines: Vec<crate::postgres::survey_responses::PlanLine> =
+        let lines: Vec<crate::postgres::query_plan::PlanLine> =
             diesel::sql_query(format!("EXPLAIN {CLAIM_DUE}"))
                 .bind::<Int8, _>(32)
                 .bind::<Double, _>(60.0)

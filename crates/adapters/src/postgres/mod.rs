@@ -2,7 +2,6 @@
 //! and the repositories implementing the domain's storage ports over one schema.
 
 pub(crate) mod api_keys;
-pub(crate) mod capture_queue;
 pub(crate) mod confirmed;
 pub(crate) mod database;
 pub(crate) mod delivery_queue;
@@ -14,6 +13,8 @@ pub(crate) mod persons;
 pub(crate) mod plugin_configs;
 pub(crate) mod plugins;
 pub(crate) mod prepared;
+#[cfg(feature = "testing")]
+pub(crate) mod query_plan;
 pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod sdk_changes;

@@ -1,6 +1,6 @@
 //! `PersonRepository` over the `person_properties` table: one jsonb object per project and
-//! distinct id, merged with `||` by the capture's statement (`survey_responses.rs`). Distinct ids
-//! are captured text, so they are looked up as PostgreSQL stores them (`text.rs`).
+//! distinct id, merged with `||` by the capture's statement (`survey_responses/capture.rs`).
+//! Distinct ids are captured text, so they are looked up as PostgreSQL stores them (`text.rs`).
 
 use async_trait::async_trait;
 use diesel::prelude::*;

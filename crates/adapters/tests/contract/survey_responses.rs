@@ -34,6 +34,7 @@ contract!(
     archived_responses_can_be_left_out_of_lists_and_tallies,
     tallies_count_each_questions_answers_and_values,
     tallies_list_the_most_given_values_and_add_up_the_rest,
+    a_questions_answer_is_under_its_id_before_its_index_and_only_strings_and_numbers_are_values,
     projects_never_see_each_others_events,
 );
 
@@ -953,4 +954,86 @@ async fn tallies_list_the_most_given_values_and_add_up_the_rest(stores: Stores) 
         ("v0098".to_owned(), 1)
     );
     assert_eq!(tally.others, 3, "v0099, v0100 and v0101");
+}
+
+async fn a_questions_answer_is_under_its_id_before_its_index_and_only_strings_and_numbers_are_values(
+    stores: Stores,
+) {
+    let survey = launched(&stores, "Shapes", LAUNCH).await;
+    let id = survey_id(&survey);
+    let repository = &stores.survey_responses;
+    let events = [
+        answered(&id, "ada", 1, json!({"q": "own", "0": "legacy"})),
+        answered(&id, "bob", 2, json!({"0": "legacy"})),
+        answered(&id, "cy", 3, json!({"q": false})),
+        answered(&id, "dee", 4, json!({"q": {"x": 1}})),
+        answered(&id, "eve", 5, json!({"q": ["a", 2, {"x": 1}, true]})),
+        // The id's `null` is the answer, whatever the index holds.
+        answered(&id, "fay", 6, json!({"q": null, "0": "legacy too"})),
+        answered(&id, "gus", 7, json!({"q": 2.5})),
+    ];
+    repository
+        .record(stores.project, events.to_vec(), vec![])
+        .await
+        .unwrap();
+    let q = || Some(keys("q", Some("0")));
+    let listed = async |answers: AnswerFilter| {
+        let page = repository
+            .responses(stores.project, &id, &every(), &answers, all(), usize::MAX)
+            .await
+            .unwrap();
+        let people: Vec<String> = page.items.into_iter().map(|r| r.distinct_id).collect();
+        assert_eq!(page.count, people.len() as u64);
+        people
+    };
+    assert_eq!(
+        listed(AnswerFilter {
+            question: q(),
+            search: None
+        })
+        .await,
+        ["gus", "eve", "dee", "cy", "bob", "ada"],
+        "false and objects are given answers; the id's null is none"
+    );
+    assert_eq!(
+        listed(AnswerFilter {
+            question: q(),
+            search: SearchText::parse("LEGACY").unwrap()
+        })
+        .await,
+        ["bob"],
+        "the index is read only without the id"
+    );
+    assert_eq!(
+        listed(AnswerFilter {
+            question: None,
+            search: SearchText::parse("legacy").unwrap()
+        })
+        .await,
+        ["fay", "bob", "ada"]
+    );
+    let tallies = repository
+        .tallies(
+            stores.project,
+            &id,
+            &every(),
+            &[TallyRequest {
+                keys: keys("q", Some("0")),
+                values: true,
+            }],
+        )
+        .await
+        .unwrap();
+    assert_eq!(tallies.responses, 7);
+    let values = |pairs: &[&str]| -> Vec<(String, u64)> {
+        pairs.iter().map(|v| ((*v).to_owned(), 1)).collect()
+    };
+    assert_eq!(
+        tallies.questions,
+        [Tally {
+            answered: 6,
+            values: values(&["2", "2.5", "a", "legacy", "own"]),
+            others: 0,
+        }]
+    );
 }

@@ -1,9 +1,7 @@
 //! Which of a survey's responses a read keeps: a time window and, optionally, no archived ones
 //! (the list, the export and the results share these), and for the list, what the answers hold
-//! (one question answered, a text searched for). The predicates here are the definition both
-//! stores follow: the fake calls them, the SQL spells them out.
-
-use serde_json::{Map, Value};
+//! (one question answered, a text searched for). What they keep is the port's to state
+//! (`SurveyResponseRepository::responses`).
 
 use super::DateWindow;
 use crate::error::{ValidationCode, ValidationError};
@@ -18,7 +16,8 @@ pub struct ResponseFilter {
 
 /// The stored answer keys that hold one question's answer, in priority order: its id, then its
 /// index for older SDKs that keyed answers so (unless the index is itself a question's id) —
-/// the mapping `keyed_by_question` applies when responses are read.
+/// the mapping `keyed_by_question` applies when responses are read. A question's answer is the
+/// value under its id, else the value under its index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AnswerKeys {
     pub id: String,
@@ -42,34 +41,6 @@ impl AnswerKeys {
                 })
             })
             .collect()
-    }
-
-    /// The question's answer among a response's stored answers.
-    pub fn answer<'a>(&self, answers: &'a Map<String, Value>) -> Option<&'a Value> {
-        answers
-            .get(&self.id)
-            .or_else(|| self.index.as_ref().and_then(|index| answers.get(index)))
-    }
-}
-
-/// Whether an answer was given: anything but `null`, `""` and `[]` (what SDKs send for a
-/// skipped optional question).
-pub fn is_answered(answer: &Value) -> bool {
-    match answer {
-        Value::Null => false,
-        Value::String(text) => !text.is_empty(),
-        Value::Array(items) => !items.is_empty(),
-        _ => true,
-    }
-}
-
-/// The texts of an answer that a search looks in: the answer itself when it is a string, its
-/// strings when it is a list (multiple choice); numbers and objects are not searched.
-pub fn answer_texts(answer: &Value) -> Vec<&str> {
-    match answer {
-        Value::String(text) => vec![text.as_str()],
-        Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
     }
 }
 
@@ -100,11 +71,6 @@ impl SearchText {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    /// Whether `text` holds this search, ignoring case.
-    pub fn found_in(&self, text: &str) -> bool {
-        text.to_lowercase().contains(&self.0.to_lowercase())
-    }
 }
 
 /// What a listed response's answers must hold.
@@ -117,37 +83,14 @@ pub struct AnswerFilter {
     pub search: Option<SearchText>,
 }
 
-impl AnswerFilter {
-    /// Whether a response with these stored answers is kept.
-    pub fn keeps(&self, answers: &Map<String, Value>) -> bool {
-        let searched = |answer: &Value| {
-            self.search.as_ref().is_none_or(|search| {
-                answer_texts(answer)
-                    .into_iter()
-                    .any(|text| search.found_in(text))
-            })
-        };
-        match &self.question {
-            Some(keys) => keys
-                .answer(answers)
-                .is_some_and(|answer| is_answered(answer) && searched(answer)),
-            None => self.search.is_none() || answers.values().any(searched),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
 
-    fn answers(value: Value) -> Map<String, Value> {
-        value.as_object().unwrap().clone()
-    }
-
     #[test]
-    fn a_question_is_found_by_its_id_first_then_by_its_index() {
+    fn a_question_is_keyed_by_its_id_then_by_its_index_unless_that_is_another_questions_id() {
         let questions = Questions::parse(&json!([
             {"type": "open", "question": "A", "id": "a"},
             {"type": "open", "question": "B", "id": "0"},
@@ -168,55 +111,6 @@ mod tests {
                 }),
             ]
         );
-        let b = keys[1].as_ref().unwrap();
-        assert_eq!(
-            b.answer(&answers(json!({"1": "legacy"}))),
-            Some(&json!("legacy"))
-        );
-        assert_eq!(
-            b.answer(&answers(json!({"1": "legacy", "0": "own"}))),
-            Some(&json!("own"))
-        );
-    }
-
-    #[test]
-    fn skipped_answers_are_not_answers() {
-        for skipped in [json!(null), json!(""), json!([])] {
-            assert!(!is_answered(&skipped), "{skipped}");
-        }
-        for given in [json!(0), json!("x"), json!(["a"]), json!(false)] {
-            assert!(is_answered(&given), "{given}");
-        }
-    }
-
-    #[test]
-    fn a_search_ignores_case_and_reads_lists_but_not_numbers() {
-        let search = |text: &str| AnswerFilter {
-            question: None,
-            search: SearchText::parse(text).unwrap(),
-        };
-        let response = answers(json!({"q": "Too SLOW", "m": ["Fast", "50%_off"], "r": 10}));
-        assert!(search("slow").keeps(&response));
-        assert!(search("fast").keeps(&response));
-        assert!(search("%_").keeps(&response));
-        assert!(!search("10").keeps(&response));
-        assert!(!search("%x").keeps(&response));
-        assert!(search("").keeps(&response));
-    }
-
-    #[test]
-    fn a_named_question_must_be_answered_and_holds_the_search() {
-        let filter = |search: &str| AnswerFilter {
-            question: Some(AnswerKeys {
-                id: "q".into(),
-                index: None,
-            }),
-            search: SearchText::parse(search).unwrap(),
-        };
-        assert!(filter("").keeps(&answers(json!({"q": "hello"}))));
-        assert!(!filter("").keeps(&answers(json!({"q": ""}))));
-        assert!(!filter("").keeps(&answers(json!({"other": "hello"}))));
-        assert!(!filter("hello").keeps(&answers(json!({"q": "bye", "other": "hello"}))));
     }
 
     #[test]

@@ -22,17 +22,13 @@ use crate::error::{ValidationCode, ValidationError};
 
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
 pub use export::{ExportCursor, ExportFormat, ExportRenderer};
-pub use filter::{
-    AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText, answer_texts,
-    is_answered,
-};
+pub use filter::{AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText};
 pub use limits::{
     EXPORT_CHUNK_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, PAGE_ANSWER_BYTES, rows_within,
 };
 pub use port::{Forgotten, SurveyResponseRepository};
 pub use results::{
     MAX_TALLIED_VALUES, QuestionResults, SurveyResults, Tallies, Tally, TallyRequest, ValueCount,
-    ranked, tallied_values,
 };
 pub(crate) use service::keyed_by_question;
 pub use service::{ResponseExport, ResponseListing, SurveyResponseService, SurveyStatsReport};
@@ -107,16 +103,6 @@ impl SurveyEvent {
                 .or_insert_with(|| value.clone());
         }
         answers
-    }
-
-    /// `$survey_partially_completed` (`true`, or `"true"` as text): the dismissal of a
-    /// half-answered survey, which stats do not count as a dismissal, as PostHog does not.
-    pub fn partially_completed(&self) -> bool {
-        match self.properties.get("$survey_partially_completed") {
-            Some(Value::Bool(partial)) => *partial,
-            Some(Value::String(partial)) => partial == "true",
-            _ => false,
-        }
     }
 
     /// `$survey_completed`, when the SDK said.

@@ -63,7 +63,21 @@ pub trait SurveyResponseRepository: Send + Sync {
     ) -> Result<ResponseCounts, Unexpected>;
 
     /// A survey's responses that `filter` and `answers` keep, newest first (ties by uuid,
-    /// descending), read as lists read answers: each answer longer than
+    /// descending).
+    ///
+    /// These rules are the one statement of what both stores implement (the fake in Rust, the
+    /// PostgreSQL store in SQL; the contract tests hold them to it), and [`tallies`](Self::tallies)
+    /// shares them:
+    /// - A question's *answer* is the value under its [`AnswerKeys`](super::AnswerKeys) `id`,
+    ///   else under its `index` (older SDKs); it is *given* unless absent, `null`, `""` or `[]`.
+    /// - With `answers.question`, a response is kept when that answer is given and, with a
+    ///   search, the search is found in it; without a question, a search keeps a response when
+    ///   it is found in any of its answers.
+    /// - A search is found in an answer when one of the answer's texts (the answer itself when a
+    ///   string, its strings when a list; numbers and objects are never searched) contains it as
+    ///   a substring, ignoring case; `%`, `_` and `\` are ordinary characters.
+    ///
+    /// Answers are read as lists read them: each answer longer than
     /// [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES) (a text answer's text, another answer's
     /// JSON text; stored before capture refused them) reads as a string of the first
     /// `MAX_ANSWER_BYTES` characters of that text, so no read holds an answer of any size.
@@ -88,6 +102,14 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// How many of a survey's responses `filter` keeps and, for each of `questions` in order,
     /// its [`Tally`](super::Tally): added up in one read of those responses, never returning
     /// them.
+    ///
+    /// `answered` counts the responses whose answer to the question is given (as
+    /// [`responses`](Self::responses) defines both). With `values`, each given answer gives
+    /// values: a string is one (its first [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES)
+    /// characters), a number one (its JSON text), a list each of its strings and numbers,
+    /// anything else none. The values given most are listed, most first, ties by value
+    /// (bytewise), at most [`MAX_TALLIED_VALUES`](super::MAX_TALLIED_VALUES); `others` adds up
+    /// how often the rest were given.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -179,8 +201,10 @@ pub trait SurveyResponseRepository: Send + Sync {
         survey_id: &str,
     ) -> Result<Vec<Uuid>, Unexpected>;
 
-    /// Totals of the surveys' events within `window`: shown and dismissed events (dismissals
-    /// of partially completed submissions left out), and non-archived responses for sent.
+    /// Totals of the surveys' events within `window`: shown and dismissed events, and
+    /// non-archived responses for sent; and how many persons both dismissed and sent. A
+    /// dismissal whose `$survey_partially_completed` is `true` (or the text `"true"`) is a
+    /// partially completed submission's, not a dismissal, and is left out, as PostHog does.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.

@@ -3,11 +3,7 @@
 //! them up in one pass ([`Tallies`]), so a survey of any size is charted from a few hundred
 //! numbers; the service lays them out along the survey's scales and choices.
 
-use std::collections::BTreeMap;
-
-use serde_json::Value;
-
-use super::{AnswerKeys, DateWindow, MAX_ANSWER_BYTES};
+use super::{AnswerKeys, DateWindow};
 use crate::survey::{Question, QuestionType};
 
 /// Most distinct values a tally lists per question, the most given first; answers with the
@@ -26,7 +22,7 @@ pub struct TallyRequest {
 /// One question's tally.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tally {
-    /// Responses that answered (see [`super::is_answered`]).
+    /// Responses that answered (see [`SurveyResponseRepository::tallies`](super::SurveyResponseRepository::tallies)).
     pub answered: u64,
     /// Values and how often each was given, the most given first, ties by value (bytewise);
     /// at most [`MAX_TALLIED_VALUES`].
@@ -40,31 +36,6 @@ pub struct Tally {
 pub struct Tallies {
     pub responses: u64,
     pub questions: Vec<Tally>,
-}
-
-/// The values an answer gives: a string or number is one (a number as its JSON text), a list
-/// gives each of its strings and numbers; anything else gives none. Each is cut to its first
-/// [`MAX_ANSWER_BYTES`] characters, so answers stored before capture bounded them cannot make
-/// a tally of any size.
-pub fn tallied_values(answer: &Value) -> Vec<String> {
-    let value = |item: &Value| match item {
-        Value::String(text) => Some(text.chars().take(MAX_ANSWER_BYTES).collect()),
-        Value::Number(number) => Some(number.to_string()),
-        _ => None,
-    };
-    match answer {
-        Value::Array(items) => items.iter().filter_map(value).collect(),
-        other => value(other).into_iter().collect(),
-    }
-}
-
-/// Counts in a tally's order (most given first, ties by value), cut at [`MAX_TALLIED_VALUES`]:
-/// the listed values and how many answers the rest add up to.
-pub fn ranked(counts: BTreeMap<String, u64>) -> (Vec<(String, u64)>, u64) {
-    let mut values: Vec<(String, u64)> = counts.into_iter().collect();
-    values.sort_by(|(a, a_count), (b, b_count)| b_count.cmp(a_count).then_with(|| a.cmp(b)));
-    let rest = values.split_off(values.len().min(MAX_TALLIED_VALUES));
-    (values, rest.iter().map(|(_, count)| count).sum())
 }
 
 /// How often one value was given.
@@ -141,7 +112,7 @@ pub struct SurveyResults {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::survey::Questions;
@@ -197,25 +168,5 @@ mod tests {
         let results = QuestionResults::new("c".into(), &choice, tally);
         assert_eq!(counts(&results), [("b", 0), ("a", 3), ("mine", 1)]);
         assert_eq!(results.others, 2);
-    }
-
-    #[test]
-    fn tallies_are_ranked_and_cut() {
-        let mut counts: BTreeMap<String, u64> = (0..MAX_TALLIED_VALUES + 2)
-            .map(|i| (format!("v{i:03}"), 1))
-            .collect();
-        counts.insert("top".into(), 5);
-        let (values, rest) = ranked(counts);
-        assert_eq!(values.len(), MAX_TALLIED_VALUES);
-        assert_eq!(values[0], ("top".into(), 5));
-        assert_eq!(values[1], ("v000".into(), 1));
-        assert_eq!(rest, 3);
-    }
-
-    #[test]
-    fn values_are_strings_and_numbers_of_an_answer() {
-        assert_eq!(tallied_values(&json!(9)), ["9"]);
-        assert_eq!(tallied_values(&json!(["a", 2, {"x": 1}])), ["a", "2"]);
-        assert!(tallied_values(&json!({"x": 1})).is_empty());
     }
 }

@@ -1,6 +1,9 @@
 //! The survey response port, faked: events deduplicated by uuid, one response per submission,
 //! person sets merged and webhook deliveries made under the same lock (so a capture is all or
-//! nothing here too), counts and stats computed from them directly.
+//! nothing here too), counts and stats computed from them directly, by the port's rules
+//! (`rules.rs`).
+
+mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,11 +19,12 @@ use crate::survey_response::{
     AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten,
     MAX_ANSWER_BYTES, ResponseCounts, ResponseFilter, StatsAggregates, SurveyEvent,
     SurveyEventKind, SurveyResponse, SurveyResponseRepository, Tallies, Tally, TallyRequest,
-    is_answered, ranked, rows_within, tallied_values,
+    rows_within,
 };
 use crate::tenancy::ProjectId;
 
 use super::{InMemoryStore, State, page_of};
+use rules::{answer, is_answered, keeps, partially_completed, ranked, tallied_values};
 
 /// A stored response and what it belongs to.
 #[derive(Debug, Clone)]
@@ -272,7 +276,7 @@ impl SurveyResponseRepository for InMemoryStore {
         let state = self.lock();
         let mut responses: Vec<&SurveyResponse> = state
             .kept_responses(project, survey_id, filter)
-            .filter(|r| answers.keeps(&r.answers))
+            .filter(|r| keeps(answers, &r.answers))
             .collect();
         responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
         let page = page_of(responses, page).map(as_read);
@@ -295,7 +299,7 @@ impl SurveyResponseRepository for InMemoryStore {
         let tally = |request: &TallyRequest| {
             let answers: Vec<&serde_json::Value> = responses
                 .iter()
-                .filter_map(|r| request.keys.answer(&r.answers))
+                .filter_map(|r| answer(&request.keys, &r.answers))
                 .filter(|answer| is_answered(answer))
                 .collect();
             let mut counts = BTreeMap::new();
@@ -468,7 +472,7 @@ impl SurveyResponseRepository for InMemoryStore {
             })
         };
         let dismissals =
-            events(SurveyEventKind::Dismissed).filter(|(_, e)| !e.partially_completed());
+            events(SurveyEventKind::Dismissed).filter(|(_, e)| !partially_completed(e));
         let sent: Vec<&SurveyResponse> = state
             .survey_responses
             .iter()

@@ -1,7 +1,9 @@
-//! `WebhookRepository` (with its `WebhookTransaction`) over `webhooks`, `webhook_deliveries`,
-//! `webhook_attempts` and `webhook_activity`: webhooks managed, their deliveries listed and
-//! retried, test sends recorded. Deliveries of response events are made by the queue
-//! (`delivery_queue.rs`) from the outbox the capture statement writes.
+//! `WebhookRepository` over `webhooks`, `webhook_deliveries`, `webhook_attempts` and
+//! `webhook_activity`: webhooks read, their deliveries listed and retried, test sends recorded
+//! (writes go through `WebhookTransaction`, `transaction.rs`). Deliveries of response events
+//! are made by the queue (`delivery_queue.rs`) from the outbox the capture statement writes.
+
+mod transaction;
 
 use std::collections::HashMap;
 
@@ -11,14 +13,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{Bytea, Int2, Int4, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar};
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
-use domain::activity::{ActivityPage, NewActivity};
+use domain::activity::ActivityPage;
 use domain::ports::{Page, PageRequest};
 use domain::survey::SurveyId;
 use domain::tenancy::ProjectId;
 use domain::webhook::{
-    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryState, DisabledReason, SigningTarget,
-    Webhook, WebhookEvent, WebhookFormat, WebhookId, WebhookRepository, WebhookSecret,
-    WebhookSettings, WebhookTransaction,
+    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryState, SigningTarget, Webhook,
+    WebhookFormat, WebhookId, WebhookRepository, WebhookSecret, WebhookTransaction,
 };
 use uuid::Uuid;
 
@@ -27,8 +28,7 @@ use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{
-    AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, activity_page,
-    delivery,
+    AttemptRow, DeliveryRow, WebhookActivityRow, WebhookRow, activity_page, delivery,
 };
 use crate::postgres::schema::{
     surveys, users, webhook_activity, webhook_attempts, webhook_deliveries, webhooks,
@@ -62,10 +62,7 @@ WITH delivery AS (
 INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms)
 SELECT id, $6, $7, $8, $9 FROM delivery";
 
-fn event_names(events: &[WebhookEvent]) -> Vec<&'static str> {
-    events.iter().map(|event| event.as_str()).collect()
-}
-
+/// Survey ids as the `webhooks.survey_ids` column holds them.
 fn survey_uuids(surveys: &[SurveyId]) -> Vec<Uuid> {
     surveys.iter().map(|survey| survey.0).collect()
 }
@@ -336,129 +333,6 @@ impl WebhookRepository for PgWebhookRepository {
             attempts: vec![attempt.clone()],
             created_at: attempt.at,
         })
-    }
-}
-
-#[async_trait]
-impl WebhookTransaction for PgTransaction {
-    async fn lock(
-        &mut self,
-        project: ProjectId,
-        id: WebhookId,
-    ) -> Result<Option<Webhook>, Unexpected> {
-        let locked = webhooks::table
-            .filter(webhooks::project_id.eq(project.0))
-            .filter(webhooks::id.eq(id.0))
-            .select(WebhookRow::as_select())
-            .for_update();
-        let row = self
-            .read(async |conn| {
-                let row = locked.first::<WebhookRow>(conn).await.optional();
-                row.during("locking a webhook")
-            })
-            .await?;
-        Ok(row.map(Webhook::from))
-    }
-
-    async fn insert(
-        &mut self,
-        project: ProjectId,
-        settings: &WebhookSettings,
-        secret: &WebhookSecret,
-    ) -> Result<Webhook, Unexpected> {
-        let row = diesel::insert_into(webhooks::table)
-            .values((
-                webhooks::id.eq(Uuid::now_v7()),
-                webhooks::project_id.eq(project.0),
-                webhooks::url.eq(&settings.url),
-                webhooks::events.eq(event_names(&settings.events)),
-                webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
-                webhooks::format.eq(settings.format.as_str()),
-                webhooks::enabled.eq(settings.enabled),
-                webhooks::description.eq(&settings.description),
-                webhooks::secret.eq(secret.expose()),
-            ))
-            .returning(WebhookRow::as_returning())
-            .get_result::<WebhookRow>(self.connection().await?)
-            .await
-            .during("creating a webhook")?;
-        Ok(row.into())
-    }
-
-    async fn update(&mut self, webhook: &Webhook) -> Result<Webhook, Unexpected> {
-        let settings = &webhook.settings;
-        let row = diesel::update(
-            webhooks::table
-                .filter(webhooks::project_id.eq(webhook.project_id.0))
-                .filter(webhooks::id.eq(webhook.id.0)),
-        )
-        .set((
-            webhooks::url.eq(&settings.url),
-            webhooks::events.eq(event_names(&settings.events)),
-            webhooks::survey_ids.eq(settings.survey_ids.as_deref().map(survey_uuids)),
-            webhooks::format.eq(settings.format.as_str()),
-            webhooks::enabled.eq(settings.enabled),
-            webhooks::description.eq(&settings.description),
-            webhooks::disabled_reason.eq(webhook.disabled_reason.map(DisabledReason::as_str)),
-            webhooks::consecutive_failures
-                .eq(i32::try_from(webhook.consecutive_failures).unwrap_or(i32::MAX)),
-            webhooks::updated_at.eq(diesel::dsl::now),
-        ))
-        .returning(WebhookRow::as_returning())
-        .get_result::<WebhookRow>(self.connection().await?)
-        .await
-        .during("changing a webhook")?;
-        Ok(row.into())
-    }
-
-    async fn set_secret(
-        &mut self,
-        project: ProjectId,
-        id: WebhookId,
-        secret: &WebhookSecret,
-        previous_until: DateTime<Utc>,
-    ) -> Result<(), Unexpected> {
-        diesel::update(
-            webhooks::table
-                .filter(webhooks::project_id.eq(project.0))
-                .filter(webhooks::id.eq(id.0)),
-        )
-        .set((
-            webhooks::previous_secret.eq(webhooks::secret.nullable()),
-            webhooks::previous_secret_expires_at.eq(previous_until),
-            webhooks::secret.eq(secret.expose()),
-            webhooks::updated_at.eq(diesel::dsl::now),
-        ))
-        .execute(self.connection().await?)
-        .await
-        .during("rotating a webhook's secret")?;
-        Ok(())
-    }
-
-    async fn delete(&mut self, project: ProjectId, id: WebhookId) -> Result<(), Unexpected> {
-        diesel::delete(
-            webhooks::table
-                .filter(webhooks::project_id.eq(project.0))
-                .filter(webhooks::id.eq(id.0)),
-        )
-        .execute(self.connection().await?)
-        .await
-        .during("deleting a webhook")?;
-        Ok(())
-    }
-
-    async fn log_activity(
-        &mut self,
-        project: ProjectId,
-        id: WebhookId,
-        activity: &NewActivity,
-    ) -> Result<(), Unexpected> {
-        diesel::insert_into(webhook_activity::table)
-            .values(NewWebhookActivityRow::new(project, id, activity))
-            .execute(self.connection().await?)
-            .await
-            .during("logging a webhook's activity")?;
-        Ok(())
     }
 }
 

@@ -14,25 +14,16 @@ use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use domain::Unexpected;
-use domain::person::PersonSet;
-use domain::survey_response::SurveyEvent;
 use domain::tenancy::ProjectId;
 use futures_util::future::join_all;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
+use super::capture::{Capture, CounterSlot, MOST_EVENTS_TOGETHER, write_captures};
 use crate::postgres::database::Database;
-use crate::postgres::survey_responses::{CounterSlot, write_captures};
-
-/// One request's capture, as the statement stores it.
-pub(crate) struct Capture {
-    pub(crate) project: ProjectId,
-    pub(crate) events: Vec<SurveyEvent>,
-    pub(crate) person_sets: Vec<PersonSet>,
-}
 
 /// Captures waiting for a writer, and the writers that run.
-pub(crate) struct CaptureQueue {
+pub(super) struct CaptureQueue {
     database: Database,
     state: Arc<Mutex<Queue>>,
 }
@@ -44,12 +35,6 @@ struct Queue {
     /// and captures queue instead of piling onto PostgreSQL's commits.
     idle_writers: Vec<CounterSlot>,
 }
-
-/// Events one statement takes at most (always at least one capture, whatever its size): what a
-/// statement's parameters hold, and its connection's buffers keep, stays bounded however many
-/// captures queue. A connection that wrote a larger capture is closed after it
-/// (`write_captures`).
-pub(crate) const MOST_EVENTS_TOGETHER: usize = 1_000;
 
 impl Queue {
     /// The captures that waited longest, up to [`MOST_EVENTS_TOGETHER`] events.
@@ -74,7 +59,7 @@ struct Waiting {
 
 impl CaptureQueue {
     /// A queue with `writers` writers (at least one), each with its own counter slot.
-    pub(crate) fn new(database: Database, writers: usize) -> Self {
+    pub(super) fn new(database: Database, writers: usize) -> Self {
         Self {
             database,
             state: Arc::new(Mutex::new(Queue {
@@ -86,7 +71,7 @@ impl CaptureQueue {
 
     /// Writes the capture, with whatever else waits for a writer by then; answers how many of
     /// its events were new once they are committed.
-    pub(crate) async fn record(&self, capture: Capture) -> Result<usize, Unexpected> {
+    pub(super) async fn record(&self, capture: Capture) -> Result<usize, Unexpected> {
         let (stored, answer) = oneshot::channel();
         let ready = {
             let mut queue = lock(&self.state);

@@ -1,0 +1,271 @@
+//! The capture statement: one or more captures of a project written in one statement, atomic
+//! without `BEGIN`/`COMMIT`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write as _;
+
+use chrono::{DateTime, Utc};
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::serialize::{self, IsNull, Output, ToSql};
+use diesel::sql_types::{
+    Array, Bool, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar,
+};
+use domain::Unexpected;
+use domain::person::PersonSet;
+use domain::survey_response::{SurveyEvent, SurveyEventKind};
+use domain::tenancy::ProjectId;
+use domain::webhook::completes;
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+use super::column;
+use crate::postgres::confirmed::confirmed;
+use crate::postgres::database::Database;
+use crate::postgres::errors::{StorageContext, is_unavailable};
+use crate::postgres::prepared::prepared;
+use crate::postgres::server_watch::mark_unavailable;
+use crate::postgres::text::{pg_object, pg_string, pg_text};
+
+/// One request's capture, as the statement stores it.
+pub(super) struct Capture {
+    pub(super) project: ProjectId,
+    pub(super) events: Vec<SurveyEvent>,
+    pub(super) person_sets: Vec<PersonSet>,
+}
+
+/// Events one statement takes at most (always at least one capture, whatever its size): what a
+/// statement's parameters hold, and its connection's buffers keep, stays bounded however many
+/// captures queue. A connection that wrote a larger capture is closed after it
+/// ([`write_captures`]).
+pub(super) const MOST_EVENTS_TOGETHER: usize = 1_000;
+
+/// What [`RECORD_CAPTURE`] answers that the caller needs: the uuids of the events it stored.
+#[derive(QueryableByName)]
+struct Recorded {
+    #[diesel(sql_type = Array<SqlUuid>)]
+    stored: Vec<Uuid>,
+}
+
+/// How many counter slots a survey's response count is spread over; the migration's `CHECK`
+/// on `survey_response_counts.slot` allows these.
+const COUNTER_SLOTS: i32 = 16;
+
+/// The row of a survey's counter a capture writer adds its new responses to: concurrent
+/// writers add to different rows, so answers to one survey never queue on one row's lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CounterSlot(i32);
+
+impl CounterSlot {
+    /// Distinct slots for a node's `writers` (they wrap around past [`COUNTER_SLOTS`]), starting
+    /// at a random one, so nodes sharing a database mostly add to different rows too.
+    pub(super) fn for_writers(writers: usize) -> Vec<Self> {
+        let first = i32::from(Uuid::new_v4().as_bytes()[0]);
+        (first..)
+            .take(writers)
+            .map(|slot| Self(slot % COUNTER_SLOTS))
+            .collect()
+    }
+}
+
+/// One or more whole captures of a project (those that waited together, `capture_queue.rs`) in
+/// one statement, atomic without `BEGIN`/`COMMIT`: the events are inserted
+/// (uuids the project has are skipped); the sends among them that are new upsert their
+/// submission's response (a later send replaces it, an earlier one does not); new responses are
+/// added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
+/// merged with jsonb `||`; a survey whose responses reach its `responses_limit` is stopped in the
+/// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
+/// entry and internal targeting flag follow at once, through the surveys trigger's notification;
+/// captures racing past the limit together may overshoot it by their own responses, and the next
+/// one stops it); and, when the project has an enabled webhook, each new send goes to the
+/// webhook outbox, once whatever the number of webhooks (an acknowledged answer is delivered
+/// even if the process dies next; the dispatcher fans it out, `delivery_queue.rs`; a project
+/// without webhooks pays one index probe). Every input is
+/// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535). It
+/// answers the uuids of the events it stored.
+///
+/// The statement lives in the `burrow_record_capture` PL/pgSQL function (migrations
+/// `2026-11-24-230000_record_capture_function` and the three after it), so each pooled
+/// connection plans it once: sent as
+/// text, it was planned for every capture, and planning took longer than running it.
+///
+/// Concurrent captures lock rows table by table in one order (events, responses, counters,
+/// persons; the outbox only inserts), each in key order (the arrays arrive sorted; `ORDER BY`
+/// where SQL regroups), so they may wait on each other but never deadlock. That order is the
+/// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Outbox
+/// entries are inserted in event order (time, then uuid), which their `seq` keeps.
+const RECORD_CAPTURE: &str = "SELECT burrow_record_capture(
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19
+) AS stored";
+
+/// Writes captures of one project with one [`RECORD_CAPTURE`] statement, as if one after the
+/// other: one copy of each uuid (a retried event is one event), each submission's latest send,
+/// each person's sets merged in turn, new responses counted in `slot`. Answers the uuids of the
+/// events that were new.
+///
+/// A connection keeps buffers as large as the largest statement it sent for as long as it lives
+/// (tokio-postgres never shrinks them), so after more events than the queue puts in one
+/// statement (one large batch), the connection is closed rather than pooled: a burst of large
+/// batches leaves no memory behind.
+pub(super) async fn write_captures(
+    database: &Database,
+    slot: CounterSlot,
+    captures: &[&Capture],
+) -> Result<HashSet<Uuid>, Unexpected> {
+    let Some(project) = captures.first().map(|capture| capture.project) else {
+        return Ok(HashSet::new());
+    };
+    // In uuid order, so concurrent statements lock events in one order.
+    let mut unique: BTreeMap<Uuid, &SurveyEvent> = BTreeMap::new();
+    for event in captures.iter().flat_map(|capture| &capture.events) {
+        unique.entry(event.uuid).or_insert(event);
+    }
+    let events: Vec<&SurveyEvent> = unique.into_values().collect();
+    let sends = latest_sends(events.iter().copied());
+    let answers: Vec<Map<String, Value>> = sends.iter().map(|(_, e)| e.answers()).collect();
+    let outbox = webhook_sends(&events);
+    let (distinct_ids, properties): (Vec<String>, Vec<Value>) =
+        storable_sets(captures.iter().flat_map(|capture| &capture.person_sets))
+            .into_iter()
+            .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
+            .unzip();
+    let mut conn = database.writer_connection().await?;
+    let recorded: Recorded = confirmed(
+        prepared(
+            diesel::sql_query(RECORD_CAPTURE)
+                .bind::<Int4, _>(project.0)
+                .bind::<Array<SqlUuid>, _>(column(&events, |e| e.uuid))
+                .bind::<Array<Varchar>, _>(column(&events, |e| e.kind.as_str()))
+                .bind::<Array<Varchar>, _>(column(&events, |e| &e.survey_id))
+                .bind::<Array<Varchar>, _>(column(&events, |e| &e.distinct_id))
+                .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
+                .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
+                .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
+                .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
+                .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
+                .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
+                .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
+                .bind::<Int4, _>(slot.0)
+                .bind::<Array<Text>, _>(distinct_ids)
+                .bind::<Array<Jsonb>, _>(properties)
+                .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
+                .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
+                .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
+                .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes)),
+        ),
+        &mut conn,
+    )
+    .await
+    .inspect_err(|error| {
+        if is_unavailable(error) {
+            mark_unavailable(&mut conn);
+        }
+    })
+    .during("recording a capture")?;
+    if events.len() > MOST_EVENTS_TOGETHER {
+        Database::close(conn);
+    }
+    Ok(recorded.stored.into_iter().collect())
+}
+
+/// A JSON object bound as `jsonb` from where it lies: a capture's properties are written without
+/// a `Value` copy of each being built first (a batch's peak memory is a few copies of its
+/// events).
+#[derive(Debug)]
+struct JsonbObject<'a>(&'a Map<String, Value>);
+
+impl ToSql<Jsonb, Pg> for JsonbObject<'_> {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        // jsonb's binary format: its version, 1, then the JSON text.
+        out.write_all(&[1])?;
+        serde_json::to_writer(out, self.0)?;
+        Ok(IsNull::No)
+    }
+}
+
+/// The event with its captured text as PostgreSQL can store it, before anything is grouped by
+/// that text (so ids that differ only where U+0000 was are one submission, as stored).
+pub(super) fn storable(event: SurveyEvent) -> SurveyEvent {
+    SurveyEvent {
+        survey_id: pg_string(event.survey_id),
+        distinct_id: pg_string(event.distinct_id),
+        submission_id: event.submission_id.map(pg_string),
+        properties: pg_object(event.properties),
+        ..event
+    }
+}
+
+/// Per submission, the batch's latest send, in key order. The statement upserts it only if
+/// that event is new: one stored already made its submission's response at least as late as
+/// itself, and so as every send of this batch, which then has nothing to change there.
+fn latest_sends<'a>(
+    events: impl Iterator<Item = &'a SurveyEvent>,
+) -> Vec<(String, &'a SurveyEvent)> {
+    let mut latest: BTreeMap<(String, String), &SurveyEvent> = BTreeMap::new();
+    for event in events.filter(|e| e.kind == SurveyEventKind::Sent) {
+        latest
+            .entry((event.survey_id.clone(), event.submission_key()))
+            .and_modify(|kept| {
+                if (kept.timestamp, kept.uuid) < (event.timestamp, event.uuid) {
+                    *kept = event;
+                }
+            })
+            .or_insert(event);
+    }
+    latest
+        .into_iter()
+        .map(|((_, key), event)| (key, event))
+        .collect()
+}
+
+/// A send as the webhook outbox needs it.
+struct WebhookSend {
+    uuid: Uuid,
+    submission_key: String,
+    /// The batch's earliest send of its submission: it created the response if the statement
+    /// inserted one.
+    earliest: bool,
+    completes: bool,
+}
+
+/// Every send of the batch, marking each submission's earliest (by time, then uuid).
+fn webhook_sends(events: &[&SurveyEvent]) -> Vec<WebhookSend> {
+    let mut earliest: BTreeMap<(&str, String), (DateTime<Utc>, Uuid)> = BTreeMap::new();
+    for event in events.iter().filter(|e| e.kind == SurveyEventKind::Sent) {
+        let at = (event.timestamp, event.uuid);
+        earliest
+            .entry((event.survey_id.as_str(), event.submission_key()))
+            .and_modify(|first| *first = (*first).min(at))
+            .or_insert(at);
+    }
+    events
+        .iter()
+        .filter(|e| e.kind == SurveyEventKind::Sent)
+        .map(|event| {
+            let submission_key = event.submission_key();
+            let first = earliest.get(&(event.survey_id.as_str(), submission_key.clone()));
+            WebhookSend {
+                uuid: event.uuid,
+                earliest: first == Some(&(event.timestamp, event.uuid)),
+                submission_key,
+                completes: completes(event),
+            }
+        })
+        .collect()
+}
+
+/// The person sets as stored (`text.rs`), keyed by distinct id so persons are locked in key
+/// order; sets whose ids are stored alike are merged in turn, as the statement could not upsert
+/// one person twice.
+fn storable_sets<'a>(
+    sets: impl Iterator<Item = &'a PersonSet>,
+) -> BTreeMap<String, Map<String, Value>> {
+    let mut stored: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    for set in sets {
+        stored
+            .entry(pg_text(&set.distinct_id).into_owned())
+            .or_default()
+            .extend(pg_object(set.properties.clone()));
+    }
+    stored
+}
