@@ -5,6 +5,7 @@
 //! other's internals: `openapi` renders what `routes` declares.
 
 pub(crate) mod schemas;
+pub(crate) mod survey_shapes;
 
 use utoipa::openapi::path::Parameter;
 use utoipa::openapi::{Ref, RefOr, Schema};

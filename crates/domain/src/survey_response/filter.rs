@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn a_question_is_found_by_its_id_first_then_by_its_index() {
-        let questions = Questions::parse(&json!([
+        let questions = Questions::parse(json!([
             {"type": "open", "question": "A", "id": "a"},
             {"type": "open", "question": "B", "id": "0"},
         ]))
