@@ -1,12 +1,13 @@
 //! Typed fields over the JSON objects clients send (a flag's filters; a survey's questions,
 //! branching, appearance and conditions).
 //!
-//! PostHog's clients send these objects with keys Burrow does not know, and with known keys in
-//! shapes Burrow does not check (`optional: "yes"`); both must come back exactly as sent. So a
-//! typed field takes a key's value only when it has the field's type, and everything else (an
-//! unknown key, a null, a value of another shape) stays as sent in the object's `extra` map.
-//! Reading and writing a known key happens here and in the types' conversions only, so the rules
-//! never look a key up by name.
+//! PostHog's clients send these objects with keys Burrow does not know; they must come back
+//! exactly as sent. So a typed field takes a key's value when it has the field's type, and an
+//! unknown key or a null stays as sent in the object's `extra` map. A known key of another shape
+//! is refused when a client sends it ([`Source::Sent`]) and kept in `extra` when it is read from
+//! storage ([`Source::Stored`]: rows written before the refusal stay readable). Reading and
+//! writing a known key happens here and in the types' conversions only, so the rules never look
+//! a key up by name.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -17,24 +18,61 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Removes `key` from `object` and returns its value typed, when it is not null and has type
-/// `T`; otherwise leaves it where it is.
-pub(crate) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &str) -> Option<T> {
-    // One search of the map when the value is typed (the usual case), one more to put it back
-    // when it is not.
-    let (sent_key, value) = object.remove_entry(key)?;
-    let typed = (!value.is_null())
-        .then(|| T::deserialize(&value).ok())
-        .flatten();
-    if typed.is_none() {
-        object.insert(sent_key, value);
+/// Where a typed object is read from, which decides what a known key of another shape does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A client's request: such a key is refused ([`WrongShape`]).
+    Sent,
+    /// A stored row, written when such keys were kept: the key stays in `extra`, as read.
+    Stored,
+}
+
+/// A known key sent with a value not of its field's type; it holds that value, for the message.
+#[derive(Debug)]
+pub(crate) struct WrongShape(pub(crate) Value);
+
+/// Types `value`, the value of a known key: `Ok(None)` hands it back to be kept, null or of
+/// another shape read from storage.
+fn typed<T: DeserializeOwned>(value: &Value, source: Source) -> Result<Option<T>, WrongShape> {
+    if value.is_null() {
+        return Ok(None);
     }
-    typed
+    match (T::deserialize(value), source) {
+        (Ok(typed), _) => Ok(Some(typed)),
+        (Err(_), Source::Stored) => Ok(None),
+        (Err(_), Source::Sent) => Err(WrongShape(value.clone())),
+    }
+}
+
+/// Removes `key` from `object` and returns its value typed; a null, or a value of another shape
+/// read from storage, stays where it is (see [`Source`]).
+///
+/// # Errors
+/// A value of another shape, sent.
+pub(crate) fn take_as<T: DeserializeOwned>(
+    object: &mut Map<String, Value>,
+    key: &str,
+    source: Source,
+) -> Result<Option<T>, WrongShape> {
+    let Some(value) = object.get(key) else {
+        return Ok(None);
+    };
+    let typed = typed(value, source)?;
+    if typed.is_some() {
+        object.remove(key);
+    }
+    Ok(typed)
+}
+
+/// [`take_as`] of what was stored: a value of another shape stays where it is.
+pub(crate) fn take<T: DeserializeOwned>(object: &mut Map<String, Value>, key: &str) -> Option<T> {
+    take_as(object, key, Source::Stored).unwrap_or(None)
 }
 
 /// An object's entries as read, with the values of the `N` keys a type reads kept apart from
 /// the rest: taking those out is a look at a short array, not a search and rebalance of a map
-/// (a list of surveys reads thousands of such objects). [`Fields::take`] behaves as [`take`].
+/// (a list of surveys reads thousands of such objects). [`Fields::take_as`] behaves as
+/// [`take_as`].
 pub(crate) struct Fields<const N: usize> {
     keys: &'static [&'static str; N],
     known: [Option<Value>; N],
@@ -77,16 +115,27 @@ impl<const N: usize> Fields<N> {
         }
     }
 
-    /// The value under `key` typed, when it is not null and has type `T` (it is then taken
-    /// out); otherwise `None`, and the value stays.
-    pub(crate) fn take<T: DeserializeOwned>(&mut self, key: &str) -> Option<T> {
+    /// The value under `key` typed (it is then taken out), as [`take_as`] takes it.
+    ///
+    /// # Errors
+    /// A value of another shape, sent.
+    pub(crate) fn take_as<T: DeserializeOwned>(
+        &mut self,
+        key: &str,
+        source: Source,
+    ) -> Result<Option<T>, WrongShape> {
         let Some(index) = self.keys.iter().position(|known| *known == key) else {
-            return take(&mut self.rest, key);
+            return take_as(&mut self.rest, key, source);
         };
         let slot = &mut self.known[index];
-        let typed = T::deserialize(slot.as_ref().filter(|value| !value.is_null())?).ok()?;
-        *slot = None;
-        Some(typed)
+        let Some(value) = slot.as_ref() else {
+            return Ok(None);
+        };
+        let typed = typed(value, source)?;
+        if typed.is_some() {
+            *slot = None;
+        }
+        Ok(typed)
     }
 
     /// Every entry not taken, as sent.
@@ -263,6 +312,28 @@ mod tests {
     }
 
     #[test]
+    fn a_sent_value_of_another_shape_is_refused_and_a_sent_null_stays() {
+        let mut sent = object(json!({"flag": "yes", "gone": null, "text": "hi"}));
+        let WrongShape(refused) = take_as::<bool>(&mut sent, "flag", Source::Sent).unwrap_err();
+        assert_eq!(refused, json!("yes"));
+        assert_eq!(
+            take_as::<bool>(&mut sent, "gone", Source::Sent).unwrap(),
+            None
+        );
+        assert_eq!(
+            take_as::<String>(&mut sent, "text", Source::Sent).unwrap(),
+            Some("hi".into())
+        );
+        assert_eq!(Value::Object(sent), json!({"flag": "yes", "gone": null}));
+        let mut fields = Fields::from_map(object(json!({"flag": 1})), &["flag"]);
+        assert!(fields.take_as::<bool>("flag", Source::Sent).is_err());
+        assert_eq!(
+            fields.take_as::<bool>("flag", Source::Stored).unwrap(),
+            None
+        );
+    }
+
+    #[test]
     fn a_set_field_is_written_back_and_an_unset_one_is_not() {
         let mut fields = Map::new();
         put(&mut fields, "text", Some("hi"));
@@ -279,10 +350,14 @@ mod tests {
         let mut from_text = Fields::deserialize(&mut deserializer, &KEYS).unwrap();
         let mut from_map = Fields::from_map(object(serde_json::from_str(text).unwrap()), &KEYS);
         for fields in [&mut from_text, &mut from_map] {
-            assert_eq!(fields.take::<String>("name"), Some("last".into()));
-            assert_eq!(fields.take::<u8>("size"), None);
-            assert_eq!(fields.take::<u8>("gone"), None);
-            assert_eq!(fields.take::<Vec<u8>>("other"), Some(vec![1]));
+            let mut take = |key| fields.take_as::<Value>(key, Source::Stored).unwrap();
+            assert_eq!(take("name"), Some(json!("last")));
+            assert_eq!(fields.take_as::<u8>("size", Source::Stored).unwrap(), None);
+            assert_eq!(fields.take_as::<u8>("gone", Source::Stored).unwrap(), None);
+            assert_eq!(
+                fields.take_as::<Vec<u8>>("other", Source::Stored).unwrap(),
+                Some(vec![1])
+            );
         }
         let kept = json!({"size": "big", "gone": null, "name2": {"k": 1}});
         assert_eq!(Value::Object(from_text.into_extra()), kept);

@@ -15,7 +15,7 @@ use domain::sdk::{
     Evaluated as Evaluations, SdkService, SdkSnapshot, SentProperties, SnapshotSettings,
     SnapshotSources,
 };
-use domain::survey::{NewSurvey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey::{NewSurvey, SurveyChanges, SurveyName, SurveyService, SurveyType};
 use domain::survey_response::{
     CaptureBatch, CapturedEvent, SurveyResponseRepository, SurveyResponseService,
 };
@@ -553,7 +553,7 @@ async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_perso
             PROJECT,
             &someone(UserId(1)),
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value("NPS".into()),
+                name: Patch::Value(SurveyName::parse("NPS").unwrap()),
                 survey_type: Patch::Value(SurveyType::Popover),
                 start_date: Patch::Value(Utc::now()),
                 ..SurveyChanges::default()

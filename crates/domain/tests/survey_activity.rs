@@ -13,8 +13,8 @@ use domain::feature_flag::{FeatureFlagService, FlagFilters, FlagFiltersPatch, Fl
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
-    Conditions, NewSurvey, Questions, Survey, SurveyChanges, SurveyRepository, SurveyService,
-    SurveyType,
+    Conditions, NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyRepository,
+    SurveyService, SurveyType,
 };
 use domain::tenancy::{PluginsAccessLevel, ProjectId, TenantRef, UserBasic};
 use domain::testing::{InMemoryStore, TimedMemories};
@@ -114,7 +114,7 @@ impl World {
 
     async fn create_with(&self, project: ProjectId, name: &str, changes: SurveyChanges) -> Survey {
         let survey = NewSurvey::new(SurveyChanges {
-            name: Patch::Value(name.into()),
+            name: Patch::Value(SurveyName::parse(name).unwrap()),
             survey_type: Patch::Value(SurveyType::Popover),
             ..changes
         })
@@ -164,7 +164,7 @@ async fn create_update_and_delete_are_logged_newest_first_with_the_user_and_the_
             survey.id,
             world.user.id,
             SurveyChanges {
-                name: Patch::Value("Renamed".into()),
+                name: Patch::Value(SurveyName::parse("Renamed").unwrap()),
                 archived: Some(true),
                 ..SurveyChanges::default()
             },
@@ -245,7 +245,7 @@ async fn a_failed_write_logs_nothing() {
             other.id,
             world.user.id,
             SurveyChanges {
-                name: Patch::Value("Taken".into()),
+                name: Patch::Value(SurveyName::parse("Taken").unwrap()),
                 ..SurveyChanges::default()
             },
         )
@@ -358,11 +358,11 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
                 linked_flag_id: Patch::Value(linked.id),
                 targeting_flag_filters: Some(FlagFiltersPatch::parse(&targeting()).unwrap()),
                 questions: Patch::Value(
-                    Questions::parse(&json!([{"type": "open", "question": "Why?"}])).unwrap(),
+                    Questions::parse(json!([{"type": "open", "question": "Why?"}])).unwrap(),
                 ),
                 conditions: Patch::Value(
                     Conditions::parse(
-                        &json!({"url": "/welcome", "events": {"values": [{"name": "x"}]}}),
+                        json!({"url": "/welcome", "events": {"values": [{"name": "x"}]}}),
                     )
                     .unwrap(),
                 ),

@@ -9,7 +9,9 @@ use domain::DomainError;
 use domain::patch::Patch;
 use domain::person::PersonRepository;
 use domain::ports::PageRequest;
-use domain::survey::{NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey::{
+    NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType,
+};
 use domain::survey_response::{
     CaptureBatch, CapturedEvent, CountFilter, DateWindow, EXPORT_CHUNK_ANSWER_BYTES, ExportFormat,
     ResponseFilter, ResponseListing, SearchText, SurveyResponseService,
@@ -49,7 +51,7 @@ fn all() -> PageRequest {
 
 /// A survey with two questions (`first`, `second`), launched `days_ago` days ago.
 async fn launched(world: &World, project: ProjectId, days_ago: i64) -> Survey {
-    let questions = Questions::parse(&json!([
+    let questions = Questions::parse(json!([
         {"id": "first", "type": "open", "question": "Why?"},
         {"id": "second", "type": "open", "question": "What else?"},
     ]))
@@ -60,7 +62,7 @@ async fn launched(world: &World, project: ProjectId, days_ago: i64) -> Survey {
             project,
             &someone(USER),
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value("NPS".into()),
+                name: Patch::Value(SurveyName::parse("NPS").unwrap()),
                 survey_type: Patch::Value(SurveyType::Popover),
                 questions: Patch::Value(questions),
                 start_date: Patch::Value(Utc::now() - Duration::days(days_ago)),
@@ -235,7 +237,7 @@ async fn survey_stats_only_count_events_of_the_surveys_run() {
 #[tokio::test]
 async fn results_count_each_questions_answers_within_the_surveys_run() {
     let world = world();
-    let questions = Questions::parse(&json!([
+    let questions = Questions::parse(json!([
         {"id": "nps", "type": "rating", "question": "How likely?", "scale": 10},
         {"id": "pick", "type": "multiple_choice", "question": "Which?", "choices": ["a", "b"]},
         {"id": "why", "type": "open", "question": "Why?"},
@@ -247,7 +249,7 @@ async fn results_count_each_questions_answers_within_the_surveys_run() {
             PROJECT,
             &someone(USER),
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value("Results".into()),
+                name: Patch::Value(SurveyName::parse("Results").unwrap()),
                 survey_type: Patch::Value(SurveyType::Popover),
                 questions: Patch::Value(questions),
                 start_date: Patch::Value(Utc::now() - Duration::days(2)),

@@ -13,7 +13,7 @@ use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
     Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, Schedule, Survey,
-    SurveyChanges, SurveyFilter, SurveyId, SurveyRepository, SurveyService, SurveyType,
+    SurveyChanges, SurveyFilter, SurveyId, SurveyName, SurveyRepository, SurveyService, SurveyType,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, TimedMemories, someone};
@@ -41,7 +41,7 @@ fn world() -> World {
 
 /// Test shorthand: a JSON body as the command the HTTP layer makes of it. Values are assumed
 /// to be of the right JSON type (the HTTP layer's type checks are tested there); the domain's
-/// own field rules (questions, appearance, conditions) run as they do for a real request.
+/// own field rules (name, questions, appearance, conditions) run as they do for a real request.
 fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
     let body = value.as_object().expect("an object");
     let field = |name: &str| match body.get(name) {
@@ -62,7 +62,7 @@ fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
         })
     };
     Ok(SurveyChanges {
-        name: text("name"),
+        name: text("name").try_map(|name| SurveyName::parse(&name))?,
         description: text("description"),
         survey_type: text("type").map(|t| SurveyType::parse(&t).expect("a survey type")),
         schedule: text("schedule").map(|s| Schedule::parse(&s).expect("a schedule")),
@@ -78,9 +78,9 @@ fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
             .get("remove_targeting_flag")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        questions: field("questions").try_map(|v| Questions::parse(&v))?,
-        conditions: field("conditions").try_map(|v| Conditions::parse(&v))?,
-        appearance: field("appearance").try_map(|v| Appearance::parse(&v))?,
+        questions: field("questions").try_map(Questions::parse)?,
+        conditions: field("conditions").try_map(Conditions::parse)?,
+        appearance: field("appearance").try_map(Appearance::parse)?,
         start_date: date("start_date"),
         end_date: date("end_date"),
         archived: body.get("archived").and_then(Value::as_bool),

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use domain::patch::Patch;
 use domain::ports::PageRequest;
-use domain::survey::{NewSurvey, Questions, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey::{
+    NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType,
+};
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, someone};
@@ -201,7 +203,7 @@ fn url(path: &str) -> String {
 
 /// A survey with one question, `why`.
 async fn survey(world: &World, project: ProjectId, name: &str) -> Survey {
-    let questions = Questions::parse(&json!([
+    let questions = Questions::parse(json!([
         {"id": "why", "type": "open", "question": "Why?"},
     ]))
     .unwrap();
@@ -211,7 +213,7 @@ async fn survey(world: &World, project: ProjectId, name: &str) -> Survey {
             project,
             &someone(USER),
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value(name.into()),
+                name: Patch::Value(SurveyName::parse(name).unwrap()),
                 survey_type: Patch::Value(SurveyType::Popover),
                 questions: Patch::Value(questions),
                 ..SurveyChanges::default()

@@ -10,8 +10,8 @@ use domain::feature_flag::{FeatureFlag, FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{
-    FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyId, SurveyService,
-    SurveyType, writes,
+    FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyId, SurveyName,
+    SurveyService, SurveyType, writes,
 };
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::PluginsAccessLevel;
@@ -57,7 +57,7 @@ async fn create(service: &SurveyService, stores: &Stores, changes: SurveyChanges
 
 fn named(name: &str) -> SurveyChanges {
     SurveyChanges {
-        name: Patch::Value(name.into()),
+        name: Patch::Value(SurveyName::parse(name).unwrap()),
         survey_type: Patch::Value(SurveyType::Popover),
         ..SurveyChanges::default()
     }
@@ -157,7 +157,7 @@ async fn a_survey_create_and_rename_write_with_statements_kept_prepared() {
 
     let (survey, created) = recorded_of(&db.database, create(&service, &stores, changes)).await;
     let rename = SurveyChanges {
-        name: Patch::Value("Net promoter score".into()),
+        name: Patch::Value(SurveyName::parse("Net promoter score").unwrap()),
         ..SurveyChanges::default()
     };
     let rename = service.update(stores.project, survey.id, stores.user.id, rename);
@@ -187,7 +187,7 @@ async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_four_stateme
     let service = SurveyService::new(Arc::clone(&stores.surveys));
     let (survey, linked) = linked_and_targeted(&service, &stores).await;
     let rename = SurveyChanges {
-        name: Patch::Value("Net promoter score".into()),
+        name: Patch::Value(SurveyName::parse("Net promoter score").unwrap()),
         ..SurveyChanges::default()
     };
 

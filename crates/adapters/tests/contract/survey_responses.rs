@@ -8,7 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use domain::patch::Patch;
 use domain::person::PersonSet;
 use domain::ports::PageRequest;
-use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyService, SurveyType};
+use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType};
 use domain::survey_response::{
     AnswerFilter, AnswerKeys, CountFilter, DateWindow, EventAggregate, MAX_TALLIED_VALUES,
     ResponseFilter, SearchText, StatsAggregates, SurveyEvent, SurveyEventKind, Tally, TallyRequest,
@@ -51,7 +51,7 @@ async fn launched_in(stores: &Stores, project: ProjectId, name: &str, start: &st
             project,
             &stores.user,
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value(name.into()),
+                name: Patch::Value(SurveyName::parse(name).unwrap()),
                 survey_type: Patch::Value(SurveyType::Popover),
                 start_date: Patch::Value(at(start)),
                 ..SurveyChanges::default()
@@ -361,7 +361,7 @@ async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
             stores.project,
             &stores.user,
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value("Draft".into()),
+                name: Patch::Value(SurveyName::parse("Draft").unwrap()),
                 survey_type: Patch::Value(SurveyType::Popover),
                 ..SurveyChanges::default()
             })

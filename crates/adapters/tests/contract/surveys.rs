@@ -11,8 +11,8 @@ use domain::ports::PageRequest;
 use domain::survey::writes;
 use domain::survey::{
     FlagReferences, Iterations, NewSurvey, ReferencedFlags, Schedule, Survey, SurveyChanges,
-    SurveyFilter, SurveyId, SurveyService, SurveyState, SurveyType, SurveyWrite, TargetingFlag,
-    TargetingPlan,
+    SurveyFilter, SurveyId, SurveyName, SurveyService, SurveyState, SurveyType, SurveyWrite,
+    TargetingFlag, TargetingPlan,
 };
 use domain::{DomainError, ValidationError};
 use serde_json::json;
@@ -1126,7 +1126,7 @@ async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(
     let gone = stores.flag("gone").await;
     stores.delete_flag(gone.id).await;
     let launched = || SurveyChanges {
-        name: Patch::Value("NPS".into()),
+        name: Patch::Value(SurveyName::parse("NPS").unwrap()),
         survey_type: Patch::Value(SurveyType::Popover),
         start_date: Patch::Value(at("2026-01-01T00:00:00Z")),
         ..SurveyChanges::default()
@@ -1164,7 +1164,7 @@ async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(
                 .await,
         );
         let other = naming(SurveyChanges {
-            name: Patch::Value("Other".into()),
+            name: Patch::Value(SurveyName::parse("Other").unwrap()),
             ..launched()
         });
         let other = NewSurvey::new(other).unwrap();
@@ -1272,7 +1272,7 @@ async fn a_revision_changes_with_anything_a_whole_survey_shows_and_only_then(sto
     assert_eq!(revision(created.id).await, seen[0], "read again, unchanged");
 
     let rename = SurveyChanges {
-        name: Patch::Value("Net promoter score".into()),
+        name: Patch::Value(SurveyName::parse("Net promoter score").unwrap()),
         ..SurveyChanges::default()
     };
     SurveyService::new(stores.surveys.clone())

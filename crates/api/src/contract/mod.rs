@@ -6,6 +6,7 @@
 
 pub(crate) mod flag_filter_shapes;
 pub(crate) mod schemas;
+pub(crate) mod survey_shapes;
 
 use utoipa::openapi::path::Parameter;
 use utoipa::openapi::{Ref, RefOr, Schema};

@@ -13,6 +13,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::contract::schemas::{SurveySchedule, SurveyType};
+use crate::contract::survey_shapes;
 use crate::error::ApiError;
 use crate::rendered::{Caching, respond};
 use crate::sdk_transport::query_token;
@@ -40,11 +41,11 @@ pub(crate) struct PublicSurvey {
     targeting_flag_key: Option<String>,
     /// On until the person answers or dismisses the survey (see `/flags`).
     internal_targeting_flag_key: String,
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<survey_shapes::SurveyQuestion>>)]
     questions: Option<Questions>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<survey_shapes::SurveyConditions>)]
     conditions: Option<Conditions>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<survey_shapes::SurveyAppearance>)]
     appearance: Option<Appearance>,
     start_date: Option<DateTime<Utc>>,
     end_date: Option<DateTime<Utc>>,

@@ -24,6 +24,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::contract::schemas::{SurveySchedule, SurveyType};
+use crate::contract::survey_shapes;
 use crate::dto::{ActivityResponse, FlagSummary, UserBasicResponse};
 use crate::error::ApiError;
 use crate::extract::{
@@ -56,11 +57,11 @@ pub(crate) struct SurveyResponse {
     targeting_flag_filters: Option<FlagFilters>,
     /// Echoes the request on writes; `null` on reads.
     remove_targeting_flag: Option<bool>,
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<survey_shapes::SurveyQuestion>>)]
     questions: Option<Questions>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<survey_shapes::SurveyConditions>)]
     conditions: Option<Conditions>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<survey_shapes::SurveyAppearance>)]
     appearance: Option<Appearance>,
     created_at: DateTime<Utc>,
     created_by: Option<UserBasicResponse>,
@@ -178,7 +179,7 @@ pub(crate) async fn create(
     ProjectCaller(access, _): ProjectCaller<Surveys>,
     JsonObject(body): JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let request = SurveyWrite::read(&body)?;
+    let request = SurveyWrite::read(body)?;
     let echo = request.remove_targeting_flag();
     let survey = surveys
         .create(
@@ -237,7 +238,7 @@ async fn update(
     replace: Replace,
 ) -> Result<Json<SurveyResponse>, ApiError> {
     let id = path_id::<SurveyId>(request)?;
-    let request = SurveyWrite::read(&body)?;
+    let request = SurveyWrite::read(body)?;
     let echo = request.remove_targeting_flag();
     let changes = request.into_changes();
     if replace == Replace::Yes {

@@ -1,7 +1,8 @@
 //! The commands a client sends about surveys, already read off the wire and checked field by
-//! field (`Questions::parse`, `Appearance::parse`, …). Rules across fields and against the stored
+//! field (`SurveyName::parse`, `Questions::parse`, `Appearance::parse`, …). Rules across fields and against the stored
 //! survey run later, in `plan`.
 
+use super::name::SurveyName;
 use super::questions::Questions;
 use super::settings::{Appearance, Conditions};
 use super::{Schedule, SurveyType};
@@ -10,13 +11,10 @@ use crate::feature_flag::{FlagFiltersPatch, FlagId};
 use crate::patch::Patch;
 use chrono::{DateTime, Utc};
 
-/// Longest survey name.
-pub const MAX_NAME_CHARS: usize = 400;
-
 /// What a create or update sets; absent fields are left as they are (or at their defaults).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SurveyChanges {
-    pub name: Patch<String>,
+    pub name: Patch<SurveyName>,
     pub description: Patch<String>,
     pub survey_type: Patch<SurveyType>,
     pub schedule: Patch<Schedule>,
@@ -57,7 +55,7 @@ impl SurveyChanges {
 /// A survey to create: changes over the defaults, with the name and type every survey needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSurvey {
-    pub(crate) name: String,
+    pub(crate) name: SurveyName,
     pub(crate) survey_type: SurveyType,
     pub(crate) changes: SurveyChanges,
 }
@@ -89,7 +87,7 @@ mod tests {
         let error = NewSurvey::new(SurveyChanges::default()).unwrap_err();
         assert_eq!(error.attr.as_deref(), Some("name"));
         let error = NewSurvey::new(SurveyChanges {
-            name: Patch::Value("Hi".into()),
+            name: Patch::Value(SurveyName::parse("Hi").unwrap()),
             ..SurveyChanges::default()
         })
         .unwrap_err();
@@ -99,7 +97,7 @@ mod tests {
         );
         assert!(
             NewSurvey::new(SurveyChanges {
-                name: Patch::Value("Hi".into()),
+                name: Patch::Value(SurveyName::parse("Hi").unwrap()),
                 survey_type: Patch::Value(SurveyType::Api),
                 ..SurveyChanges::default()
             })

@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 use super::activity;
 use super::plan::{serving_while_running, targeting_flag};
 use super::{
-    Conditions, Iterations, MAX_NAME_CHARS, Questions, Survey, SurveyState, SurveyWrite,
-    TargetingFlag, TargetingPlan,
+    Conditions, Iterations, MAX_NAME_CHARS, Questions, Survey, SurveyName, SurveyState,
+    SurveyWrite, TargetingFlag, TargetingPlan,
 };
 use crate::error::ValidationError;
 use crate::tenancy::UserId;
@@ -29,7 +29,7 @@ pub(crate) fn name_prefix(name: &str) -> String {
 
 /// The copy's name: PostHog's `<name> (duplicated at <time>)`, or with ` (2)`, ` (3)`, … when
 /// `taken` (the target's names that start with [`name_prefix`]) has it, shortened to fit.
-pub(crate) fn copy_name(name: &str, at: DateTime<Utc>, taken: &BTreeSet<String>) -> String {
+pub(crate) fn copy_name(name: &str, at: DateTime<Utc>, taken: &BTreeSet<String>) -> SurveyName {
     let stamp = format!(" (duplicated at {})", at.format("%Y-%m-%d %H:%M:%S"));
     (1..)
         .map(|n| {
@@ -42,6 +42,7 @@ pub(crate) fn copy_name(name: &str, at: DateTime<Utc>, taken: &BTreeSet<String>)
             format!("{}{tail}", name.chars().take(room).collect::<String>())
         })
         .find(|candidate| !taken.contains(candidate))
+        .map(SurveyName::fitted)
         .expect("a finite set leaves some counter free")
 }
 
@@ -53,12 +54,12 @@ pub(crate) fn copy_name(name: &str, at: DateTime<Utc>, taken: &BTreeSet<String>)
 /// Only if the source's targeting filters no longer parse, which stored filters always do.
 pub(crate) fn plan_copy(
     source: &Survey,
-    name: String,
+    name: SurveyName,
     creator: UserId,
 ) -> Result<SurveyWrite, ValidationError> {
     let from = &source.state;
     let state = SurveyState {
-        name,
+        name: name.into_string(),
         linked_flag_id: None,
         questions: from.questions.clone().map(Questions::with_fresh_ids),
         conditions: from
@@ -170,7 +171,7 @@ mod tests {
     #[test]
     fn a_copy_is_named_as_posthog_names_it_when_that_name_is_free() {
         assert_eq!(
-            copy_name("Onboarding", at(), &taken(&["Onboarding"])),
+            copy_name("Onboarding", at(), &taken(&["Onboarding"])).as_str(),
             "Onboarding (duplicated at 2025-01-31 12:00:05)"
         );
     }
@@ -182,7 +183,7 @@ mod tests {
             "Onboarding (duplicated at 2025-01-31 12:00:05) (2)",
         ]);
         assert_eq!(
-            copy_name("Onboarding", at(), &taken),
+            copy_name("Onboarding", at(), &taken).as_str(),
             "Onboarding (duplicated at 2025-01-31 12:00:05) (3)"
         );
     }
@@ -190,10 +191,10 @@ mod tests {
     #[test]
     fn a_long_name_is_shortened_so_the_copy_name_fits_and_keeps_the_prefix() {
         let long = "x".repeat(MAX_NAME_CHARS);
-        let first = copy_name(&long, at(), &BTreeSet::new());
+        let first = copy_name(&long, at(), &BTreeSet::new()).into_string();
         assert_eq!(first.chars().count(), MAX_NAME_CHARS);
         assert!(first.ends_with(" (duplicated at 2025-01-31 12:00:05)"));
-        let second = copy_name(&long, at(), &BTreeSet::from([first.clone()]));
+        let second = copy_name(&long, at(), &BTreeSet::from([first.clone()])).into_string();
         assert_eq!(second.chars().count(), MAX_NAME_CHARS);
         assert!(second.ends_with(" (2)"));
         for name in [first, second] {
@@ -204,7 +205,7 @@ mod tests {
     #[test]
     fn a_copy_is_a_draft_that_keeps_the_content_and_drops_the_source_projects_objects() {
         let source = source(None);
-        let write = plan_copy(&source, "Copy".into(), CREATOR).unwrap();
+        let write = plan_copy(&source, SurveyName::parse("Copy").unwrap(), CREATOR).unwrap();
         let state = &write.state;
         assert_eq!(state.name, "Copy");
         assert_eq!(
@@ -261,7 +262,12 @@ mod tests {
 
     #[test]
     fn live_targeting_is_copied_into_a_new_inactive_flag_the_copy_owns() {
-        let write = plan_copy(&source(Some(false)), "Copy".into(), CREATOR).unwrap();
+        let write = plan_copy(
+            &source(Some(false)),
+            SurveyName::parse("Copy").unwrap(),
+            CREATOR,
+        )
+        .unwrap();
         let Some(TargetingFlag::New { flag, created_by }) = write.targeting.flag else {
             panic!("expected a new flag: {:?}", write.targeting);
         };
@@ -271,7 +277,12 @@ mod tests {
         assert!(!flag.active);
         assert!(flag.key.as_str().starts_with("survey-targeting-"));
 
-        let deleted = plan_copy(&source(Some(true)), "Copy".into(), CREATOR).unwrap();
+        let deleted = plan_copy(
+            &source(Some(true)),
+            SurveyName::parse("Copy").unwrap(),
+            CREATOR,
+        )
+        .unwrap();
         assert_eq!(deleted.targeting, TargetingPlan::default());
     }
 }

@@ -12,9 +12,11 @@ mod copy;
 mod html;
 mod internal_flag;
 mod iterations;
+mod name;
 mod plan;
 mod port;
 mod question;
+mod question_parser;
 mod questions;
 mod rendered;
 mod service;
@@ -29,20 +31,24 @@ use uuid::Uuid;
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
-pub use command::{MAX_NAME_CHARS, NewSurvey, SurveyChanges};
+pub use command::{NewSurvey, SurveyChanges};
 pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
+pub use name::{MAX_NAME_CHARS, SurveyName};
 pub use port::{
     CopyTarget, DeletedSurvey, FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, SurveyLock,
     SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite,
 };
 pub use question::{
-    BranchTarget, Branching, BranchingRule, ChoiceQuestion, ContentType, LinkQuestion,
-    OpenQuestion, Question, QuestionBase, QuestionType, RatingDisplay, RatingQuestion,
+    BRANCHING_TYPES, BranchTarget, Branching, BranchingRule, ChoiceQuestion, ContentType, END,
+    LinkQuestion, OpenQuestion, Question, QuestionBase, QuestionType, RatingDisplay,
+    RatingQuestion, question_keys,
 };
 pub use questions::Questions;
 pub use rendered::{RenderedSurveys, Rendering};
 pub use service::SurveyService;
-pub use settings::{Appearance, ConditionValues, Conditions, MatchType};
+pub use settings::{
+    Appearance, ConditionValues, Conditions, MatchType, appearance_keys, condition_keys,
+};
 
 /// A survey's UUID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

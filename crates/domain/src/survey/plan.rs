@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::activity;
 use super::command::{NewSurvey, SurveyChanges};
+use super::name::SurveyName;
 use super::settings::Conditions;
 use super::{
     Iterations, ReferencedFlags, Survey, SurveyState, SurveyType, SurveyWrite, TargetingFlag,
@@ -33,7 +34,7 @@ pub(crate) fn plan_create(
     flags: &ReferencedFlags,
     creator: UserId,
 ) -> Result<SurveyWrite, ValidationError> {
-    let defaults = SurveyState::draft(survey.name.clone(), survey.survey_type);
+    let defaults = SurveyState::draft(survey.name.as_str().to_owned(), survey.survey_type);
     let changes = &survey.changes;
     let state = next_state(&defaults, changes)?;
     check_rules(&state, changes, None, flags)?;
@@ -198,7 +199,11 @@ fn without_no_ops(mut plan: TargetingPlan, known: [Option<&FeatureFlag>; 2]) -> 
 /// The command's fields applied over `base`, with the iterations recomputed.
 fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState, ValidationError> {
     let mut state = base.clone();
-    changes.name.clone().assign_to(&mut state.name);
+    changes
+        .name
+        .clone()
+        .map(SurveyName::into_string)
+        .assign_to(&mut state.name);
     changes
         .description
         .clone()
@@ -436,7 +441,7 @@ mod tests {
 
     fn new_survey(changes: SurveyChanges) -> NewSurvey {
         NewSurvey::new(SurveyChanges {
-            name: Patch::Value("Onboarding".into()),
+            name: Patch::Value(SurveyName::parse("Onboarding").unwrap()),
             survey_type: Patch::Value(SurveyType::Popover),
             ..changes
         })
@@ -562,7 +567,7 @@ mod tests {
         let renamed = update(
             &current,
             SurveyChanges {
-                name: Patch::Value("Renamed".into()),
+                name: Patch::Value(SurveyName::parse("Renamed").unwrap()),
                 targeting_flag_filters: Some(patch(&filters())),
                 ..SurveyChanges::default()
             },
@@ -679,7 +684,7 @@ mod tests {
         let renamed = plan_update(
             &current,
             &SurveyChanges {
-                name: Patch::Value("Renamed".into()),
+                name: Patch::Value(SurveyName::parse("Renamed").unwrap()),
                 description: Patch::Value(String::new()),
                 ..SurveyChanges::default()
             },
@@ -698,7 +703,7 @@ mod tests {
         let same = plan_update(
             &current,
             &SurveyChanges {
-                name: Patch::Value("Onboarding".into()),
+                name: Patch::Value(SurveyName::parse("Onboarding").unwrap()),
                 ..SurveyChanges::default()
             },
             &ReferencedFlags::default(),

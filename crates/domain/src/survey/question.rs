@@ -1,14 +1,44 @@
 //! One survey question, typed by its `type` with the fields PostHog's SDKs read, and its
 //! branching. Every other key stays as sent (see `json_fields`), so a question round-trips
-//! unchanged; the conversion from a JSON object and the writer of one are the only code that names its keys.
+//! unchanged; its parser (`question_parser`) and its writer here are the only code that names
+//! its keys.
 
 use std::collections::BTreeMap;
 
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::json_fields::{Fields, ObjectWriter};
+use crate::json_fields::ObjectWriter;
+
+/// A question's keys by wire name: what its parser reads and the API's schema describes.
+pub mod question_keys {
+    pub const TYPE: &str = "type";
+    pub const ID: &str = "id";
+    pub const QUESTION: &str = "question";
+    pub const DESCRIPTION: &str = "description";
+    pub const DESCRIPTION_CONTENT_TYPE: &str = "descriptionContentType";
+    pub const OPTIONAL: &str = "optional";
+    pub const BUTTON_TEXT: &str = "buttonText";
+    pub const BRANCHING: &str = "branching";
+    pub const LINK: &str = "link";
+    pub const DISPLAY: &str = "display";
+    pub const SCALE: &str = "scale";
+    pub const LOWER_BOUND_LABEL: &str = "lowerBoundLabel";
+    pub const UPPER_BOUND_LABEL: &str = "upperBoundLabel";
+    pub const CHOICES: &str = "choices";
+    pub const HAS_OPEN_CHOICE: &str = "hasOpenChoice";
+    pub const SHUFFLE_OPTIONS: &str = "shuffleOptions";
+    /// A `specific_question` branching's target.
+    pub const INDEX: &str = "index";
+    /// A `response_based` branching's targets by answer.
+    pub const RESPONSE_VALUES: &str = "responseValues";
+}
+
+use question_keys::{
+    BRANCHING, BUTTON_TEXT, CHOICES, DESCRIPTION, DESCRIPTION_CONTENT_TYPE, DISPLAY,
+    HAS_OPEN_CHOICE, ID, INDEX, LINK, LOWER_BOUND_LABEL, OPTIONAL, QUESTION, RESPONSE_VALUES,
+    SCALE, SHUFFLE_OPTIONS, TYPE, UPPER_BOUND_LABEL,
+};
 
 /// How the SDKs render a text that may carry HTML (a description, the thank-you message).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,6 +46,10 @@ use crate::json_fields::{Fields, ObjectWriter};
 pub enum ContentType {
     Text,
     Html,
+}
+
+impl ContentType {
+    pub const ALL: [Self; 2] = [Self::Text, Self::Html];
 }
 
 /// A question's `type`, by its wire name.
@@ -107,6 +141,18 @@ pub enum RatingDisplay {
     Emoji,
 }
 
+impl RatingDisplay {
+    pub const ALL: [Self; 2] = [Self::Number, Self::Emoji];
+
+    /// The scales a rating shown this way may have.
+    pub fn scales(self) -> &'static [u8] {
+        match self {
+            Self::Number => &[2, 3, 4, 5, 6, 7, 8, 9, 10],
+            Self::Emoji => &[3, 5],
+        }
+    }
+}
+
 /// A single or multiple choice question.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChoiceQuestion {
@@ -138,24 +184,21 @@ pub enum BranchingRule {
     },
 }
 
-const NEXT_QUESTION: &str = "next_question";
-const END: &str = "end";
-const SPECIFIC_QUESTION: &str = "specific_question";
-const RESPONSE_BASED: &str = "response_based";
+pub(crate) const NEXT_QUESTION: &str = "next_question";
+/// A branching type, and the target of an answer that ends the survey.
+pub const END: &str = "end";
+pub(crate) const SPECIFIC_QUESTION: &str = "specific_question";
+pub(crate) const RESPONSE_BASED: &str = "response_based";
 
 /// Branching types by wire name.
-pub(crate) const BRANCHING_TYPES: [&str; 4] =
-    [NEXT_QUESTION, END, SPECIFIC_QUESTION, RESPONSE_BASED];
+pub const BRANCHING_TYPES: [&str; 4] = [NEXT_QUESTION, END, SPECIFIC_QUESTION, RESPONSE_BASED];
 
 /// Where an answer leads: the end of the survey or the question at an index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(try_from = "Value")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BranchTarget {
     End,
     Question(usize),
 }
-
-const ID: &str = "id";
 
 impl Question {
     pub fn question_type(&self) -> QuestionType {
@@ -208,38 +251,38 @@ impl Serialize for Question {
             }
         };
         let mut json = ObjectWriter::new(serializer, &base.extra)?;
-        json.field("branching", base.branching.as_ref())?;
-        json.field("buttonText", base.button_text.as_ref())?;
-        json.field("choices", choice.map(|question| &question.choices))?;
-        json.field("description", base.description.as_ref())?;
+        json.field(BRANCHING, base.branching.as_ref())?;
+        json.field(BUTTON_TEXT, base.button_text.as_ref())?;
+        json.field(CHOICES, choice.map(|question| &question.choices))?;
+        json.field(DESCRIPTION, base.description.as_ref())?;
         json.field(
-            "descriptionContentType",
+            DESCRIPTION_CONTENT_TYPE,
             base.description_content_type.as_ref(),
         )?;
         json.field(
-            "display",
+            DISPLAY,
             rating.and_then(|question| question.display.as_ref()),
         )?;
         json.field(
-            "hasOpenChoice",
+            HAS_OPEN_CHOICE,
             choice.and_then(|question| question.has_open_choice.as_ref()),
         )?;
         json.field(ID, base.id.as_ref())?;
-        json.field("link", link)?;
+        json.field(LINK, link)?;
         json.field(
-            "lowerBoundLabel",
+            LOWER_BOUND_LABEL,
             rating.and_then(|question| question.lower_bound_label.as_ref()),
         )?;
-        json.field("optional", base.optional.as_ref())?;
-        json.field("question", Some(&base.question))?;
-        json.field("scale", rating.and_then(|question| question.scale.as_ref()))?;
+        json.field(OPTIONAL, base.optional.as_ref())?;
+        json.field(QUESTION, Some(&base.question))?;
+        json.field(SCALE, rating.and_then(|question| question.scale.as_ref()))?;
         json.field(
-            "shuffleOptions",
+            SHUFFLE_OPTIONS,
             choice.and_then(|question| question.shuffle_options.as_ref()),
         )?;
-        json.field("type", Some(self.question_type().as_str()))?;
+        json.field(TYPE, Some(self.question_type().as_str()))?;
         json.field(
-            "upperBoundLabel",
+            UPPER_BOUND_LABEL,
             rating.and_then(|question| question.upper_bound_label.as_ref()),
         )?;
         json.end()
@@ -257,9 +300,9 @@ impl Serialize for Branching {
             }
         };
         let mut json = ObjectWriter::new(serializer, &self.extra)?;
-        json.field("index", index)?;
-        json.field("responseValues", response_values)?;
-        json.field("type", Some(kind))?;
+        json.field(INDEX, index)?;
+        json.field(RESPONSE_VALUES, response_values)?;
+        json.field(TYPE, Some(kind))?;
         json.end()
     }
 }
@@ -269,152 +312,6 @@ impl Serialize for BranchTarget {
         match self {
             Self::End => serializer.serialize_str(END),
             Self::Question(index) => index.serialize(serializer),
-        }
-    }
-}
-
-/// The keys a question's types read: set apart while a question is read (`Fields`).
-const QUESTION_KEYS: [&str; 16] = [
-    "type",
-    ID,
-    "question",
-    "description",
-    "descriptionContentType",
-    "optional",
-    "buttonText",
-    "branching",
-    "link",
-    "display",
-    "scale",
-    "lowerBoundLabel",
-    "upperBoundLabel",
-    "choices",
-    "hasOpenChoice",
-    "shuffleOptions",
-];
-
-type QuestionFields = Fields<16>;
-
-impl TryFrom<Map<String, Value>> for Question {
-    type Error = String;
-
-    fn try_from(object: Map<String, Value>) -> Result<Self, String> {
-        Self::read(Fields::from_map(object, &QUESTION_KEYS))
-    }
-}
-
-/// Read straight from the JSON, without a `Map` of the whole question (stored questions are
-/// read by the hundred).
-impl<'de> Deserialize<'de> for Question {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let fields = Fields::deserialize(deserializer, &QUESTION_KEYS)?;
-        Self::read(fields).map_err(D::Error::custom)
-    }
-}
-
-impl Question {
-    fn read(mut fields: QuestionFields) -> Result<Self, String> {
-        let kind = fields
-            .take::<String>("type")
-            .as_deref()
-            .and_then(QuestionType::parse)
-            .ok_or("a question's type is missing or unknown")?;
-        Ok(match kind {
-            QuestionType::Open => Self::Open(OpenQuestion {
-                base: QuestionBase::read(fields)?,
-            }),
-            QuestionType::Link => Self::Link(LinkQuestion {
-                link: fields.take("link"),
-                base: QuestionBase::read(fields)?,
-            }),
-            QuestionType::Rating => Self::Rating(RatingQuestion {
-                display: fields.take("display"),
-                scale: fields.take("scale"),
-                lower_bound_label: fields.take("lowerBoundLabel"),
-                upper_bound_label: fields.take("upperBoundLabel"),
-                base: QuestionBase::read(fields)?,
-            }),
-            QuestionType::SingleChoice => Self::SingleChoice(ChoiceQuestion::read(fields)?),
-            QuestionType::MultipleChoice => Self::MultipleChoice(ChoiceQuestion::read(fields)?),
-        })
-    }
-}
-
-impl QuestionBase {
-    /// The keys every question has, taken after the type's own: what is left is `extra`.
-    fn read(mut fields: QuestionFields) -> Result<Self, String> {
-        Ok(Self {
-            id: fields.take(ID),
-            question: fields
-                .take("question")
-                .ok_or("a question's text is missing")?,
-            description: fields.take("description"),
-            description_content_type: fields.take("descriptionContentType"),
-            optional: fields.take("optional"),
-            button_text: fields.take("buttonText"),
-            branching: fields.take("branching"),
-            extra: fields.into_extra(),
-        })
-    }
-}
-
-impl ChoiceQuestion {
-    fn read(mut fields: QuestionFields) -> Result<Self, String> {
-        Ok(Self {
-            choices: fields
-                .take("choices")
-                .ok_or("a choice question has no choices")?,
-            has_open_choice: fields.take("hasOpenChoice"),
-            shuffle_options: fields.take("shuffleOptions"),
-            base: QuestionBase::read(fields)?,
-        })
-    }
-}
-
-const BRANCHING_KEYS: [&str; 3] = ["type", "index", "responseValues"];
-
-impl<'de> Deserialize<'de> for Branching {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut fields = Fields::deserialize(deserializer, &BRANCHING_KEYS)?;
-        let kind: String = fields
-            .take("type")
-            .ok_or_else(|| D::Error::custom("a branching has no type"))?;
-        let missing = |what| D::Error::custom(format!("a branching has no {what}"));
-        let rule = match kind.as_str() {
-            NEXT_QUESTION => BranchingRule::NextQuestion,
-            END => BranchingRule::End,
-            SPECIFIC_QUESTION => BranchingRule::SpecificQuestion {
-                index: fields
-                    .take("index")
-                    .ok_or_else(|| missing("target index"))?,
-            },
-            RESPONSE_BASED => BranchingRule::ResponseBased {
-                response_values: fields
-                    .take("responseValues")
-                    .ok_or_else(|| missing("responseValues"))?,
-            },
-            _ => {
-                return Err(D::Error::custom(format!("unknown branching type {kind:?}")));
-            }
-        };
-        Ok(Self {
-            rule,
-            extra: fields.into_extra(),
-        })
-    }
-}
-
-impl TryFrom<Value> for BranchTarget {
-    type Error = String;
-
-    fn try_from(value: Value) -> Result<Self, String> {
-        match value {
-            Value::String(end) if end == END => Ok(Self::End),
-            other => other
-                .as_u64()
-                .and_then(|index| usize::try_from(index).ok())
-                .map(Self::Question)
-                .ok_or_else(|| format!("a branch leads to \"end\" or an index, not {other}")),
         }
     }
 }
@@ -551,7 +448,7 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_and_values_of_another_shape_round_trip_unchanged() {
+    fn a_stored_question_keeps_unknown_keys_and_values_of_another_shape_unchanged() {
         let typed = round_trips(json!({
             "type": "single_choice", "id": 5, "question": "Which?", "choices": ["a"],
             "optional": "yes", "description": null, "skipSubmitButton": true,

@@ -1,31 +1,121 @@
-//! The settings objects of a survey: `appearance` (checked and its thank-you texts sanitized)
-//! and `conditions` (must be an object), each read into a struct with the fields Burrow's rules
-//! read typed and every other key kept as sent (see `json_fields`).
+//! The settings objects of a survey, `appearance` and `conditions`: each parsed once, from the
+//! object as sent or as stored, into a struct with the fields Burrow's rules and PostHog's SDKs
+//! read typed and every other key kept as sent (see `json_fields`). A sent known key of another
+//! shape is refused with PostHog's message (or one in its words where PostHog has none).
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use super::html::sanitize;
 use super::question::ContentType;
 use crate::error::{ValidationCode, ValidationError};
-use crate::json_fields::{ObjectWriter, take};
+use crate::json_fields::{ObjectWriter, Source, WrongShape, take_as};
 
-const THANK_YOU_HEADER: &str = "thankYouMessageHeader";
-const THANK_YOU_DESCRIPTION: &str = "thankYouMessageDescription";
-const THANK_YOU_CLOSE_BUTTON: &str = "thankYouMessageCloseButtonText";
-const SANITIZED_APPEARANCE_TEXTS: [&str; 3] = [
-    THANK_YOU_HEADER,
-    THANK_YOU_DESCRIPTION,
-    THANK_YOU_CLOSE_BUTTON,
-];
-const THANK_YOU_CONTENT_TYPE: &str = "thankYouMessageDescriptionContentType";
-const POPUP_DELAY: &str = "surveyPopupDelaySeconds";
-const WHITE_LABEL: &str = "whiteLabel";
+/// An appearance's keys by wire name: what its parser reads and the API's schema describes.
+pub mod appearance_keys {
+    pub const SHUFFLE_QUESTIONS: &str = "shuffleQuestions";
+    pub const POPUP_DELAY: &str = "surveyPopupDelaySeconds";
+    pub const WHITE_LABEL: &str = "whiteLabel";
+    pub const THANK_YOU_HEADER: &str = "thankYouMessageHeader";
+    pub const THANK_YOU_DESCRIPTION: &str = "thankYouMessageDescription";
+    pub const THANK_YOU_CONTENT_TYPE: &str = "thankYouMessageDescriptionContentType";
+    pub const THANK_YOU_CLOSE_BUTTON: &str = "thankYouMessageCloseButtonText";
+}
 
-/// A survey's checked `appearance`, its thank-you texts sanitized: the settings Burrow's rules
-/// read, typed; the rest (colours, position, …) as sent.
+/// The conditions' keys by wire name: what their parser reads and the API's schema describes.
+pub mod condition_keys {
+    pub const URL: &str = "url";
+    pub const URL_MATCH_TYPE: &str = "urlMatchType";
+    pub const SELECTOR: &str = "selector";
+    pub const SEEN_SURVEY_WAIT_PERIOD: &str = "seenSurveyWaitPeriodInDays";
+    pub const LINKED_FLAG_VARIANT: &str = "linkedFlagVariant";
+    pub const DEVICE_TYPES: &str = "deviceTypes";
+    pub const DEVICE_TYPES_MATCH_TYPE: &str = "deviceTypesMatchType";
+    pub const ACTIONS: &str = "actions";
+    pub const EVENTS: &str = "events";
+    /// The actions or events of `actions` and `events`.
+    pub const VALUES: &str = "values";
+    /// Whether `events` show the survey each time they happen.
+    pub const REPEATED_ACTIVATION: &str = "repeatedActivation";
+}
+
+use appearance_keys::{
+    POPUP_DELAY, SHUFFLE_QUESTIONS, THANK_YOU_CLOSE_BUTTON, THANK_YOU_CONTENT_TYPE,
+    THANK_YOU_DESCRIPTION, THANK_YOU_HEADER, WHITE_LABEL,
+};
+use condition_keys::{
+    ACTIONS, DEVICE_TYPES, DEVICE_TYPES_MATCH_TYPE, EVENTS, LINKED_FLAG_VARIANT,
+    REPEATED_ACTIVATION, SEEN_SURVEY_WAIT_PERIOD, SELECTOR, URL, URL_MATCH_TYPE, VALUES,
+};
+
+/// A settings object's entries while it is read, with where they come from.
+struct Reader {
+    object: Map<String, Value>,
+    source: Source,
+}
+
+impl Reader {
+    /// The value under `key` typed; a sent value of another shape is refused with `message`.
+    fn take<T: DeserializeOwned>(
+        &mut self,
+        key: &str,
+        message: impl FnOnce() -> String,
+    ) -> Result<Option<T>, String> {
+        take_as(&mut self.object, key, self.source).map_err(|WrongShape(_)| message())
+    }
+
+    fn text(&mut self, key: &str) -> Result<Option<String>, String> {
+        self.take(key, || format!("{key} must be a string"))
+    }
+
+    fn flag(&mut self, key: &str) -> Result<Option<bool>, String> {
+        self.take(key, || format!("{key} must be a boolean"))
+    }
+
+    /// A thank-you text, sanitized when sent.
+    fn sanitized_text(&mut self, key: &str) -> Result<Option<String>, String> {
+        let text = self.text(key)?;
+        Ok(match self.source {
+            Source::Sent => text.map(|text| sanitize(&text)),
+            Source::Stored => text,
+        })
+    }
+}
+
+/// Reads a sent settings object with `read`, its messages under `attr`.
+fn parse_sent<T>(
+    value: Value,
+    attr: &str,
+    not_an_object: &str,
+    read: fn(Reader) -> Result<T, String>,
+) -> Result<T, ValidationError> {
+    let invalid = |detail: String| ValidationError::field(attr, ValidationCode::Invalid, detail);
+    let Value::Object(object) = value else {
+        return Err(invalid(not_an_object.to_owned()));
+    };
+    read(Reader {
+        object,
+        source: Source::Sent,
+    })
+    .map_err(invalid)
+}
+
+/// Reads a stored settings object with `read`, which refuses nothing stored.
+fn read_stored<T>(
+    object: Map<String, Value>,
+    read: fn(Reader) -> Result<T, String>,
+) -> Result<T, String> {
+    read(Reader {
+        object,
+        source: Source::Stored,
+    })
+}
+
+/// A survey's `appearance`, its thank-you texts sanitized: the settings Burrow's rules read,
+/// typed; the rest (colours, position, …) as sent.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "Map<String, Value>")]
+#[serde(try_from = "Map<String, Value>")]
 pub struct Appearance {
     /// Questions shown in random order, which branching cannot follow.
     pub shuffle_questions: Option<bool>,
@@ -36,37 +126,65 @@ pub struct Appearance {
     pub thank_you_message_description: Option<String>,
     pub thank_you_message_description_content_type: Option<ContentType>,
     pub thank_you_message_close_button_text: Option<String>,
-    /// Every other key as sent, and a known key whose value is null or of another shape.
+    /// Every other key as sent, a known key whose value is null, and one of another shape
+    /// stored before such values were refused.
     pub extra: Map<String, Value>,
 }
 
 impl Appearance {
     /// # Errors
     /// PostHog's messages with `attr: appearance`.
-    pub fn parse(value: &Value) -> Result<Self, ValidationError> {
-        parse_appearance(value).map(Self::from)
+    pub fn parse(value: Value) -> Result<Self, ValidationError> {
+        parse_sent(
+            value,
+            "appearance",
+            "Appearance must be an object",
+            Self::read,
+        )
+    }
+
+    fn read(mut read: Reader) -> Result<Self, String> {
+        let thank_you_message_header = read.sanitized_text(THANK_YOU_HEADER)?;
+        let thank_you_message_description = read.sanitized_text(THANK_YOU_DESCRIPTION)?;
+        let thank_you_message_close_button_text = read.sanitized_text(THANK_YOU_CLOSE_BUTTON)?;
+        let thank_you_message_description_content_type = read
+            .take(THANK_YOU_CONTENT_TYPE, || {
+                format!("{THANK_YOU_CONTENT_TYPE} must be one of ['text', 'html']")
+            })?;
+        let popup_error = || "Survey popup delay seconds must be a positive integer".to_owned();
+        let survey_popup_delay_seconds: Option<Number> = read.take(POPUP_DELAY, popup_error)?;
+        if read.source == Source::Sent
+            && survey_popup_delay_seconds
+                .as_ref()
+                .is_some_and(|delay| delay.as_f64().is_none_or(|delay| delay < 0.0))
+        {
+            return Err(popup_error());
+        }
+        Ok(Self {
+            white_label: read.flag(WHITE_LABEL)?,
+            shuffle_questions: read.flag(SHUFFLE_QUESTIONS)?,
+            survey_popup_delay_seconds,
+            thank_you_message_header,
+            thank_you_message_description,
+            thank_you_message_description_content_type,
+            thank_you_message_close_button_text,
+            extra: read.object,
+        })
     }
 }
 
-impl From<Map<String, Value>> for Appearance {
-    fn from(mut object: Map<String, Value>) -> Self {
-        Self {
-            shuffle_questions: take(&mut object, "shuffleQuestions"),
-            survey_popup_delay_seconds: take(&mut object, POPUP_DELAY),
-            white_label: take(&mut object, WHITE_LABEL),
-            thank_you_message_header: take(&mut object, THANK_YOU_HEADER),
-            thank_you_message_description: take(&mut object, THANK_YOU_DESCRIPTION),
-            thank_you_message_description_content_type: take(&mut object, THANK_YOU_CONTENT_TYPE),
-            thank_you_message_close_button_text: take(&mut object, THANK_YOU_CLOSE_BUTTON),
-            extra: object,
-        }
+impl TryFrom<Map<String, Value>> for Appearance {
+    type Error = String;
+
+    fn try_from(object: Map<String, Value>) -> Result<Self, String> {
+        read_stored(object, Self::read)
     }
 }
 
 impl Serialize for Appearance {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut json = ObjectWriter::new(serializer, &self.extra)?;
-        json.field("shuffleQuestions", self.shuffle_questions.as_ref())?;
+        json.field(SHUFFLE_QUESTIONS, self.shuffle_questions.as_ref())?;
         json.field(POPUP_DELAY, self.survey_popup_delay_seconds.as_ref())?;
         json.field(
             THANK_YOU_CLOSE_BUTTON,
@@ -86,17 +204,14 @@ impl Serialize for Appearance {
     }
 }
 
-const LINKED_FLAG_VARIANT: &str = "linkedFlagVariant";
-const ACTIONS: &str = "actions";
-const EVENTS: &str = "events";
 /// Condition keys that name objects of the survey's project; a copy drops them (PostHog's
 /// list).
 const PROJECT_CONDITIONS: [&str; 3] = [LINKED_FLAG_VARIANT, ACTIONS, EVENTS];
 
-/// A survey's display `conditions`: where, when and to whom the SDK shows it. What Burrow's
-/// rules read is typed; the rest as sent.
+/// A survey's display `conditions`: where, when and to whom the SDK shows it, PostHog's keys
+/// typed; the rest as sent.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "Map<String, Value>")]
+#[serde(try_from = "Map<String, Value>")]
 pub struct Conditions {
     pub url: Option<String>,
     pub url_match_type: Option<MatchType>,
@@ -112,7 +227,8 @@ pub struct Conditions {
     pub actions: Option<ConditionValues>,
     /// Events that show the survey.
     pub events: Option<ConditionValues>,
-    /// Every other key as sent, and a known key whose value is null or of another shape.
+    /// Every other key as sent, a known key whose value is null, and one of another shape
+    /// stored before such values were refused.
     pub extra: Map<String, Value>,
 }
 
@@ -128,42 +244,108 @@ pub enum MatchType {
     NotIcontains,
 }
 
+impl MatchType {
+    pub const ALL: [Self; 6] = [
+        Self::Regex,
+        Self::NotRegex,
+        Self::Exact,
+        Self::IsNot,
+        Self::Icontains,
+        Self::NotIcontains,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Regex => "regex",
+            Self::NotRegex => "not_regex",
+            Self::Exact => "exact",
+            Self::IsNot => "is_not",
+            Self::Icontains => "icontains",
+            Self::NotIcontains => "not_icontains",
+        }
+    }
+}
+
 /// The `actions` or `events` a survey is shown after: `{"values": [...], ...}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(from = "Map<String, Value>")]
+#[serde(try_from = "Map<String, Value>")]
 pub struct ConditionValues {
     /// The actions (`{id, name}`) or events (`{name}`), in the SDK's shapes.
     pub values: Option<Vec<Value>>,
-    /// Every other key as sent (`repeatedActivation`, …).
+    /// Whether the events show the survey each time they happen.
+    pub repeated_activation: Option<bool>,
+    /// Every other key as sent.
     pub extra: Map<String, Value>,
 }
 
 impl Conditions {
     /// # Errors
-    /// `Conditions must be an object` with `attr: conditions`.
-    pub fn parse(value: &Value) -> Result<Self, ValidationError> {
-        parse_conditions(value).map(Self::from)
+    /// `Conditions must be an object`, or a known key of another shape, with
+    /// `attr: conditions`.
+    pub fn parse(value: Value) -> Result<Self, ValidationError> {
+        parse_sent(
+            value,
+            "conditions",
+            "Conditions must be an object",
+            Self::read,
+        )
+    }
+
+    fn read(mut read: Reader) -> Result<Self, String> {
+        let match_type = |key: &'static str| {
+            move || {
+                let names = MatchType::ALL.map(MatchType::as_str);
+                format!("{key} must be one of: {}", names.join(", "))
+            }
+        };
+        let source = read.source;
+        let mut group = |key: &'static str| -> Result<Option<ConditionValues>, String> {
+            let object: Option<Map<String, Value>> =
+                read.take(key, || format!("{key} must be an object"))?;
+            object
+                .map(|object| ConditionValues::read(Reader { object, source }, key))
+                .transpose()
+        };
+        let actions = group(ACTIONS)?;
+        let events = group(EVENTS)?;
+        Ok(Self {
+            url: read.text(URL)?,
+            url_match_type: read.take(URL_MATCH_TYPE, match_type(URL_MATCH_TYPE))?,
+            selector: read.text(SELECTOR)?,
+            seen_survey_wait_period_in_days: read.take(SEEN_SURVEY_WAIT_PERIOD, || {
+                format!("{SEEN_SURVEY_WAIT_PERIOD} must be a number")
+            })?,
+            linked_flag_variant: read.text(LINKED_FLAG_VARIANT)?,
+            device_types: read.take(DEVICE_TYPES, || {
+                format!("{DEVICE_TYPES} must be a list of strings")
+            })?,
+            device_types_match_type: read
+                .take(DEVICE_TYPES_MATCH_TYPE, match_type(DEVICE_TYPES_MATCH_TYPE))?,
+            actions,
+            events,
+            extra: read.object,
+        })
     }
 
     /// The conditions about the web visit, by wire name, that this survey has: the ones an
     /// external survey may not have. PostHog's test: a condition is had when not null, and an
-    /// object only with some `values`; so is one sent in a shape Burrow does not read.
+    /// object only with some `values`; so is one stored in a shape Burrow does not read.
     pub(crate) fn web_targeting(&self) -> Vec<&'static str> {
         let had = |group: &Option<ConditionValues>| {
             group.as_ref().is_some_and(ConditionValues::has_values)
         };
         [
-            ("url", self.url.is_some()),
-            ("urlMatchType", self.url_match_type.is_some()),
-            ("selector", self.selector.is_some()),
+            (URL, self.url.is_some()),
+            (URL_MATCH_TYPE, self.url_match_type.is_some()),
+            (SELECTOR, self.selector.is_some()),
             (
-                "seenSurveyWaitPeriodInDays",
+                SEEN_SURVEY_WAIT_PERIOD,
                 self.seen_survey_wait_period_in_days.is_some(),
             ),
             (LINKED_FLAG_VARIANT, self.linked_flag_variant.is_some()),
-            ("deviceTypes", self.device_types.is_some()),
+            (DEVICE_TYPES, self.device_types.is_some()),
             (
-                "deviceTypesMatchType",
+                DEVICE_TYPES_MATCH_TYPE,
                 self.device_types_match_type.is_some(),
             ),
             (ACTIONS, had(&self.actions)),
@@ -188,20 +370,11 @@ impl Conditions {
     }
 }
 
-impl From<Map<String, Value>> for Conditions {
-    fn from(mut object: Map<String, Value>) -> Self {
-        Self {
-            url: take(&mut object, "url"),
-            url_match_type: take(&mut object, "urlMatchType"),
-            selector: take(&mut object, "selector"),
-            seen_survey_wait_period_in_days: take(&mut object, "seenSurveyWaitPeriodInDays"),
-            linked_flag_variant: take(&mut object, LINKED_FLAG_VARIANT),
-            device_types: take(&mut object, "deviceTypes"),
-            device_types_match_type: take(&mut object, "deviceTypesMatchType"),
-            actions: take(&mut object, ACTIONS),
-            events: take(&mut object, EVENTS),
-            extra: object,
-        }
+impl TryFrom<Map<String, Value>> for Conditions {
+    type Error = String;
+
+    fn try_from(object: Map<String, Value>) -> Result<Self, String> {
+        read_stored(object, Self::read)
     }
 }
 
@@ -209,25 +382,36 @@ impl Serialize for Conditions {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut json = ObjectWriter::new(serializer, &self.extra)?;
         json.field(ACTIONS, self.actions.as_ref())?;
-        json.field("deviceTypes", self.device_types.as_ref())?;
+        json.field(DEVICE_TYPES, self.device_types.as_ref())?;
         json.field(
-            "deviceTypesMatchType",
+            DEVICE_TYPES_MATCH_TYPE,
             self.device_types_match_type.as_ref(),
         )?;
         json.field(EVENTS, self.events.as_ref())?;
         json.field(LINKED_FLAG_VARIANT, self.linked_flag_variant.as_ref())?;
         json.field(
-            "seenSurveyWaitPeriodInDays",
+            SEEN_SURVEY_WAIT_PERIOD,
             self.seen_survey_wait_period_in_days.as_ref(),
         )?;
-        json.field("selector", self.selector.as_ref())?;
-        json.field("url", self.url.as_ref())?;
-        json.field("urlMatchType", self.url_match_type.as_ref())?;
+        json.field(SELECTOR, self.selector.as_ref())?;
+        json.field(URL, self.url.as_ref())?;
+        json.field(URL_MATCH_TYPE, self.url_match_type.as_ref())?;
         json.end()
     }
 }
 
 impl ConditionValues {
+    /// The group under `key` (`actions` or `events`), its messages naming it.
+    fn read(mut read: Reader, key: &str) -> Result<Self, String> {
+        Ok(Self {
+            values: read.take(VALUES, || format!("{key} values must be a list"))?,
+            repeated_activation: read.take(REPEATED_ACTIVATION, || {
+                format!("{key} {REPEATED_ACTIVATION} must be a boolean")
+            })?,
+            extra: read.object,
+        })
+    }
+
     fn has_values(&self) -> bool {
         self.values
             .as_ref()
@@ -235,78 +419,33 @@ impl ConditionValues {
     }
 }
 
-/// Whether a condition Burrow could not read is had: see [`Conditions::web_targeting`].
+/// Whether a stored condition Burrow could not read is had: see [`Conditions::web_targeting`].
 fn is_had(value: &Value) -> bool {
     match value {
         Value::Null => false,
-        Value::Object(group) => ConditionValues::from(group.clone()).has_values(),
+        Value::Object(group) => group
+            .get(VALUES)
+            .and_then(Value::as_array)
+            .is_some_and(|values| !values.is_empty()),
         _ => true,
     }
 }
 
-impl From<Map<String, Value>> for ConditionValues {
-    fn from(mut object: Map<String, Value>) -> Self {
-        Self {
-            values: take(&mut object, "values"),
-            extra: object,
-        }
+impl TryFrom<Map<String, Value>> for ConditionValues {
+    type Error = String;
+
+    fn try_from(object: Map<String, Value>) -> Result<Self, String> {
+        let source = Source::Stored;
+        Self::read(Reader { object, source }, "")
     }
 }
 
 impl Serialize for ConditionValues {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut json = ObjectWriter::new(serializer, &self.extra)?;
-        json.field("values", self.values.as_ref())?;
+        json.field(REPEATED_ACTIVATION, self.repeated_activation.as_ref())?;
+        json.field(VALUES, self.values.as_ref())?;
         json.end()
-    }
-}
-
-fn parse_appearance(value: &Value) -> Result<Map<String, Value>, ValidationError> {
-    let invalid =
-        |detail: &str| ValidationError::field("appearance", ValidationCode::Invalid, detail);
-    let Value::Object(appearance) = value else {
-        return Err(invalid("Appearance must be an object"));
-    };
-    let mut appearance = appearance.clone();
-    for field in SANITIZED_APPEARANCE_TEXTS {
-        if let Some(Value::String(text)) = appearance.get(field) {
-            let clean = sanitize(text);
-            appearance.insert(field.into(), Value::String(clean));
-        }
-    }
-    match appearance.get(THANK_YOU_CONTENT_TYPE) {
-        None | Some(Value::Null) => {}
-        Some(Value::String(t)) if t == "text" || t == "html" => {}
-        Some(_) => {
-            return Err(invalid(
-                "thankYouMessageDescriptionContentType must be one of ['text', 'html']",
-            ));
-        }
-    }
-    match appearance.get(POPUP_DELAY) {
-        None | Some(Value::Null) => {}
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|s| s >= 0.0) => {}
-        Some(_) => {
-            return Err(invalid(
-                "Survey popup delay seconds must be a positive integer",
-            ));
-        }
-    }
-    match appearance.get(WHITE_LABEL) {
-        None | Some(Value::Null) | Some(Value::Bool(_)) => {}
-        Some(_) => return Err(invalid("whiteLabel must be a boolean")),
-    }
-    Ok(appearance)
-}
-
-fn parse_conditions(value: &Value) -> Result<Map<String, Value>, ValidationError> {
-    match value {
-        Value::Object(conditions) => Ok(conditions.clone()),
-        _ => Err(ValidationError::field(
-            "conditions",
-            ValidationCode::Invalid,
-            "Conditions must be an object",
-        )),
     }
 }
 
@@ -316,51 +455,121 @@ mod tests {
 
     use super::*;
 
+    fn appearance_error(value: Value) -> String {
+        Appearance::parse(value).unwrap_err().detail
+    }
+
+    fn conditions_error(value: Value) -> ValidationError {
+        Conditions::parse(value).unwrap_err()
+    }
+
     #[test]
     fn appearance_must_be_an_object_with_sane_settings() {
         assert_eq!(
-            parse_appearance(&json!("red")).unwrap_err().detail,
+            appearance_error(json!("red")),
             "Appearance must be an object"
         );
         assert_eq!(
-            parse_appearance(&json!({"surveyPopupDelaySeconds": -1}))
-                .unwrap_err()
-                .detail,
+            appearance_error(json!({"surveyPopupDelaySeconds": -1})),
             "Survey popup delay seconds must be a positive integer"
         );
         assert_eq!(
-            parse_appearance(&json!({"whiteLabel": "yes"}))
-                .unwrap_err()
-                .detail,
+            appearance_error(json!({"surveyPopupDelaySeconds": "soon"})),
+            "Survey popup delay seconds must be a positive integer"
+        );
+        assert_eq!(
+            appearance_error(json!({"whiteLabel": "yes"})),
             "whiteLabel must be a boolean"
         );
         assert_eq!(
-            parse_appearance(&json!({"thankYouMessageDescriptionContentType": "md"}))
-                .unwrap_err()
-                .detail,
+            appearance_error(json!({"thankYouMessageDescriptionContentType": "md"})),
             "thankYouMessageDescriptionContentType must be one of ['text', 'html']"
+        );
+        assert_eq!(
+            appearance_error(json!({"shuffleQuestions": "yes"})),
+            "shuffleQuestions must be a boolean"
+        );
+        assert_eq!(
+            appearance_error(json!({"thankYouMessageHeader": ["Thanks"]})),
+            "thankYouMessageHeader must be a string"
         );
     }
 
     #[test]
     fn thank_you_texts_are_sanitized_and_other_values_round_trip() {
-        let parsed = parse_appearance(&json!({
-            "thankYouMessageHeader": "<script>x</script>Thanks!",
-            "backgroundColor": " ",
-            "surveyPopupDelaySeconds": 0
-        }))
+        let parsed = serde_json::to_value(
+            Appearance::parse(json!({
+                "thankYouMessageHeader": "<script>x</script>Thanks!",
+                "backgroundColor": " ",
+                "surveyPopupDelaySeconds": 0,
+                "whiteLabel": null
+            }))
+            .unwrap(),
+        )
         .unwrap();
-        assert_eq!(parsed["thankYouMessageHeader"], "Thanks!");
-        assert_eq!(parsed["backgroundColor"], " ");
+        assert_eq!(
+            parsed,
+            json!({
+                "thankYouMessageHeader": "Thanks!",
+                "backgroundColor": " ",
+                "surveyPopupDelaySeconds": 0,
+                "whiteLabel": null
+            })
+        );
     }
 
     #[test]
-    fn conditions_must_be_an_object() {
+    fn conditions_must_be_an_object_with_posthogs_shapes() {
+        let error = conditions_error(json!([]));
         assert_eq!(
-            parse_conditions(&json!([])).unwrap_err().detail,
-            "Conditions must be an object"
+            (error.attr.as_deref(), error.detail.as_str()),
+            (Some("conditions"), "Conditions must be an object")
         );
-        assert!(parse_conditions(&json!({"url": "x"})).is_ok());
+        for (sent, message) in [
+            (json!({"url": 5}), "url must be a string"),
+            (
+                json!({"urlMatchType": "fuzzy"}),
+                "urlMatchType must be one of: regex, not_regex, exact, is_not, icontains, not_icontains",
+            ),
+            (
+                json!({"seenSurveyWaitPeriodInDays": "a week"}),
+                "seenSurveyWaitPeriodInDays must be a number",
+            ),
+            (
+                json!({"deviceTypes": "Mobile"}),
+                "deviceTypes must be a list of strings",
+            ),
+            (json!({"actions": [1]}), "actions must be an object"),
+            (
+                json!({"events": {"values": 1}}),
+                "events values must be a list",
+            ),
+            (
+                json!({"events": {"values": [], "repeatedActivation": "often"}}),
+                "events repeatedActivation must be a boolean",
+            ),
+        ] {
+            let error = conditions_error(sent.clone());
+            assert_eq!(
+                (error.attr.as_deref(), error.detail.as_str()),
+                (Some("conditions"), message),
+                "{sent}"
+            );
+        }
+    }
+
+    #[test]
+    fn sent_conditions_keep_unknown_keys_and_nulls_as_sent() {
+        let sent = json!({
+            "url": "x", "selector": null, "wait": {"days": 3},
+            "events": {"values": [{"name": "x"}], "repeatedActivation": true, "note": 1}
+        });
+        let parsed = Conditions::parse(sent.clone()).unwrap();
+        assert_eq!(
+            parsed.events.as_ref().unwrap().repeated_activation,
+            Some(true)
+        );
+        assert_eq!(serde_json::to_value(parsed).unwrap(), sent);
     }
 
     /// Reads `value` as `T` and writes it back: the same JSON.
@@ -428,9 +637,10 @@ mod tests {
                 Some(MatchType::Exact)
             )
         );
+        let events = conditions.events.clone().unwrap();
         assert_eq!(
-            Value::Object(conditions.events.clone().unwrap().extra),
-            json!({"repeatedActivation": true})
+            (events.repeated_activation, events.extra),
+            (Some(true), Map::new())
         );
         assert_eq!(
             Value::Object(conditions.extra.clone()),

@@ -213,7 +213,7 @@ mod tests {
     }
 
     fn questions() -> Questions {
-        Questions::parse(&json!([
+        Questions::parse(json!([
             {"id": "q1", "type": "open", "question": "What, \"exactly\"?"},
             {"id": "q2", "type": "multiple_choice", "question": "Which?", "choices": ["a", "b"]},
         ]))

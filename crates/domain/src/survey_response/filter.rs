@@ -91,7 +91,7 @@ mod tests {
 
     #[test]
     fn a_question_is_keyed_by_its_id_then_by_its_index_unless_that_is_another_questions_id() {
-        let questions = Questions::parse(&json!([
+        let questions = Questions::parse(json!([
             {"type": "open", "question": "A", "id": "a"},
             {"type": "open", "question": "B", "id": "0"},
         ]))

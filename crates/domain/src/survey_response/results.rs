@@ -118,7 +118,7 @@ mod tests {
     use crate::survey::Questions;
 
     fn question(value: Value) -> Question {
-        Questions::parse(&json!([value]))
+        Questions::parse(json!([value]))
             .unwrap()
             .iter()
             .next()

@@ -509,7 +509,7 @@ mod tests {
 
     /// Open questions with these ids.
     fn questions(ids: [&str; 2]) -> Questions {
-        Questions::parse(&Value::Array(
+        Questions::parse(Value::Array(
             ids.map(|id| json!({"type": "open", "question": "Q", "id": id}))
                 .to_vec(),
         ))

@@ -226,7 +226,7 @@ mod tests {
         PayloadSurvey {
             name: "NPS".into(),
             questions: Some(
-                Questions::parse(&json!([
+                Questions::parse(json!([
                     {"id": "q1", "type": "rating", "question": "How likely?", "scale": 10, "display": "number"},
                     {"id": "q2", "type": "multiple_choice", "question": "Why?", "choices": ["a", "b"]},
                 ]))

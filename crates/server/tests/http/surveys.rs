@@ -184,6 +184,61 @@ async fn defaults_fill_in_what_a_minimal_survey_leaves_out() {
 }
 
 #[tokio::test]
+async fn a_known_key_of_the_wrong_shape_is_a_400_and_unknown_keys_round_trip() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let wrong = [
+        (
+            json!({"questions": [{"type": "open", "question": "Q", "optional": "yes"}]}),
+            "Question optional must be a boolean",
+            "questions",
+        ),
+        (
+            json!({"appearance": {"whiteLabel": "yes"}}),
+            "whiteLabel must be a boolean",
+            "appearance",
+        ),
+        (
+            json!({"conditions": {"url": 5}}),
+            "url must be a string",
+            "conditions",
+        ),
+    ];
+    for (fields, detail, attr) in wrong {
+        let mut body = json!({"name": "Shapes", "type": "popover"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        let (status, error) = create(&app, &ada, body).await;
+        assert_eq!(
+            (status, error),
+            (
+                400,
+                json!({"type": "validation_error", "code": "invalid_input",
+                       "detail": detail, "attr": attr})
+            )
+        );
+    }
+    let sent = json!({
+        "questions": [{"type": "open", "id": "q", "question": "Q", "description": null,
+                       "skipSubmitButton": true, "meta": {"nested": [1, 2.5]}}],
+        "appearance": {"backgroundColor": "#fff", "whiteLabel": null, "extra": [1]},
+        "conditions": {"url": "/x", "selector": null, "wait": {"days": 3}}
+    });
+    let mut body = json!({"name": "Kept", "type": "popover"});
+    body.as_object_mut()
+        .unwrap()
+        .extend(sent.as_object().unwrap().clone());
+    let (status, created) = create(&app, &ada, body).await;
+    assert_eq!(status, 201, "{created}");
+    let (_, fetched) = parts(app.get(&survey_path(&ada, &created), &ada.key).await).await;
+    for key in ["questions", "appearance", "conditions"] {
+        assert_eq!((key, &created[key]), (key, &sent[key]));
+        assert_eq!((key, &fetched[key]), (key, &sent[key]));
+    }
+}
+
+#[tokio::test]
 async fn field_validation_reports_posthogs_code_detail_and_attr() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;

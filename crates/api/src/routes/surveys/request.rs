@@ -10,7 +10,7 @@ use domain::feature_flag::{FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::survey::{
     Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_NAME_CHARS, Questions,
-    Schedule, SurveyChanges, SurveyType,
+    Schedule, SurveyChanges, SurveyName, SurveyType,
 };
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
@@ -18,14 +18,15 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::ObjectBuilder;
 
 use crate::contract::schemas::{self, integer_within, text};
-use crate::fields::{Fields, non_null, not_null, too_long};
+use crate::contract::survey_shapes;
+use crate::fields::{Fields, non_null, not_null};
 
 /// A survey to create (POST: `name` and `type` required), replace (PUT: likewise) or change
 /// (PATCH: any subset).
 #[derive(ToSchema)]
 pub(crate) struct SurveyWrite {
     #[schema(schema_with = name_schema, required = false)]
-    name: Patch<String>,
+    name: Patch<SurveyName>,
     #[schema(value_type = Option<String>, nullable = false)]
     description: Patch<String>,
     #[schema(rename = "type", value_type = schemas::SurveyType, required = false)]
@@ -44,12 +45,11 @@ pub(crate) struct SurveyWrite {
     targeting_flag_filters: Option<FlagFiltersPatch>,
     /// Deletes the survey's own targeting flag (an adopted one is only detached).
     remove_targeting_flag: Option<bool>,
-    /// `{question, type: open|link|rating|single_choice|multiple_choice, …}` objects.
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<survey_shapes::SurveyQuestion>>)]
     questions: Patch<Questions>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<survey_shapes::SurveyConditions>)]
     conditions: Patch<Conditions>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<survey_shapes::SurveyAppearance>)]
     appearance: Patch<Appearance>,
     #[schema(value_type = Option<DateTime<Utc>>)]
     start_date: Patch<DateTime<Utc>>,
@@ -91,14 +91,20 @@ fn iteration_frequency_schema() -> ObjectBuilder {
 }
 
 impl SurveyWrite {
-    /// Reads a create or update body.
+    /// Reads a create or update body; its JSON objects are moved into their types, not copied.
     ///
     /// # Errors
     /// The first invalid field.
-    pub(super) fn read(body: &Map<String, Value>) -> Result<Self, ValidationError> {
-        let fields = Fields(body);
+    pub(super) fn read(mut body: Map<String, Value>) -> Result<Self, ValidationError> {
+        let questions = take_json(&mut body, "questions");
+        let conditions = take_json(&mut body, "conditions");
+        let appearance = take_json(&mut body, "appearance");
+        let fields = Fields(&body);
         Ok(Self {
-            name: parse_name(&fields)?,
+            name: match fields.string("name")? {
+                Patch::Null => return Err(not_null("name")),
+                name => name.try_map(|name| SurveyName::parse(&name))?,
+            },
             description: match fields.string("description")? {
                 Patch::Null => return Err(not_null("description")),
                 other => other,
@@ -109,9 +115,9 @@ impl SurveyWrite {
             targeting_flag_id: fields.integer("targeting_flag_id")?.map(to_flag_id),
             targeting_flag_filters: parse_targeting_filters(&fields)?,
             remove_targeting_flag: fields.boolean("remove_targeting_flag")?.value(),
-            questions: fields.raw("questions").try_map(Questions::parse)?,
-            conditions: fields.raw("conditions").try_map(Conditions::parse)?,
-            appearance: fields.raw("appearance").try_map(Appearance::parse)?,
+            questions: questions.try_map(Questions::parse)?,
+            conditions: conditions.try_map(Conditions::parse)?,
+            appearance: appearance.try_map(Appearance::parse)?,
             start_date: fields.datetime("start_date")?,
             end_date: fields.datetime("end_date")?,
             archived: non_null(fields.boolean("archived")?, "archived")?,
@@ -160,30 +166,18 @@ impl SurveyWrite {
     }
 }
 
+/// The field `name` moved out of `body`: absent, null, or its value.
+fn take_json(body: &mut Map<String, Value>, name: &str) -> Patch<Value> {
+    match body.remove(name) {
+        None => Patch::Absent,
+        Some(Value::Null) => Patch::Null,
+        Some(value) => Patch::Value(value),
+    }
+}
+
 fn to_flag_id(id: i64) -> FlagId {
     // Ids outside i32 cannot exist; -1 finds nothing and reports "does not exist".
     FlagId(i32::try_from(id).unwrap_or(-1))
-}
-
-fn parse_name(fields: &Fields<'_>) -> Result<Patch<String>, ValidationError> {
-    match fields.string("name")? {
-        Patch::Value(name) => {
-            let name = name.trim().to_owned();
-            if name.is_empty() {
-                return Err(ValidationError::field(
-                    "name",
-                    ValidationCode::Blank,
-                    "This field may not be blank.",
-                ));
-            }
-            if name.chars().count() > MAX_NAME_CHARS {
-                return Err(too_long("name", MAX_NAME_CHARS));
-            }
-            Ok(Patch::Value(name))
-        }
-        Patch::Null => Err(not_null("name")),
-        Patch::Absent => Ok(Patch::Absent),
-    }
 }
 
 fn parse_type(fields: &Fields<'_>) -> Result<Patch<SurveyType>, ValidationError> {
@@ -280,7 +274,7 @@ mod tests {
     use super::*;
 
     fn parse(value: Value) -> Result<SurveyChanges, ValidationError> {
-        SurveyWrite::read(value.as_object().unwrap()).map(SurveyWrite::into_changes)
+        SurveyWrite::read(value.as_object().unwrap().clone()).map(SurveyWrite::into_changes)
     }
 
     #[test]
@@ -316,10 +310,14 @@ mod tests {
     }
 
     #[test]
-    fn names_are_trimmed_and_must_not_be_blank_or_too_long() {
+    fn names_are_trimmed_and_must_not_be_null_blank_or_too_long() {
         assert_eq!(
             parse(json!({"name": "  Hi  "})).unwrap().name,
-            Patch::Value("Hi".into())
+            Patch::Value(SurveyName::parse("Hi").unwrap())
+        );
+        assert_eq!(
+            parse(json!({"name": null})).unwrap_err().detail,
+            "This field may not be null."
         );
         let blank = parse(json!({"name": "   "})).unwrap_err();
         assert_eq!(
@@ -418,7 +416,7 @@ mod tests {
     #[test]
     fn remove_targeting_flag_is_kept_as_sent_for_the_echo() {
         let echo = |value: Value| {
-            SurveyWrite::read(value.as_object().unwrap())
+            SurveyWrite::read(value.as_object().unwrap().clone())
                 .unwrap()
                 .remove_targeting_flag()
         };

@@ -1,0 +1,299 @@
+//! The schemas of a survey's JSON objects — its questions (one shape per `type`), `conditions`
+//! and `appearance` — built from the key names and choice lists the domain's parsers read, so
+//! the document describes what the parsers accept. Keys the parsers do not read are allowed and
+//! kept as sent (`additionalProperties`).
+
+use std::borrow::Cow;
+
+use domain::survey::{
+    BRANCHING_TYPES, ContentType, END, MatchType, QuestionType, RatingDisplay, appearance_keys,
+    condition_keys, question_keys,
+};
+use serde::Serialize;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayBuilder, Discriminator, ObjectBuilder, OneOfBuilder, Schema, Type,
+};
+use utoipa::{PartialSchema, ToSchema};
+
+use super::schemas::{any, string};
+
+/// The wire names of `choices`, as the domain serializes them.
+fn names<T: Serialize>(choices: impl IntoIterator<Item = T>) -> Vec<String> {
+    choices
+        .into_iter()
+        .filter_map(|choice| {
+            serde_json::to_value(choice)
+                .ok()?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+fn one_of(choices: impl IntoIterator<Item = String>) -> ObjectBuilder {
+    string().enum_values(Some(choices))
+}
+
+fn boolean() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::Boolean)
+}
+
+fn number() -> ObjectBuilder {
+    ObjectBuilder::new().schema_type(Type::Number)
+}
+
+fn strings() -> ArrayBuilder {
+    ArrayBuilder::new().items(string())
+}
+
+/// An object of `properties` whose other keys are kept as sent.
+fn open_object<'a>(
+    properties: impl IntoIterator<Item = (&'a str, RefOr<Schema>)>,
+) -> ObjectBuilder {
+    properties.into_iter().fold(
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(AdditionalProperties::FreeForm(true))),
+        |object, (key, schema)| object.property(key, schema),
+    )
+}
+
+/// Where a question leads once answered.
+fn branching() -> RefOr<Schema> {
+    let target = OneOfBuilder::new()
+        .item(
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0)),
+        )
+        .item(string().enum_values(Some([END])))
+        .description(Some("A question's index, or `end`."));
+    open_object([
+        (
+            question_keys::TYPE,
+            one_of(BRANCHING_TYPES.map(str::to_owned)).into(),
+        ),
+        (
+            question_keys::INDEX,
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0))
+                .description(Some("`specific_question`: the question it leads to."))
+                .into(),
+        ),
+        (
+            question_keys::RESPONSE_VALUES,
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("`response_based`: where each answer leads."))
+                .additional_properties(Some(AdditionalProperties::RefOr(target.into())))
+                .into(),
+        ),
+    ])
+    .required(question_keys::TYPE)
+    .into()
+}
+
+/// One question of type `kind`: what every question has, and its type's own keys.
+fn question(kind: QuestionType) -> RefOr<Schema> {
+    use question_keys::*;
+    let text = |description: &str| string().description(Some(description)).into();
+    let mut properties: Vec<(&str, RefOr<Schema>)> = vec![
+        (TYPE, one_of([kind.as_str().to_owned()]).into()),
+        (
+            ID,
+            text("Answers are keyed by it; generated when not sent."),
+        ),
+        (QUESTION, text("The question's text; HTML is sanitized.")),
+        (DESCRIPTION, string().into()),
+        (
+            DESCRIPTION_CONTENT_TYPE,
+            one_of(names(ContentType::ALL)).into(),
+        ),
+        (OPTIONAL, boolean().into()),
+        (BUTTON_TEXT, string().into()),
+        (BRANCHING, branching()),
+    ];
+    match kind {
+        QuestionType::Open => {}
+        QuestionType::Link => properties.push((LINK, text("An `https:` or `mailto:` link."))),
+        QuestionType::Rating => {
+            let scales = RatingDisplay::ALL.map(|display| {
+                let scales = display.scales().iter().map(u8::to_string);
+                format!(
+                    "{}: {}",
+                    names([display])[0],
+                    scales.collect::<Vec<_>>().join(", ")
+                )
+            });
+            properties.extend([
+                (DISPLAY, one_of(names(RatingDisplay::ALL)).into()),
+                (
+                    SCALE,
+                    ObjectBuilder::new()
+                        .schema_type(Type::Integer)
+                        .description(Some(format!("By display: {}.", scales.join("; "))))
+                        .into(),
+                ),
+                (LOWER_BOUND_LABEL, string().into()),
+                (UPPER_BOUND_LABEL, string().into()),
+            ]);
+        }
+        QuestionType::SingleChoice | QuestionType::MultipleChoice => properties.extend([
+            (CHOICES, strings().min_items(Some(1)).into()),
+            (HAS_OPEN_CHOICE, boolean().into()),
+            (SHUFFLE_OPTIONS, boolean().into()),
+        ]),
+    }
+    let required = match kind {
+        QuestionType::SingleChoice | QuestionType::MultipleChoice => vec![TYPE, QUESTION, CHOICES],
+        _ => vec![TYPE, QUESTION],
+    };
+    required
+        .into_iter()
+        .fold(open_object(properties), ObjectBuilder::required)
+        .title(Some(kind.as_str()))
+        .into()
+}
+
+/// A survey question, by its `type`.
+pub(crate) struct SurveyQuestion;
+
+impl PartialSchema for SurveyQuestion {
+    fn schema() -> RefOr<Schema> {
+        QuestionType::ALL
+            .into_iter()
+            .fold(OneOfBuilder::new(), |one_of, kind| {
+                one_of.item(question(kind))
+            })
+            .discriminator(Some(Discriminator::new(question_keys::TYPE)))
+            .into()
+    }
+}
+
+impl ToSchema for SurveyQuestion {
+    fn name() -> Cow<'static, str> {
+        "SurveyQuestion".into()
+    }
+}
+
+/// The `actions` or `events` that show a survey.
+fn condition_values(item: &str) -> RefOr<Schema> {
+    open_object([
+        (
+            condition_keys::VALUES,
+            ArrayBuilder::new()
+                .items(any())
+                .description(Some(item))
+                .into(),
+        ),
+        (condition_keys::REPEATED_ACTIVATION, boolean().into()),
+    ])
+    .into()
+}
+
+/// Where, when and to whom a survey is shown.
+pub(crate) struct SurveyConditions;
+
+impl PartialSchema for SurveyConditions {
+    fn schema() -> RefOr<Schema> {
+        use condition_keys::*;
+        let match_type = || one_of(MatchType::ALL.map(|kind| kind.as_str().to_owned()));
+        open_object([
+            (URL, string().into()),
+            (URL_MATCH_TYPE, match_type().into()),
+            (
+                SELECTOR,
+                string()
+                    .description(Some("A CSS selector the page must have."))
+                    .into(),
+            ),
+            (
+                SEEN_SURVEY_WAIT_PERIOD,
+                number()
+                    .description(Some("Days since the person last saw a survey."))
+                    .into(),
+            ),
+            (LINKED_FLAG_VARIANT, string().into()),
+            (DEVICE_TYPES, strings().into()),
+            (DEVICE_TYPES_MATCH_TYPE, match_type().into()),
+            (ACTIONS, condition_values("Actions: `{id, name}`.")),
+            (EVENTS, condition_values("Events: `{name}`.")),
+        ])
+        .into()
+    }
+}
+
+impl ToSchema for SurveyConditions {
+    fn name() -> Cow<'static, str> {
+        "SurveyConditions".into()
+    }
+}
+
+/// How a survey looks.
+pub(crate) struct SurveyAppearance;
+
+impl PartialSchema for SurveyAppearance {
+    fn schema() -> RefOr<Schema> {
+        use appearance_keys::*;
+        let sanitized = || string().description(Some("HTML is sanitized."));
+        open_object([
+            (
+                SHUFFLE_QUESTIONS,
+                boolean()
+                    .description(Some("Cannot be used with branching."))
+                    .into(),
+            ),
+            (POPUP_DELAY, number().minimum(Some(0)).into()),
+            (WHITE_LABEL, boolean().into()),
+            (THANK_YOU_HEADER, sanitized().into()),
+            (THANK_YOU_DESCRIPTION, sanitized().into()),
+            (
+                THANK_YOU_CONTENT_TYPE,
+                one_of(names(ContentType::ALL)).into(),
+            ),
+            (THANK_YOU_CLOSE_BUTTON, sanitized().into()),
+        ])
+        .into()
+    }
+}
+
+impl ToSchema for SurveyAppearance {
+    fn name() -> Cow<'static, str> {
+        "SurveyAppearance".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_question_type_has_its_shape_keyed_by_type() {
+        let schema = serde_json::to_value(SurveyQuestion::schema()).unwrap();
+        let shapes = schema["oneOf"].as_array().unwrap();
+        assert_eq!(shapes.len(), QuestionType::ALL.len());
+        for (shape, kind) in shapes.iter().zip(QuestionType::ALL) {
+            assert_eq!(shape["properties"]["type"]["enum"][0], kind.as_str());
+            assert_eq!(shape["additionalProperties"], true);
+        }
+        assert_eq!(schema["discriminator"]["propertyName"], "type");
+    }
+
+    #[test]
+    fn match_types_are_posthogs() {
+        let schema = serde_json::to_value(SurveyConditions::schema()).unwrap();
+        assert_eq!(
+            schema["properties"]["urlMatchType"]["enum"],
+            serde_json::json!([
+                "regex",
+                "not_regex",
+                "exact",
+                "is_not",
+                "icontains",
+                "not_icontains"
+            ])
+        );
+    }
+}
