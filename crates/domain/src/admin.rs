@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use crate::api_key::ApiKeyRepository;
 use crate::api_key::{NewApiKey, PlainApiKey};
-use crate::error::Unexpected;
+use crate::error::{DomainError, Unexpected};
+use crate::in_transaction;
 use crate::scope::ScopeGrants;
-use crate::tenancy::{BootstrapPlan, BootstrapRecord, TenancyRepository};
+use crate::tenancy::TenancyRepository;
 use crate::tenancy::{
-    Email, MembershipLevel, OrganizationId, PluginsAccessLevel, Project, ProjectId, User,
-    generate_project_api_token,
+    Email, MembershipLevel, Organization, OrganizationId, PluginsAccessLevel, Project, ProjectId,
+    User, generate_project_api_token,
 };
 
 /// Why an admin command was refused; nothing was written.
@@ -36,6 +37,60 @@ pub struct BootstrapRequest {
     pub project_name: String,
     pub scopes: Vec<String>,
     pub plugins_access_level: PluginsAccessLevel,
+}
+
+/// What `bootstrap_tenant` creates in one transaction: checked names, a fresh token, a minted
+/// key.
+#[derive(Debug, Clone)]
+pub struct BootstrapPlan {
+    pub email: Email,
+    pub first_name: String,
+    pub organization_name: String,
+    pub plugins_access_level: PluginsAccessLevel,
+    pub project_name: String,
+    pub project_api_token: String,
+    pub key: NewApiKey,
+}
+
+/// What `bootstrap_tenant` created or reused.
+#[derive(Debug, Clone)]
+pub struct BootstrapRecord {
+    pub user: User,
+    pub organization: Organization,
+    pub project: Project,
+}
+
+/// Creates (or reuses, by email) the user, then a new organization owned by them, a project in
+/// it, and the key, all or nothing; the user's current organization and project become the new
+/// ones. The sequence of `admin bootstrap`, over the store's primitives.
+///
+/// # Errors
+/// `Unexpected` when storage fails (a taken token or key included); nothing is written then.
+pub async fn bootstrap_tenant(
+    keys: &dyn ApiKeyRepository,
+    plan: BootstrapPlan,
+) -> Result<BootstrapRecord, DomainError> {
+    in_transaction!(keys.begin(), |tx| {
+        let user = match tx.user_by_email(&plan.email).await? {
+            Some(user) => user,
+            None => tx.insert_user(&plan.email, &plan.first_name).await?,
+        };
+        let organization = tx
+            .insert_organization(&plan.organization_name, plan.plugins_access_level)
+            .await?;
+        tx.insert_membership(user.id, organization.id, MembershipLevel::Owner)
+            .await?;
+        let project = tx
+            .insert_project(organization.id, &plan.project_name, &plan.project_api_token)
+            .await?;
+        tx.insert_key(user.id, plan.key).await?;
+        let user = tx.set_current(user.id, organization.id, project.id).await?;
+        Ok(BootstrapRecord {
+            user,
+            organization,
+            project,
+        })
+    })
 }
 
 /// What `admin bootstrap` made, with the key in clear text (shown once).
@@ -85,9 +140,9 @@ impl AdminService {
         }
         let scopes = ScopeGrants::parse(&request.scopes).map_err(AdminError::Invalid)?;
         let (key, new_key) = NewApiKey::mint("bootstrap", scopes, None, None);
-        let record = self
-            .tenancy
-            .bootstrap(BootstrapPlan {
+        let record = bootstrap_tenant(
+            &*self.keys,
+            BootstrapPlan {
                 email,
                 first_name,
                 organization_name,
@@ -95,8 +150,14 @@ impl AdminService {
                 project_name,
                 project_api_token: generate_project_api_token(),
                 key: new_key,
-            })
-            .await?;
+            },
+        )
+        .await
+        .map_err(|error| match error {
+            DomainError::Unexpected(error) => AdminError::Unexpected(error),
+            // The store's primitives fail with `Unexpected` alone.
+            other => AdminError::Unexpected(Unexpected::new(other.to_string())),
+        })?;
         Ok(Bootstrapped { record, key })
     }
 

@@ -47,10 +47,32 @@ pub trait Transaction: Send {
     async fn rollback(self: Box<Self>) -> Result<(), Unexpected>;
 }
 
+/// Runs one write as a unit of work: `in_transaction!(store.begin(), |tx| { … })` opens the
+/// transaction, runs the block with `tx` (`&mut` the store's transaction), then commits when the
+/// block's `Result<_, DomainError>` is `Ok`, or rolls back and returns its error as is; a
+/// failed `begin` is returned as is. Every write goes through here, so no use case can forget
+/// to end its transaction. A macro, not a function taking an async closure: the block stays an
+/// ordinary `async` block, so the write's future is `Send` (rustc cannot yet prove it for an
+/// async closure over a `&mut dyn` transaction), and writers can be spawned.
+#[macro_export]
+macro_rules! in_transaction {
+    ($begin:expr, |$transaction:ident| $work:block) => {
+        match $begin.await {
+            Err(error) => Err($crate::DomainError::from(error)),
+            Ok(mut transaction) => {
+                let outcome: Result<_, $crate::DomainError> = async {
+                    let $transaction = &mut *transaction;
+                    $work
+                }
+                .await;
+                $crate::ports::conclude(transaction, outcome).await
+            }
+        }
+    };
+}
+
 /// Ends `transaction` as the work done in it turned out: commits when it succeeded, rolls back
-/// when it failed and returns its error as is. Use cases open a transaction, run their steps
-/// in an `async fn` of their own and end with this, so the whole stays an ordinary (`Send`)
-/// future.
+/// when it failed and returns its error as is. `in_transaction!`'s ending; use that.
 ///
 /// # Errors
 /// The work's error, or `Unexpected` when the commit fails.

@@ -5,8 +5,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
-use domain::api_key::ApiKeyRepository;
-use domain::api_key::{ApiKey, NewApiKey};
+use domain::api_key::{ApiKey, ApiKeyRepository, ApiKeyTransaction, NewApiKey};
 use domain::tenancy::{User, UserId};
 use uuid::Uuid;
 
@@ -14,6 +13,7 @@ use crate::postgres::database::{Connection, Database};
 use crate::postgres::errors::StorageContext;
 use crate::postgres::rows::{ApiKeyRow, UserRow};
 use crate::postgres::schema::{personal_api_keys, users};
+use crate::postgres::transaction::PgTransaction;
 
 pub struct PgApiKeyRepository {
     database: Database,
@@ -25,8 +25,8 @@ impl PgApiKeyRepository {
     }
 }
 
-/// Inserts a key row; shared with the bootstrap transaction.
-pub(crate) async fn insert_key(
+/// Inserts a key row, alone or in a transaction.
+async fn insert_key(
     conn: &mut impl diesel_async::AsyncConnection<Backend = diesel::pg::Pg>,
     owner: UserId,
     key: NewApiKey,
@@ -81,6 +81,20 @@ impl ApiKeyRepository for PgApiKeyRepository {
     async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected> {
         let mut conn = self.database.connection().await?;
         insert_key(&mut conn, owner, key)
+            .await
+            .during("creating a personal API key")?;
+        Ok(())
+    }
+
+    async fn begin(&self) -> Result<Box<dyn ApiKeyTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
+    }
+}
+
+#[async_trait]
+impl ApiKeyTransaction for PgTransaction {
+    async fn insert_key(&mut self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected> {
+        insert_key(self.connection().await?, owner, key)
             .await
             .during("creating a personal API key")?;
         Ok(())

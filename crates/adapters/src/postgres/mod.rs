@@ -1,6 +1,7 @@
 //! PostgreSQL (diesel-async): the connection pool, the embedded migrations, the statement log,
 //! and the repositories implementing the domain's storage ports over one schema.
 
+pub(crate) mod activity;
 pub(crate) mod api_keys;
 pub(crate) mod confirmed;
 pub(crate) mod database;

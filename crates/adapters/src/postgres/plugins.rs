@@ -16,15 +16,14 @@ use domain::ports::{Page, PageRequest};
 use domain::tenancy::OrganizationId;
 use domain::{DomainError, Unexpected};
 
+use crate::postgres::activity::{Owner, PLUGIN_ACTIVITY};
 use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
 use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
-use crate::postgres::rows::{
-    ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow, activity_page,
-};
+use crate::postgres::rows::{NewPluginActivityRow, PluginRow, PluginStateRow};
 use crate::postgres::schema::{
-    organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects, users,
+    organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects,
 };
 use crate::postgres::transaction::{Lock, PgTransaction, for_update_of, logged};
 
@@ -199,31 +198,14 @@ impl PluginRepository for PgPluginRepository {
         page_request: PageRequest,
     ) -> Result<ActivityPage, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let of_organization =
-            || plugin_activity::table.filter(plugin_activity::organization_id.eq(organization.0));
-        let total = of_organization()
-            .count()
-            .get_result::<i64>(&mut conn)
+        PLUGIN_ACTIVITY
+            .page(
+                &mut conn,
+                Owner::Organization(organization.0),
+                None,
+                page_request,
+            )
             .await
-            .during("counting plugin activity")?;
-        let rows = window(
-            of_organization()
-                .left_join(users::table)
-                .order((
-                    plugin_activity::created_at.desc(),
-                    plugin_activity::id.desc(),
-                ))
-                .select((
-                    ActivityRow::as_select(),
-                    users::first_name.nullable(),
-                    users::email.nullable(),
-                )),
-            page_request,
-        )
-        .load::<(ActivityRow, Option<String>, Option<String>)>(&mut conn)
-        .await
-        .during("listing plugin activity")?;
-        Ok(activity_page(total, rows))
     }
 }
 

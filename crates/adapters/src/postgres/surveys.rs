@@ -24,6 +24,7 @@ use domain::{DomainError, Unexpected};
 use futures_util::future::try_join;
 use uuid::Uuid;
 
+use crate::postgres::activity::{Owner, SURVEY_ACTIVITY};
 use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, is_unique_violation, write_error};
 use crate::postgres::feature_flags::{
@@ -31,10 +32,8 @@ use crate::postgres::feature_flags::{
 };
 use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
-use crate::postgres::rows::{
-    FlagRow, NewSurveyActivityRow, SurveyActivityRow, SurveyStateRow, activity_page,
-};
-use crate::postgres::schema::{survey_activity, surveys, users};
+use crate::postgres::rows::{FlagRow, NewSurveyActivityRow, SurveyStateRow};
+use crate::postgres::schema::{survey_activity, surveys};
 use crate::postgres::transaction::{PgTransaction, logged, with};
 use crate::postgres::whole_surveys::{
     RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
@@ -241,38 +240,10 @@ impl SurveyRepository for PgSurveyRepository {
         page_request: PageRequest,
     ) -> Result<ActivityPage, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let logged = || {
-            let mut query = survey_activity::table
-                .filter(survey_activity::project_id.eq(project.0))
-                .into_boxed();
-            if let Some(survey) = survey {
-                query = query.filter(survey_activity::survey_id.eq(survey.0));
-            }
-            query
-        };
-        let total = logged()
-            .count()
-            .get_result::<i64>(&mut conn)
+        let survey = survey.map(|survey| survey.0);
+        SURVEY_ACTIVITY
+            .page(&mut conn, Owner::Project(project.0), survey, page_request)
             .await
-            .during("counting survey activity")?;
-        let rows = window(
-            logged()
-                .left_join(users::table)
-                .order((
-                    survey_activity::created_at.desc(),
-                    survey_activity::id.desc(),
-                ))
-                .select((
-                    SurveyActivityRow::as_select(),
-                    users::first_name.nullable(),
-                    users::email.nullable(),
-                )),
-            page_request,
-        )
-        .load::<(SurveyActivityRow, Option<String>, Option<String>)>(&mut conn)
-        .await
-        .during("listing survey activity")?;
-        Ok(activity_page(total, rows))
     }
 }
 

@@ -2,25 +2,23 @@
 
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel_async::{AsyncConnection as _, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::ports::{Page, PageRequest};
-use domain::tenancy::{
-    AsSeenBy, BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects,
-};
+use domain::tenancy::{AsSeenBy, TenancyRepository, TenancyTransaction, VisibleProjects};
 use domain::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,
 };
 use uuid::Uuid;
 
-use crate::postgres::api_keys::insert_key;
 use crate::postgres::confirmed::confirmed;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
 use crate::postgres::schema::{organization_memberships, organizations, projects, users};
+use crate::postgres::transaction::PgTransaction;
 
 diesel::define_sql_function!(fn lower(value: diesel::sql_types::Text) -> diesel::sql_types::Text);
 
@@ -250,70 +248,6 @@ impl TenancyRepository for PgTenancyRepository {
         Ok(row.map(Into::into))
     }
 
-    async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let (user, organization, project) = conn
-            .transaction::<_, diesel::result::Error, _>(async |conn| {
-                let user_id = match find_user_by_email(conn, plan.email.as_str()).await? {
-                    Some(user) => user.id,
-                    None => {
-                        diesel::insert_into(users::table)
-                            .values((
-                                users::uuid.eq(Uuid::now_v7()),
-                                users::email.eq(plan.email.as_str()),
-                                users::first_name.eq(&plan.first_name),
-                                users::distinct_id.eq(Uuid::new_v4().to_string()),
-                            ))
-                            .returning(users::id)
-                            .get_result::<i32>(conn)
-                            .await?
-                    }
-                };
-                let organization = diesel::insert_into(organizations::table)
-                    .values(OrganizationRow {
-                        id: Uuid::now_v7(),
-                        name: plan.organization_name.clone(),
-                        plugins_access_level: plan.plugins_access_level.as_i16(),
-                        created_at: chrono::Utc::now(),
-                    })
-                    .returning(OrganizationRow::as_returning())
-                    .get_result(conn)
-                    .await?;
-                diesel::insert_into(organization_memberships::table)
-                    .values((
-                        organization_memberships::organization_id.eq(organization.id),
-                        organization_memberships::user_id.eq(user_id),
-                        organization_memberships::level.eq(MembershipLevel::Owner.as_i16()),
-                    ))
-                    .execute(conn)
-                    .await?;
-                let project = insert_project(
-                    conn,
-                    OrganizationId(organization.id),
-                    &plan.project_name,
-                    &plan.project_api_token,
-                )
-                .await?;
-                insert_key(conn, UserId(user_id), plan.key.clone()).await?;
-                let user = diesel::update(users::table.find(user_id))
-                    .set((
-                        users::current_organization_id.eq(organization.id),
-                        users::current_project_id.eq(project.id),
-                    ))
-                    .returning(UserRow::as_returning())
-                    .get_result(conn)
-                    .await?;
-                Ok((user, organization, project))
-            })
-            .await
-            .during("bootstrapping a user, organization and project")?;
-        Ok(BootstrapRecord {
-            user: user.into(),
-            organization: organization.try_into()?,
-            project: project.into(),
-        })
-    }
-
     async fn create_project(
         &self,
         organization: OrganizationId,
@@ -392,5 +326,97 @@ impl TenancyRepository for PgTenancyRepository {
             .await
             .during("deactivating a user")?;
         Ok(())
+    }
+}
+
+#[async_trait]
+impl TenancyTransaction for PgTransaction {
+    async fn user_by_email(&mut self, email: &Email) -> Result<Option<User>, Unexpected> {
+        let row = find_user_by_email(self.connection().await?, email.as_str())
+            .await
+            .during("looking up a user by email")?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn insert_user(&mut self, email: &Email, first_name: &str) -> Result<User, Unexpected> {
+        let row = diesel::insert_into(users::table)
+            .values((
+                users::uuid.eq(Uuid::now_v7()),
+                users::email.eq(email.as_str()),
+                users::first_name.eq(first_name),
+                users::distinct_id.eq(Uuid::new_v4().to_string()),
+            ))
+            .returning(UserRow::as_returning())
+            .get_result(self.connection().await?)
+            .await
+            .during("creating a user")?;
+        Ok(row.into())
+    }
+
+    async fn insert_organization(
+        &mut self,
+        name: &str,
+        plugins_access_level: PluginsAccessLevel,
+    ) -> Result<Organization, Unexpected> {
+        let row = diesel::insert_into(organizations::table)
+            .values(OrganizationRow {
+                id: Uuid::now_v7(),
+                name: name.to_owned(),
+                plugins_access_level: plugins_access_level.as_i16(),
+                created_at: chrono::Utc::now(),
+            })
+            .returning(OrganizationRow::as_returning())
+            .get_result(self.connection().await?)
+            .await
+            .during("creating an organization")?;
+        row.try_into()
+    }
+
+    async fn insert_membership(
+        &mut self,
+        user: UserId,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), Unexpected> {
+        diesel::insert_into(organization_memberships::table)
+            .values((
+                organization_memberships::organization_id.eq(organization.0),
+                organization_memberships::user_id.eq(user.0),
+                organization_memberships::level.eq(level.as_i16()),
+            ))
+            .execute(self.connection().await?)
+            .await
+            .during("adding a member")?;
+        Ok(())
+    }
+
+    async fn insert_project(
+        &mut self,
+        organization: OrganizationId,
+        name: &str,
+        api_token: &str,
+    ) -> Result<Project, Unexpected> {
+        let row = insert_project(self.connection().await?, organization, name, api_token)
+            .await
+            .during("creating a project")?;
+        Ok(row.into())
+    }
+
+    async fn set_current(
+        &mut self,
+        user: UserId,
+        organization: OrganizationId,
+        project: ProjectId,
+    ) -> Result<User, Unexpected> {
+        let row = diesel::update(users::table.find(user.0))
+            .set((
+                users::current_organization_id.eq(organization.0),
+                users::current_project_id.eq(project.0),
+            ))
+            .returning(UserRow::as_returning())
+            .get_result(self.connection().await?)
+            .await
+            .during("switching a user's current organization and project")?;
+        Ok(row.into())
     }
 }

@@ -26,6 +26,7 @@ macro_rules! contract {
 
 mod feature_flags;
 mod persons;
+mod plugin_writes;
 mod plugins;
 mod postgres;
 mod response_counts;
@@ -34,6 +35,7 @@ mod statements;
 mod stores;
 mod survey_activity;
 mod survey_responses;
+mod survey_writes;
 mod surveys;
 mod tenancy;
 mod webhook_backlog;

@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::plugin_writes::{self as writes, Installer};
 use domain::DomainError;
 use domain::activity::NewActivity;
 use domain::patch::Patch;
-use domain::plugin::writes::{self, Installer};
 use domain::plugin::{
     Plugin, PluginAccess, PluginId, PluginState, PluginType, PluginWrite, SourceChanges,
 };

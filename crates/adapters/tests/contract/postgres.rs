@@ -6,6 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::survey_writes as writes;
 use adapters::testing::TestDatabase;
 use diesel::sql_types;
 use diesel_async::{
@@ -15,7 +16,6 @@ use domain::DomainError;
 use domain::feature_flag::{FeatureFlag, FlagChanges};
 use domain::person::PersonSet;
 use domain::ports::Readiness as _;
-use domain::survey::writes;
 use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyState,
     SurveyType, SurveyWrite, TargetingFlag, TargetingPlan,

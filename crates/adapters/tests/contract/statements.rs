@@ -11,7 +11,7 @@ use domain::patch::Patch;
 use domain::plugin::{NewPlugin, PluginAccess, PluginFields, PluginService, PluginSettings};
 use domain::survey::{
     FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyId, SurveyName,
-    SurveyService, SurveyType, writes,
+    SurveyService, SurveyType,
 };
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::PluginsAccessLevel;
@@ -21,6 +21,7 @@ use serde_json::json;
 use uuid::Uuid;
 
 use crate::stores::Stores;
+use crate::survey_writes as writes;
 
 fn targeting_filters() -> FlagFiltersPatch {
     let filters = json!({"groups": [{"properties": [], "rollout_percentage": 50}]});

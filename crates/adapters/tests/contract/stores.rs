@@ -17,6 +17,7 @@ use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Integer, Text, Timestamptz};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use domain::activity::NewActivity;
+use domain::admin::{BootstrapPlan, BootstrapRecord, bootstrap_tenant};
 use domain::api_key::{ApiKeyRepository, NewApiKey, PlainApiKey};
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
@@ -29,8 +30,8 @@ use domain::scope::ScopeGrants;
 use domain::survey::SurveyRepository;
 use domain::survey_response::SurveyResponseRepository;
 use domain::tenancy::{
-    BootstrapPlan, BootstrapRecord, Email, OrganizationId, PluginsAccessLevel, ProjectId,
-    TenancyRepository, UserBasic, UserId, generate_project_api_token,
+    Email, OrganizationId, PluginsAccessLevel, ProjectId, TenancyRepository, UserBasic, UserId,
+    generate_project_api_token,
 };
 use domain::testing::InMemoryStore;
 use domain::webhook::{DeliveryQueue, WebhookRepository};
@@ -54,13 +55,12 @@ pub fn bootstrap_plan(email: &str, organization: &str) -> (PlainApiKey, Bootstra
 
 /// A user owning a new organization with one project, and their key in clear text.
 async fn bootstrap(
-    tenancy: &dyn TenancyRepository,
+    keys: &dyn ApiKeyRepository,
     email: &str,
     organization: &str,
 ) -> (PlainApiKey, BootstrapRecord) {
     let (plain, plan) = bootstrap_plan(email, organization);
-    let record = tenancy
-        .bootstrap(plan)
+    let record = bootstrap_tenant(keys, plan)
         .await
         .expect("bootstrapping a tenant");
     (plain, record)
@@ -240,7 +240,7 @@ impl Stores {
         .await
     }
 
-    /// Bootstraps the tenant through the store's own tenancy port, so both stores hold the same
+    /// Bootstraps the tenant through the store's own key port, so both stores hold the same
     /// user, organization and projects.
     async fn open(
         (tenancy, keys): (Arc<dyn TenancyRepository>, Arc<dyn ApiKeyRepository>),
@@ -251,9 +251,9 @@ impl Stores {
         (webhooks, deliveries): (Arc<dyn WebhookRepository>, Arc<dyn DeliveryQueue>),
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
-        let (key, record) = bootstrap(tenancy.as_ref(), "ada@example.com", "Org").await;
+        let (key, record) = bootstrap(keys.as_ref(), "ada@example.com", "Org").await;
         let (_, other_organization) =
-            bootstrap(tenancy.as_ref(), "bob@example.com", "Other org").await;
+            bootstrap(keys.as_ref(), "bob@example.com", "Other org").await;
         let other = tenancy
             .create_project(
                 record.organization.id,
@@ -309,7 +309,7 @@ impl Stores {
         email: &str,
         organization: &str,
     ) -> (PlainApiKey, BootstrapRecord) {
-        bootstrap(self.tenancy.as_ref(), email, organization).await
+        bootstrap(self.keys.as_ref(), email, organization).await
     }
 
     /// The activity entry of a deletion by the user, naming the deleted survey.

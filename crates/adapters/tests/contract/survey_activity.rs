@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
+use crate::survey_writes as writes;
 use domain::DomainError;
 use domain::ValidationError;
 use domain::activity::{ActivityPage, NewActivity};
 use domain::ports::PageRequest;
-use domain::survey::writes;
 use domain::survey::{
     CopyTarget, FlagReferences, ReferencedFlags, Survey, SurveyId, SurveyState, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,

@@ -5,10 +5,10 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::survey_writes as writes;
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag};
 use domain::patch::Patch;
 use domain::ports::PageRequest;
-use domain::survey::writes;
 use domain::survey::{
     FlagReferences, Iterations, NewSurvey, ReferencedFlags, Schedule, Survey, SurveyChanges,
     SurveyFilter, SurveyId, SurveyName, SurveyService, SurveyState, SurveyType, SurveyWrite,

@@ -11,6 +11,8 @@ use domain::tenancy::{
 };
 use uuid::Uuid;
 
+use domain::admin::bootstrap_tenant;
+
 use crate::stores::{Stores, all, at, bootstrap_plan};
 
 contract!(
@@ -53,7 +55,7 @@ fn restricted_key(
 async fn bootstrap_stores_a_tenant_whose_key_finds_its_active_owner(stores: Stores) {
     let (plain, plan) = bootstrap_plan("carol@example.com", "Carol's");
     let token = plan.project_api_token.clone();
-    let record = stores.tenancy.bootstrap(plan).await.unwrap();
+    let record = bootstrap_tenant(&*stores.keys, plan).await.unwrap();
     assert_eq!(record.organization.name, "Carol's");
     assert_eq!(
         record.organization.plugins_access_level,
@@ -139,7 +141,7 @@ async fn a_failed_bootstrap_leaves_nothing_behind(stores: Stores) {
     // organization, and neither remains.
     let (carol_key, mut carol) = bootstrap_plan("carol@example.com", "Carol's");
     carol.project_api_token.clone_from(&taken);
-    assert!(stores.tenancy.bootstrap(carol).await.is_err());
+    assert!(bootstrap_tenant(&*stores.keys, carol).await.is_err());
     let carol = stores
         .tenancy
         .user_by_email(&email("carol@example.com"))
@@ -157,7 +159,7 @@ async fn a_failed_bootstrap_leaves_nothing_behind(stores: Stores) {
     // tenant changes.
     let (_, mut again) = bootstrap_plan("ada@example.com", "Ada's second");
     again.key.secure_value = stores.key.secure_value();
-    assert!(stores.tenancy.bootstrap(again).await.is_err());
+    assert!(bootstrap_tenant(&*stores.keys, again).await.is_err());
     assert_eq!(
         stores
             .tenancy
@@ -175,7 +177,7 @@ async fn a_failed_bootstrap_leaves_nothing_behind(stores: Stores) {
 
 async fn bootstrapping_an_existing_email_reuses_the_user(stores: Stores) {
     let (_, plan) = bootstrap_plan("ADA@example.COM", "Ada's second");
-    let second = stores.tenancy.bootstrap(plan).await.unwrap();
+    let second = bootstrap_tenant(&*stores.keys, plan).await.unwrap();
     assert_eq!(second.user.id, stores.user.id);
     assert_eq!(
         second.user.email, "ada@example.com",
@@ -210,7 +212,7 @@ async fn bootstrapping_an_existing_email_reuses_the_user(stores: Stores) {
     }
     // An address outside ASCII is found as it was written, whatever the database's locale.
     let (_, plan) = bootstrap_plan("Émile@example.com", "Émile's");
-    let emile = stores.tenancy.bootstrap(plan).await.unwrap();
+    let emile = bootstrap_tenant(&*stores.keys, plan).await.unwrap();
     let found = stores
         .tenancy
         .user_by_email(&email("Émile@example.com"))
@@ -358,7 +360,13 @@ async fn memberships_list_the_oldest_organization_first_ties_by_id(stores: Store
     let mut joined = vec![stores.organization];
     for name in ["Second", "Third"] {
         let (_, plan) = bootstrap_plan("ada@example.com", name);
-        joined.push(tenancy.bootstrap(plan).await.unwrap().organization.id);
+        joined.push(
+            bootstrap_tenant(&*stores.keys, plan)
+                .await
+                .unwrap()
+                .organization
+                .id,
+        );
     }
     tenancy
         .upsert_membership(

@@ -4,7 +4,7 @@
 
 use adapters::PgWebhookRepository;
 use adapters::testing::TestDatabase;
-use domain::ports::conclude;
+use domain::DomainError;
 use domain::webhook::WebhookEvent;
 
 use crate::stores::Stores;
@@ -61,12 +61,10 @@ async fn a_claim_behind_a_large_backlog_reads_heads_by_index_and_a_deletion_leav
     expected.sort();
     assert_eq!(webhooks, expected);
 
-    let mut transaction = stores.webhooks.begin().await.unwrap();
-    let outcome = transaction
-        .delete(stores.project, flooded.id)
-        .await
-        .map_err(Into::into);
-    conclude(transaction, outcome).await.unwrap();
+    domain::in_transaction!(stores.webhooks.begin(), |transaction| {
+        Ok::<_, DomainError>(transaction.delete(stores.project, flooded.id).await?)
+    })
+    .unwrap();
     // The deletion removed the webhook only; its backlog is the purge's.
     assert_eq!(db.count_rows("webhook_deliveries").await, BACKLOG + 1);
     let mut purged = 0;

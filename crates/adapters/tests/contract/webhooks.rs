@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
-use domain::ports::conclude;
+use domain::DomainError;
 use domain::survey::SurveyId;
 use domain::survey_response::{SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
@@ -44,23 +44,22 @@ pub(crate) async fn webhook(
     events: &[WebhookEvent],
     surveys: Option<Vec<SurveyId>>,
 ) -> Webhook {
-    let mut transaction = stores.webhooks.begin().await.unwrap();
-    let outcome = transaction
-        .insert(
-            project,
-            &WebhookSettings {
-                url: "https://hooks.example.com/".into(),
-                events: events.to_vec(),
-                survey_ids: surveys,
-                format: WebhookFormat::Standard,
-                enabled: true,
-                description: String::new(),
-            },
-            &WebhookSecret::generate(),
+    let settings = WebhookSettings {
+        url: "https://hooks.example.com/".into(),
+        events: events.to_vec(),
+        survey_ids: surveys,
+        format: WebhookFormat::Standard,
+        enabled: true,
+        description: String::new(),
+    };
+    domain::in_transaction!(stores.webhooks.begin(), |transaction| {
+        Ok::<_, DomainError>(
+            transaction
+                .insert(project, &settings, &WebhookSecret::generate())
+                .await?,
         )
-        .await
-        .map_err(Into::into);
-    conclude(transaction, outcome).await.unwrap()
+    })
+    .unwrap()
 }
 
 fn sent(survey: &str, submission: &str, completed: bool, second: i64) -> SurveyEvent {
@@ -459,12 +458,10 @@ async fn a_deleted_webhook_is_sent_nothing_more_and_its_deliveries_are_purged_in
     let survey = Uuid::now_v7().to_string();
     let hook = on_completed(&stores, stores.project).await;
     capture(&stores, stores.project, &completed(&survey, 5, 0)).await;
-    let mut transaction = stores.webhooks.begin().await.unwrap();
-    let outcome = transaction
-        .delete(stores.project, hook.id)
-        .await
-        .map_err(Into::into);
-    conclude(transaction, outcome).await.unwrap();
+    domain::in_transaction!(stores.webhooks.begin(), |transaction| {
+        Ok::<_, DomainError>(transaction.delete(stores.project, hook.id).await?)
+    })
+    .unwrap();
 
     assert!(claim(&stores, 10, LONG_LEASE).await.is_empty());
     let queue = &stores.deliveries;

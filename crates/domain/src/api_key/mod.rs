@@ -2,16 +2,14 @@
 
 mod port;
 
-pub use port::ApiKeyRepository;
+pub use port::{ApiKeyRepository, ApiKeyTransaction};
 
 use chrono::{DateTime, Utc};
-use rand::Rng;
-use rand::distr::Alphanumeric;
 use sha2::{Digest, Sha256};
 use uuid::Uuid;
 
 use crate::scope::ScopeGrants;
-use crate::tenancy::{OrganizationId, ProjectId, UserId};
+use crate::tenancy::{OrganizationId, ProjectId, UserId, random_alphanumeric};
 
 const KEY_PREFIX: &str = "phx_";
 const KEY_RANDOM_CHARS: usize = 47;
@@ -72,15 +70,6 @@ impl PlainApiKey {
 /// Whether a bearer token can be a personal API key (OAuth tokens are skipped).
 pub fn is_personal_key_candidate(token: &str) -> bool {
     !token.is_empty() && !token.starts_with(OAUTH_PREFIX)
-}
-
-/// Random alphanumeric characters from the OS-seeded thread RNG.
-pub fn random_alphanumeric(len: usize) -> String {
-    rand::rng()
-        .sample_iter(&Alphanumeric)
-        .take(len)
-        .map(char::from)
-        .collect()
 }
 
 /// A stored key with what it may touch.

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::{ApiKey, NewApiKey};
 use crate::error::Unexpected;
-use crate::tenancy::{User, UserId};
+use crate::tenancy::{TenancyTransaction, User, UserId};
 
 /// Stored personal API keys.
 #[async_trait]
@@ -28,4 +28,21 @@ pub trait ApiKeyRepository: Send + Sync {
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected>;
+
+    /// Opens a transaction in which a tenant and its first key are made together.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn begin(&self) -> Result<Box<dyn ApiKeyTransaction>, Unexpected>;
+}
+
+/// A tenancy transaction that also stores keys, so a tenant and its first key are made at
+/// once or not at all.
+#[async_trait]
+pub trait ApiKeyTransaction: TenancyTransaction {
+    /// Stores a new key for `owner`.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails (a taken id or hash included).
+    async fn insert_key(&mut self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected>;
 }

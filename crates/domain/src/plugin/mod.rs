@@ -11,7 +11,6 @@ mod port;
 mod service;
 mod upstream;
 mod url;
-pub mod writes;
 
 use std::fmt;
 
@@ -25,7 +24,7 @@ pub use capabilities::PluginCapabilities;
 pub use command::{NewPlugin, PluginChanges, PluginFields};
 pub use config_schema::{ConfigField, ConfigItem, ConfigSchema};
 pub use manifest::{MAX_ICON_CHARS, MAX_NAME_CHARS, Manifest};
-pub use port::{PluginRepository, PluginTransaction, PluginWrite, SourceChanges};
+pub use port::{PluginRepository, PluginTransaction, PluginWrite, SourceChanges, apply_source};
 pub use service::{MAX_FILENAME_CHARS, MAX_SOURCE_BYTES, PluginService, PluginSettings};
 pub use upstream::{
     Capabilities, PluginArchive, PluginFiles, PluginUpstream, SourceAnalyzer, UpstreamError,

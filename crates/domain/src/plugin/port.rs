@@ -1,5 +1,5 @@
 //! The port of stored plugins, their source files and their activity log: reads, and a
-//! transaction of primitive operations that `plugin::writes` composes into each write (its
+//! transaction of primitive operations that `PluginService` composes into each write (its
 //! source files and its activity entry with it).
 
 use std::collections::BTreeMap;
@@ -14,6 +14,20 @@ use crate::tenancy::OrganizationId;
 
 /// Source files to write: `Some` sets a file, `None` deletes it; files not named stay.
 pub type SourceChanges = BTreeMap<String, Option<String>>;
+
+/// Applies source changes to files: `Some` sets a file, `None` deletes it.
+pub fn apply_source(files: &mut PluginFiles, changes: &SourceChanges) {
+    for (name, content) in changes {
+        match content {
+            Some(text) => {
+                files.insert(name.clone(), text.clone());
+            }
+            None => {
+                files.remove(name);
+            }
+        }
+    }
+}
 
 /// What one write stores.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,7 +105,7 @@ pub trait PluginRepository: Send + Sync {
 }
 
 /// The primitive reads and writes of plugin use cases, inside one transaction. What to read,
-/// check and write, in which order, is `plugin::writes`.
+/// check and write, in which order, is `PluginService`'s.
 #[async_trait]
 pub trait PluginTransaction: Transaction {
     /// A plugin `organization` can see, with its organization's name, locked until the

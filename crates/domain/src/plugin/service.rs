@@ -7,16 +7,17 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use super::install::{Extracted, MAIN_FILE, MANIFEST_FILE, extract};
-use super::writes::{self, Installer};
 use super::{
     Capabilities, MAX_TAG_CHARS, Manifest, NewPlugin, Plugin, PluginAccess, PluginArchive,
-    PluginChanges, PluginFiles, PluginId, PluginRepository, PluginState, PluginType,
-    PluginUpstream, PluginUrl, PluginWrite, SourceAnalyzer, SourceChanges, UpstreamError,
-    UrlSource,
+    PluginChanges, PluginFiles, PluginId, PluginRepository, PluginState, PluginTransaction,
+    PluginType, PluginUpstream, PluginUrl, PluginWrite, SourceAnalyzer, SourceChanges,
+    UpstreamError, UrlSource, apply_source,
 };
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::in_transaction;
 use crate::ports::{Page, PageRequest};
+use crate::tenancy::OrganizationId;
 
 /// Longest source file name.
 pub const MAX_FILENAME_CHARS: usize = 200;
@@ -151,11 +152,25 @@ impl PluginService {
                 detail: json!({"name": name}),
             }),
         };
-        let installer = Installer {
-            organization: access.organization,
-            organization_name: &access.organization_name,
-        };
-        match writes::install(&*self.plugins, installer, write).await {
+        let organization = access.organization;
+        let installed = in_transaction!(self.plugins.begin(), |tx| {
+            let (id, state) = tx
+                .insert(organization, &write.state, write.archive.as_deref())
+                .await?;
+            // A new plugin has no files to delete.
+            let mut source = write.source;
+            source.retain(|_, content| content.is_some());
+            tx.record(organization, id, &source, write.activity.as_ref())
+                .await?;
+            Ok(Plugin {
+                id,
+                organization_id: organization,
+                // Known to the caller, so not read back.
+                organization_name: access.organization_name.clone(),
+                state,
+            })
+        });
+        match installed {
             // Installed by a concurrent request since the check above.
             Err(DomainError::Conflict) => Err(url
                 .as_ref()
@@ -179,11 +194,12 @@ impl PluginService {
         if changes.is_global.is_some() {
             access.require_global()?;
         }
-        let planner = |current: &Plugin| {
-            access.require_owner(current)?;
+        in_transaction!(self.plugins.begin(), |tx| {
+            let current = locked(tx, access.organization, id).await?;
+            access.require_owner(&current)?;
             let mut state = current.state.clone();
             changes.apply(&mut state);
-            Ok(PluginWrite {
+            let write = PluginWrite {
                 activity: Some(NewActivity {
                     user: access.user,
                     activity: "updated",
@@ -192,9 +208,9 @@ impl PluginService {
                 state,
                 source: SourceChanges::new(),
                 archive: None,
-            })
-        };
-        writes::update(&*self.plugins, access.organization, id, &planner).await
+            };
+            store(tx, access.organization, current, write).await
+        })
     }
 
     /// Uninstalls one of the organization's own plugins; its configs and files go with it.
@@ -204,8 +220,9 @@ impl PluginService {
     /// for a global plugin.
     pub async fn uninstall(&self, access: &PluginAccess, id: PluginId) -> Result<(), DomainError> {
         access.require_write()?;
-        let check = |plugin: &Plugin| {
-            access.require_owner(plugin)?;
+        in_transaction!(self.plugins.begin(), |tx| {
+            let plugin = locked(tx, access.organization, id).await?;
+            access.require_owner(&plugin)?;
             if plugin.state.is_global {
                 return Err(ValidationError::general(
                     ValidationCode::Invalid,
@@ -213,13 +230,21 @@ impl PluginService {
                 )
                 .into());
             }
-            Ok(NewActivity {
+            let activity = NewActivity {
                 user: access.user,
                 activity: "uninstalled",
                 detail: json!({"name": plugin.state.name}),
-            })
-        };
-        writes::uninstall(&*self.plugins, access.organization, id, &check).await
+            };
+            tx.delete(id).await?;
+            tx.record(
+                access.organization,
+                id,
+                &SourceChanges::new(),
+                Some(&activity),
+            )
+            .await?;
+            Ok(())
+        })
     }
 
     /// The plugin's source files, `{filename: content}`.
@@ -263,30 +288,32 @@ impl PluginService {
             Some(None) => Some(Capabilities::default()),
             None => None,
         };
-        let planner = |current: &Plugin| {
-            access.require_detail_action(current, "source editing")?;
+        in_transaction!(self.plugins.begin(), |tx| {
+            let current = locked(tx, access.organization, id).await?;
+            access.require_detail_action(&current, "source editing")?;
             let mut state = current.state.clone();
-            if let Some(manifest) = &manifest {
-                state.name = Some(manifest.name.clone());
-                state.config_schema = manifest.config_schema.clone();
+            if let Some(manifest) = manifest {
+                state.name = Some(manifest.name);
+                state.config_schema = manifest.config_schema;
             }
-            if let Some(capabilities) = &capabilities {
-                state.capabilities = capabilities.clone().into();
+            if let Some(capabilities) = capabilities {
+                state.capabilities = capabilities.into();
             }
-            Ok(PluginWrite {
+            let mut files = tx.source(id).await?;
+            apply_source(&mut files, &changes);
+            let write = PluginWrite {
                 activity: Some(NewActivity {
                     user: access.user,
                     activity: "source_updated",
                     detail: json!({"name": state.name, "files": changes.keys().collect::<Vec<_>>()}),
                 }),
                 state,
-                source: changes.clone(),
+                source: changes,
                 archive: None,
-            })
-        };
-        let (_, files) =
-            writes::update_source(&*self.plugins, access.organization, id, &planner).await?;
-        Ok(files)
+            };
+            store(tx, access.organization, current, write).await?;
+            Ok(files)
+        })
     }
 
     /// Resolves the newest tag of the plugin's URL and records it (pinned URLs report their own
@@ -312,19 +339,20 @@ impl PluginService {
             )
         })?;
         let latest = self.resolve_tag(&url, None).await?;
-        let planner = |current: &Plugin| {
-            access.require_detail_action(current, "installation")?;
+        in_transaction!(self.plugins.begin(), |tx| {
+            let current = locked(tx, access.organization, id).await?;
+            access.require_detail_action(&current, "installation")?;
             let mut state = current.state.clone();
-            state.latest_tag = Some(latest.clone());
+            state.latest_tag = Some(latest);
             state.latest_tag_checked_at = Some(Utc::now());
-            Ok(PluginWrite {
+            let write = PluginWrite {
                 state,
                 source: SourceChanges::new(),
                 archive: None,
                 activity: None,
-            })
-        };
-        writes::update(&*self.plugins, access.organization, id, &planner).await
+            };
+            store(tx, access.organization, current, write).await
+        })
     }
 
     /// Downloads the plugin again — at `tag` when given, else the newest (or pinned) version —
@@ -347,22 +375,23 @@ impl PluginService {
         };
         let fetched = self.fetch(&url, tag).await?;
         let extracted = extract(&fetched.files, &self.settings.posthog_version)?;
-        let planner = |current: &Plugin| {
-            access.require_detail_action(current, "upgrading")?;
+        in_transaction!(self.plugins.begin(), |tx| {
+            let current = locked(tx, access.organization, id).await?;
+            access.require_detail_action(&current, "upgrading")?;
             let mut state = current.state.clone();
-            self.take_code(&mut state, &extracted, fetched.tag.clone());
-            Ok(PluginWrite {
+            self.take_code(&mut state, &extracted, fetched.tag);
+            let write = PluginWrite {
                 activity: Some(NewActivity {
                     user: access.user,
                     activity: "upgraded",
                     detail: json!({"name": state.name, "tag": state.tag}),
                 }),
                 state,
-                source: extracted.source.clone(),
-                archive: fetched.archive.clone(),
-            })
-        };
-        writes::update(&*self.plugins, access.organization, id, &planner).await
+                source: extracted.source,
+                archive: fetched.archive,
+            };
+            store(tx, access.organization, current, write).await
+        })
     }
 
     /// The repository listing, as the configured upstream serves it.
@@ -480,6 +509,39 @@ impl PluginService {
             })
             .ok()
     }
+}
+
+/// A plugin `organization` can see, locked, so whoever may write it is decided on what is
+/// stored.
+async fn locked(
+    tx: &mut dyn PluginTransaction,
+    organization: OrganizationId,
+    id: PluginId,
+) -> Result<Plugin, DomainError> {
+    tx.lock(organization, id)
+        .await?
+        .ok_or(DomainError::NotFound)
+}
+
+/// Writes what was planned from `current` (locked): its state, source files and activity entry
+/// (in `organization`'s log); answers from what was locked and what the write returned.
+async fn store(
+    tx: &mut dyn PluginTransaction,
+    organization: OrganizationId,
+    current: Plugin,
+    write: PluginWrite,
+) -> Result<Plugin, DomainError> {
+    let state = tx
+        .update(current.id, &write.state, write.archive.as_deref())
+        .await?;
+    tx.record(
+        organization,
+        current.id,
+        &write.source,
+        write.activity.as_ref(),
+    )
+    .await?;
+    Ok(Plugin { state, ..current })
 }
 
 /// The plugin's stored URL, parsed, when it is fetched from an upstream.

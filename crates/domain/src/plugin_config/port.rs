@@ -2,7 +2,7 @@
 //! listed or found.
 //!
 //! Writes go through a [`PluginConfigTransaction`]: the service locks what it reads, decides the
-//! write by the domain's rules and commits (`ports::conclude`), so two writes of one config never
+//! write by the domain's rules and commits (`in_transaction!`), so two writes of one config never
 //! overwrite each other's changes with what they read before. The stores offer only these
 //! primitives; which ones a use case calls, and in which order, is the service's business.
 

@@ -3,7 +3,7 @@
 //!
 //! Every write is one transaction the service runs itself: lock what the write depends on,
 //! decide the write with the pure rules below, write, then commit, or roll back on any error
-//! (`ports::conclude`), so concurrent writes of one config each see the other's result instead
+//! (`in_transaction!`), so concurrent writes of one config each see the other's result instead
 //! of overwriting it.
 
 use std::collections::HashMap;
@@ -17,8 +17,9 @@ use super::{
     PluginConfigTransaction,
 };
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
+use crate::in_transaction;
 use crate::plugin::{Plugin, PluginAccess, PluginId, PluginRepository};
-use crate::ports::{Page, PageRequest, conclude};
+use crate::ports::{Page, PageRequest};
 use crate::tenancy::ProjectId;
 
 /// What a secret field's value is shown as (PostHog's placeholder).
@@ -92,9 +93,9 @@ impl PluginConfigService {
         config: NewPluginConfig,
     ) -> Result<PluginConfig, DomainError> {
         access.require_read()?;
-        let mut transaction = self.configs.begin().await?;
-        let outcome = create_in(transaction.as_mut(), access, project, config).await;
-        conclude(transaction, outcome).await
+        in_transaction!(self.configs.begin(), |transaction| {
+            create_in(transaction, access, project, config).await
+        })
     }
 
     /// # Errors
@@ -107,9 +108,9 @@ impl PluginConfigService {
         changes: PluginConfigChanges,
     ) -> Result<PluginConfig, DomainError> {
         access.require_read()?;
-        let mut transaction = self.configs.begin().await?;
-        let outcome = update_in(transaction.as_mut(), access, project, id, changes).await;
-        conclude(transaction, outcome).await
+        in_transaction!(self.configs.begin(), |transaction| {
+            update_in(transaction, access, project, id, changes).await
+        })
     }
 
     /// # Errors
@@ -121,9 +122,9 @@ impl PluginConfigService {
         id: PluginConfigId,
     ) -> Result<(), DomainError> {
         access.require_read()?;
-        let mut transaction = self.configs.begin().await?;
-        let outcome = delete_in(transaction.as_mut(), project, id).await;
-        conclude(transaction, outcome).await
+        in_transaction!(self.configs.begin(), |transaction| {
+            delete_in(transaction, project, id).await
+        })
     }
 
     async fn plugin_of(

@@ -1,6 +1,6 @@
 //! The port of stored surveys and their activity log: reads, and a transaction of primitive
-//! operations that `survey::writes` composes into each write, so every store runs the same
-//! sequence.
+//! operations that `SurveyService` composes into each write (through the steps in
+//! `survey::writes`), so every store runs the same sequence.
 
 use std::collections::BTreeSet;
 
@@ -74,7 +74,7 @@ pub struct DeletedSurvey {
 }
 
 /// The primitive reads and writes of survey use cases, inside one transaction. Stores only
-/// execute them; what to read, lock and write, and in which order, is `survey::writes`.
+/// execute them; what to read, lock and write, and in which order, is `SurveyService`'s.
 #[async_trait]
 pub trait SurveyTransaction: Transaction {
     /// The project's survey, whole (its flags as a survey shows them, its creator), locked

@@ -8,13 +8,16 @@ use chrono::Utc;
 
 use super::copy::{copy_name, name_prefix, plan_copy};
 use super::plan::{plan_create, plan_update};
+use super::writes::{self, FlagsRead};
 use super::{
-    CopyTarget, FlagReferences, NewSurvey, ReferencedFlags, Survey, SurveyChanges, SurveyFilter,
-    SurveyId, SurveyRepository, activity, writes,
+    CopyTarget, FlagReferences, NewSurvey, Survey, SurveyChanges, SurveyFilter, SurveyId,
+    SurveyRepository, activity,
 };
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
+use crate::feature_flag::FlagChanges;
+use crate::in_transaction;
 use crate::ports::PageRequest;
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
@@ -76,13 +79,15 @@ impl SurveyService {
         survey: NewSurvey,
     ) -> Result<Survey, DomainError> {
         let references = references(&survey.changes);
-        let planner = |flags: &ReferencedFlags| Ok(plan_create(&survey, flags, creator.id)?);
         let id = SurveyId::generate();
-        writes::create(&*self.surveys, project, id, creator, references, &planner)
-            .await
-            .map_err(|error| {
-                error.conflict_as(|| name_taken("There is already a survey with this name."))
-            })
+        in_transaction!(self.surveys.begin(), |tx| {
+            let read = writes::read_for_create(tx, project, references).await?;
+            let write = plan_create(&survey, &read.referenced(), creator.id)?;
+            writes::insert(tx, project, id, creator, write, &read).await
+        })
+        .map_err(|error| {
+            error.conflict_as(|| name_taken("There is already a survey with this name."))
+        })
     }
 
     /// Updates a survey and its targeting flag in one transaction, planned against the stored
@@ -97,14 +102,14 @@ impl SurveyService {
         editor: UserId,
         changes: SurveyChanges,
     ) -> Result<Survey, DomainError> {
-        let planner = |current: &Survey, flags: &ReferencedFlags| {
-            Ok(plan_update(current, &changes, flags, editor)?)
-        };
-        writes::update(&*self.surveys, project, id, references(&changes), &planner)
-            .await
-            .map_err(|error| {
-                error.conflict_as(|| name_taken("There is already another survey with this name."))
-            })
+        in_transaction!(self.surveys.begin(), |tx| {
+            let locked = writes::lock_for_update(tx, project, id, references(&changes)).await?;
+            let write = plan_update(&locked.planned, &changes, &locked.referenced(), editor)?;
+            writes::update(tx, locked, write).await
+        })
+        .map_err(|error| {
+            error.conflict_as(|| name_taken("There is already another survey with this name."))
+        })
     }
 
     /// Deletes a survey and the targeting flag it created; its linked flag stays, and so does
@@ -118,12 +123,20 @@ impl SurveyService {
         id: SurveyId,
         deleter: UserId,
     ) -> Result<(), DomainError> {
-        let note = |name: &str| activity::deleted(name, deleter);
-        if writes::delete(&*self.surveys, project, id, &note).await? {
+        in_transaction!(self.surveys.begin(), |tx| {
+            let deleted = tx
+                .delete_survey(project, id)
+                .await?
+                .ok_or(DomainError::NotFound)?;
+            if let (Some(flag), true) = (deleted.targeting_flag, deleted.owned_targeting_flag) {
+                // A flag deleted through the flags API meanwhile is already gone.
+                tx.change_flag(project, flag, &FlagChanges::deletion())
+                    .await?;
+            }
+            tx.log_activity(project, id, &activity::deleted(&deleted.name, deleter))
+                .await?;
             Ok(())
-        } else {
-            Err(DomainError::NotFound)
-        }
+        })
     }
 
     /// Copies `source` into each target project (each once, in the order given) as a draft
@@ -148,16 +161,24 @@ impl SurveyService {
             })
             .collect();
         let now = Utc::now();
-        let planner = |_, taken: &BTreeSet<String>| {
-            let name = copy_name(&source.state.name, now, taken);
-            Ok(plan_copy(source, name, creator.id)?)
-        };
         let prefix = name_prefix(&source.state.name);
-        writes::create_copies(&*self.surveys, &targets, creator, &prefix, &planner)
-            .await
-            .map_err(|error| {
-                error.conflict_as(|| name_taken("There is already a survey with this name."))
-            })
+        in_transaction!(self.surveys.begin(), |tx| {
+            // A copy makes its own flags; it plans against none.
+            let none = FlagsRead::default();
+            let mut copies = Vec::with_capacity(targets.len());
+            for target in targets {
+                let taken = tx.names_starting_with(target.project, &prefix).await?;
+                let name = copy_name(&source.state.name, now, &taken);
+                let write = plan_copy(source, name, creator.id)?;
+                copies.push(
+                    writes::insert(tx, target.project, target.id, creator, write, &none).await?,
+                );
+            }
+            Ok(copies)
+        })
+        .map_err(|error| {
+            error.conflict_as(|| name_taken("There is already a survey with this name."))
+        })
     }
 
     /// The project's survey activity, or one survey's, newest first. Entries of deleted surveys

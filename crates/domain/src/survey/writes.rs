@@ -1,205 +1,146 @@
-//! The unit of work of every survey write, written once over any store's `SurveyTransaction`:
-//! what to lock and read, the plan (pure: `plan`, `copy`), the primitive writes that execute it,
-//! and the answer, put together from what was read and what the writes returned — nothing is
-//! read back. The service passes the planners; the stores' contract tests pass fixed ones.
-
-use std::collections::BTreeSet;
+//! The steps every survey write is made of, over any store's `SurveyTransaction`: read and
+//! lock what a write plans against (`read_for_create`, `lock_for_update`), then write the plan
+//! (`insert`, `update`) and answer from what was read and what the writes returned — nothing
+//! is read back. The service runs them in its use cases, in order, around the pure planners
+//! (`plan`, `copy`); the stores' contract tests run them around fixed plans.
 
 use super::{
-    CopyTarget, DeletedSurvey, FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, Survey,
-    SurveyId, SurveyLock, SurveyRecord, SurveyRepository, SurveyTransaction, SurveyWrite,
-    TargetingFlag, TargetingPlan,
+    FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, Survey, SurveyId, SurveyLock,
+    SurveyRecord, SurveyTransaction, SurveyWrite, TargetingFlag, TargetingPlan,
 };
-use crate::activity::NewActivity;
 use crate::error::{DomainError, Unexpected};
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId};
-use crate::ports::conclude;
 use crate::tenancy::{ProjectId, UserBasic};
 
-/// Plans a create from the referenced flags.
-pub type CreatePlanner<'a> =
-    dyn Fn(&ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
-
-/// Plans an update from the survey as stored (and locked) and the referenced flags. Creators
-/// (the survey's, its flags') are left out: a plan never depends on who made what.
-pub type UpdatePlanner<'a> =
-    dyn Fn(&Survey, &ReferencedFlags) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
-
-/// Plans the copy into one project from the names of that project's surveys that start with the
-/// prefix the call names (copies already made by the same call included), so it can pick a free
-/// name.
-pub type CopyPlanner<'a> =
-    dyn Fn(ProjectId, &BTreeSet<String>) -> Result<SurveyWrite, DomainError> + Send + Sync + 'a;
-
-/// The activity entry of a deletion, from the name the deleted survey had.
-pub type DeletionNote<'a> = dyn Fn(&str) -> NewActivity + Send + Sync + 'a;
-
-/// Reads the flags `references` names (locking the targeting one, which the write may change),
-/// asks `planner` what to write, and inserts the survey with its targeting plan and activity
-/// entry, atomically. A planner error is returned as is and nothing is written.
-///
-/// # Errors
-/// `Conflict` when the project has a survey of that name or a flag of a new flag's key; the
-/// planner's errors; `Unexpected`.
-pub async fn create(
-    store: &dyn SurveyRepository,
-    project: ProjectId,
-    id: SurveyId,
-    creator: &UserBasic,
-    references: FlagReferences,
-    planner: &CreatePlanner<'_>,
-) -> Result<Survey, DomainError> {
-    let mut tx = store.begin().await?;
-    let outcome = async {
-        let mut read = ReadFlags::default();
-        read.lock(&mut *tx, project, [references.targeting]).await?;
-        read.fill(&mut *tx, project, [references.linked]).await?;
-        let write = planner(&read.referenced(references))?;
-        insert(&mut *tx, project, id, creator, write, &read).await
-    }
-    .await;
-    conclude(tx, outcome).await
-}
-
-/// Locks the survey and the targeting flags involved (its own and the referenced one), reads
-/// the linked ones, asks `planner` what to write given them, and writes it, atomically. A
-/// linked flag is not locked: linking a flag deleted a moment later ends as linking it a moment
-/// before, since a survey shows its linked flag even once deleted. Concurrent updates of one
-/// survey apply one after the other. A planner error is returned as is and nothing is written.
-///
-/// # Errors
-/// `NotFound` (before planning), `Conflict` (a taken name), the planner's errors, `Unexpected`.
-pub async fn update(
-    store: &dyn SurveyRepository,
-    project: ProjectId,
-    id: SurveyId,
-    references: FlagReferences,
-    planner: &UpdatePlanner<'_>,
-) -> Result<Survey, DomainError> {
-    let mut tx = store.begin().await?;
-    let outcome = async {
-        // Adopting a flag by id locks two flags, which must go in id order: then the survey is
-        // locked alone first. Otherwise its own targeting flag is locked with it.
-        let lock = match references.targeting {
-            Some(_) => SurveyLock::SurveyOnly,
-            None => SurveyLock::WithTargetingFlag,
-        };
-        let current = tx
-            .lock_survey(project, id, lock)
-            .await?
-            .ok_or(DomainError::NotFound)?;
-        let own_targeting = current.targeting_flag.as_ref().map(|flag| flag.id);
-        let mut read = ReadFlags::default();
-        read.known(current.linked_flag.iter().cloned());
-        match lock {
-            SurveyLock::WithTargetingFlag => read.locked(current.targeting_flag.iter().cloned()),
-            SurveyLock::SurveyOnly => {
-                read.lock(&mut *tx, project, [own_targeting, references.targeting])
-                    .await?;
-            }
-        }
-        read.fill(&mut *tx, project, [references.linked]).await?;
-        // The plan sees the targeting flag as locked, not as read before the lock.
-        let planned = Survey {
-            created_by: None,
-            targeting_flag: own_targeting.and_then(|flag| read.get(flag).cloned()),
-            ..current.clone()
-        };
-        let write = planner(&planned, &read.referenced(references))?;
-        let (targeting_flag, owned) =
-            store_targeting(&mut *tx, project, &write.targeting, &read).await?;
-        let record = SurveyRecord {
-            state: &write.state,
-            targeting_flag: targeting_flag.as_ref().map(|flag| flag.id),
-            owns_targeting_flag: owned,
-        };
-        tx.update_survey(project, id, record, write.activity.as_ref())
-            .await?;
-        let linked_flag = read
-            .shown(&mut *tx, project, write.state.linked_flag_id)
-            .await?;
-        Ok(Survey {
-            state: write.state,
-            linked_flag,
-            targeting_flag,
-            owns_targeting_flag: owned,
-            ..current
-        })
-    }
-    .await;
-    conclude(tx, outcome).await
-}
-
-/// Deletes the survey, soft-deletes the targeting flag it owns and logs `note`'s entry,
-/// atomically; returns whether the survey existed (nothing is logged when it did not).
+/// Reads the flags `references` names for a create, locking the targeting one, which the write
+/// may change.
 ///
 /// # Errors
 /// `Unexpected` when storage fails.
-pub async fn delete(
-    store: &dyn SurveyRepository,
+pub async fn read_for_create(
+    tx: &mut dyn SurveyTransaction,
     project: ProjectId,
-    id: SurveyId,
-    note: &DeletionNote<'_>,
-) -> Result<bool, DomainError> {
-    let mut tx = store.begin().await?;
-    let outcome = async {
-        let Some(DeletedSurvey {
-            name,
-            targeting_flag,
-            owned_targeting_flag,
-        }) = tx.delete_survey(project, id).await?
-        else {
-            return Ok(false);
-        };
-        if let (Some(flag), true) = (targeting_flag, owned_targeting_flag) {
-            // A flag deleted through the flags API meanwhile is already gone.
-            tx.change_flag(project, flag, &FlagChanges::deletion())
-                .await?;
-        }
-        tx.log_activity(project, id, &note(&name)).await?;
-        Ok(true)
-    }
-    .await;
-    conclude(tx, outcome).await
+    references: FlagReferences,
+) -> Result<FlagsRead, Unexpected> {
+    let mut read = FlagsRead {
+        references,
+        ..FlagsRead::default()
+    };
+    read.lock(tx, project, [references.targeting]).await?;
+    read.fill(tx, project, [references.linked]).await?;
+    Ok(read)
 }
 
-/// Inserts one survey per target, in order, each planned by `planner` against the names its
-/// project already has that start with `name_prefix`, with its targeting plan and activity
-/// entry, created by `creator`: all of them or, on any error, none.
+/// A survey locked for an update, with the flags its plan is made against.
+pub struct LockedSurvey {
+    /// The survey as stored, its targeting flag as locked; creators (the survey's, its flags')
+    /// are left out: a plan never depends on who made what.
+    pub planned: Survey,
+    current: Survey,
+    flags: FlagsRead,
+}
+
+impl LockedSurvey {
+    /// The live flags the update names.
+    pub fn referenced(&self) -> ReferencedFlags {
+        self.flags.referenced()
+    }
+}
+
+/// Locks the survey and the targeting flags involved (its own and the referenced one), and
+/// reads the linked ones. A linked flag is not locked: linking a flag deleted a moment later
+/// ends as linking it a moment before, since a survey shows its linked flag even once deleted.
+/// Concurrent updates of one survey apply one after the other.
 ///
 /// # Errors
-/// `Conflict` when a name is taken after all; the planner's errors; `Unexpected`.
-pub async fn create_copies(
-    store: &dyn SurveyRepository,
-    targets: &[CopyTarget],
-    creator: &UserBasic,
-    name_prefix: &str,
-    planner: &CopyPlanner<'_>,
-) -> Result<Vec<Survey>, DomainError> {
-    let mut tx = store.begin().await?;
-    let outcome = async {
-        // A copy makes its own flags; it plans against none.
-        let none = ReadFlags::default();
-        let mut copies = Vec::with_capacity(targets.len());
-        for target in targets {
-            let taken = tx.names_starting_with(target.project, name_prefix).await?;
-            let write = planner(target.project, &taken)?;
-            copies.push(insert(&mut *tx, target.project, target.id, creator, write, &none).await?);
+/// `NotFound`; `Unexpected`.
+pub async fn lock_for_update(
+    tx: &mut dyn SurveyTransaction,
+    project: ProjectId,
+    id: SurveyId,
+    references: FlagReferences,
+) -> Result<LockedSurvey, DomainError> {
+    // Adopting a flag by id locks two flags, which must go in id order: then the survey is
+    // locked alone first. Otherwise its own targeting flag is locked with it.
+    let lock = match references.targeting {
+        Some(_) => SurveyLock::SurveyOnly,
+        None => SurveyLock::WithTargetingFlag,
+    };
+    let current = tx
+        .lock_survey(project, id, lock)
+        .await?
+        .ok_or(DomainError::NotFound)?;
+    let own_targeting = current.targeting_flag.as_ref().map(|flag| flag.id);
+    let mut flags = FlagsRead {
+        references,
+        ..FlagsRead::default()
+    };
+    flags.known(current.linked_flag.iter().cloned());
+    match lock {
+        SurveyLock::WithTargetingFlag => flags.locked(current.targeting_flag.iter().cloned()),
+        SurveyLock::SurveyOnly => {
+            flags
+                .lock(tx, project, [own_targeting, references.targeting])
+                .await?;
         }
-        Ok(copies)
     }
-    .await;
-    conclude(tx, outcome).await
+    flags.fill(tx, project, [references.linked]).await?;
+    // The plan sees the targeting flag as locked, not as read before the lock.
+    let planned = Survey {
+        created_by: None,
+        targeting_flag: own_targeting.and_then(|flag| flags.get(flag).cloned()),
+        ..current.clone()
+    };
+    Ok(LockedSurvey {
+        planned,
+        current,
+        flags,
+    })
 }
 
-/// Inserts a new survey as planned, with its targeting flag and activity entry.
-async fn insert(
+/// Writes an update planned against `locked`: its targeting steps, then the survey with its
+/// activity entry.
+///
+/// # Errors
+/// `Conflict` (a taken name, a taken flag key); `Unexpected`.
+pub async fn update(
+    tx: &mut dyn SurveyTransaction,
+    locked: LockedSurvey,
+    write: SurveyWrite,
+) -> Result<Survey, DomainError> {
+    let LockedSurvey { current, flags, .. } = locked;
+    let project = current.project_id;
+    let (targeting_flag, owned) = store_targeting(tx, project, &write.targeting, &flags).await?;
+    let record = SurveyRecord {
+        state: &write.state,
+        targeting_flag: targeting_flag.as_ref().map(|flag| flag.id),
+        owns_targeting_flag: owned,
+    };
+    tx.update_survey(project, current.id, record, write.activity.as_ref())
+        .await?;
+    let linked_flag = flags.shown(tx, project, write.state.linked_flag_id).await?;
+    Ok(Survey {
+        state: write.state,
+        linked_flag,
+        targeting_flag,
+        owns_targeting_flag: owned,
+        ..current
+    })
+}
+
+/// Inserts a new survey as planned against `read` (a copy plans against no flags:
+/// `FlagsRead::default()`), with its targeting flag and activity entry.
+///
+/// # Errors
+/// `Conflict` when the project has a survey of that name or a flag of a new flag's key;
+/// `Unexpected`.
+pub async fn insert(
     tx: &mut dyn SurveyTransaction,
     project: ProjectId,
     id: SurveyId,
     creator: &UserBasic,
     write: SurveyWrite,
-    read: &ReadFlags,
+    read: &FlagsRead,
 ) -> Result<Survey, DomainError> {
     let activity = write.activity.as_ref();
     let (created_at, targeting_flag, owned) = match &write.targeting {
@@ -249,7 +190,7 @@ async fn store_targeting(
     tx: &mut dyn SurveyTransaction,
     project: ProjectId,
     plan: &TargetingPlan,
-    read: &ReadFlags,
+    read: &FlagsRead,
 ) -> Result<(Option<FeatureFlag>, bool), DomainError> {
     if let Some(deleted) = plan.delete {
         // A flag deleted meanwhile is already gone.
@@ -282,14 +223,16 @@ async fn store_targeting(
     Ok((Some(stored), flag.owned()))
 }
 
-/// The flags a write has read, deleted ones included, and which of them it locked.
+/// The flags a write has read, deleted ones included, which of them it locked, and which the
+/// write names.
 #[derive(Default)]
-struct ReadFlags {
+pub struct FlagsRead {
+    references: FlagReferences,
     flags: Vec<FeatureFlag>,
     locked: Vec<FlagId>,
 }
 
-impl ReadFlags {
+impl FlagsRead {
     /// Flags read already (with the survey), not locked.
     fn known(&mut self, flags: impl IntoIterator<Item = FeatureFlag>) {
         self.flags.extend(flags);
@@ -360,11 +303,11 @@ impl ReadFlags {
             .filter(|flag| self.locked.contains(&flag.id) && !flag.deleted)
     }
 
-    /// The referenced flags among those read that are live.
-    fn referenced(&self, references: FlagReferences) -> ReferencedFlags {
+    /// The referenced flags among those read that are live: what a create plans against.
+    pub fn referenced(&self) -> ReferencedFlags {
         ReferencedFlags {
-            linked: self.live(references.linked),
-            targeting: self.live(references.targeting),
+            linked: self.live(self.references.linked),
+            targeting: self.live(self.references.targeting),
         }
     }
 

@@ -2,15 +2,15 @@
 
 mod port;
 
-pub use port::{AsSeenBy, BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects};
+pub use port::{AsSeenBy, TenancyRepository, TenancyTransaction, VisibleProjects};
 
 use std::fmt;
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
+use rand::Rng;
+use rand::distr::Alphanumeric;
 use uuid::Uuid;
-
-use crate::api_key::random_alphanumeric;
 
 /// A user's integer id (PostHog's `User.id`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,6 +123,15 @@ pub struct Project {
     pub name: String,
     pub api_token: String,
     pub created_at: DateTime<Utc>,
+}
+
+/// `len` random ASCII letters and digits: the secret part of keys and tokens.
+pub fn random_alphanumeric(len: usize) -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(len)
+        .map(char::from)
+        .collect()
 }
 
 /// A new project's public token: `phc_` and 43 random characters.

@@ -6,9 +6,8 @@ use super::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,
 };
-use crate::api_key::NewApiKey;
 use crate::error::Unexpected;
-use crate::ports::{Page, PageRequest};
+use crate::ports::{Page, PageRequest, Transaction};
 
 /// A project or organization with one user's level in its organization (`None`: not a member).
 #[derive(Debug, Clone, PartialEq)]
@@ -25,26 +24,6 @@ pub struct VisibleProjects {
     pub project_ids: Option<Vec<ProjectId>>,
     /// Restrict to these organizations (`None`: no restriction).
     pub organization_ids: Option<Vec<OrganizationId>>,
-}
-
-/// What `bootstrap` creates in one transaction.
-#[derive(Debug, Clone)]
-pub struct BootstrapPlan {
-    pub email: Email,
-    pub first_name: String,
-    pub organization_name: String,
-    pub plugins_access_level: PluginsAccessLevel,
-    pub project_name: String,
-    pub project_api_token: String,
-    pub key: NewApiKey,
-}
-
-/// What `bootstrap` created or reused.
-#[derive(Debug, Clone)]
-pub struct BootstrapRecord {
-    pub user: User,
-    pub organization: Organization,
-    pub project: Project,
 }
 
 /// Organizations, their projects, users and memberships.
@@ -111,14 +90,6 @@ pub trait TenancyRepository: Send + Sync {
     /// `Unexpected` when storage fails.
     async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected>;
 
-    /// Creates (or reuses, by email) the user, then a new organization owned by them, a project
-    /// in it, and the key, all or nothing. The user's current organization and project become
-    /// the new ones.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails; nothing is written then.
-    async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected>;
-
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn create_project(
@@ -163,4 +134,60 @@ pub trait TenancyRepository: Send + Sync {
     /// # Errors
     /// `Unexpected` when storage fails.
     async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected>;
+}
+
+/// The writes a tenant is made of, in one transaction: `AdminService::bootstrap` runs them in
+/// its order, each returning what it wrote.
+#[async_trait]
+pub trait TenancyTransaction: Transaction {
+    /// The user with this email, compared case-insensitively.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn user_by_email(&mut self, email: &Email) -> Result<Option<User>, Unexpected>;
+
+    /// A new active user, with a fresh distinct id.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails (an email taken up to case included).
+    async fn insert_user(&mut self, email: &Email, first_name: &str) -> Result<User, Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn insert_organization(
+        &mut self,
+        name: &str,
+        plugins_access_level: PluginsAccessLevel,
+    ) -> Result<Organization, Unexpected>;
+
+    /// Makes the user a member of the organization, who is not one yet.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn insert_membership(
+        &mut self,
+        user: UserId,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), Unexpected>;
+
+    /// # Errors
+    /// `Unexpected` when storage fails (a taken token included).
+    async fn insert_project(
+        &mut self,
+        organization: OrganizationId,
+        name: &str,
+        api_token: &str,
+    ) -> Result<Project, Unexpected>;
+
+    /// Sets the user's current organization and project; returns the user as stored.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    async fn set_current(
+        &mut self,
+        user: UserId,
+        organization: OrganizationId,
+        project: ProjectId,
+    ) -> Result<User, Unexpected>;
 }

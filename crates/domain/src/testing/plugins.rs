@@ -10,7 +10,7 @@ use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::plugin::{
     Plugin, PluginFiles, PluginId, PluginRepository, PluginState, PluginTransaction, SourceChanges,
-    writes,
+    apply_source,
 };
 use crate::plugin_config::{
     PluginConfig, PluginConfigId, PluginConfigRepository, PluginConfigState,
@@ -201,26 +201,12 @@ impl PluginRepository for InMemoryStore {
         page: PageRequest,
     ) -> Result<ActivityPage, Unexpected> {
         let state = self.lock();
-        let mut entries: Vec<_> = state
+        let logged = state
             .plugin_activity
             .iter()
             .filter(|a| a.organization == organization)
-            .map(|a| {
-                let mut entry = a.entry.clone();
-                entry.user = state
-                    .users
-                    .iter()
-                    .find(|u| u.id == a.user)
-                    .map(|u| (u.first_name.clone(), u.email.clone()));
-                entry
-            })
-            .collect();
-        entries.sort_by_key(|e| std::cmp::Reverse((e.created_at, e.id)));
-        let Page { count, items } = page_of(entries, page);
-        Ok(ActivityPage {
-            entries: items,
-            total: count,
-        })
+            .map(|a| (a.user, &a.entry));
+        Ok(state.activity_page(logged, page))
     }
 }
 
@@ -307,7 +293,7 @@ impl PluginTransaction for Draft {
         activity: Option<&NewActivity>,
     ) -> Result<(), Unexpected> {
         if let Some(stored) = self.state.plugins.iter_mut().find(|p| p.id == id) {
-            writes::apply(&mut stored.source, source);
+            apply_source(&mut stored.source, source);
         }
         if let Some(activity) = activity {
             self.state.log(organization, id, activity);

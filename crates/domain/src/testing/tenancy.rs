@@ -4,18 +4,16 @@ use async_trait::async_trait;
 use chrono::{DateTime, SubsecRound as _, Utc};
 use uuid::Uuid;
 
-use crate::api_key::ApiKeyRepository;
-use crate::api_key::{ApiKey, NewApiKey};
+use crate::api_key::{ApiKey, ApiKeyRepository, ApiKeyTransaction, NewApiKey};
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest};
-use crate::tenancy::{
-    AsSeenBy, BootstrapPlan, BootstrapRecord, TenancyRepository, VisibleProjects,
-};
+use crate::tenancy::{AsSeenBy, TenancyRepository, TenancyTransaction, VisibleProjects};
 use crate::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
     PluginsAccessLevel, Project, ProjectId, User, UserId,
 };
 
+use super::transaction::Draft;
 use super::{InMemoryStore, State, page_of};
 
 fn new_user(state: &State, email: &Email, first_name: &str) -> User {
@@ -148,6 +146,103 @@ impl ApiKeyRepository for InMemoryStore {
         insert_key(&mut state, owner, key);
         Ok(())
     }
+
+    async fn begin(&self) -> Result<Box<dyn ApiKeyTransaction>, Unexpected> {
+        Ok(Box::new(Draft::begin(self).await))
+    }
+}
+
+#[async_trait]
+impl ApiKeyTransaction for Draft {
+    async fn insert_key(&mut self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected> {
+        check_user(&self.state, owner)?;
+        check_key_free(&self.state, &key)?;
+        insert_key(&mut self.state, owner, key);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl TenancyTransaction for Draft {
+    async fn user_by_email(&mut self, email: &Email) -> Result<Option<User>, Unexpected> {
+        Ok(self
+            .state
+            .users
+            .iter()
+            .find(|u| u.email.eq_ignore_ascii_case(email.as_str()))
+            .cloned())
+    }
+
+    async fn insert_user(&mut self, email: &Email, first_name: &str) -> Result<User, Unexpected> {
+        if self.user_by_email(email).await?.is_some() {
+            return Err(refused(format!("email {} is taken", email.as_str())));
+        }
+        let user = new_user(&self.state, email, first_name);
+        self.state.users.push(user.clone());
+        Ok(user)
+    }
+
+    async fn insert_organization(
+        &mut self,
+        name: &str,
+        plugins_access_level: PluginsAccessLevel,
+    ) -> Result<Organization, Unexpected> {
+        let organization = Organization {
+            id: OrganizationId(Uuid::now_v7()),
+            name: name.to_owned(),
+            plugins_access_level,
+            created_at: Utc::now(),
+        };
+        self.state.organizations.push(organization.clone());
+        Ok(organization)
+    }
+
+    async fn insert_membership(
+        &mut self,
+        user: UserId,
+        organization: OrganizationId,
+        level: MembershipLevel,
+    ) -> Result<(), Unexpected> {
+        check_user(&self.state, user)?;
+        check_organization(&self.state, organization)?;
+        self.state.memberships.push((user, organization, level));
+        Ok(())
+    }
+
+    async fn insert_project(
+        &mut self,
+        organization: OrganizationId,
+        name: &str,
+        api_token: &str,
+    ) -> Result<Project, Unexpected> {
+        check_organization(&self.state, organization)?;
+        check_token_free(&self.state, api_token)?;
+        Ok(insert_project(
+            &mut self.state,
+            organization,
+            name,
+            api_token,
+        ))
+    }
+
+    async fn set_current(
+        &mut self,
+        user: UserId,
+        organization: OrganizationId,
+        project: ProjectId,
+    ) -> Result<User, Unexpected> {
+        check_organization(&self.state, organization)?;
+        check_project(&self.state, project)?;
+        let found = self
+            .state
+            .users
+            .iter_mut()
+            .find(|u| u.id == user)
+            .ok_or_else(|| refused(format!("no user {}", user.0)))?;
+        found.current_organization_id = Some(organization);
+        found.current_project_id = Some(project);
+        Ok(found.clone())
+    }
 }
 
 #[async_trait]
@@ -268,51 +363,6 @@ impl TenancyRepository for InMemoryStore {
             .iter()
             .find(|u| u.email.eq_ignore_ascii_case(email.as_str()))
             .cloned())
-    }
-
-    async fn bootstrap(&self, plan: BootstrapPlan) -> Result<BootstrapRecord, Unexpected> {
-        let mut state = self.lock();
-        // All or nothing: whatever the transaction would fail on is checked before any write.
-        check_token_free(&state, &plan.project_api_token)?;
-        check_key_free(&state, &plan.key)?;
-        let existing = state
-            .users
-            .iter()
-            .position(|u| u.email.eq_ignore_ascii_case(plan.email.as_str()));
-        let user_index = match existing {
-            Some(index) => index,
-            None => {
-                let user = new_user(&state, &plan.email, &plan.first_name);
-                state.users.push(user);
-                state.users.len() - 1
-            }
-        };
-        let organization = Organization {
-            id: OrganizationId(Uuid::now_v7()),
-            name: plan.organization_name,
-            plugins_access_level: plan.plugins_access_level,
-            created_at: Utc::now(),
-        };
-        state.organizations.push(organization.clone());
-        let user_id = state.users[user_index].id;
-        state
-            .memberships
-            .push((user_id, organization.id, MembershipLevel::Owner));
-        let project = insert_project(
-            &mut state,
-            organization.id,
-            &plan.project_name,
-            &plan.project_api_token,
-        );
-        insert_key(&mut state, user_id, plan.key);
-        let user = &mut state.users[user_index];
-        user.current_organization_id = Some(organization.id);
-        user.current_project_id = Some(project.id);
-        Ok(BootstrapRecord {
-            user: user.clone(),
-            organization,
-            project,
-        })
     }
 
     async fn create_project(

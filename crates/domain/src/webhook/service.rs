@@ -15,7 +15,8 @@ use super::{
 };
 use crate::activity::ActivityPage;
 use crate::error::{DomainError, ValidationCode, ValidationError};
-use crate::ports::{Page, PageRequest, conclude};
+use crate::in_transaction;
+use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::tenancy::{ProjectId, UserId};
 
@@ -84,16 +85,13 @@ impl WebhookService {
         settings.events = events(settings.events)?;
         settings.survey_ids = self.surveys(project, settings.survey_ids).await?;
         let secret = WebhookSecret::generate();
-        let mut transaction = self.webhooks.begin().await?;
-        let outcome = async {
+        let webhook = in_transaction!(self.webhooks.begin(), |transaction| {
             let webhook = transaction.insert(project, &settings, &secret).await?;
             transaction
                 .log_activity(project, webhook.id, &activity::created(&settings, user))
                 .await?;
             Ok(webhook)
-        }
-        .await;
-        let webhook = conclude(transaction, outcome).await?;
+        })?;
         Ok(CreatedWebhook { webhook, secret })
     }
 
@@ -114,8 +112,7 @@ impl WebhookService {
             changes.survey_ids = Some(self.surveys(project, surveys).await?);
         }
         let reenabled = changes.enabled == Some(true);
-        let mut transaction = self.webhooks.begin().await?;
-        let outcome = async {
+        in_transaction!(self.webhooks.begin(), |transaction| {
             let current = transaction
                 .lock(project, id)
                 .await?
@@ -132,9 +129,7 @@ impl WebhookService {
                 transaction.log_activity(project, id, &entry).await?;
             }
             Ok(updated)
-        }
-        .await;
-        conclude(transaction, outcome).await
+        })
     }
 
     /// Deletes the webhook and its deliveries, sent or not.
@@ -147,8 +142,7 @@ impl WebhookService {
         user: UserId,
         id: WebhookId,
     ) -> Result<(), DomainError> {
-        let mut transaction = self.webhooks.begin().await?;
-        let outcome = async {
+        in_transaction!(self.webhooks.begin(), |transaction| {
             let current = transaction
                 .lock(project, id)
                 .await?
@@ -158,9 +152,7 @@ impl WebhookService {
                 .log_activity(project, id, &activity::deleted(&current.settings, user))
                 .await?;
             Ok(())
-        }
-        .await;
-        conclude(transaction, outcome).await
+        })
     }
 
     /// A new secret; the old one keeps signing beside it for a day.
@@ -175,8 +167,7 @@ impl WebhookService {
     ) -> Result<CreatedWebhook, DomainError> {
         let secret = WebhookSecret::generate();
         let until = Utc::now() + ROTATION_OVERLAP;
-        let mut transaction = self.webhooks.begin().await?;
-        let outcome = async {
+        let webhook = in_transaction!(self.webhooks.begin(), |transaction| {
             let webhook = transaction
                 .lock(project, id)
                 .await?
@@ -190,9 +181,7 @@ impl WebhookService {
                 )
                 .await?;
             Ok(webhook)
-        }
-        .await;
-        let webhook = conclude(transaction, outcome).await?;
+        })?;
         Ok(CreatedWebhook { webhook, secret })
     }
 

@@ -1,25 +1,46 @@
-//! What every activity log table shares once read: a row becomes the domain's entry when its
-//! user's name and email are known, and a page is the log's size with its entries.
+//! An entry of any activity log table as the one listing reads it (`postgres::activity`),
+//! becoming the domain's entry.
 
-use domain::activity::{ActivityEntry, ActivityPage};
+use chrono::{DateTime, Utc};
+use diesel::QueryableByName;
+use diesel::sql_types::{Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use domain::activity::ActivityEntry;
+use serde_json::Value;
+use uuid::Uuid;
 
-/// A row of an activity log table (`plugin_activity`, `survey_activity`).
-pub(crate) trait ActivityRecord {
-    /// The entry, with its user's `(first_name, email)` when the user still exists.
-    fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry;
+/// One entry, its item's id as text and its user's name and email when the user still exists.
+#[derive(QueryableByName)]
+pub(crate) struct ActivityEntryRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    item_id: String,
+    /// `None` in a log of one scope, which the listing knows.
+    #[diesel(sql_type = Nullable<Text>)]
+    scope: Option<String>,
+    #[diesel(sql_type = Text)]
+    activity: String,
+    #[diesel(sql_type = Jsonb)]
+    detail: Value,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: DateTime<Utc>,
+    #[diesel(sql_type = Nullable<Text>)]
+    first_name: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    email: Option<String>,
 }
 
-/// One page of a log from its size and its rows left-joined with their users' first name and
-/// email.
-pub(crate) fn activity_page<R: ActivityRecord>(
-    total: i64,
-    rows: Vec<(R, Option<String>, Option<String>)>,
-) -> ActivityPage {
-    ActivityPage {
-        entries: rows
-            .into_iter()
-            .map(|(row, first_name, email)| row.into_entry(first_name.zip(email)))
-            .collect(),
-        total: total.unsigned_abs(),
+impl ActivityEntryRow {
+    /// The entry, in `scope` unless the row names its own.
+    pub fn into_entry(self, scope: &str) -> ActivityEntry {
+        ActivityEntry {
+            id: self.id,
+            user: self.first_name.zip(self.email),
+            scope: self.scope.unwrap_or_else(|| scope.to_owned()),
+            activity: self.activity,
+            item_id: self.item_id,
+            detail: self.detail,
+            created_at: self.created_at,
+        }
     }
 }

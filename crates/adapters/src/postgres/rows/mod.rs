@@ -9,14 +9,12 @@ mod tenancy;
 mod typed_json;
 mod webhooks;
 
-pub(crate) use activity::{ActivityRecord, activity_page};
+pub(crate) use activity::ActivityEntryRow;
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
-pub(crate) use plugins::{ActivityRow, NewPluginActivityRow, PluginRow, PluginStateRow};
-pub(crate) use surveys::{NewSurveyActivityRow, SurveyActivityRow, SurveyRow, SurveyStateRow};
+pub(crate) use plugins::{NewPluginActivityRow, PluginRow, PluginStateRow};
+pub(crate) use surveys::{NewSurveyActivityRow, SurveyRow, SurveyStateRow};
 pub(crate) use tenancy::{
     ApiKeyRow, OrganizationRow, ProjectRow, UserBasicRow, UserRow, membership_level,
 };
 pub(crate) use typed_json::TypedJson;
-pub(crate) use webhooks::{
-    AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookActivityRow, WebhookRow, delivery,
-};
+pub(crate) use webhooks::{AttemptRow, DeliveryRow, NewWebhookActivityRow, WebhookRow, delivery};

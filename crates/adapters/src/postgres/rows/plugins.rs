@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
-use domain::activity::{ActivityEntry, NewActivity};
+use domain::activity::NewActivity;
 use domain::plugin::{ConfigSchema, Plugin, PluginCapabilities, PluginId, PluginState, PluginType};
 use domain::tenancy::OrganizationId;
 use serde_json::Value;
@@ -153,31 +153,6 @@ impl<'a> From<&'a PluginState> for PluginStateRow<'a> {
             capabilities: Value::Object(state.capabilities.to_json()),
             metrics: &state.metrics,
             public_jobs: &state.public_jobs,
-        }
-    }
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = plugin_activity, check_for_backend(diesel::pg::Pg))]
-pub(crate) struct ActivityRow {
-    pub id: Uuid,
-    pub plugin_id: i32,
-    pub scope: String,
-    pub activity: String,
-    pub detail: Value,
-    pub created_at: DateTime<Utc>,
-}
-
-impl super::ActivityRecord for ActivityRow {
-    fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
-        ActivityEntry {
-            id: self.id,
-            user,
-            scope: self.scope,
-            activity: self.activity,
-            item_id: self.plugin_id.to_string(),
-            detail: self.detail,
-            created_at: self.created_at,
         }
     }
 }

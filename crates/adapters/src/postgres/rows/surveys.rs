@@ -4,11 +4,11 @@
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
-use domain::activity::{ActivityEntry, NewActivity};
+use domain::activity::NewActivity;
 use domain::feature_flag::{FeatureFlag, FlagId};
 use domain::survey::{
     Appearance, Conditions, Iterations, Questions, Schedule, Survey, SurveyId, SurveyState,
-    SurveyType, activity,
+    SurveyType,
 };
 use domain::tenancy::{ProjectId, UserBasic};
 use serde_json::Value;
@@ -179,30 +179,6 @@ impl<'a> NewSurveyActivityRow<'a> {
             user_id: activity.user.0,
             activity: activity.activity,
             detail: &activity.detail,
-        }
-    }
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = survey_activity, check_for_backend(diesel::pg::Pg))]
-pub(crate) struct SurveyActivityRow {
-    pub id: Uuid,
-    pub survey_id: Uuid,
-    pub activity: String,
-    pub detail: Value,
-    pub created_at: DateTime<Utc>,
-}
-
-impl super::ActivityRecord for SurveyActivityRow {
-    fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
-        ActivityEntry {
-            id: self.id,
-            user,
-            scope: activity::SCOPE.into(),
-            activity: self.activity,
-            item_id: self.survey_id.to_string(),
-            detail: self.detail,
-            created_at: self.created_at,
         }
     }
 }

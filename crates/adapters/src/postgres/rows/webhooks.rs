@@ -2,12 +2,12 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use domain::activity::{ActivityEntry, NewActivity};
+use domain::activity::NewActivity;
 use domain::survey::SurveyId;
 use domain::tenancy::ProjectId;
 use domain::webhook::{
-    ACTIVITY_SCOPE, Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryState, DisabledReason,
-    Webhook, WebhookEvent, WebhookFormat, WebhookId, WebhookSettings,
+    Attempt, Delivery, DeliveryId, DeliveryKind, DeliveryState, DisabledReason, Webhook,
+    WebhookEvent, WebhookFormat, WebhookId, WebhookSettings,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -132,30 +132,6 @@ impl<'a> NewWebhookActivityRow<'a> {
             user_id: activity.user.0,
             activity: activity.activity,
             detail: &activity.detail,
-        }
-    }
-}
-
-#[derive(Queryable, Selectable)]
-#[diesel(table_name = webhook_activity, check_for_backend(diesel::pg::Pg))]
-pub(crate) struct WebhookActivityRow {
-    pub id: Uuid,
-    pub webhook_id: Uuid,
-    pub activity: String,
-    pub detail: Value,
-    pub created_at: DateTime<Utc>,
-}
-
-impl super::ActivityRecord for WebhookActivityRow {
-    fn into_entry(self, user: Option<(String, String)>) -> ActivityEntry {
-        ActivityEntry {
-            id: self.id,
-            user,
-            scope: ACTIVITY_SCOPE.into(),
-            activity: self.activity,
-            item_id: self.webhook_id.to_string(),
-            detail: self.detail,
-            created_at: self.created_at,
         }
     }
 }

@@ -23,16 +23,13 @@ use domain::webhook::{
 };
 use uuid::Uuid;
 
+use crate::postgres::activity::{Owner, WEBHOOK_ACTIVITY};
 use crate::postgres::confirmed::confirmed;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
-use crate::postgres::rows::{
-    AttemptRow, DeliveryRow, WebhookActivityRow, WebhookRow, activity_page, delivery,
-};
-use crate::postgres::schema::{
-    surveys, users, webhook_activity, webhook_attempts, webhook_deliveries, webhooks,
-};
+use crate::postgres::rows::{AttemptRow, DeliveryRow, WebhookRow, delivery};
+use crate::postgres::schema::{surveys, webhook_attempts, webhook_deliveries, webhooks};
 use crate::postgres::transaction::PgTransaction;
 
 /// Webhooks and their delivery queue, in PostgreSQL.
@@ -127,38 +124,10 @@ impl WebhookRepository for PgWebhookRepository {
         page_request: PageRequest,
     ) -> Result<ActivityPage, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let logged = || {
-            let mut query = webhook_activity::table
-                .filter(webhook_activity::project_id.eq(project.0))
-                .into_boxed();
-            if let Some(webhook) = webhook {
-                query = query.filter(webhook_activity::webhook_id.eq(webhook.0));
-            }
-            query
-        };
-        let total = logged()
-            .count()
-            .get_result::<i64>(&mut conn)
+        let webhook = webhook.map(|webhook| webhook.0);
+        WEBHOOK_ACTIVITY
+            .page(&mut conn, Owner::Project(project.0), webhook, page_request)
             .await
-            .during("counting webhook activity")?;
-        let rows = window(
-            logged()
-                .left_join(users::table)
-                .order((
-                    webhook_activity::created_at.desc(),
-                    webhook_activity::id.desc(),
-                ))
-                .select((
-                    WebhookActivityRow::as_select(),
-                    users::first_name.nullable(),
-                    users::email.nullable(),
-                )),
-            page_request,
-        )
-        .load::<(WebhookActivityRow, Option<String>, Option<String>)>(&mut conn)
-        .await
-        .during("listing webhook activity")?;
-        Ok(activity_page(total, rows))
     }
 
     async fn missing_surveys(
