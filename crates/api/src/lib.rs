@@ -12,10 +12,9 @@ mod fields;
 mod metrics;
 mod null_characters;
 pub mod openapi;
-mod rendered;
 mod request_span;
 mod routes;
-mod sdk_transport;
+mod sdk;
 mod settings;
 
 use std::sync::Arc;
@@ -39,8 +38,8 @@ pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
 pub use routes::SurveyJson;
-pub use routes::{RouteInfo, StaticAssets, route_table};
-pub use settings::ApiSettings;
+pub use routes::{RouteInfo, route_table};
+pub use settings::{ApiSettings, StaticAssets};
 
 /// The domain services the routes call. Cheap to clone: one copy per worker.
 #[derive(Clone)]

@@ -16,8 +16,8 @@ use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::transport::SdkBody;
 use crate::error::ApiError;
-use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
 
 /// Evaluates the flags for the body's `distinct_id` and `person_properties`; answers the v2

@@ -9,8 +9,8 @@ use domain::sdk::SdkService;
 use domain::survey_response::SurveyResponseService;
 use serde_json::json;
 
+use super::transport::SdkBody;
 use crate::error::ApiError;
-use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
 pub(crate) use decode::CapturePayload;
 use decode::decode;

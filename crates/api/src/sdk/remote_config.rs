@@ -13,8 +13,8 @@ use domain::sdk::{Rendering, SdkService, SdkSnapshot};
 use domain::tenancy::Project;
 use serde_json::{Value, json};
 
+use super::rendered::{Caching, respond};
 use crate::error::ApiError;
-use crate::rendered::{Caching, respond};
 
 /// `config`: the JSON.
 pub(crate) async fn remote_config(

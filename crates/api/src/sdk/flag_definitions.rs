@@ -13,11 +13,11 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::rendered::{Caching, respond};
+use super::transport::query_token;
 use crate::dto::FlagSummary;
 use crate::error::ApiError;
 use crate::extract::{Caller, FeatureFlags};
-use crate::rendered::{Caching, respond};
-use crate::sdk_transport::query_token;
 
 /// PostHog's `LocalEvaluationResponseSerializer`. Burrow has neither groups nor cohorts, so
 /// both maps are empty; the flags are those `/flags` evaluates (serving ones, then each

@@ -12,10 +12,10 @@ use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::rendered::{Caching, respond};
+use super::transport::query_token;
 use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::error::ApiError;
-use crate::rendered::{Caching, respond};
-use crate::sdk_transport::query_token;
 
 /// The feed: PostHog also sends the team's survey config, which Burrow does not have.
 #[derive(Debug, Serialize, ToSchema)]
