@@ -39,6 +39,7 @@ pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
 pub use routes::SurveyJson;
 pub use routes::{RouteInfo, route_table};
+pub use sdk::SnapshotRenderings;
 pub use settings::{ApiSettings, StaticAssets};
 
 /// The domain services the routes call. Cheap to clone: one copy per worker.
@@ -53,7 +54,8 @@ pub struct Services {
     pub rendered_surveys: Arc<RenderedSurveys<SurveyJson>>,
     pub survey_responses: Arc<SurveyResponseService>,
     pub rate_limiter: Arc<RateLimiter>,
-    pub sdk: Arc<SdkService>,
+    /// The SDK edge's use cases, keeping what `sdk/` renders with each snapshot.
+    pub sdk: Arc<SdkService<SnapshotRenderings>>,
     pub webhooks: Arc<WebhookService>,
     /// What this node's webhook dispatcher did, for `/metrics` (zero where it does not send).
     pub webhook_counts: Arc<DispatchCounts>,
