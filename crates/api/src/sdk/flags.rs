@@ -93,10 +93,9 @@ pub(crate) async fn flags(
         .body(body))
 }
 
-/// What posthog-js and posthog-python send to `/flags`, read straight from the body's text in
-/// one pass (other keys skipped unread). Each field is read as the JSON value it is and checked
-/// by the handler, so a value of the wrong type gets PostHog's error for that field (a token of
-/// the wrong type counts as none).
+/// What posthog-js and posthog-python send to `/flags`. Each field is read as the JSON value it
+/// is and checked by the handler, so a value of the wrong type gets PostHog's error for that
+/// field (a token of the wrong type counts as none).
 #[derive(Debug, Default, ToSchema)]
 pub(crate) struct FlagsBody {
     /// The project's public token.
@@ -154,8 +153,9 @@ enum FlagsField {
     Other,
 }
 
-/// Only an object reads (a derived struct would read from an array too), and of a key sent
-/// twice the later value counts, as a map keeps it.
+/// Read straight from the body's text in one pass, other keys skipped unread. Only an object
+/// reads (a derived struct would read from an array too), and of a key sent twice the later
+/// value counts, as a map keeps it.
 impl<'de> Deserialize<'de> for FlagsBody {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_map(FlagsBodyVisitor)
@@ -487,7 +487,11 @@ mod tests {
                     error.detail.as_str(),
                     error.attr.as_deref()
                 ),
-                ("invalid", "The body must be a JSON object.", Some("body")),
+                (
+                    "invalid_input",
+                    "The body must be a JSON object.",
+                    Some("body")
+                ),
             );
         }
         for malformed in [&b"7 x"[..], b"[1,", br#"{"token":}"#] {
