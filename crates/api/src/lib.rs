@@ -12,10 +12,9 @@ mod fields;
 mod metrics;
 mod null_characters;
 pub mod openapi;
-mod rendered;
 mod request_span;
 mod routes;
-mod sdk_transport;
+mod sdk;
 mod settings;
 
 use std::sync::Arc;
@@ -39,8 +38,9 @@ pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
 pub use routes::SurveyJson;
-pub use routes::{RouteInfo, StaticAssets, route_table};
-pub use settings::ApiSettings;
+pub use routes::{RouteInfo, route_table};
+pub use sdk::SnapshotRenderings;
+pub use settings::{ApiSettings, StaticAssets};
 
 /// The domain services the routes call. Cheap to clone: one copy per worker.
 #[derive(Clone)]
@@ -54,7 +54,8 @@ pub struct Services {
     pub rendered_surveys: Arc<RenderedSurveys<SurveyJson>>,
     pub survey_responses: Arc<SurveyResponseService>,
     pub rate_limiter: Arc<RateLimiter>,
-    pub sdk: Arc<SdkService>,
+    /// The SDK edge's use cases, keeping what `sdk/` renders with each snapshot.
+    pub sdk: Arc<SdkService<SnapshotRenderings>>,
     pub webhooks: Arc<WebhookService>,
     /// What this node's webhook dispatcher did, for `/metrics` (zero where it does not send).
     pub webhook_counts: Arc<DispatchCounts>,

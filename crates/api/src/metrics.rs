@@ -23,6 +23,7 @@ use prometheus::{
 };
 
 use crate::error::{ApiError, Fault};
+use crate::sdk::SnapshotRenderings;
 
 /// The counters of one application. Cheap to clone.
 #[derive(Clone)]
@@ -235,7 +236,7 @@ impl Metrics {
     fn render(
         &self,
         readiness: &dyn Readiness,
-        sdk: &SdkService,
+        sdk: &SdkService<SnapshotRenderings>,
         webhooks: &DispatchCounts,
     ) -> String {
         let pool = readiness.connections();
@@ -337,7 +338,7 @@ pub(crate) async fn record<B: MessageBody>(
 pub(crate) async fn metrics(
     metrics: web::Data<Metrics>,
     readiness: web::Data<dyn Readiness>,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
     webhooks: web::Data<DispatchCounts>,
 ) -> HttpResponse {
     HttpResponse::Ok()

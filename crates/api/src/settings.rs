@@ -1,9 +1,12 @@
 //! What the HTTP layer needs to know about its deployment.
 
+mod static_assets;
+
 use url::Url;
 
+pub use static_assets::StaticAssets;
+
 use crate::body_budget::BodyBudget;
-use crate::routes::StaticAssets;
 
 /// Deployment settings of the API, shared by every worker.
 #[derive(Debug, Clone)]

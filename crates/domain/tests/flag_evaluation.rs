@@ -427,7 +427,7 @@ async fn evaluate_all(
     distinct_id: &str,
     sent_properties: &Map<String, Value>,
 ) -> Vec<Evaluated> {
-    let sdk = SdkService::new(
+    let sdk = SdkService::<()>::new(
         SnapshotSources {
             tenancy: Arc::new(store.clone()),
             flags: Arc::new(store.clone()),
@@ -450,7 +450,7 @@ async fn evaluate_all(
         created_at: Utc::now(),
     };
     let snapshot = Arc::new(sdk.build(project).await.unwrap());
-    let owned = |_: &SdkSnapshot, evaluated: Evaluations| {
+    let owned = |_: &SdkSnapshot<()>, evaluated: Evaluations| {
         evaluated
             .flags
             .into_iter()

@@ -2,7 +2,7 @@
 //! forgotten, and that a change heard while a snapshot is being built keeps it from being kept.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use domain::access::AccessError;
@@ -15,8 +15,8 @@ use domain::feature_flag::{
 };
 use domain::ports::{Page, PageRequest};
 use domain::sdk::{
-    Evaluated, MAX_PERSON_PROPERTIES_BYTES, Rendering, SNAPSHOT_FLAG_BYTES, SdkService,
-    SdkSnapshot, SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
+    Evaluated, MAX_PERSON_PROPERTIES_BYTES, SNAPSHOT_FLAG_BYTES, SdkService, SdkSnapshot,
+    SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{PluginsAccessLevel, ProjectId, UserBasic};
@@ -98,11 +98,16 @@ impl Patterns for CountedPatterns {
     }
 }
 
+/// What the tests render from a snapshot, as the API keeps its answers with it.
+type Renderings = OnceLock<Vec<u8>>;
+
+type Snapshot = SdkSnapshot<Renderings>;
+
 struct World {
     store: InMemoryStore,
     flags: Arc<Flags>,
     patterns: Arc<CountedPatterns>,
-    sdk: Arc<SdkService>,
+    sdk: Arc<SdkService<Renderings>>,
     project: ProjectId,
     token: String,
 }
@@ -188,7 +193,7 @@ impl World {
     /// order, and whether the answer reports errors.
     async fn evaluate(
         &self,
-        snapshot: &Arc<SdkSnapshot>,
+        snapshot: &Arc<Snapshot>,
         person: &str,
         properties: Value,
     ) -> (Vec<bool>, bool) {
@@ -196,7 +201,7 @@ impl World {
             panic!("properties are an object")
         };
         let properties = SentProperties::parse(properties).unwrap();
-        let enabled = |_: &SdkSnapshot, evaluated: Evaluated| {
+        let enabled = |_: &Snapshot, evaluated: Evaluated| {
             let enabled = evaluated.flags.iter().map(|e| e.enabled).collect();
             (enabled, evaluated.errors)
         };
@@ -206,7 +211,7 @@ impl World {
             .unwrap()
     }
 
-    async fn snapshot(&self) -> Arc<SdkSnapshot> {
+    async fn snapshot(&self) -> Arc<Snapshot> {
         self.sdk.snapshot(Some(&self.token)).await.unwrap()
     }
 
@@ -327,20 +332,27 @@ async fn patterns_are_compiled_once_per_snapshot_not_per_evaluation() {
 }
 
 #[tokio::test]
-async fn an_answer_is_rendered_once_per_snapshot() {
+async fn an_answer_is_rendered_once_per_snapshot_and_forgotten_with_it() {
     let world = world(true).await;
     world.sdk.listening();
     let renders = AtomicUsize::new(0);
-    let render = |_: &SdkSnapshot| {
+    let render = || {
         renders.fetch_add(1, Ordering::SeqCst);
         b"{}".to_vec()
     };
     let snapshot = world.snapshot().await;
-    let first = snapshot.rendered(Rendering::SurveyFeed, render).clone();
+    let first = snapshot.renderings.get_or_init(render).clone();
     let again = world.snapshot().await;
-    let second = again.rendered(Rendering::SurveyFeed, render).clone();
+    let second = again.renderings.get_or_init(render).clone();
     assert_eq!(renders.load(Ordering::SeqCst), 1);
-    assert_eq!((first.tag.len(), first.tag), (16, second.tag));
+    assert_eq!(first, second);
+
+    world.sdk.changed(world.project);
+    let rebuilt = world.snapshot().await;
+    assert!(
+        rebuilt.renderings.get().is_none(),
+        "a new snapshot starts unrendered"
+    );
 }
 
 #[tokio::test]

@@ -4,21 +4,14 @@
 //! registered.
 
 mod api_schema;
-mod capture;
 mod console;
 mod feature_flags;
-mod flag_definitions;
-mod flags;
 mod health;
-mod hosted_surveys;
 mod organizations;
 mod personal_api_keys;
 mod plugin_configs;
 mod plugins;
 mod projects;
-mod public_surveys;
-mod sdk_config;
-mod static_assets;
 mod survey_responses;
 mod surveys;
 mod table;
@@ -37,7 +30,6 @@ use crate::extract::{ExtractorScope, ScopeRequirement, required_scope};
 use table::table;
 
 pub(crate) use self::api_schema::ApiDocument;
-pub use self::static_assets::StaticAssets;
 pub use self::surveys::SurveyJson;
 
 /// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`

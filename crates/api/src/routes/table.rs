@@ -7,13 +7,15 @@ use actix_web::http::Method;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, capture, console, feature_flags, flag_definitions, flags, health,
-    hosted_surveys, organizations, personal_api_keys, plugin_configs, plugins, projects,
-    public_surveys, sdk_config, static_assets, survey_responses, surveys, users, webhooks,
+    ResourceSpec, api_schema, console, feature_flags, health, organizations, personal_api_keys,
+    plugin_configs, plugins, projects, survey_responses, surveys, users, webhooks,
 };
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
 use crate::dto::{ActivityResponse, FlagResponse};
+use crate::sdk::{
+    capture, flag_definitions, flags, hosted_surveys, public_surveys, remote_config, static_assets,
+};
 use organizations::OrganizationResponse;
 use plugin_configs::PluginConfigResponse;
 use plugins::PluginResponse;
@@ -254,7 +256,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
         ),
         ResourceSpec::at("/array/{token}/config").route(
             Method::GET,
-            sdk_config::remote_config,
+            remote_config::remote_config,
             sdk(
                 "remote_config",
                 "The remote config posthog-js loads: surveys and flags on, gzip capture at /i/v0/e/",
@@ -265,7 +267,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
         ),
         ResourceSpec::at("/array/{token}/config.js").route(
             Method::GET,
-            sdk_config::remote_config_script,
+            remote_config::remote_config_script,
             sdk(
                 "remote_config_script",
                 "The same remote config as a script setting window._POSTHOG_REMOTE_CONFIG[token]",

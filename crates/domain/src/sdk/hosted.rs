@@ -18,7 +18,7 @@ pub enum HostedSurvey {
     Missing,
 }
 
-impl SdkService {
+impl<R> SdkService<R> {
     /// # Errors
     /// `Unexpected` when storage fails.
     pub async fn hosted_survey(&self, id: SurveyId) -> Result<HostedSurvey, DomainError> {

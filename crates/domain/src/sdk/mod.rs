@@ -24,7 +24,7 @@ pub use service::{
     EVALUATION_BUDGET, Evaluated, SNAPSHOT_LIFETIME, SdkService, SnapshotCounts, SnapshotSettings,
     SnapshotSources,
 };
-pub use snapshot::{Rendered, Rendering, SNAPSHOT_FLAG_BYTES, SdkSnapshot};
+pub use snapshot::{SNAPSHOT_FLAG_BYTES, SdkSnapshot};
 
 use crate::tenancy::ProjectId;
 

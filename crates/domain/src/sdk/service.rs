@@ -70,12 +70,14 @@ pub struct SnapshotSources {
     pub slots: Arc<dyn EvaluationSlots>,
 }
 
-pub struct SdkService {
+/// The SDK endpoints' use cases, with `R` what the API renders from each snapshot
+/// ([`SdkSnapshot::renderings`]).
+pub struct SdkService<R> {
     pub(super) sources: SnapshotSources,
-    kept: Option<Kept>,
+    kept: Option<Kept<R>>,
     /// Builds in progress, by project: a request that finds one waits for it and takes what it
     /// built (single flight), so a burst right after a change builds once, not once a request.
-    flights: Mutex<HashMap<ProjectId, Arc<Flight>>>,
+    flights: Mutex<HashMap<ProjectId, Arc<Flight<R>>>>,
     /// Snapshots served from memory, built from storage, and taken from another request's
     /// build, since the node started.
     from_memory: AtomicU64,
@@ -84,27 +86,27 @@ pub struct SdkService {
 }
 
 /// One build of a project's snapshot.
-struct Flight {
+struct Flight<R> {
     /// The changes heard when it began: only a request that has heard no more may take it.
     began: Option<u64>,
     /// Locked by the request building it until it is done, then holding what it built
     /// (nothing if it failed or was abandoned).
-    built: futures_util::lock::Mutex<Option<Arc<SdkSnapshot>>>,
+    built: futures_util::lock::Mutex<Option<Arc<SdkSnapshot<R>>>>,
 }
 
-enum Role {
-    Lead(Arc<Flight>),
-    Follow(Arc<Flight>),
+enum Role<R> {
+    Lead(Arc<Flight<R>>),
+    Follow(Arc<Flight<R>>),
     Alone,
 }
 
 /// Takes a finished (or abandoned) build out of the map, so the next request starts anew.
-struct Landing<'a> {
-    flights: &'a Mutex<HashMap<ProjectId, Arc<Flight>>>,
+struct Landing<'a, R> {
+    flights: &'a Mutex<HashMap<ProjectId, Arc<Flight<R>>>>,
     project: ProjectId,
 }
 
-impl Drop for Landing<'_> {
+impl<R> Drop for Landing<'_, R> {
     fn drop(&mut self) {
         self.flights
             .lock()
@@ -130,11 +132,11 @@ pub struct SnapshotCounts {
 }
 
 /// Snapshots kept in the node's memory, and what decides whether one may be.
-struct Kept {
+struct Kept<R> {
     /// Which project a token names (tokens never move): a pointer to the snapshot, which must
     /// carry the token too, and all capture needs.
     tokens: Box<dyn Memory<str, ProjectId>>,
-    snapshots: Box<dyn Memory<ProjectId, Arc<SdkSnapshot>>>,
+    snapshots: Box<dyn Memory<ProjectId, Arc<SdkSnapshot<R>>>>,
     /// Counts the changes heard (and every loss of hearing): a snapshot whose build began
     /// before a change was heard may hold what changed, so it is not kept.
     heard: AtomicU64,
@@ -146,7 +148,7 @@ struct Kept {
     largest: u64,
 }
 
-impl SdkService {
+impl<R: Default + Send + Sync + 'static> SdkService<R> {
     pub fn new(
         sources: SnapshotSources,
         settings: SnapshotSettings,
@@ -174,7 +176,7 @@ impl SdkService {
         SnapshotCounts {
             from_memory: self.from_memory.load(Ordering::Relaxed),
             built: self.built.load(Ordering::Relaxed),
-            listening: self.kept.as_ref().is_some_and(Kept::listening),
+            listening: self.kept.as_ref().is_some_and(|kept| kept.listening()),
             tokens_kept: self.kept.as_ref().map_or(0, |kept| kept.tokens.entries()),
             snapshots_kept: self
                 .kept
@@ -197,7 +199,7 @@ impl SdkService {
     /// # Errors
     /// `MissingProjectToken` for no or an empty token, `InvalidProjectToken` for an unknown
     /// one, `Unexpected` when storage fails.
-    pub async fn snapshot(&self, token: Option<&str>) -> Result<Arc<SdkSnapshot>, AccessError> {
+    pub async fn snapshot(&self, token: Option<&str>) -> Result<Arc<SdkSnapshot<R>>, AccessError> {
         let token = checked(token)?;
         let kept = self.kept.as_ref().filter(|kept| kept.listening());
         if let Some(found) = kept.and_then(|kept| kept.recall(token)) {
@@ -205,7 +207,7 @@ impl SdkService {
             return Ok(found);
         }
         let project = self.project_named(token).await?;
-        let heard_before = kept.map(Kept::heard);
+        let heard_before = kept.map(|kept| kept.heard());
         match self.role(project.id, heard_before) {
             Role::Lead(flight) => {
                 let _landing = Landing {
@@ -239,7 +241,7 @@ impl SdkService {
     /// What a request that found no kept snapshot does: lead a build of `project`, follow the
     /// one in progress, or (when that one began before a change this request has heard of,
     /// and so may miss it) build alone.
-    fn role(&self, project: ProjectId, heard_before: Option<u64>) -> Role {
+    fn role(&self, project: ProjectId, heard_before: Option<u64>) -> Role<R> {
         let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
         match flights.get(&project) {
             Some(flight) if flight.began == heard_before => Role::Follow(Arc::clone(flight)),
@@ -256,7 +258,7 @@ impl SdkService {
     }
 
     /// [`Self::build`], counted.
-    async fn build_now(&self, project: Project) -> Result<Arc<SdkSnapshot>, AccessError> {
+    async fn build_now(&self, project: Project) -> Result<Arc<SdkSnapshot<R>>, AccessError> {
         let snapshot = Arc::new(self.build(project).await?);
         self.built.fetch_add(1, Ordering::Relaxed);
         Ok(snapshot)
@@ -295,7 +297,7 @@ impl SdkService {
     ///
     /// # Errors
     /// `Unexpected` when storage fails, or (busy) no slot frees in time.
-    pub async fn build(&self, project: Project) -> Result<SdkSnapshot, Unexpected> {
+    pub async fn build(&self, project: Project) -> Result<SdkSnapshot<R>, Unexpected> {
         let flags = self
             .sources
             .flags
@@ -311,11 +313,11 @@ impl SdkService {
     }
 
     /// `work`'s result, computed in one of `project`'s evaluation slots.
-    async fn offloaded<R: Send + 'static>(
+    async fn offloaded<T: Send + 'static>(
         &self,
         project: ProjectId,
-        work: impl FnOnce() -> R + Send + 'static,
-    ) -> Result<R, Unexpected> {
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Unexpected> {
         let result = Arc::new(Mutex::new(None));
         let slot = Arc::clone(&result);
         let work = move || {
@@ -336,13 +338,13 @@ impl SdkService {
     ///
     /// # Errors
     /// `Unexpected` when storage fails, or (busy) no slot frees in time.
-    pub async fn answer_flags<R: Send + 'static>(
+    pub async fn answer_flags<A: Send + 'static>(
         &self,
-        snapshot: Arc<SdkSnapshot>,
+        snapshot: Arc<SdkSnapshot<R>>,
         distinct_id: &str,
         sent_properties: SentProperties,
-        answer: impl for<'s> FnOnce(&'s SdkSnapshot, Evaluated<'s>) -> R + Send + 'static,
-    ) -> Result<R, Unexpected> {
+        answer: impl for<'s> FnOnce(&'s SdkSnapshot<R>, Evaluated<'s>) -> A + Send + 'static,
+    ) -> Result<A, Unexpected> {
         let cost = snapshot
             .evaluation_cost()
             .saturating_mul(1 + sent_properties.bytes() / 4096);
@@ -363,7 +365,7 @@ impl SdkService {
     /// the snapshot has flags), overridden by `sent_properties`.
     async fn person(
         &self,
-        snapshot: &SdkSnapshot,
+        snapshot: &SdkSnapshot<R>,
         distinct_id: &str,
         sent_properties: SentProperties,
     ) -> Result<Person, Unexpected> {
@@ -389,8 +391,8 @@ impl SdkService {
 /// The snapshot's flags evaluated for `person` in order, relative dates counted from one clock
 /// reading, `now`; when `budgeted`, only until [`EVALUATION_BUDGET`] is spent from now (checked
 /// before each condition set, so a cheap evaluation, which is not budgeted, reads no clock).
-fn evaluated<'s>(
-    snapshot: &'s SdkSnapshot,
+fn evaluated<'s, R>(
+    snapshot: &'s SdkSnapshot<R>,
     person: &Person,
     now: DateTime<Utc>,
     budgeted: bool,
@@ -423,7 +425,7 @@ fn checked(token: Option<&str>) -> Result<&str, AccessError> {
     Ok(token)
 }
 
-impl SnapshotInvalidation for SdkService {
+impl<R: Send + Sync> SnapshotInvalidation for SdkService<R> {
     fn listening(&self) {
         if let Some(kept) = &self.kept {
             kept.lost_track();
@@ -446,7 +448,7 @@ impl SnapshotInvalidation for SdkService {
     }
 }
 
-impl Kept {
+impl<R> Kept<R> {
     fn listening(&self) -> bool {
         self.listening.load(Ordering::SeqCst)
     }
@@ -455,7 +457,7 @@ impl Kept {
         self.heard.load(Ordering::SeqCst)
     }
 
-    fn recall(&self, token: &str) -> Option<Arc<SdkSnapshot>> {
+    fn recall(&self, token: &str) -> Option<Arc<SdkSnapshot<R>>> {
         let project = self.tokens.recall(token)?;
         self.snapshots
             .recall(&project)
@@ -465,7 +467,7 @@ impl Kept {
     /// Keeps `snapshot` unless a change was heard since its build began, or it is larger than
     /// one snapshot may be. It is kept first and checked after, so a change heard in between
     /// still forgets it: `changed` counts before it forgets.
-    fn keep(&self, token: &str, snapshot: &Arc<SdkSnapshot>, heard_before: u64) {
+    fn keep(&self, token: &str, snapshot: &Arc<SdkSnapshot<R>>, heard_before: u64) {
         let project = snapshot.project.id;
         if self.heard() != heard_before {
             return;

@@ -1,12 +1,11 @@
 //! One project as the SDK endpoints read it, taken whole: its token, its flags ready to
-//! evaluate (patterns compiled), its survey feed, and the answers rendered from them. A snapshot
-//! never changes once built; a change to what it holds makes a new one.
+//! evaluate (patterns compiled), its survey feed, and room for what the API renders from them.
+//! A snapshot never changes once built; a change to what it holds makes a new one.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use regex::Regex;
-use sha2::{Digest as _, Sha256};
 
 use crate::feature_flag::evaluation::regex_pattern;
 use crate::feature_flag::pattern::Patterns;
@@ -16,8 +15,10 @@ use crate::feature_flag::{
 use crate::survey::Survey;
 use crate::tenancy::Project;
 
-/// What the SDK endpoints serve of one project, as of one moment.
-pub struct SdkSnapshot {
+/// What the SDK endpoints serve of one project, as of one moment, with `R`, what the API
+/// renders from it (its answers, as `RenderedSurveys` keeps survey renderings behind a type
+/// the API names).
+pub struct SdkSnapshot<R> {
     pub project: Project,
     /// What `/flags` evaluates, in the order it answers: the project's serving flags by id,
     /// then the internal targeting flag of each unarchived survey.
@@ -28,15 +29,16 @@ pub struct SdkSnapshot {
     /// ([`SNAPSHOT_FLAG_BYTES`]): `flags` then holds only the surveys' targeting flags, and
     /// `/flags` says it could not compute the rest.
     pub flags_withheld: Option<u64>,
+    /// Created empty with the snapshot and filled by the API as it renders, so each answer is
+    /// rendered once per snapshot and forgotten with it.
+    pub renderings: R,
     patterns: CompiledPatterns,
     answer_order: Vec<usize>,
-    renderings: [OnceLock<Rendered>; Rendering::ALL.len()],
-    flag_renderings: OnceLock<Box<[Box<[u8]>]>>,
     size: u32,
     evaluation_cost: usize,
 }
 
-impl std::fmt::Debug for SdkSnapshot {
+impl<R> std::fmt::Debug for SdkSnapshot<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SdkSnapshot")
             .field("project", &self.project.id)
@@ -46,55 +48,13 @@ impl std::fmt::Debug for SdkSnapshot {
     }
 }
 
-/// An answer the API renders from a snapshot, kept with it so it is rendered once per snapshot
-/// rather than once per request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rendering {
-    RemoteConfig,
-    RemoteConfigScript,
-    SurveyFeed,
-    LocalEvaluation,
-}
-
-impl Rendering {
-    const ALL: [Self; 4] = [
-        Self::RemoteConfig,
-        Self::RemoteConfigScript,
-        Self::SurveyFeed,
-        Self::LocalEvaluation,
-    ];
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// A rendered answer: its bytes, shared by every request that sends them, and a tag that
-/// changes when they do (an HTTP entity tag: the first 16 hex digits of their SHA-256, as
-/// PostHog's).
-#[derive(Debug, Clone)]
-pub struct Rendered {
-    pub body: Arc<[u8]>,
-    pub tag: String,
-}
-
-impl Rendered {
-    fn new(body: Vec<u8>) -> Self {
-        let digest = Sha256::digest(&body);
-        Self {
-            tag: hex::encode(&digest[..8]),
-            body: body.into(),
-        }
-    }
-}
-
 /// The most weight of serving flags (`FlagFilters::weight`) a snapshot loads: twice what a
 /// project may write (`MAX_PROJECT_FLAG_WEIGHT`), room for its surveys' targeting flags. A project whose flags
 /// pass it (stored under older limits, or through many surveys) has them withheld rather than
 /// holding a node's memory: parsed, they take several times their text.
 pub const SNAPSHOT_FLAG_BYTES: u64 = 2 * MAX_PROJECT_FLAG_WEIGHT as u64;
 
-impl SdkSnapshot {
+impl<R: Default> SdkSnapshot<R> {
     /// The snapshot of `project` holding `flags` (serving ones, by id) and `surveys`
     /// (unarchived, newest first), with every pattern its flags filter by compiled by
     /// `patterns`.
@@ -120,25 +80,17 @@ impl SdkSnapshot {
             flags_withheld,
             patterns,
             answer_order,
-            renderings: Default::default(),
-            flag_renderings: OnceLock::new(),
+            renderings: R::default(),
             size,
             evaluation_cost,
         }
     }
+}
 
+impl<R> SdkSnapshot<R> {
     /// The compiled patterns of the snapshot's flags, for evaluating them.
     pub fn patterns(&self) -> &dyn Patterns {
         &self.patterns
-    }
-
-    /// The answer `rendering`, rendered by `render` the first time it is asked for.
-    pub fn rendered(
-        &self,
-        rendering: Rendering,
-        render: impl FnOnce(&Self) -> Vec<u8>,
-    ) -> &Rendered {
-        self.renderings[rendering.index()].get_or_init(|| Rendered::new(render(self)))
     }
 
     /// The flags as an answer names them, by index into [`Self::flags`]: ordered by key, each
@@ -148,15 +100,9 @@ impl SdkSnapshot {
         &self.answer_order
     }
 
-    /// What each flag's part of a `/flags` answer holds whoever asks (its key, its id),
-    /// rendered by `render` the first time it is asked for; by index into [`Self::flags`].
-    pub fn rendered_flags(&self, render: impl Fn(&FeatureFlag) -> Vec<u8>) -> &[Box<[u8]>] {
-        self.flag_renderings
-            .get_or_init(|| self.flags.iter().map(|flag| render(flag).into()).collect())
-    }
-
     /// About how many bytes the snapshot takes in memory, with its compiled patterns and
-    /// renderings: what a node's budget for snapshots counts.
+    /// what the API renders from it (estimated when it is built, before anything is
+    /// rendered): what a node's budget for snapshots counts.
     pub fn size(&self) -> u32 {
         self.size
     }

@@ -9,8 +9,9 @@ use domain::sdk::SdkService;
 use domain::survey_response::SurveyResponseService;
 use serde_json::json;
 
+use super::SnapshotRenderings;
+use super::transport::SdkBody;
 use crate::error::ApiError;
-use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
 pub(crate) use decode::CapturePayload;
 use decode::decode;
@@ -19,7 +20,7 @@ use decode::decode;
 pub(crate) async fn capture(
     request: HttpRequest,
     payload: web::Payload,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
     responses: web::Data<SurveyResponseService>,
 ) -> Result<HttpResponse, ApiError> {
     let (max_bytes, max_events) = request.app_data::<ApiSettings>().map_or(

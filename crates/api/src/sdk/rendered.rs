@@ -1,13 +1,32 @@
-//! Answers rendered once per SDK snapshot (`domain::sdk::Rendered`), sent as they are with a
+//! Answers rendered once per SDK snapshot (`snapshot_renderings.rs`), sent as they are with a
 //! weak entity tag: a client or a CDN in front of Burrow that asks again with `If-None-Match`
 //! gets a 304 without a body, and `Cache-Control` says who may keep the answer and how long.
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse};
-use domain::sdk::Rendered;
+use sha2::{Digest as _, Sha256};
 
 use crate::settings::ApiSettings;
+
+/// A rendered answer: its bytes, shared by every request that sends them, and a tag that
+/// changes when they do (an HTTP entity tag: the first 16 hex digits of their SHA-256, as
+/// PostHog's).
+#[derive(Debug)]
+pub(crate) struct Rendered {
+    body: Bytes,
+    tag: String,
+}
+
+impl Rendered {
+    pub(crate) fn new(body: Vec<u8>) -> Self {
+        let digest = Sha256::digest(&body);
+        Self {
+            tag: hex::encode(&digest[..8]),
+            body: body.into(),
+        }
+    }
+}
 
 /// Who may keep an answer, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +83,7 @@ pub(crate) fn respond(
     }
     response
         .content_type(content_type)
-        .body(Bytes::from_owner(rendered.body.clone()))
+        .body(rendered.body.clone())
 }
 
 /// Whether `If-None-Match` names the tag (weakly compared, as RFC 9110 asks for
@@ -107,6 +126,14 @@ mod tests {
             assert!(!holds(&with_if_none_match(value), "abc"), "{value}");
         }
         assert!(!holds(&TestRequest::default().to_http_request(), "abc"));
+    }
+
+    #[test]
+    fn a_tag_is_the_first_16_hex_digits_of_the_sha256_of_the_answer() {
+        let rendered = Rendered::new(b"{}".to_vec());
+        assert_eq!(rendered.tag, "44136fa355b3678a");
+        assert_eq!(Rendered::new(b"{}".to_vec()).tag, rendered.tag);
+        assert_ne!(Rendered::new(b"[]".to_vec()).tag, rendered.tag);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! PostHog's ingestion body, read as a stream: the three shapes (one event, `{"batch":[…]}`, a
 //! bare array) with the project token in any of the places the SDKs put it. The transport's
-//! encodings are undone first by `sdk_transport`.
+//! encodings are undone first by `sdk/transport.rs`.
 //!
 //! Nothing is built that Burrow will not keep, so a small body cannot take memory out of
 //! proportion: events are counted as they are read and the read stops past the limit; of each
@@ -602,7 +602,7 @@ mod tests {
     use super::*;
     use base64::Engine as _;
 
-    use crate::sdk_transport::{Transport, unpacked};
+    use crate::sdk::transport::{Transport, unpacked};
 
     const MAX: usize = 1024 * 1024;
     const EVENTS: usize = 100;

@@ -13,6 +13,7 @@ use domain::survey::SurveyId;
 use serde_json::json;
 use uuid::Uuid;
 
+use super::SnapshotRenderings;
 use super::public_surveys::PublicSurvey;
 use crate::error::ApiError;
 use crate::fallback_errors::ErrorPage;
@@ -22,7 +23,7 @@ const CONTAINER: &str = "posthog-survey-container";
 
 pub(crate) async fn page(
     request: HttpRequest,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
 ) -> Result<HttpResponse, ApiError> {
     let raw = request.match_info().get("survey_id").unwrap_or_default();
     let Ok(id) = Uuid::parse_str(raw) else {

@@ -7,17 +7,18 @@
 use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
 use domain::access::AccessService;
-use domain::sdk::{Rendering, SdkService, SdkSnapshot};
+use domain::sdk::{SdkService, SdkSnapshot};
 use domain::tenancy::TenantRef;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use super::SnapshotRenderings;
+use super::rendered::{Caching, Rendered, respond};
+use super::transport::query_token;
 use crate::dto::FlagSummary;
 use crate::error::ApiError;
 use crate::extract::{Caller, FeatureFlags};
-use crate::rendered::{Caching, respond};
-use crate::sdk_transport::query_token;
 
 /// PostHog's `LocalEvaluationResponseSerializer`. Burrow has neither groups nor cohorts, so
 /// both maps are empty; the flags are those `/flags` evaluates (serving ones, then each
@@ -31,8 +32,8 @@ pub(crate) struct FlagDefinitions {
     cohorts: Map<String, Value>,
 }
 
-impl From<&SdkSnapshot> for FlagDefinitions {
-    fn from(snapshot: &SdkSnapshot) -> Self {
+impl<R> From<&SdkSnapshot<R>> for FlagDefinitions {
+    fn from(snapshot: &SdkSnapshot<R>) -> Self {
         Self {
             flags: snapshot.flags.iter().cloned().map(Into::into).collect(),
             group_type_mapping: Map::new(),
@@ -47,7 +48,7 @@ pub(crate) async fn definitions(
     request: HttpRequest,
     Caller(principal, _): Caller<FeatureFlags>,
     access: web::Data<AccessService>,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
 ) -> Result<HttpResponse, ApiError> {
     let snapshot = sdk.snapshot(query_token(&request).as_deref()).await?;
     access
@@ -56,9 +57,11 @@ pub(crate) async fn definitions(
     if let Some(bytes) = snapshot.flags_withheld {
         return Err(ApiError::flags_withheld(bytes));
     }
-    let rendered = snapshot.rendered(Rendering::LocalEvaluation, |snapshot| {
-        serde_json::to_vec(&FlagDefinitions::from(snapshot))
-            .expect("flag definitions of JSON values serialize")
+    let rendered = snapshot.renderings.flag_definitions.get_or_init(|| {
+        Rendered::new(
+            serde_json::to_vec(&FlagDefinitions::from(&*snapshot))
+                .expect("flag definitions of JSON values serialize"),
+        )
     });
     Ok(respond(
         &request,

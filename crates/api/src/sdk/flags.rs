@@ -3,6 +3,7 @@
 //! for one person as PostHog evaluates them. Named by the project's public token; bodies come
 //! packed as the SDKs pack them (gzip, base64 form, JSON).
 
+use std::fmt;
 use std::io::{self, Write as _};
 
 use actix_web::http::header::ContentType;
@@ -12,12 +13,15 @@ use domain::error::ValidationCode;
 use domain::feature_flag::{Evaluation, FeatureFlag};
 use domain::sdk::{Evaluated, SdkService, SdkSnapshot, SentProperties};
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::error::Category;
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::SnapshotRenderings;
+use super::transport::SdkBody;
 use crate::error::ApiError;
-use crate::sdk_transport::SdkBody;
 use crate::settings::ApiSettings;
 
 /// Evaluates the flags for the body's `distinct_id` and `person_properties`; answers the v2
@@ -25,23 +29,18 @@ use crate::settings::ApiSettings;
 pub(crate) async fn flags(
     request: HttpRequest,
     payload: web::Payload,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
 ) -> Result<HttpResponse, ApiError> {
+    let version: u32 = url::form_urlencoded::parse(request.query_string().as_bytes())
+        .find(|(key, _)| key == "v")
+        .and_then(|(_, value)| value.parse().ok())
+        .unwrap_or(1);
     let max_bytes = request
         .app_data::<ApiSettings>()
         .map_or(ApiSettings::DEFAULT_MAX_BODY_BYTES, |s| s.max_body_bytes);
     let body = SdkBody::read(&request, payload.into_inner(), max_bytes).await?;
-    let Value::Object(body) = body.value()? else {
-        return Err(invalid(
-            "body",
-            ValidationCode::Invalid,
-            "The body must be a JSON object.",
-        ));
-    };
-    // Every field is a JSON value, so an object always reads; each is checked below, in
-    // PostHog's order (the token before the distinct id).
-    let body: FlagsBody = serde_json::from_value(Value::Object(body))
-        .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))?;
+    // Each field is checked below, in PostHog's order (the token before the distinct id).
+    let body = FlagsBody::read(body.json())?;
     let token = [&body.token, &body.api_key]
         .into_iter()
         .find_map(|field| field.as_ref().and_then(Value::as_str));
@@ -69,11 +68,7 @@ pub(crate) async fn flags(
                     .map(str::to_owned)
                     .collect()
             });
-    let version: u32 = url::form_urlencoded::parse(request.query_string().as_bytes())
-        .find(|(key, _)| key == "v")
-        .and_then(|(_, value)| value.parse().ok())
-        .unwrap_or(1);
-    let answer = move |snapshot: &SdkSnapshot, evaluated: Evaluated| {
+    let answer = move |snapshot: &SdkSnapshot<SnapshotRenderings>, evaluated: Evaluated| {
         let wanted = |key: &str| {
             wanted
                 .as_ref()
@@ -101,7 +96,7 @@ pub(crate) async fn flags(
 /// What posthog-js and posthog-python send to `/flags`. Each field is read as the JSON value it
 /// is and checked by the handler, so a value of the wrong type gets PostHog's error for that
 /// field (a token of the wrong type counts as none).
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Default, ToSchema)]
 pub(crate) struct FlagsBody {
     /// The project's public token.
     #[schema(value_type = Option<String>)]
@@ -118,6 +113,82 @@ pub(crate) struct FlagsBody {
     /// Only these flags in the answer.
     #[schema(value_type = Option<Vec<String>>)]
     flag_keys: Option<Value>,
+}
+
+impl FlagsBody {
+    /// The body of the JSON text `json`.
+    ///
+    /// # Errors
+    /// 400 `parse_error` for text that is not JSON; 400 `invalid` (`body`) for JSON that is not
+    /// an object.
+    fn read(json: &[u8]) -> Result<Self, ApiError> {
+        let malformed = |error| ApiError::parse_error(format!("Malformed payload: {error}"));
+        serde_json::from_slice(json).map_err(|error| {
+            if error.classify() != Category::Data {
+                return malformed(error);
+            }
+            // Not an object: unless the text is not JSON either, as its whole read tells.
+            match serde_json::from_slice::<Value>(json) {
+                Ok(_) => invalid(
+                    "body",
+                    ValidationCode::Invalid,
+                    "The body must be a JSON object.",
+                ),
+                Err(error) => malformed(error),
+            }
+        })
+    }
+}
+
+/// The keys of [`FlagsBody`], read without copying them.
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "snake_case")]
+enum FlagsField {
+    Token,
+    ApiKey,
+    DistinctId,
+    PersonProperties,
+    FlagKeys,
+    #[serde(other)]
+    Other,
+}
+
+/// Read straight from the body's text in one pass, other keys skipped unread. Only an object
+/// reads (a derived struct would read from an array too), and of a key sent twice the later
+/// value counts, as a map keeps it.
+impl<'de> Deserialize<'de> for FlagsBody {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(FlagsBodyVisitor)
+    }
+}
+
+struct FlagsBodyVisitor;
+
+impl<'de> Visitor<'de> for FlagsBodyVisitor {
+    type Value = FlagsBody;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FlagsBody, A::Error> {
+        let mut body = FlagsBody::default();
+        while let Some(key) = map.next_key()? {
+            let field = match key {
+                FlagsField::Token => &mut body.token,
+                FlagsField::ApiKey => &mut body.api_key,
+                FlagsField::DistinctId => &mut body.distinct_id,
+                FlagsField::PersonProperties => &mut body.person_properties,
+                FlagsField::FlagKeys => &mut body.flag_keys,
+                FlagsField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+            };
+            *field = Some(map.next_value()?);
+        }
+        Ok(body)
+    }
 }
 
 /// `distinct_id` as the SDKs send it: a string, or a number (as text).
@@ -152,12 +223,18 @@ fn invalid(attr: &str, code: ValidationCode, detail: &str) -> ApiError {
 /// Serializing whole entries for a site's dozens of flags was the largest part of a `/flags`
 /// request's own time (docs/benchmarks.md).
 fn v2_answer(
-    snapshot: &SdkSnapshot,
+    snapshot: &SdkSnapshot<SnapshotRenderings>,
     evaluated: &Evaluated,
     wanted: impl Fn(&str) -> bool,
 ) -> io::Result<Vec<u8>> {
     let evaluations = &evaluated.flags;
-    let fixed_parts = snapshot.rendered_flags(fixed_part);
+    let fixed_parts = snapshot.renderings.flag_entries.get_or_init(|| {
+        snapshot
+            .flags
+            .iter()
+            .map(|flag| fixed_part(flag).into())
+            .collect()
+    });
     // Sized for the answer up front: grown by doubling, the buffer was copied for every
     // request.
     let fixed_bytes: usize = fixed_parts.iter().map(|part| part.len()).sum();
@@ -298,7 +375,7 @@ mod tests {
         }
     }
 
-    fn snapshot(flags: Vec<FeatureFlag>) -> SdkSnapshot {
+    fn snapshot(flags: Vec<FeatureFlag>) -> SdkSnapshot<SnapshotRenderings> {
         let project = Project {
             id: ProjectId(1),
             organization_id: OrganizationId(Uuid::nil()),
@@ -385,6 +462,45 @@ mod tests {
                 "requestId": null,
             })
         );
+    }
+
+    #[test]
+    fn a_flags_body_is_an_object_whose_later_key_counts_and_other_keys_go_unread() {
+        let body = FlagsBody::read(
+            br#"{"token":"a","$groups":{"deep":[1,{"x":null}]},"token":"b","distinct_id":7}"#,
+        )
+        .unwrap();
+        assert_eq!(body.token, Some(json!("b")));
+        assert_eq!(body.distinct_id, Some(json!(7)));
+        assert_eq!(body.api_key, None);
+
+        for not_an_object in [
+            &br#"["phc_token", null, "id", null, null]"#[..],
+            b"7",
+            b"null",
+        ] {
+            let error = FlagsBody::read(not_an_object).unwrap_err();
+            let error = error.body();
+            assert_eq!(
+                (
+                    error.code.as_ref(),
+                    error.detail.as_str(),
+                    error.attr.as_deref()
+                ),
+                (
+                    "invalid_input",
+                    "The body must be a JSON object.",
+                    Some("body")
+                ),
+            );
+        }
+        for malformed in [&b"7 x"[..], b"[1,", br#"{"token":}"#] {
+            let error = FlagsBody::read(malformed).unwrap_err();
+            let error = error.body();
+            let whole = serde_json::from_slice::<Value>(malformed).unwrap_err();
+            assert_eq!(error.code, "parse_error");
+            assert_eq!(error.detail, format!("Malformed payload: {whole}"));
+        }
     }
 
     #[test]

@@ -9,23 +9,25 @@ use std::sync::Arc;
 use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
 use domain::access::AccessError;
-use domain::sdk::{Rendering, SdkService, SdkSnapshot};
+use domain::sdk::{SdkService, SdkSnapshot};
 use domain::tenancy::Project;
 use serde_json::{Value, json};
 
+use super::SnapshotRenderings;
+use super::rendered::{Caching, Rendered, respond};
 use crate::error::ApiError;
-use crate::rendered::{Caching, respond};
 
 /// `config`: the JSON.
 pub(crate) async fn remote_config(
     request: HttpRequest,
     token: web::Path<String>,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
 ) -> Result<HttpResponse, ApiError> {
     let snapshot = snapshot(&token, &sdk).await?;
-    let rendered = snapshot.rendered(Rendering::RemoteConfig, |snapshot| {
-        config(&snapshot.project).to_string().into_bytes()
-    });
+    let rendered = snapshot
+        .renderings
+        .remote_config
+        .get_or_init(|| Rendered::new(config(&snapshot.project).to_string().into_bytes()));
     Ok(respond(
         &request,
         rendered,
@@ -39,12 +41,13 @@ pub(crate) async fn remote_config(
 pub(crate) async fn remote_config_script(
     request: HttpRequest,
     token: web::Path<String>,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
 ) -> Result<HttpResponse, ApiError> {
     let snapshot = snapshot(&token, &sdk).await?;
-    let rendered = snapshot.rendered(Rendering::RemoteConfigScript, |snapshot| {
-        script(&snapshot.project).into_bytes()
-    });
+    let rendered = snapshot
+        .renderings
+        .remote_config_script
+        .get_or_init(|| Rendered::new(script(&snapshot.project).into_bytes()));
     Ok(respond(
         &request,
         rendered,
@@ -66,7 +69,10 @@ fn script(project: &Project) -> String {
 }
 
 /// The snapshot of the project the token names; an unknown token is a 404 here, as on PostHog.
-async fn snapshot(token: &str, sdk: &SdkService) -> Result<Arc<SdkSnapshot>, ApiError> {
+async fn snapshot(
+    token: &str,
+    sdk: &SdkService<SnapshotRenderings>,
+) -> Result<Arc<SdkSnapshot<SnapshotRenderings>>, ApiError> {
     match sdk.snapshot(Some(token)).await {
         Ok(snapshot) => Ok(snapshot),
         Err(AccessError::MissingProjectToken | AccessError::InvalidProjectToken) => {

@@ -5,18 +5,19 @@
 use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
-use domain::sdk::{Rendering, SdkService};
+use domain::sdk::SdkService;
 use domain::survey::{Appearance, Conditions, Questions, Survey};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
+use super::SnapshotRenderings;
+use super::rendered::{Caching, Rendered, respond};
+use super::transport::query_token;
 use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::contract::survey_shapes;
 use crate::error::ApiError;
-use crate::rendered::{Caching, respond};
-use crate::sdk_transport::query_token;
 
 /// The feed: PostHog also sends the team's survey config, which Burrow does not have.
 #[derive(Debug, Serialize, ToSchema)]
@@ -82,15 +83,15 @@ impl From<&Survey> for PublicSurvey {
 /// The token is `?token=` (the web SDK) or `?api_key=`.
 pub(crate) async fn feed(
     request: HttpRequest,
-    sdk: web::Data<SdkService>,
+    sdk: web::Data<SdkService<SnapshotRenderings>>,
 ) -> Result<HttpResponse, ApiError> {
     let snapshot = sdk.snapshot(query_token(&request).as_deref()).await?;
-    let rendered = snapshot.rendered(Rendering::SurveyFeed, |snapshot| {
+    let rendered = snapshot.renderings.survey_feed.get_or_init(|| {
         let feed = SurveyFeed {
             surveys: snapshot.surveys.iter().map(Into::into).collect(),
             survey_config: None,
         };
-        serde_json::to_vec(&feed).expect("a feed of JSON values serializes")
+        Rendered::new(serde_json::to_vec(&feed).expect("a feed of JSON values serializes"))
     });
     Ok(respond(
         &request,

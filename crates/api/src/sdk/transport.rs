@@ -11,7 +11,6 @@ use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use actix_web::web::Bytes;
 use base64::Engine as _;
 use flate2::read::GzDecoder;
-use serde_json::Value;
 
 use crate::body_budget::Held;
 use crate::error::ApiError;
@@ -102,15 +101,6 @@ impl SdkBody {
     /// The JSON text.
     pub(crate) fn json(&self) -> &[u8] {
         self.unpacked.as_deref().unwrap_or(&self.raw)
-    }
-
-    /// The JSON text parsed whole (for small bodies; capture reads its own as a stream).
-    ///
-    /// # Errors
-    /// 400 for malformed JSON.
-    pub(crate) fn value(&self) -> Result<Value, ApiError> {
-        serde_json::from_slice(self.json())
-            .map_err(|error| ApiError::parse_error(format!("Malformed payload: {error}")))
     }
 }
 
