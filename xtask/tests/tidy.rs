@@ -95,7 +95,7 @@ fn every_rust_file_opens_with_a_module_doc() {
     );
 }
 
-/// The tables the hot paths write (capture, through `burrow_record_capture`). Cold writes are
+/// The tables the hot paths write (capture's statement, `record_capture.sql`). Cold writes are
 /// plain diesel; only these are held to the machinery below.
 const HOT_TABLES: [&str; 5] = [
     "survey_events",

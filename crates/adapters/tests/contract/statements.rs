@@ -354,12 +354,12 @@ async fn capturing_one_event_takes_one_statement_without_begin_or_commit() {
     } = capture_statements(1).await;
 
     assert_eq!(statements.len(), 1, "{}", statements.join("\n"));
-    // The whole capture is one call of the function the migrations define, kept prepared (so
-    // one round trip: no `Parse` of its own).
+    // The whole capture is the one statement that writes events, kept prepared (so one round
+    // trip: no `Parse` of its own).
     assert!(
         statements[0]
             .trim_start()
-            .starts_with("SELECT burrow_record_capture("),
+            .starts_with("WITH inserted AS (\n    INSERT INTO survey_events"),
         "{}",
         statements[0]
     );

@@ -256,7 +256,7 @@ async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_th
     let writer = || {
         setup.psql(
             "SELECT string_agg(pid::text, ',') FROM pg_stat_activity \
-             WHERE query LIKE 'SELECT burrow_record_capture(%'",
+             WHERE query LIKE 'WITH inserted AS (%INSERT INTO survey_events%'",
         )
     };
     let (status, body) = parts(

@@ -84,19 +84,17 @@ impl CounterSlot {
 /// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535). It
 /// answers the uuids of the events it stored.
 ///
-/// The statement lives in the `burrow_record_capture` PL/pgSQL function (migrations
-/// `2026-11-24-230000_record_capture_function` and the three after it), so each pooled
-/// connection plans it once: sent as
-/// text, it was planned for every capture, and planning took longer than running it.
+/// The statement is sent kept prepared (`prepared.rs`), so each pooled connection plans it
+/// once: sent as text, it was planned for every capture, and planning took longer than running
+/// it. (Releases before this one called it as the PL/pgSQL function `burrow_record_capture`,
+/// which measured no faster: `docs/benchmarks.md`.)
 ///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
 /// persons; the outbox only inserts), each in key order (the arrays arrive sorted; `ORDER BY`
 /// where SQL regroups), so they may wait on each other but never deadlock. That order is the
 /// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Outbox
 /// entries are inserted in event order (time, then uuid), which their `seq` keeps.
-const RECORD_CAPTURE: &str = "SELECT burrow_record_capture(
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19
-) AS stored";
+const RECORD_CAPTURE: &str = include_str!("record_capture.sql");
 
 /// Writes captures of one project with one [`RECORD_CAPTURE`] statement, as if one after the
 /// other: one copy of each uuid (a retried event is one event), each submission's latest send,

@@ -1,0 +1,83 @@
+WITH inserted AS (
+    INSERT INTO survey_events
+        (project_id, uuid, event, survey_id, distinct_id, timestamp, submission_id, properties)
+    SELECT $1, e.uuid, e.event, e.survey_id, e.distinct_id, e.at, e.submission_id, e.properties
+    FROM unnest($2, $3, $4, $5, $6,
+                $7, $8)
+        AS e(uuid, event, survey_id, distinct_id, at, submission_id, properties)
+    ON CONFLICT DO NOTHING
+    RETURNING uuid, survey_id, distinct_id, timestamp, submission_id
+),
+responses AS (
+    INSERT INTO survey_responses AS r
+        (project_id, survey_id, submission_key, submission_id, event_uuid, distinct_id,
+         timestamp, answers, completed)
+    SELECT $1, e.survey_id, s.submission_key, e.submission_id, e.uuid, e.distinct_id,
+           e.timestamp, s.answers, s.completed
+    FROM unnest($9, $10, $11, $12)
+        AS s(event_uuid, submission_key, answers, completed)
+    JOIN inserted e ON e.uuid = s.event_uuid
+    ORDER BY e.survey_id, s.submission_key
+    ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
+        submission_id = EXCLUDED.submission_id,
+        event_uuid = EXCLUDED.event_uuid,
+        distinct_id = EXCLUDED.distinct_id,
+        timestamp = EXCLUDED.timestamp,
+        answers = EXCLUDED.answers,
+        completed = EXCLUDED.completed
+    WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+    RETURNING r.survey_id, r.submission_key, (r.xmax = 0) AS added
+),
+counted AS (
+    INSERT INTO survey_response_counts AS c (project_id, survey_id, slot, responses)
+    SELECT $1, survey_id, $13::smallint, count(*)
+    FROM responses
+    WHERE added
+    GROUP BY survey_id
+    ORDER BY survey_id
+    ON CONFLICT (project_id, survey_id, slot) DO UPDATE SET
+        responses = c.responses + EXCLUDED.responses
+    RETURNING survey_id
+),
+merged AS (
+    INSERT INTO person_properties AS p (project_id, distinct_id, properties)
+    SELECT $1, m.distinct_id, m.properties
+    FROM unnest($14, $15) AS m(distinct_id, properties)
+    ON CONFLICT (project_id, distinct_id) DO UPDATE SET
+        properties = p.properties || EXCLUDED.properties,
+        updated_at = now()
+    RETURNING distinct_id
+),
+limited AS (
+    UPDATE surveys s SET end_date = now(), responses_limit = NULL
+    FROM (SELECT survey_id, count(*) AS added FROM responses WHERE added GROUP BY survey_id) a
+    WHERE s.project_id = $1 AND s.id::text = a.survey_id
+      AND s.responses_limit IS NOT NULL AND s.end_date IS NULL
+      AND a.added + coalesce((
+          SELECT sum(c.responses) FROM survey_response_counts c
+          WHERE c.project_id = $1 AND c.survey_id = a.survey_id), 0) >= s.responses_limit
+    RETURNING s.id
+),
+sends AS (
+    SELECT e.uuid, e.survey_id, e.timestamp, w.submission_key, w.earliest, w.completes
+    FROM unnest($16, $17, $18, $19)
+        AS w(uuid, submission_key, earliest, completes)
+    JOIN inserted e ON e.uuid = w.uuid
+),
+outbox AS (
+    INSERT INTO webhook_outbox
+        (project_id, event_uuid, survey_id, submission_key, created, completes)
+    SELECT $1, s.uuid, s.survey_id, s.submission_key,
+           s.earliest AND EXISTS (
+               SELECT 1 FROM responses r
+               WHERE r.survey_id = s.survey_id AND r.submission_key = s.submission_key
+                 AND r.added),
+           s.completes
+    FROM sends s
+    WHERE EXISTS (SELECT 1 FROM webhooks w WHERE w.project_id = $1 AND w.enabled)
+    ORDER BY s.timestamp, s.uuid
+    RETURNING 1
+)
+SELECT (SELECT coalesce(array_agg(uuid), '{}') FROM inserted) AS stored, (SELECT count(*) FROM counted),
+       (SELECT count(*) FROM merged), (SELECT count(*) FROM limited),
+       (SELECT count(*) FROM outbox)
