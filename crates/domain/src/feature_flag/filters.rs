@@ -1,14 +1,15 @@
 //! `FlagFilters`: who a flag serves (condition sets, variants, payloads), parsed once from the
-//! sent object into its types, with PostHog's messages. A known key of another shape is refused;
-//! every key the types do not read, and a known key sent as `null`, stays as sent in an `extra`
-//! map, so what a client sent is written back as sent. Errors carry `attr: filters`.
+//! sent object into its types, with PostHog's messages. A known key of another shape is refused
+//! when sent and kept as read when stored (`Source`, as survey JSON); every key the types do not
+//! read, and a known key sent as `null`, stays as sent in an `extra` map, so what a client sent
+//! is written back as sent. Errors carry `attr: filters`.
 
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use super::{Operator, pattern};
 use crate::error::ValidationError;
-use crate::json_fields::{ObjectWriter, json_length, to_object};
+use crate::json_fields::{ObjectWriter, Source, json_length, to_object};
 
 /// Most condition sets (`groups`, `super_groups`) a flag may be written with: far more than
 /// targeting needs, few enough that evaluating every flag of a project for each `/flags`
@@ -91,7 +92,7 @@ impl FlagFilters {
     /// As [`Self::read`]; too many condition sets, property filters or variants, too heavy
     /// filters, a pattern that does not compile.
     pub fn parse(filters: Value) -> Result<Self, ValidationError> {
-        let filters = Self::read(filters)?;
+        let filters = Self::read_from(filters, Source::Sent)?;
         for sets in std::iter::once(&filters.groups).chain(&filters.super_groups) {
             if sets.len() > MAX_CONDITION_SETS {
                 return Err(filters_error(format!(
@@ -136,33 +137,49 @@ impl FlagFilters {
         self.groups.iter().chain(self.super_groups.iter().flatten())
     }
 
-    /// Reads filters into their types, the one reader of their shape: as sent (through
-    /// [`Self::parse`]) and as stored (checked when written, so bounds and patterns are not
-    /// checked again).
+    /// Reads stored filters into their types. They were checked when written, so bounds and
+    /// patterns are not checked again, and a known key of another shape (taken by a release
+    /// before shapes were checked) stays in `extra`, as read.
     ///
     /// # Errors
-    /// A non-object, or a known key of another shape, with PostHog's message.
+    /// A non-object, `groups` not a list, or a list whose elements are not objects, with
+    /// PostHog's message.
     pub fn read(filters: Value) -> Result<Self, ValidationError> {
+        Self::read_from(filters, Source::Stored)
+    }
+
+    /// The one reader of the filters' shape, for what a client sent and what was stored.
+    fn read_from(filters: Value, source: Source) -> Result<Self, ValidationError> {
         let Value::Object(mut filters) = filters else {
             return Err(filters_error("Filters must be an object."));
         };
+        let read = Reader(source);
+        // Always written back, so never kept in `extra`: of another shape it is refused, stored too.
         let groups = match filters.remove("groups") {
             None => Vec::new(),
-            Some(Value::Array(sets)) => condition_sets(sets)?,
+            Some(Value::Array(sets)) => read.condition_sets(sets)?,
             Some(_) => return Err(filters_error("Filter groups must be a list.")),
         };
         Ok(Self {
             groups,
-            super_groups: known(&mut filters, "super_groups", |sets| match sets {
-                Value::Array(sets) => condition_sets(sets),
-                _ => Err(filters_error("Filter super groups must be a list.")),
+            super_groups: read.known(&mut filters, "super_groups", |sets| match sets {
+                Value::Array(sets) => Ok(read.condition_sets(sets)?),
+                other => Err(Refused::shape(other, "Filter super groups must be a list.")),
             })?,
-            multivariate: known(&mut filters, "multivariate", multivariate)?,
-            payloads: known(&mut filters, "payloads", |payloads| match payloads {
+            multivariate: read.known(&mut filters, "multivariate", |multivariate| {
+                match multivariate {
+                    Value::Object(multivariate) => Ok(variants(multivariate)?),
+                    other => Err(Refused::shape(other, "Multivariate must be an object.")),
+                }
+            })?,
+            payloads: read.known(&mut filters, "payloads", |payloads| match payloads {
                 Value::Object(payloads) => Ok(payloads),
-                _ => Err(filters_error("Payloads must be passed as a dictionary")),
+                other => Err(Refused::shape(
+                    other,
+                    "Payloads must be passed as a dictionary",
+                )),
             })?,
-            aggregation_group_type_index: group_type_index(&mut filters)?,
+            aggregation_group_type_index: read.group_type_index(&mut filters)?,
             extra: filters,
         })
     }
@@ -185,7 +202,7 @@ impl FlagFilters {
                 merged.insert(key.clone(), value);
             }
         }
-        Self::read(Value::Object(merged))
+        Self::read_from(Value::Object(merged), Source::Sent)
     }
 
     /// Whether a condition set serves everyone: no property filters and a full rollout.
@@ -317,32 +334,12 @@ impl PropertyFilter {
         self.kind.as_deref().is_none_or(|kind| kind == "person")
     }
 
-    /// Reads one filter into its types.
+    /// Reads one filter into its types, as sent.
     ///
     /// # Errors
     /// A non-object, or a known key of another shape, with PostHog's message.
     pub fn read(filter: Value) -> Result<Self, ValidationError> {
-        let Value::Object(mut filter) = filter else {
-            return Err(filters_error(NOT_VALID_PROPERTIES));
-        };
-        Ok(Self {
-            key: known(&mut filter, "key", |key| match key {
-                Value::String(key) => Ok(key),
-                _ => Err(filters_error(
-                    "Filters are not valid (a property key must be a string)",
-                )),
-            })?,
-            value: known(&mut filter, "value", Ok)?,
-            operator: known(&mut filter, "operator", |operator| match operator {
-                Value::String(name) => Ok(Operator::from(name)),
-                other => Err(filters_error(format!("Invalid operator: {other}"))),
-            })?,
-            kind: known(&mut filter, "type", |kind| match kind {
-                Value::String(kind) => Ok(kind),
-                _ => Err(filters_error(NOT_VALID_PROPERTIES)),
-            })?,
-            extra: filter,
-        })
+        Reader(Source::Sent).property_filter(filter)
     }
 }
 
@@ -350,68 +347,152 @@ impl PropertyFilter {
 const NOT_VALID_PROPERTIES: &str =
     "Filters are not valid (can only use person, cohort, and flag properties)";
 
-/// Reads the value under a known `key` with `read`, which refuses a value of another shape.
-/// Absent or `null` it is `None`, and a `null` stays in `object`, so it is written back as sent.
-fn known<T>(
-    object: &mut Map<String, Value>,
-    key: &str,
-    read: impl FnOnce(Value) -> Result<T, ValidationError>,
-) -> Result<Option<T>, ValidationError> {
-    let Some((sent_key, value)) = object.remove_entry(key) else {
-        return Ok(None);
-    };
-    if value.is_null() {
-        object.insert(sent_key, value);
-        return Ok(None);
-    }
-    read(value).map(Some)
+/// A known key's value `read` could not take.
+enum Refused {
+    /// Not of the key's shape: handed back, with PostHog's message.
+    Shape(Value, String),
+    /// Of the key's shape, with something within it refused.
+    Within(ValidationError),
 }
 
-/// `aggregation_group_type_index`, of the filters or of a condition set.
-fn group_type_index(object: &mut Map<String, Value>) -> Result<Option<u64>, ValidationError> {
-    known(object, "aggregation_group_type_index", |index| {
-        index.as_u64().ok_or_else(|| {
-            filters_error("aggregation_group_type_index must be an integer or null.")
+impl Refused {
+    fn shape(value: Value, message: impl Into<String>) -> Self {
+        Self::Shape(value, message.into())
+    }
+}
+
+impl From<ValidationError> for Refused {
+    fn from(error: ValidationError) -> Self {
+        Self::Within(error)
+    }
+}
+
+/// Reads filters from where they come from ([`Source`]).
+#[derive(Clone, Copy)]
+struct Reader(Source);
+
+impl Reader {
+    /// Reads the value under a known `key` with `read`. A value of another shape is refused
+    /// when sent and stays in `object` when stored. Absent or `null` it is `None`, and a `null`
+    /// stays in `object`, so it is written back as sent.
+    fn known<T>(
+        self,
+        object: &mut Map<String, Value>,
+        key: &str,
+        read: impl FnOnce(Value) -> Result<T, Refused>,
+    ) -> Result<Option<T>, ValidationError> {
+        let Some((sent_key, value)) = object.remove_entry(key) else {
+            return Ok(None);
+        };
+        if value.is_null() {
+            object.insert(sent_key, value);
+            return Ok(None);
+        }
+        match (read(value), self.0) {
+            (Ok(typed), _) => Ok(Some(typed)),
+            (Err(Refused::Shape(value, _)), Source::Stored) => {
+                object.insert(sent_key, value);
+                Ok(None)
+            }
+            (Err(Refused::Shape(_, message)), Source::Sent) => Err(filters_error(message)),
+            (Err(Refused::Within(error)), _) => Err(error),
+        }
+    }
+
+    /// `aggregation_group_type_index`, of the filters or of a condition set.
+    fn group_type_index(
+        self,
+        object: &mut Map<String, Value>,
+    ) -> Result<Option<u64>, ValidationError> {
+        self.known(
+            object,
+            "aggregation_group_type_index",
+            |index| match index {
+                Value::Number(ref n) if n.is_u64() => Ok(n.as_u64().unwrap_or_default()),
+                other => Err(Refused::shape(
+                    other,
+                    "aggregation_group_type_index must be an integer or null.",
+                )),
+            },
+        )
+    }
+
+    fn condition_sets(self, sets: Vec<Value>) -> Result<Vec<ConditionSet>, ValidationError> {
+        sets.into_iter()
+            .map(|set| self.condition_set(set))
+            .collect()
+    }
+
+    fn condition_set(self, set: Value) -> Result<ConditionSet, ValidationError> {
+        let Value::Object(mut set) = set else {
+            return Err(filters_error("Each filter group must be an object."));
+        };
+        Ok(ConditionSet {
+            properties: self.known(&mut set, "properties", |properties| match properties {
+                Value::Array(properties) => Ok(properties
+                    .into_iter()
+                    .map(|filter| self.property_filter(filter))
+                    .collect::<Result<_, _>>()?),
+                other => Err(Refused::shape(other, "Group properties must be a list.")),
+            })?,
+            rollout_percentage: self.known(&mut set, "rollout_percentage", |rollout| {
+                percentage(rollout).map_err(|rollout| {
+                    Refused::shape(
+                        rollout,
+                        "Rollout percentage must be a number between 0 and 100.",
+                    )
+                })
+            })?,
+            variant: self.known(&mut set, "variant", |variant| match variant {
+                Value::String(variant) => Ok(variant),
+                other => Err(Refused::shape(
+                    other,
+                    "Group variant must be a string or null.",
+                )),
+            })?,
+            aggregation_group_type_index: self.group_type_index(&mut set)?,
+            extra: set,
         })
-    })
+    }
+
+    fn property_filter(self, filter: Value) -> Result<PropertyFilter, ValidationError> {
+        let Value::Object(mut filter) = filter else {
+            return Err(filters_error(NOT_VALID_PROPERTIES));
+        };
+        Ok(PropertyFilter {
+            key: self.known(&mut filter, "key", |key| match key {
+                Value::String(key) => Ok(key),
+                other => Err(Refused::shape(
+                    other,
+                    "Filters are not valid (a property key must be a string)",
+                )),
+            })?,
+            value: self.known(&mut filter, "value", Ok)?,
+            operator: self.known(&mut filter, "operator", |operator| match operator {
+                Value::String(name) => Ok(Operator::from(name)),
+                other => {
+                    let message = format!("Invalid operator: {other}");
+                    Err(Refused::Shape(other, message))
+                }
+            })?,
+            kind: self.known(&mut filter, "type", |kind| match kind {
+                Value::String(kind) => Ok(kind),
+                other => Err(Refused::shape(other, NOT_VALID_PROPERTIES)),
+            })?,
+            extra: filter,
+        })
+    }
 }
 
 fn filters_error(detail: impl Into<String>) -> ValidationError {
     ValidationError::invalid("filters", detail)
 }
 
-fn condition_sets(sets: Vec<Value>) -> Result<Vec<ConditionSet>, ValidationError> {
-    sets.into_iter().map(condition_set).collect()
-}
-
-fn condition_set(set: Value) -> Result<ConditionSet, ValidationError> {
-    let Value::Object(mut set) = set else {
-        return Err(filters_error("Each filter group must be an object."));
-    };
-    Ok(ConditionSet {
-        properties: known(&mut set, "properties", |properties| match properties {
-            Value::Array(properties) => properties.into_iter().map(PropertyFilter::read).collect(),
-            _ => Err(filters_error("Group properties must be a list.")),
-        })?,
-        rollout_percentage: known(&mut set, "rollout_percentage", |rollout| {
-            percentage(rollout).ok_or_else(|| {
-                filters_error("Rollout percentage must be a number between 0 and 100.")
-            })
-        })?,
-        variant: known(&mut set, "variant", |variant| match variant {
-            Value::String(variant) => Ok(variant),
-            _ => Err(filters_error("Group variant must be a string or null.")),
-        })?,
-        aggregation_group_type_index: group_type_index(&mut set)?,
-        extra: set,
-    })
-}
-
-/// A number from 0 to 100, as sent.
-fn percentage(value: Value) -> Option<Number> {
+/// A number from 0 to 100, as sent; anything else is handed back.
+fn percentage(value: Value) -> Result<Number, Value> {
     match value {
-        Value::Number(n) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => Some(n),
-        _ => None,
+        Value::Number(n) if n.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p)) => Ok(n),
+        other => Err(other),
     }
 }
 
@@ -442,10 +523,8 @@ fn validate_pattern(filter: &PropertyFilter) -> Result<(), ValidationError> {
     })
 }
 
-fn multivariate(multivariate: Value) -> Result<Multivariate, ValidationError> {
-    let Value::Object(mut multivariate) = multivariate else {
-        return Err(filters_error("Multivariate must be an object."));
-    };
+/// A multivariate object's variants: their keys, and percentages summing to 100.
+fn variants(mut multivariate: Map<String, Value>) -> Result<Multivariate, ValidationError> {
     let variants = multivariate.remove("variants");
     let invalid = || {
         filters_error(
@@ -472,7 +551,7 @@ fn multivariate(multivariate: Value) -> Result<Multivariate, ValidationError> {
         };
         let rollout_percentage = variant
             .remove("rollout_percentage")
-            .and_then(percentage)
+            .and_then(|rollout| percentage(rollout).ok())
             .ok_or_else(invalid)?;
         total += rollout_percentage.as_f64().unwrap_or_default();
         read.push(Variant {
@@ -707,9 +786,35 @@ mod tests {
                 (Some("filters"), detail),
                 "{sent}"
             );
-            // Stored filters are read by the same parser.
-            assert!(FlagFilters::read(sent).is_err());
+            // Stored (by a release before shapes were checked), such a key stays as read, except
+            // where it cannot: `groups` is always written back, and a refusal within a value of
+            // the right shape refuses the whole value.
+            let kept_as_read = !(sent.get("groups").is_some_and(|groups| !groups.is_array())
+                || sent["multivariate"]["variants"].is_object());
+            let mut written_back = sent.clone();
+            if written_back["groups"].is_null() {
+                written_back["groups"] = json!([]);
+            }
+            match FlagFilters::read(sent.clone()) {
+                Ok(read) if kept_as_read => assert_eq!(Value::Object(read.to_json()), written_back),
+                Err(_) if !kept_as_read => {}
+                other => panic!("{sent} stored read as {other:?}"),
+            }
         }
+    }
+
+    #[test]
+    fn a_stored_key_of_another_shape_is_kept_as_read_and_not_applied() {
+        let stored = json!({"groups": [{
+            "properties": [{"key": "plan", "operator": ["exact"], "value": "pro"}],
+            "rollout_percentage": "50",
+        }]});
+        let read = FlagFilters::read(stored.clone()).unwrap();
+        let set = &read.groups[0];
+        assert_eq!(set.rollout(), 100.0);
+        assert_eq!(set.properties()[0].operator(), Operator::Exact);
+        assert_eq!(set.extra["rollout_percentage"], json!("50"));
+        assert_eq!(Value::Object(read.to_json()), stored);
     }
 
     #[test]
