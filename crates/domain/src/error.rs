@@ -121,6 +121,9 @@ pub enum ValidationCode {
     Null,
     NullCharactersNotAllowed,
     InvalidKey,
+    InvalidOperator,
+    UnsupportedOperator,
+    InvalidValue,
 }
 
 impl ValidationCode {
@@ -137,6 +140,9 @@ impl ValidationCode {
             Self::Unique => "unique",
             Self::Null => "null",
             Self::InvalidKey => "invalid_key",
+            Self::InvalidOperator => "invalid_operator",
+            Self::UnsupportedOperator => "unsupported_operator",
+            Self::InvalidValue => "invalid_value",
             Self::NullCharactersNotAllowed => "null_characters_not_allowed",
         }
     }

@@ -114,8 +114,8 @@ fn property_filter() -> ObjectBuilder {
         )
 }
 
-/// `operator`: one of the operators evaluation applies, `null` (`exact`), or another string,
-/// which is kept as sent and matches no one (so an answer may hold one too).
+/// `operator`: one of the operators evaluation applies, or `null` (`exact`); an answer may hold
+/// another string, stored before operators were checked, which matches no one.
 fn operator() -> AnyOfBuilder {
     AnyOfBuilder::new()
         .item(
@@ -130,8 +130,9 @@ fn operator() -> AnyOfBuilder {
         )
         .item(string())
         .description(Some(
-            "How the filter compares: `exact` when `null` or absent; an operator not listed \
-             matches no one.",
+            "How the filter compares: `exact` when `null` or absent. A client sends one of \
+             the listed names (`min` and `max` are stored as `gte` and `lte`); an answer may \
+             show another, stored before operators were checked, which matches no one.",
         ))
 }
 

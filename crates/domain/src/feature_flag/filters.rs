@@ -7,8 +7,8 @@
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-use super::{Operator, pattern};
-use crate::error::ValidationError;
+use super::{Operator, pattern, semver};
+use crate::error::{ValidationCode, ValidationError};
 use crate::json_fields::{ObjectWriter, Source, json_length, to_object};
 
 /// Most condition sets (`groups`, `super_groups`) a flag may be written with: far more than
@@ -109,6 +109,7 @@ impl FlagFilters {
         }
         for property in filters.condition_sets().flat_map(ConditionSet::properties) {
             validate_pattern(property)?;
+            validate_version(property)?;
         }
         let weight = filters.weight();
         if weight > MAX_FLAG_WEIGHT {
@@ -469,7 +470,10 @@ impl Reader {
             })?,
             value: self.known(&mut filter, "value", Ok)?,
             operator: self.known(&mut filter, "operator", |operator| match operator {
-                Value::String(name) => Ok(Operator::from(name)),
+                Value::String(name) => match self.0 {
+                    Source::Sent => Ok(Operator::parse(&name)?),
+                    Source::Stored => Ok(Operator::stored(name)),
+                },
                 other => {
                     let message = format!("Invalid operator: {other}");
                     Err(Refused::Shape(other, message))
@@ -521,6 +525,35 @@ fn validate_pattern(filter: &PropertyFilter) -> Result<(), ValidationError> {
             "Invalid regular expression in a property filter: {reason}"
         ))
     })
+}
+
+/// A `semver_*` filter's value must be a version (a pattern for `semver_wildcard`), as PostHog
+/// checks when a flag is written: one that is not would never match, silently.
+fn validate_version(filter: &PropertyFilter) -> Result<(), ValidationError> {
+    let operator = filter.operator();
+    if !operator.is_semver() {
+        return Ok(());
+    }
+    let name = operator.name();
+    let Some(Value::String(text)) = &filter.value else {
+        return Err(ValidationError::field(
+            "filters",
+            ValidationCode::InvalidValue,
+            format!("Invalid value for operator {name}: expected a semver string"),
+        ));
+    };
+    let read = match operator {
+        Operator::SemverWildcard => semver::wildcard(text).is_some(),
+        _ => semver::parse(text).is_some(),
+    };
+    if read {
+        return Ok(());
+    }
+    Err(ValidationError::field(
+        "filters",
+        ValidationCode::InvalidValue,
+        format!("Invalid semver value for operator {name}: {text}"),
+    ))
 }
 
 /// A multivariate object's variants: their keys, and percentages summing to 100.
@@ -712,17 +745,70 @@ mod tests {
     fn operators_are_read_as_posthog_does() {
         let operator = |raw: Value| {
             let filters = FlagFilters::parse(
-                json!({"groups": [{"properties": [{"key": "k", "operator": raw}]}]}),
+                json!({"groups": [{"properties": [{"key": "k", "operator": raw, "value": "1.0"}]}]}),
             )
             .unwrap();
             filters.groups[0].properties()[0].operator()
         };
         assert_eq!(operator(json!("icontains")), Operator::IContains);
         assert_eq!(operator(json!(null)), Operator::Exact);
+        assert_eq!(operator(json!("semver_caret")), Operator::SemverCaret);
+        assert_eq!(operator(json!("min")), Operator::Gte);
+        let refused = |raw: &str| {
+            let error = FlagFilters::parse(
+                json!({"groups": [{"properties": [{"key": "k", "operator": raw, "value": "1"}]}]}),
+            )
+            .unwrap_err();
+            (error.code.as_str(), error.detail)
+        };
         assert_eq!(
-            operator(json!("between")),
-            Operator::Other("between".into())
+            refused("between"),
+            (
+                "unsupported_operator",
+                "Unsupported operator for feature flags: between".into()
+            )
         );
+        assert_eq!(
+            refused("fuzzy"),
+            ("invalid_operator", "Invalid operator: fuzzy".into())
+        );
+        // Stored before operators were checked: kept, and it matches no one.
+        let stored = json!({"groups": [{"properties": [{"key": "k", "operator": "fuzzy"}]}]});
+        let read = FlagFilters::read(stored.clone()).unwrap();
+        assert_eq!(
+            read.groups[0].properties()[0].operator(),
+            Operator::Other("fuzzy".into())
+        );
+        assert_eq!(Value::Object(read.to_json()), stored);
+    }
+
+    #[test]
+    fn semver_values_must_be_versions_when_written() {
+        let filter = |operator: &str, value: Value| {
+            FlagFilters::parse(json!({"groups": [{"properties": [
+                {"key": "app_version", "operator": operator, "value": value}]}]}))
+        };
+        assert!(filter("semver_gte", json!("v1.2.0-beta")).is_ok());
+        assert!(filter("semver_wildcard", json!("1.2.*")).is_ok());
+        let refused = |operator, value| {
+            let error = filter(operator, value).unwrap_err();
+            (error.code.as_str(), error.detail)
+        };
+        assert_eq!(
+            refused("semver_eq", json!(1)),
+            (
+                "invalid_value",
+                "Invalid value for operator semver_eq: expected a semver string".into()
+            )
+        );
+        assert_eq!(
+            refused("semver_tilde", json!("1.02")),
+            (
+                "invalid_value",
+                "Invalid semver value for operator semver_tilde: 1.02".into()
+            )
+        );
+        assert!(filter("semver_wildcard", json!("*")).is_err());
     }
 
     #[test]

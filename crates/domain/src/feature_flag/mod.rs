@@ -7,6 +7,7 @@ mod key;
 mod operator;
 pub mod pattern;
 mod port;
+pub mod semver;
 mod service;
 
 pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};

@@ -245,6 +245,33 @@ async fn posthog_pythons_local_evaluation_agrees_with_flags_for_the_same_persons
                 {"properties": [{"key": "email", "operator": "icontains", "value": "OTHER", "type": "person"}]}]}),
         ),
         (
+            "semver",
+            json!({"groups": [
+                {"properties": [{"key": "app_version", "operator": "semver_gte", "value": "1.2.0", "type": "person"}]},
+                {"properties": [{"key": "app_version", "operator": "semver_tilde", "value": "0.9.0", "type": "person"}],
+                 "rollout_percentage": 50}]}),
+        ),
+        (
+            "semver-ranges",
+            json!({"groups": [
+                {"properties": [{"key": "app_version", "operator": "semver_caret", "value": "1.1.0", "type": "person"},
+                                {"key": "app_version", "operator": "semver_neq", "value": "1.2.0", "type": "person"}]},
+                {"properties": [{"key": "app_version", "operator": "semver_wildcard", "value": "2.*", "type": "person"}]}]}),
+        ),
+        (
+            "semver-and-date",
+            json!({"groups": [{"properties": [
+                {"key": "app_version", "operator": "semver_lt", "value": "2.0.0", "type": "person"},
+                {"key": "signed_up", "operator": "is_date_before", "value": "-30d", "type": "person"}]}]}),
+        ),
+        (
+            "affixes",
+            json!({"groups": [
+                {"properties": [{"key": "url", "operator": "starts_with", "value": "https://", "type": "person"},
+                                {"key": "url", "operator": "not_ends_with", "value": ".ORG", "type": "person"}]},
+                {"properties": [{"key": "email", "operator": "ends_with", "value": "@OTHER.org", "type": "person"}]}]}),
+        ),
+        (
             "variants",
             json!({"groups": [{"rollout_percentage": 90}],
                    "multivariate": {"variants": [

@@ -35,6 +35,10 @@ def person_properties(i):
         "plan": "pro" if i % 2 else "free",
         "email": f"user{i}@example.com" if i % 3 else f"user{i}@other.org",
         "seats": i % 7,
+        # Versions as apps report them: a `v` prefix, pre-releases, two parts.
+        "app_version": ["1.1.9", "v1.2.0", "1.2.0-beta.2", "1.10", "2.0.1", "0.9.3"][i % 6],
+        "url": ["https://app.example.com/a", "http://example.com", "HTTPS://Docs.example.org"][i % 3],
+        "signed_up": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T00:00:00+00:00",
     }
 
 

@@ -9,6 +9,7 @@ use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::feature_flag::pattern::Patterns;
+use crate::feature_flag::semver;
 use crate::feature_flag::{Operator, PropertyFilter};
 
 /// Whether the person's `properties` satisfy one filter of a condition set, `now` anchoring
@@ -55,7 +56,28 @@ pub fn matches(
         Operator::IsDateBefore | Operator::IsDateAfter | Operator::IsDateExact => {
             actual.is_some_and(|actual| compare_dates(&operator, actual, expected, now))
         }
-        Operator::IsSet | Operator::IsNotSet | Operator::Other(_) => false,
+        Operator::IContainsMulti => actual.is_some_and(|actual| icontains_any(actual, expected)),
+        Operator::NotIContainsMulti => actual.is_none_or(|actual| !icontains_any(actual, expected)),
+        Operator::StartsWith | Operator::EndsWith => {
+            actual.is_some_and(|actual| !actual.is_null() && affix(&operator, actual, expected))
+        }
+        Operator::NotStartsWith | Operator::NotEndsWith => {
+            actual.is_none_or(|actual| !actual.is_null() && !affix(&operator, actual, expected))
+        }
+        Operator::SemverEq
+        | Operator::SemverNeq
+        | Operator::SemverGt
+        | Operator::SemverGte
+        | Operator::SemverLt
+        | Operator::SemverLte
+        | Operator::SemverTilde
+        | Operator::SemverCaret
+        | Operator::SemverWildcard => {
+            actual.is_some_and(|actual| compare_versions(&operator, actual, expected))
+        }
+        // Cohort and flag filters, which match no one here, and names no one evaluates.
+        Operator::In | Operator::NotIn | Operator::FlagEvaluatesTo | Operator::Other(_) => false,
+        Operator::IsSet | Operator::IsNotSet => false,
     }
 }
 
@@ -139,6 +161,56 @@ fn icontains(actual: &Value, expected: &Value) -> bool {
     } else {
         haystack.contains(&*needle)
     }
+}
+
+/// `icontains_multi`: whether any of the filter's values (one, when it is not a list) is in
+/// the person's.
+fn icontains_any(actual: &Value, expected: &Value) -> bool {
+    match expected {
+        Value::Array(items) => items.iter().any(|item| icontains(actual, item)),
+        single => icontains(actual, single),
+    }
+}
+
+/// `starts_with` and `ends_with` (and their negations, before negating), ASCII letters in
+/// either case, as the SDKs compare.
+fn affix(operator: &Operator, actual: &Value, expected: &Value) -> bool {
+    let (text, affix) = (
+        text(actual).to_ascii_lowercase(),
+        text(expected).to_ascii_lowercase(),
+    );
+    match operator {
+        Operator::StartsWith | Operator::NotStartsWith => text.starts_with(&affix),
+        _ => text.ends_with(&affix),
+    }
+}
+
+/// The `semver_*` operators, as the SDKs compare (`semver.rs`): a person's value or a filter's
+/// that is not a version matches neither way.
+fn compare_versions(operator: &Operator, actual: &Value, expected: &Value) -> bool {
+    let Some(version) = semver::parse(&text(actual)) else {
+        return false;
+    };
+    let expected = text(expected);
+    let range = match operator {
+        Operator::SemverTilde => semver::tilde(&expected),
+        Operator::SemverCaret => semver::caret(&expected),
+        Operator::SemverWildcard => semver::wildcard(&expected),
+        _ => {
+            let Some(expected) = semver::parse(&expected) else {
+                return false;
+            };
+            return match operator {
+                Operator::SemverEq => version == expected,
+                Operator::SemverNeq => version != expected,
+                Operator::SemverGt => version > expected,
+                Operator::SemverGte => version >= expected,
+                Operator::SemverLt => version < expected,
+                _ => version <= expected,
+            };
+        }
+    };
+    range.is_some_and(|range| range.contains(version))
 }
 
 /// Whether the pattern finds a match anywhere in the value; `None` for a pattern that does not
@@ -320,6 +392,137 @@ mod tests {
     fn each_operator_as_posthog_applies_it() {
         let cases = [
             // (filter, properties, expected)
+            (
+                person("url", "starts_with", json!("HTTPS://")),
+                json!({"url": "https://x"}),
+                true,
+            ),
+            (
+                person("url", "starts_with", json!("http://")),
+                json!({"url": "https://x"}),
+                false,
+            ),
+            (
+                person("url", "starts_with", json!("https")),
+                json!({"url": null}),
+                false,
+            ),
+            (
+                person("url", "not_starts_with", json!("http://")),
+                json!({"url": "https://x"}),
+                true,
+            ),
+            (
+                person("url", "not_starts_with", json!("http")),
+                json!({"url": null}),
+                false,
+            ),
+            (
+                person("email", "ends_with", json!("@Example.com")),
+                json!({"email": "a@example.COM"}),
+                true,
+            ),
+            (
+                person("email", "not_ends_with", json!(".org")),
+                json!({"email": "a@b.com"}),
+                true,
+            ),
+            (person("n", "ends_with", json!(5)), json!({"n": 15}), true),
+            (
+                person("tags", "icontains_multi", json!(["VIP", "beta"])),
+                json!({"tags": "beta-tester"}),
+                true,
+            ),
+            (
+                person("tags", "icontains_multi", json!(["vip"])),
+                json!({"tags": "free"}),
+                false,
+            ),
+            (
+                person("tags", "not_icontains_multi", json!(["vip"])),
+                json!({"tags": "free"}),
+                true,
+            ),
+            (
+                person("v", "semver_eq", json!("1.2.3")),
+                json!({"v": "v1.2.3-rc.1"}),
+                true,
+            ),
+            (
+                person("v", "semver_neq", json!("1.2.3")),
+                json!({"v": "1.2.4"}),
+                true,
+            ),
+            (
+                person("v", "semver_gt", json!("1.2.3")),
+                json!({"v": "1.10.0"}),
+                true,
+            ),
+            (
+                person("v", "semver_gte", json!("1.2.0")),
+                json!({"v": "1.2"}),
+                true,
+            ),
+            (
+                person("v", "semver_lt", json!("2.0.0")),
+                json!({"v": "10.0.0"}),
+                false,
+            ),
+            (
+                person("v", "semver_lte", json!("1.2.3")),
+                json!({"v": "1.2.3+build"}),
+                true,
+            ),
+            (
+                person("v", "semver_tilde", json!("1.2.3")),
+                json!({"v": "1.2.9"}),
+                true,
+            ),
+            (
+                person("v", "semver_tilde", json!("1.2.3")),
+                json!({"v": "1.3.0"}),
+                false,
+            ),
+            (
+                person("v", "semver_caret", json!("0.2.3")),
+                json!({"v": "0.2.9"}),
+                true,
+            ),
+            (
+                person("v", "semver_caret", json!("0.2.3")),
+                json!({"v": "0.3.0"}),
+                false,
+            ),
+            (
+                person("v", "semver_wildcard", json!("1.2.*")),
+                json!({"v": "1.2.77"}),
+                true,
+            ),
+            (
+                person("v", "semver_wildcard", json!("1.2.*")),
+                json!({"v": "1.3.0"}),
+                false,
+            ),
+            (
+                person("v", "semver_gt", json!("1.0.0")),
+                json!({"v": "01.2.0"}),
+                false,
+            ),
+            (
+                person("v", "semver_gt", json!("1.0.0")),
+                json!({"v": 2}),
+                true,
+            ),
+            (
+                person("v", "semver_eq", json!("1.0.0")),
+                json!({"v": null}),
+                false,
+            ),
+            (
+                person("v", "semver_neq", json!("1.0.0")),
+                json!({"v": "x"}),
+                false,
+            ),
             (
                 person("email", "exact", json!("A@B.com")),
                 json!({"email": "a@b.com"}),
