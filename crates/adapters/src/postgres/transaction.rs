@@ -220,14 +220,6 @@ impl<Q> QueryId for With<'_, Q> {
     const HAS_STATIC_QUERY_ID: bool = false;
 }
 
-/// Whether a read inside a transaction locks the rows it is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lock {
-    /// Locked until the transaction ends (see [`for_update_of`]).
-    ForUpdate,
-    None,
-}
-
 /// `<query> FOR UPDATE OF <table>`: locks the rows one table contributes to a joined read, which
 /// diesel's locking clause cannot say (it locks every joined table, which PostgreSQL refuses for
 /// the nullable side of an outer join). A row a concurrent write changed is read as that write
