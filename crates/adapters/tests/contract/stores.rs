@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
 use adapters::{
-    PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
-    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
-    PgWebhookRepository,
+    PgApiKeyRepository, PgDeliveryQueue, PgFeatureFlagRepository, PgPersonRepository,
+    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
+    PgTenancyRepository, PgWebhookRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -233,7 +233,7 @@ impl Stores {
             ),
             (
                 Arc::new(PgWebhookRepository::new(database.clone())),
-                Arc::new(PgWebhookRepository::new(database.clone())),
+                Arc::new(PgDeliveryQueue::new(database.clone())),
             ),
             Box::new(db.clone()),
         )
