@@ -43,6 +43,29 @@ impl PgDeliveryQueue {
     pub fn new(database: Database) -> Self {
         Self { database }
     }
+
+    /// PostgreSQL's plan for a claim, so tests can show it reads each webhook's head through an
+    /// index and scans no backlog, however large.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    #[cfg(feature = "testing")]
+    pub async fn claim_plan(&self) -> Result<String, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let lines: Vec<crate::postgres::query_plan::PlanLine> =
+            diesel::sql_query(format!("EXPLAIN {CLAIM_DUE}"))
+                .bind::<Int8, _>(32)
+                .bind::<Double, _>(60.0)
+                .bind::<Int8, _>(8)
+                .load(&mut conn)
+                .await
+                .during("explaining the claim")?;
+        Ok(lines
+            .into_iter()
+            .map(|l| l.line)
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
 }
 
 /// A claimed delivery with what its first attempt builds the body from.
@@ -463,31 +486,6 @@ impl DeliveryQueue for PgDeliveryQueue {
             .await
             .during("forgetting finished webhook deliveries")?;
         Ok(u64::try_from(forgotten).unwrap_or_default())
-    }
-}
-
-#[cfg(feature = "testing")]
-impl PgDeliveryQueue {
-    /// PostgreSQL's plan for a claim, so tests can show it reads each webhook's head through an
-    /// index and scans no backlog, however large.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    pub async fn claim_plan(&self) -> Result<String, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let lines: Vec<crate::postgres::query_plan::PlanLine> =
-            diesel::sql_query(format!("EXPLAIN {CLAIM_DUE}"))
-                .bind::<Int8, _>(32)
-                .bind::<Double, _>(60.0)
-                .bind::<Int8, _>(8)
-                .load(&mut conn)
-                .await
-                .during("explaining the claim")?;
-        Ok(lines
-            .into_iter()
-            .map(|l| l.line)
-            .collect::<Vec<_>>()
-            .join("\n"))
     }
 }
 

@@ -282,21 +282,23 @@ impl PluginTransaction for PgTransaction {
         source: &SourceChanges,
         activity: Option<&NewActivity>,
     ) -> Result<(), Unexpected> {
-        let (set, deleted): (Vec<_>, Vec<_>) =
-            source.iter().partition(|(_, content)| content.is_some());
+        let files: Vec<_> = source
+            .iter()
+            .filter_map(|(filename, content)| {
+                Some((
+                    plugin_source_files::plugin_id.eq(id.0),
+                    plugin_source_files::filename.eq(filename.as_str()),
+                    plugin_source_files::source.eq(content.as_deref()?),
+                ))
+            })
+            .collect();
+        let deleted: Vec<&str> = source
+            .iter()
+            .filter(|(_, content)| content.is_none())
+            .map(|(filename, _)| filename.as_str())
+            .collect();
         let conn = self.connection().await?;
-        if !set.is_empty() {
-            let files: Vec<_> = set
-                .iter()
-                .filter_map(|(filename, content)| {
-                    let source = content.as_deref()?;
-                    Some((
-                        plugin_source_files::plugin_id.eq(id.0),
-                        plugin_source_files::filename.eq(filename.as_str()),
-                        plugin_source_files::source.eq(source),
-                    ))
-                })
-                .collect();
+        if !files.is_empty() {
             diesel::insert_into(plugin_source_files::table)
                 .values(files)
                 .on_conflict((
@@ -313,11 +315,10 @@ impl PluginTransaction for PgTransaction {
                 .during("writing a plugin's source files")?;
         }
         if !deleted.is_empty() {
-            let names: Vec<&str> = deleted.iter().map(|(name, _)| name.as_str()).collect();
             diesel::delete(
                 plugin_source_files::table
                     .filter(plugin_source_files::plugin_id.eq(id.0))
-                    .filter(plugin_source_files::filename.eq_any(names)),
+                    .filter(plugin_source_files::filename.eq_any(deleted)),
             )
             .execute(conn)
             .await
