@@ -58,8 +58,8 @@ impl PgTransaction {
             .expect("a transaction keeps its connection until it ends")
     }
 
-    /// The connection, inside the transaction, for a statement that writes (`BEGIN` goes out
-    /// first, on its own, when it has not yet).
+    /// The connection, inside the transaction, for any statement (`BEGIN` goes out first, on
+    /// its own, when it has not yet; a hot path's first read pipelines it, [`Self::read`]).
     pub(crate) async fn connection(&mut self) -> Result<&mut AsyncPgConnection, Unexpected> {
         if !self.begun {
             self.begun = true;
