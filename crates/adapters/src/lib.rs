@@ -22,6 +22,7 @@ pub use js_analysis::OxcSourceAnalyzer;
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use postgres::api_keys::PgApiKeyRepository;
 pub use postgres::database::{Database, PoolSettings};
+pub use postgres::delivery_queue::PgDeliveryQueue;
 pub use postgres::feature_flags::PgFeatureFlagRepository;
 pub use postgres::migrations::{ensure_database_exists, run_migrations};
 pub use postgres::persons::PgPersonRepository;

@@ -8,10 +8,11 @@ use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
     BlockingEvaluationSlots, Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters,
-    MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgFeatureFlagRepository,
-    PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
-    PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository, PoolSettings,
-    RedisRateCounters, SenderSettings, SystemResolver, UpstreamSettings, listen_for_sdk_changes,
+    MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgDeliveryQueue,
+    PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
+    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository,
+    PoolSettings, RedisRateCounters, SenderSettings, SystemResolver, UpstreamSettings,
+    listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -130,6 +131,7 @@ impl Application {
 /// The webhook adapters, shared by the API's service and this node's dispatcher.
 struct Webhooks {
     store: Arc<PgWebhookRepository>,
+    queue: Arc<PgDeliveryQueue>,
     sender: Arc<HttpWebhookSender>,
     policy: TargetPolicy,
     counts: Arc<DispatchCounts>,
@@ -142,7 +144,8 @@ impl Webhooks {
             ports: args.allowed_ports.clone().unwrap_or_default(),
         };
         Ok(Self {
-            store: Arc::new(PgWebhookRepository::new(database)),
+            store: Arc::new(PgWebhookRepository::new(database.clone())),
+            queue: Arc::new(PgDeliveryQueue::new(database)),
             sender: Arc::new(
                 HttpWebhookSender::new(SenderSettings {
                     policy: policy.clone(),
@@ -173,7 +176,7 @@ impl Webhooks {
     fn dispatch(&self, args: &WebhookArgs) -> impl Future<Output = ()> + Send + 'static {
         let timeout = Duration::from_secs(args.timeout_secs);
         let dispatcher = Arc::new(WebhookDispatcher::new(
-            self.store.clone(),
+            self.queue.clone(),
             self.sender.clone(),
             DispatchSettings {
                 batch: WEBHOOK_BATCH,

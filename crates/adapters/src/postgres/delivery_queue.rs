@@ -27,10 +27,46 @@ use domain::webhook::{
 use serde_json::Value;
 use uuid::Uuid;
 
+use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::prepared::prepared;
 use crate::postgres::transaction::PgTransaction;
-use crate::postgres::webhooks::{PgWebhookRepository, attempt_columns};
+use crate::postgres::webhooks::attempt_columns;
+
+/// The webhook delivery queue, in PostgreSQL.
+pub struct PgDeliveryQueue {
+    database: Database,
+}
+
+impl PgDeliveryQueue {
+    /// A queue over the shared pool.
+    pub fn new(database: Database) -> Self {
+        Self { database }
+    }
+
+    /// PostgreSQL's plan for a claim, so tests can show it reads each webhook's head through an
+    /// index and scans no backlog, however large.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    #[cfg(feature = "testing")]
+    pub async fn claim_plan(&self) -> Result<String, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let lines: Vec<crate::postgres::query_plan::PlanLine> =
+            diesel::sql_query(format!("EXPLAIN {CLAIM_DUE}"))
+                .bind::<Int8, _>(32)
+                .bind::<Double, _>(60.0)
+                .bind::<Int8, _>(8)
+                .load(&mut conn)
+                .await
+                .during("explaining the claim")?;
+        Ok(lines
+            .into_iter()
+            .map(|l| l.line)
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+}
 
 /// A claimed delivery with what its first attempt builds the body from.
 #[derive(QueryableByName)]
@@ -369,9 +405,9 @@ WHERE id IN (
 )";
 
 #[async_trait]
-impl DeliveryQueue for PgWebhookRepository {
+impl DeliveryQueue for PgDeliveryQueue {
     async fn fan_out(&self, bounds: &QueueBounds) -> Result<FanOut, Unexpected> {
-        let mut transaction = PgTransaction::open(self.database()).await?;
+        let mut transaction = PgTransaction::open(&self.database).await?;
         let outcome = fan_out_locked(&mut transaction, bounds).await;
         match outcome {
             Ok(fanned) => {
@@ -391,7 +427,7 @@ impl DeliveryQueue for PgWebhookRepository {
         per_project: u32,
         lease: Duration,
     ) -> Result<Vec<DueDelivery>, Unexpected> {
-        let mut conn = self.database().connection().await?;
+        let mut conn = self.database.connection().await?;
         let rows: Vec<ClaimedRow> = prepared(
             diesel::sql_query(CLAIM_DUE)
                 .bind::<Int8, _>(i64::from(limit))
@@ -411,7 +447,7 @@ impl DeliveryQueue for PgWebhookRepository {
             NextStep::Failed => (DeliveryState::Failed, None),
         };
         let (status_code, duration_ms) = attempt_columns(&settlement.attempt);
-        let mut conn = self.database().connection().await?;
+        let mut conn = self.database.connection().await?;
         prepared(
             diesel::sql_query(SETTLE)
                 .bind::<SqlUuid, _>(id.0)
@@ -432,7 +468,7 @@ impl DeliveryQueue for PgWebhookRepository {
     }
 
     async fn purge_deleted(&self, limit: u32) -> Result<u64, Unexpected> {
-        let mut conn = self.database().connection().await?;
+        let mut conn = self.database.connection().await?;
         let purged: Purged =
             prepared(diesel::sql_query(PURGE_DELETED).bind::<Int8, _>(i64::from(limit)))
                 .get_result(&mut conn)
@@ -442,7 +478,7 @@ impl DeliveryQueue for PgWebhookRepository {
     }
 
     async fn forget_finished(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, Unexpected> {
-        let mut conn = self.database().connection().await?;
+        let mut conn = self.database.connection().await?;
         let forgotten = diesel::sql_query(FORGET_FINISHED)
             .bind::<Timestamptz, _>(before)
             .bind::<Int8, _>(i64::from(limit))
@@ -450,31 +486,6 @@ impl DeliveryQueue for PgWebhookRepository {
             .await
             .during("forgetting finished webhook deliveries")?;
         Ok(u64::try_from(forgotten).unwrap_or_default())
-    }
-}
-
-#[cfg(feature = "testing")]
-impl PgWebhookRepository {
-    /// PostgreSQL's plan for a claim, so tests can show it reads each webhook's head through an
-    /// index and scans no backlog, however large.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
-    pub async fn claim_plan(&self) -> Result<String, Unexpected> {
-        let mut conn = self.database().connection().await?;
-        let lines: Vec<crate::postgres::query_plan::PlanLine> =
-            diesel::sql_query(format!("EXPLAIN {CLAIM_DUE}"))
-                .bind::<Int8, _>(32)
-                .bind::<Double, _>(60.0)
-                .bind::<Int8, _>(8)
-                .load(&mut conn)
-                .await
-                .during("explaining the claim")?;
-        Ok(lines
-            .into_iter()
-            .map(|l| l.line)
-            .collect::<Vec<_>>()
-            .join("\n"))
     }
 }
 

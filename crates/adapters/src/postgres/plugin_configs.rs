@@ -1,5 +1,6 @@
-//! `PluginConfigRepository` over `plugin_configs` (soft-deleted configs are hidden). Writes run
-//! in a `PgTransaction`: the config locked (`FOR UPDATE`), then written with `RETURNING`.
+//! `PluginConfigRepository` over `plugin_configs` (soft-deleted configs are hidden), in plain
+//! diesel. Writes run in a `PgTransaction`: the config locked (`FOR UPDATE`), then written with
+//! `RETURNING`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -19,9 +20,8 @@ use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::plugins::visible_plugin;
-use crate::postgres::prepared::prepared;
 use crate::postgres::schema::plugin_configs;
-use crate::postgres::transaction::{Lock, PgTransaction};
+use crate::postgres::transaction::PgTransaction;
 
 /// Plugin configs in PostgreSQL.
 pub struct PgPluginConfigRepository {
@@ -77,14 +77,13 @@ impl ConfigRow {
     }
 }
 
-/// The columns a write sets from a config's state. `None` is written as `NULL` (every such
-/// column's default) by an insert and an update alike, so each statement is one SQL text.
+/// The columns a write sets from a config's state; an update writes `None` as `NULL`, clearing
+/// the column.
 #[derive(Insertable, AsChangeset)]
 #[diesel(
     table_name = plugin_configs,
     check_for_backend(diesel::pg::Pg),
-    treat_none_as_null = true,
-    treat_none_as_default_value = false
+    treat_none_as_null = true
 )]
 struct ConfigStateRow<'a> {
     enabled: bool,
@@ -179,18 +178,17 @@ impl PluginConfigTransaction for PgTransaction {
         project: ProjectId,
         id: PluginConfigId,
     ) -> Result<Option<PluginConfig>, Unexpected> {
-        let locked = plugin_configs::table
+        plugin_configs::table
             .filter(live_in(project.0))
             .filter(plugin_configs::id.eq(id.0))
             .select(ConfigRow::as_select())
-            .for_update();
-        self.read(async |conn| {
-            let row = locked.first(conn).await.optional();
-            row.during("locking a plugin config")
-        })
-        .await?
-        .map(ConfigRow::into_config)
-        .transpose()
+            .for_update()
+            .first(self.connection().await?)
+            .await
+            .optional()
+            .during("locking a plugin config")?
+            .map(ConfigRow::into_config)
+            .transpose()
     }
 
     async fn plugin(
@@ -198,8 +196,7 @@ impl PluginConfigTransaction for PgTransaction {
         organization: OrganizationId,
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
-        self.read(async |conn| visible_plugin(conn, organization, id, Lock::None).await)
-            .await
+        visible_plugin(self.connection().await?, organization, id).await
     }
 
     async fn insert(
@@ -222,7 +219,7 @@ impl PluginConfigTransaction for PgTransaction {
     }
 
     async fn update(&mut self, config: PluginConfig) -> Result<PluginConfig, Unexpected> {
-        let update = diesel::update(
+        let updated_at = diesel::update(
             plugin_configs::table
                 .filter(plugin_configs::id.eq(config.id.0))
                 .filter(plugin_configs::project_id.eq(config.project_id.0)),
@@ -232,15 +229,12 @@ impl PluginConfigTransaction for PgTransaction {
             plugin_configs::deleted.eq(config.deleted),
             plugin_configs::updated_at.eq(diesel::dsl::now),
         ))
-        .returning(plugin_configs::updated_at);
-        let updated_at = prepared(update)
-            .get_result(self.connection().await?)
-            .await
-            .optional()
-            .during("updating a plugin config")?
-            .ok_or_else(|| {
-                Unexpected::new(format!("plugin config {} is not stored", config.id.0))
-            })?;
+        .returning(plugin_configs::updated_at)
+        .get_result(self.connection().await?)
+        .await
+        .optional()
+        .during("updating a plugin config")?
+        .ok_or_else(|| Unexpected::new(format!("plugin config {} is not stored", config.id.0)))?;
         Ok(PluginConfig {
             updated_at,
             ..config

@@ -1,13 +1,12 @@
 //! `PluginRepository` over `plugins`, `plugin_source_files` and `plugin_activity`: the reads,
-//! and the primitives of a write's transaction; file changes carry the activity entry in the
-//! same statement, and every write returns what it wrote.
+//! and the primitives of a write's transaction, in plain diesel; every write returns what it
+//! wrote.
 
 use async_trait::async_trait;
 use diesel::pg::upsert::excluded;
 use diesel::prelude::*;
-use diesel::query_builder::{QueryFragment, QueryId};
 use diesel::sql_types;
-use diesel_async::{AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::plugin::{
     Plugin, PluginFiles, PluginId, PluginRepository, PluginState, PluginTransaction, SourceChanges,
@@ -20,12 +19,11 @@ use crate::postgres::activity::{Owner, PLUGIN_ACTIVITY};
 use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
 use crate::postgres::paging::{page, window};
-use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{NewPluginActivityRow, PluginRow, PluginStateRow};
 use crate::postgres::schema::{
     organizations, plugin_activity, plugin_configs, plugin_source_files, plugins, projects,
 };
-use crate::postgres::transaction::{Lock, PgTransaction, for_update_of, logged};
+use crate::postgres::transaction::PgTransaction;
 
 type Pg = diesel::pg::Pg;
 
@@ -61,62 +59,35 @@ fn visible_to(organization: OrganizationId) -> plugins::BoxedQuery<'static, Pg> 
         .into_boxed()
 }
 
-/// The plugins among `ids`, by id, each with its organization's name, in one statement;
-/// `lock` keeps the plugins' rows locked until the transaction ends.
+/// The plugins among `ids`, by id, each with its organization's name, in one statement.
 async fn load_named(
-    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
+    conn: &mut AsyncPgConnection,
     ids: plugins::BoxedQuery<'_, Pg, sql_types::Integer>,
-    lock: Lock,
 ) -> Result<Vec<Plugin>, Unexpected> {
-    let query = plugins::table
+    plugins::table
         .inner_join(organizations::table)
         .filter(plugins::id.eq_any(ids))
         .order(plugins::id.asc())
-        .select((PluginRow::as_select(), organizations::name));
-    match lock {
-        Lock::ForUpdate => {
-            for_update_of(query, "plugins")
-                .load::<(PluginRow, String)>(conn)
-                .await
-        }
-        Lock::None => query.load::<(PluginRow, String)>(conn).await,
-    }
-    .during("loading plugins with their organizations' names")?
-    .into_iter()
-    .map(|(row, name)| row.into_plugin(name))
-    .collect()
+        .select((PluginRow::as_select(), organizations::name))
+        .load::<(PluginRow, String)>(conn)
+        .await
+        .during("loading plugins with their organizations' names")?
+        .into_iter()
+        .map(|(row, name)| row.into_plugin(name))
+        .collect()
 }
 
 /// The plugin `organization` can see with this id, on any connection: the repository's own or a
 /// transaction's.
 pub(crate) async fn visible_plugin(
-    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
+    conn: &mut AsyncPgConnection,
     organization: OrganizationId,
     id: PluginId,
-    lock: Lock,
 ) -> Result<Option<Plugin>, Unexpected> {
     let ids = visible_to(organization)
         .filter(plugins::id.eq(id.0))
         .select(plugins::id);
-    Ok(load_named(conn, ids, lock).await?.pop())
-}
-
-/// Runs `write`, carrying `log`'s activity entry in the same statement when there is one.
-async fn with_log<W>(
-    conn: &mut AsyncPgConnection,
-    log: Option<NewPluginActivityRow<'_>>,
-    write: W,
-) -> QueryResult<usize>
-where
-    W: QueryFragment<Pg> + QueryId + Send,
-{
-    match log {
-        Some(log) => {
-            let log = diesel::insert_into(plugin_activity::table).values(log);
-            logged(log, write).execute(conn).await
-        }
-        None => write.execute(conn).await,
-    }
+    Ok(load_named(conn, ids).await?.pop())
 }
 
 #[async_trait]
@@ -138,7 +109,7 @@ impl PluginRepository for PgPluginRepository {
                 .select(plugins::id),
             page_request,
         );
-        Ok(page(count, load_named(&mut conn, ids, Lock::None).await?))
+        Ok(page(count, load_named(&mut conn, ids).await?))
     }
 
     async fn get(
@@ -147,7 +118,7 @@ impl PluginRepository for PgPluginRepository {
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        visible_plugin(&mut conn, organization, id, Lock::None).await
+        visible_plugin(&mut conn, organization, id).await
     }
 
     async fn installed(
@@ -211,7 +182,7 @@ impl PluginRepository for PgPluginRepository {
 
 /// A plugin's source files.
 async fn source_files(
-    conn: &mut impl AsyncConnectionCore<Backend = Pg>,
+    conn: &mut AsyncPgConnection,
     id: PluginId,
 ) -> Result<PluginFiles, Unexpected> {
     let files = plugin_source_files::table
@@ -230,12 +201,32 @@ impl PluginTransaction for PgTransaction {
         organization: OrganizationId,
         id: PluginId,
     ) -> Result<Option<Plugin>, Unexpected> {
-        self.read(async |conn| visible_plugin(conn, organization, id, Lock::ForUpdate).await)
+        let conn = self.connection().await?;
+        let visible = visible_to(organization)
+            .filter(plugins::id.eq(id.0))
+            .select(plugins::id);
+        let Some(row) = plugins::table
+            .filter(plugins::id.eq_any(visible))
+            .select(PluginRow::as_select())
+            .for_update()
+            .first::<PluginRow>(conn)
             .await
+            .optional()
+            .during("locking a plugin")?
+        else {
+            return Ok(None);
+        };
+        let name = organizations::table
+            .find(row.organization_id)
+            .select(organizations::name)
+            .first::<String>(conn)
+            .await
+            .during("reading a plugin's organization's name")?;
+        row.into_plugin(name).map(Some)
     }
 
     async fn source(&mut self, id: PluginId) -> Result<PluginFiles, Unexpected> {
-        self.read(async |conn| source_files(conn, id).await).await
+        source_files(self.connection().await?, id).await
     }
 
     async fn insert(
@@ -263,15 +254,13 @@ impl PluginTransaction for PgTransaction {
         state: &PluginState,
         archive: Option<&[u8]>,
     ) -> Result<PluginState, DomainError> {
-        // Two SQL texts: with the archive and without.
-        let update = diesel::update(plugins::table.find(id.0))
+        let row = diesel::update(plugins::table.find(id.0))
             .set((
                 PluginStateRow::from(state),
                 plugins::updated_at.eq(diesel::dsl::now),
                 archive.map(|archive| plugins::archive.eq(archive)),
             ))
-            .returning(PluginRow::as_returning());
-        let row = prepared(update)
+            .returning(PluginRow::as_returning())
             .get_result::<PluginRow>(self.connection().await?)
             .await
             .map_err(|error| write_error(error, URL_INDEX, "updating a plugin"))?;
@@ -293,24 +282,24 @@ impl PluginTransaction for PgTransaction {
         source: &SourceChanges,
         activity: Option<&NewActivity>,
     ) -> Result<(), Unexpected> {
-        let mut log =
-            activity.map(|activity| NewPluginActivityRow::new(organization, id, activity));
-        let (set, deleted): (Vec<_>, Vec<_>) =
-            source.iter().partition(|(_, content)| content.is_some());
+        let files: Vec<_> = source
+            .iter()
+            .filter_map(|(filename, content)| {
+                Some((
+                    plugin_source_files::plugin_id.eq(id.0),
+                    plugin_source_files::filename.eq(filename.as_str()),
+                    plugin_source_files::source.eq(content.as_deref()?),
+                ))
+            })
+            .collect();
+        let deleted: Vec<&str> = source
+            .iter()
+            .filter(|(_, content)| content.is_none())
+            .map(|(filename, _)| filename.as_str())
+            .collect();
         let conn = self.connection().await?;
-        if !set.is_empty() {
-            let files: Vec<_> = set
-                .iter()
-                .filter_map(|(filename, content)| {
-                    let source = content.as_deref()?;
-                    Some((
-                        plugin_source_files::plugin_id.eq(id.0),
-                        plugin_source_files::filename.eq(filename.as_str()),
-                        plugin_source_files::source.eq(source),
-                    ))
-                })
-                .collect();
-            let upsert = diesel::insert_into(plugin_source_files::table)
+        if !files.is_empty() {
+            diesel::insert_into(plugin_source_files::table)
                 .values(files)
                 .on_conflict((
                     plugin_source_files::plugin_id,
@@ -320,25 +309,24 @@ impl PluginTransaction for PgTransaction {
                 .set((
                     plugin_source_files::source.eq(excluded(plugin_source_files::source)),
                     plugin_source_files::updated_at.eq(diesel::dsl::now),
-                ));
-            with_log(conn, log.take(), upsert)
+                ))
+                .execute(conn)
                 .await
                 .during("writing a plugin's source files")?;
         }
         if !deleted.is_empty() {
-            let names: Vec<&str> = deleted.iter().map(|(name, _)| name.as_str()).collect();
-            let delete = diesel::delete(
+            diesel::delete(
                 plugin_source_files::table
                     .filter(plugin_source_files::plugin_id.eq(id.0))
-                    .filter(plugin_source_files::filename.eq_any(names)),
-            );
-            with_log(conn, log.take(), delete)
-                .await
-                .during("deleting a plugin's source files")?;
+                    .filter(plugin_source_files::filename.eq_any(deleted)),
+            )
+            .execute(conn)
+            .await
+            .during("deleting a plugin's source files")?;
         }
-        if let Some(log) = log {
+        if let Some(activity) = activity {
             diesel::insert_into(plugin_activity::table)
-                .values(log)
+                .values(NewPluginActivityRow::new(organization, id, activity))
                 .execute(conn)
                 .await
                 .during("logging a plugin's activity")?;

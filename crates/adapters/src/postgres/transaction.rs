@@ -58,8 +58,8 @@ impl PgTransaction {
             .expect("a transaction keeps its connection until it ends")
     }
 
-    /// The connection, inside the transaction, for a statement that writes (`BEGIN` goes out
-    /// first, on its own, when it has not yet).
+    /// The connection, inside the transaction, for any statement (`BEGIN` goes out first, on
+    /// its own, when it has not yet; a hot path's first read pipelines it, [`Self::read`]).
     pub(crate) async fn connection(&mut self) -> Result<&mut AsyncPgConnection, Unexpected> {
         if !self.begun {
             self.begun = true;
@@ -218,14 +218,6 @@ impl<Q: Query> Query for With<'_, Q> {
 impl<Q> QueryId for With<'_, Q> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-/// Whether a read inside a transaction locks the rows it is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lock {
-    /// Locked until the transaction ends (see [`for_update_of`]).
-    ForUpdate,
-    None,
 }
 
 /// `<query> FOR UPDATE OF <table>`: locks the rows one table contributes to a joined read, which

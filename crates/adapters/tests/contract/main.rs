@@ -26,7 +26,6 @@ macro_rules! contract {
 
 mod feature_flags;
 mod persons;
-mod plugin_writes;
 mod plugins;
 mod postgres;
 mod response_counts;

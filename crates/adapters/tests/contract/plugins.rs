@@ -1,22 +1,23 @@
-//! Contract tests of the plugin and plugin config repositories: who sees which plugin, one
-//! install of a URL per organization, whole-or-nothing writes, cascades, unused plugins, the
+//! Contract tests of the plugin and plugin config repositories, written through the real
+//! `PluginService` and `PluginConfigService` (or one primitive at a time): who sees which plugin,
+//! one install of a URL per organization, whole-or-nothing writes, cascades, unused plugins, the
 //! activity log, and config transactions (seen only once committed, one config written by one
 //! at a time).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::plugin_writes::{self as writes, Installer};
 use domain::DomainError;
-use domain::activity::NewActivity;
 use domain::patch::Patch;
 use domain::plugin::{
-    Plugin, PluginAccess, PluginId, PluginState, PluginType, PluginWrite, SourceChanges,
+    NewPlugin, Plugin, PluginAccess, PluginChanges, PluginFields, PluginId, PluginService,
+    PluginSettings, PluginType, SourceChanges,
 };
 use domain::plugin_config::{
     PluginConfig, PluginConfigChanges, PluginConfigService, PluginConfigState,
 };
 use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId, UserId};
+use domain::testing::{CannedUpstream, WordAnalyzer};
 use serde_json::{Map, json};
 
 use crate::stores::{Stores, all};
@@ -35,41 +36,78 @@ contract! {
     a_dropped_transaction_writes_nothing_and_frees_its_locks_at_once,
 }
 
+/// Where the upstream serves its one plugin from.
+const URL: &str = "https://github.com/posthog/hello";
+
 fn user(stores: &Stores) -> UserId {
     stores.user.id
 }
 
-fn write(stores: &Stores, name: &str, url: Option<&str>) -> PluginWrite {
-    let mut state = PluginState::empty(if url.is_some() {
-        PluginType::Custom
-    } else {
-        PluginType::Source
-    });
-    state.name = Some(name.into());
-    state.url = url.map(str::to_owned);
-    PluginWrite {
-        state,
-        source: SourceChanges::from([(
-            "plugin.json".to_owned(),
-            Some(format!("{{\"name\": \"{name}\"}}")),
-        )]),
-        archive: url.map(|_| b"PK archive".to_vec()),
-        activity: Some(NewActivity {
-            user: user(stores),
-            activity: "installed",
-            detail: json!({"name": name}),
-        }),
+impl Stores {
+    /// The plugin use cases over the store, with an upstream serving one plugin.
+    fn plugin_service(&self) -> PluginService {
+        let upstream = CannedUpstream::new();
+        upstream.publish(
+            "v1.0.0",
+            &[
+                ("plugin.json", r#"{"name": "Hello"}"#),
+                (
+                    "index.js",
+                    "export function processEvent(event) { return event }",
+                ),
+            ],
+        );
+        PluginService::new(
+            Arc::clone(&self.plugins),
+            Arc::new(upstream),
+            Arc::new(WordAnalyzer),
+            PluginSettings::default(),
+        )
+    }
+
+    /// A caller with every plugin right in `organization` (the contract's tenants are named
+    /// when bootstrapped, `stores.rs`).
+    fn root_of(&self, organization: OrganizationId) -> PluginAccess {
+        let organization_name = if organization == self.organization {
+            "Org"
+        } else {
+            "Other org"
+        };
+        PluginAccess {
+            organization,
+            organization_name: organization_name.into(),
+            level: PluginsAccessLevel::Root,
+            user: self.user.id,
+        }
     }
 }
 
+/// Installs a source plugin (no upstream, no files) through the service.
 async fn install(stores: &Stores, organization: OrganizationId, name: &str) -> Plugin {
-    writes::install(
-        &*stores.plugins,
-        stores.installer(organization),
-        write(stores, name, None),
-    )
-    .await
-    .expect("installing")
+    let plugin = NewPlugin {
+        url: None,
+        fields: PluginFields {
+            plugin_type: Some(PluginType::Source),
+            name: Patch::Value(name.into()),
+            ..PluginFields::default()
+        },
+    };
+    stores
+        .plugin_service()
+        .install(&stores.root_of(organization), plugin)
+        .await
+        .expect("installing")
+}
+
+fn from_url(url: &str) -> NewPlugin {
+    NewPlugin {
+        url: Some(url.into()),
+        fields: PluginFields::default(),
+    }
+}
+
+fn file(name: &str, content: Option<&str>) -> (String, Option<String>) {
+    (name.to_owned(), content.map(str::to_owned))
 }
 
 fn config(enabled: bool, order: i32) -> PluginConfigState {
@@ -118,22 +156,6 @@ async fn delete(
     service.delete(&access, project, config.id).await
 }
 
-impl Stores {
-    /// `organization` as a write acts in it: the contract's tenants are named when
-    /// bootstrapped (`stores.rs`).
-    fn installer(&self, organization: OrganizationId) -> Installer<'static> {
-        let organization_name = if organization == self.organization {
-            "Org"
-        } else {
-            "Other org"
-        };
-        Installer {
-            organization,
-            organization_name,
-        }
-    }
-}
-
 fn ids(plugins: &[Plugin]) -> Vec<PluginId> {
     plugins.iter().map(|p| p.id).collect()
 }
@@ -143,20 +165,19 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
     let foreign = install(&stores, stores.other_organization, "Foreign").await;
     let global = install(&stores, stores.other_organization, "Global").await;
     let configured = install(&stores, stores.other_organization, "Configured").await;
-    writes::update(
-        &*stores.plugins,
-        stores.other_organization,
-        global.id,
-        &|current| {
-            let mut global = write(&stores, "Global", None);
-            global.state = current.state.clone();
-            global.state.is_global = true;
-            global.activity = None;
-            Ok(global)
-        },
-    )
-    .await
-    .unwrap();
+    let made_global = PluginChanges {
+        is_global: Some(true),
+        ..PluginChanges::default()
+    };
+    stores
+        .plugin_service()
+        .update(
+            &stores.root_of(stores.other_organization),
+            global.id,
+            made_global,
+        )
+        .await
+        .unwrap();
     let used = configure(&stores, stores.project, configured.id, config(false, 0)).await;
 
     let page = stores
@@ -222,39 +243,30 @@ async fn an_organization_sees_its_own_global_and_configured_plugins_only(stores:
 }
 
 async fn a_url_is_installed_once_per_organization_whatever_its_query(stores: Stores) {
-    let url = "https://github.com/posthog/hello";
-    writes::install(
-        &*stores.plugins,
-        stores.installer(stores.organization),
-        write(&stores, "A", Some(&format!("{url}?private_token=a"))),
-    )
-    .await
-    .unwrap();
-    let again = writes::install(
-        &*stores.plugins,
-        stores.installer(stores.organization),
-        write(&stores, "B", Some(url)),
-    )
-    .await;
-    assert!(matches!(again, Err(DomainError::Conflict)), "{again:?}");
-    assert!(
-        writes::install(
-            &*stores.plugins,
-            stores.installer(stores.other_organization),
-            write(&stores, "C", Some(url))
-        )
+    let plugins = stores.plugin_service();
+    let own = stores.root_of(stores.organization);
+    let first = plugins
+        .install(&own, from_url(&format!("{URL}?private_token=a")))
         .await
-        .is_ok()
-    );
+        .unwrap();
+    let again = plugins.install(&own, from_url(URL)).await;
+    assert!(matches!(again, Err(DomainError::Invalid(_))), "{again:?}");
+    let elsewhere = stores.root_of(stores.other_organization);
+    assert!(plugins.install(&elsewhere, from_url(URL)).await.is_ok());
     assert!(
-        writes::install(
-            &*stores.plugins,
-            stores.installer(stores.organization),
-            write(&stores, "D", Some(&format!("{url}-other")))
-        )
-        .await
-        .is_ok()
+        plugins
+            .install(&own, from_url(&format!("{URL}-other")))
+            .await
+            .is_ok()
     );
+
+    // An install racing past the service's check meets the store's own guard.
+    let mut raced = first.state.clone();
+    raced.url = Some(URL.into());
+    let mut transaction = stores.plugins.begin().await.unwrap();
+    let insert = transaction.insert(stores.organization, &raced, None).await;
+    assert!(matches!(insert, Err(DomainError::Conflict)), "{insert:?}");
+    transaction.rollback().await.unwrap();
     assert_eq!(
         stores
             .plugins
@@ -268,23 +280,26 @@ async fn a_url_is_installed_once_per_organization_whatever_its_query(stores: Sto
 
 async fn a_failed_update_writes_nothing_and_only_the_owner_may_update(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Kept").await;
-    let refused = writes::update(&*stores.plugins, stores.organization, plugin.id, &|_| {
-        Err(DomainError::Forbidden("no".into()))
-    })
-    .await;
-    assert!(matches!(refused, Err(DomainError::Forbidden(_))));
-    let foreign = writes::update(
-        &*stores.plugins,
-        stores.other_organization,
+    let plugins = stores.plugin_service();
+    let rename = |name: &str| PluginChanges {
+        name: Patch::Value(name.into()),
+        ..PluginChanges::default()
+    };
+    let other = stores.root_of(stores.other_organization);
+    let hidden = plugins.update(&other, plugin.id, rename("Stolen")).await;
+    assert!(matches!(hidden, Err(DomainError::NotFound)), "{hidden:?}");
+    configure(
+        &stores,
+        stores.other_organization_project,
         plugin.id,
-        &|current| {
-            let mut renamed = write(&stores, "Stolen", None);
-            renamed.state = current.state.clone();
-            Ok(renamed)
-        },
+        config(true, 0),
     )
     .await;
-    assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
+    let foreign = plugins.update(&other, plugin.id, rename("Stolen")).await;
+    assert!(
+        matches!(foreign, Err(DomainError::Forbidden(_))),
+        "a plugin another organization configures is seen there, not changed: {foreign:?}"
+    );
     let stored = stores
         .plugins
         .get(stores.organization, plugin.id)
@@ -292,69 +307,80 @@ async fn a_failed_update_writes_nothing_and_only_the_owner_may_update(stores: St
         .unwrap()
         .unwrap();
     assert_eq!(stored.state.name.as_deref(), Some("Kept"));
+    let activity = stores.plugins.activity(stores.organization, all());
+    assert_eq!(activity.await.unwrap().total, 1);
+
+    let owner = stores.root_of(stores.organization);
+    let renamed = plugins
+        .update(&owner, plugin.id, rename("Renamed"))
+        .await
+        .unwrap();
     assert_eq!(
         stores
             .plugins
-            .activity(stores.organization, all())
+            .get(stores.organization, plugin.id)
             .await
-            .unwrap()
-            .total,
-        1
+            .unwrap(),
+        Some(renamed),
+        "an update returns the plugin as stored"
     );
+    let activity = stores
+        .plugins
+        .activity(stores.organization, all())
+        .await
+        .unwrap();
+    assert_eq!(activity.total, 2);
+    assert_eq!(activity.entries[0].activity, "updated");
 }
 
 async fn source_files_are_set_and_deleted_as_the_write_says(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Files").await;
-    let updated = writes::update(
-        &*stores.plugins,
-        stores.organization,
-        plugin.id,
-        &|current| {
-            Ok(PluginWrite {
-                state: current.state.clone(),
-                source: SourceChanges::from([
-                    ("index.ts".to_owned(), Some("export {}".to_owned())),
-                    ("plugin.json".to_owned(), None),
-                    ("never-there.ts".to_owned(), None),
-                ]),
-                archive: None,
-                activity: None,
-            })
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(updated.id, plugin.id);
-    let files = stores.plugins.source(plugin.id).await.unwrap();
+    let plugins = stores.plugin_service();
+    let owner = stores.root_of(stores.organization);
+    let written = SourceChanges::from([
+        file("plugin.json", Some(r#"{"name": "Files"}"#)),
+        file("index.ts", Some("export {}")),
+    ]);
+    plugins
+        .update_source(&owner, plugin.id, written)
+        .await
+        .unwrap();
+    let changes = SourceChanges::from([
+        file("index.ts", Some("export function onEvent() {}")),
+        file("plugin.json", None),
+        file("never-there.ts", None),
+    ]);
+    let files = plugins
+        .update_source(&owner, plugin.id, changes)
+        .await
+        .unwrap();
+    let stored = stores.plugins.source(plugin.id).await.unwrap();
+    assert_eq!(stored, files, "the files returned are the ones stored");
     assert_eq!(
-        files.into_iter().collect::<Vec<_>>(),
-        [("index.ts".to_owned(), "export {}".to_owned())]
+        stored.into_iter().collect::<Vec<_>>(),
+        [(
+            "index.ts".to_owned(),
+            "export function onEvent() {}".to_owned()
+        )]
     );
 }
 
 async fn uninstalling_takes_the_configs_and_files_along_and_is_logged(stores: Stores) {
     let plugin = install(&stores, stores.organization, "Gone").await;
+    let plugins = stores.plugin_service();
+    let owner = stores.root_of(stores.organization);
+    let source = SourceChanges::from([file("index.ts", Some("export {}"))]);
+    plugins
+        .update_source(&owner, plugin.id, source)
+        .await
+        .unwrap();
     let config = configure(&stores, stores.project, plugin.id, config(true, 0)).await;
-    let uninstalled = NewActivity {
-        user: user(&stores),
-        activity: "uninstalled",
-        detail: json!({"name": "Gone"}),
-    };
+    let other = stores.root_of(stores.other_organization);
     assert!(matches!(
-        writes::uninstall(
-            &*stores.plugins,
-            stores.other_organization,
-            plugin.id,
-            &|_| Ok(uninstalled.clone())
-        )
-        .await,
+        plugins.uninstall(&other, plugin.id).await,
         Err(DomainError::NotFound)
     ));
-    writes::uninstall(&*stores.plugins, stores.organization, plugin.id, &|_| {
-        Ok(uninstalled.clone())
-    })
-    .await
-    .unwrap();
+    plugins.uninstall(&owner, plugin.id).await.unwrap();
     assert!(
         stores
             .plugins

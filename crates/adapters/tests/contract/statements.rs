@@ -238,8 +238,10 @@ async fn a_patch_of_targeting_filters_takes_five_statements() {
     assert_eq!(stored, Some(retargeted));
 }
 
+/// A cold write, in plain diesel: the activity entry is a statement of its own after the files
+/// (no `WITH` joining them), which is one more than the five the joined write took.
 #[tokio::test]
-async fn a_plugin_install_from_a_url_takes_five_statements() {
+async fn a_plugin_install_from_a_url_takes_six_statements() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
     let upstream = CannedUpstream::new();
@@ -282,7 +284,7 @@ async fn a_plugin_install_from_a_url_takes_five_statements() {
         "{}",
         statements.join("\n")
     );
-    at_most(4, install);
+    at_most(5, install);
     let installed = installed.expect("installing the plugin");
     assert_eq!(
         stores

@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
 use adapters::{
-    PgApiKeyRepository, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
-    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
-    PgWebhookRepository,
+    PgApiKeyRepository, PgDeliveryQueue, PgFeatureFlagRepository, PgPersonRepository,
+    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
+    PgTenancyRepository, PgWebhookRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Bool, Integer, Text, Timestamptz};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
-use domain::activity::NewActivity;
+use domain::DomainError;
 use domain::admin::{BootstrapPlan, BootstrapRecord, bootstrap_tenant};
 use domain::api_key::{ApiKeyRepository, NewApiKey, PlainApiKey};
 use domain::feature_flag::{
@@ -27,7 +27,7 @@ use domain::plugin::PluginRepository;
 use domain::plugin_config::PluginConfigRepository;
 use domain::ports::PageRequest;
 use domain::scope::ScopeGrants;
-use domain::survey::SurveyRepository;
+use domain::survey::{SurveyId, SurveyRepository, SurveyService};
 use domain::survey_response::SurveyResponseRepository;
 use domain::tenancy::{
     Email, OrganizationId, PluginsAccessLevel, ProjectId, TenancyRepository, UserBasic, UserId,
@@ -233,7 +233,7 @@ impl Stores {
             ),
             (
                 Arc::new(PgWebhookRepository::new(database.clone())),
-                Arc::new(PgWebhookRepository::new(database.clone())),
+                Arc::new(PgDeliveryQueue::new(database.clone())),
             ),
             Box::new(db.clone()),
         )
@@ -312,14 +312,11 @@ impl Stores {
         bootstrap(self.keys.as_ref(), email, organization).await
     }
 
-    /// The activity entry of a deletion by the user, naming the deleted survey.
-    pub fn deletion_note(&self) -> impl Fn(&str) -> NewActivity + Send + Sync + use<> {
-        let user = self.user.id;
-        move |name: &str| NewActivity {
-            user,
-            activity: "deleted",
-            detail: json!({"name": name}),
-        }
+    /// Deletes a survey of `project` as the user, through the service.
+    pub async fn delete_survey(&self, project: ProjectId, id: SurveyId) -> Result<(), DomainError> {
+        SurveyService::new(Arc::clone(&self.surveys))
+            .delete(project, id, self.user.id)
+            .await
     }
 
     /// An active flag to create, with a rollout so its filters are not the default ones.

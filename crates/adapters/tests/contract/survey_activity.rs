@@ -4,15 +4,15 @@
 //! all, each planned against the names its project already has.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 
 use crate::survey_writes as writes;
 use domain::DomainError;
 use domain::ValidationError;
 use domain::activity::{ActivityPage, NewActivity};
 use domain::ports::PageRequest;
+use domain::survey::writes::{self as steps, FlagsRead};
 use domain::survey::{
-    CopyTarget, FlagReferences, ReferencedFlags, Survey, SurveyId, SurveyState, SurveyType,
+    FlagReferences, ReferencedFlags, Survey, SurveyId, SurveyState, SurveyTransaction, SurveyType,
     SurveyWrite, TargetingFlag, TargetingPlan,
 };
 use domain::tenancy::ProjectId;
@@ -126,16 +126,10 @@ async fn every_write_logs_the_entry_its_plan_carries_with_the_user(stores: Store
         )
         .await
         .unwrap();
-    assert!(
-        writes::delete(
-            &*stores.surveys,
-            stores.project,
-            survey.id,
-            &stores.deletion_note()
-        )
+    stores
+        .delete_survey(stores.project, survey.id)
         .await
-        .unwrap()
-    );
+        .unwrap();
 
     let log = stores.log(stores.project, None).await;
     assert_eq!(log.total, 3);
@@ -147,7 +141,11 @@ async fn every_write_logs_the_entry_its_plan_carries_with_the_user(stores: Store
     assert_eq!(
         shown,
         [
-            ("deleted", "Survey", &json!({"name": "Second"})),
+            (
+                "deleted",
+                "Survey",
+                &json!({"name": "Second", "changes": null})
+            ),
             ("updated", "Survey", &changes),
             (
                 "created",
@@ -199,17 +197,12 @@ async fn a_write_that_fails_logs_nothing(stores: Stores) {
     .await;
     assert!(matches!(planned_error, Err(DomainError::Invalid(_))));
 
-    let note = stores.deletion_note();
-    let missing = writes::delete(
-        &*stores.surveys,
-        stores.project,
-        SurveyId::generate(),
-        &note,
-    )
-    .await;
-    assert!(!missing.unwrap());
-    let foreign = writes::delete(&*stores.surveys, stores.other_project, taken.id, &note).await;
-    assert!(!foreign.unwrap());
+    let missing = stores
+        .delete_survey(stores.project, SurveyId::generate())
+        .await;
+    assert!(matches!(missing, Err(DomainError::NotFound)), "{missing:?}");
+    let foreign = stores.delete_survey(stores.other_project, taken.id).await;
+    assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
 
     assert_eq!(
         stores.logged(stores.project).await,
@@ -297,55 +290,31 @@ async fn the_log_is_paged_newest_first_with_its_total(stores: Stores) {
     assert_eq!((past.total, past.entries.len()), (5, 0));
 }
 
-/// A copy planner naming each copy `<prefix>` plus the number of names it was shown taken,
-/// recording what it was shown; `fail_in` makes the copy into that project fail.
-struct Copier {
-    shown: Mutex<Vec<(ProjectId, BTreeSet<String>)>>,
+/// Inserts, in `transaction`, a copy named `name` into `project`, with a new targeting flag of
+/// its own, logging `created`.
+async fn insert_copy(
+    transaction: &mut dyn SurveyTransaction,
+    stores: &Stores,
+    project: ProjectId,
+    name: &str,
+) -> Result<Survey, DomainError> {
+    let write = SurveyWrite {
+        activity: Some(stores.note("created", json!({"name": name}))),
+        state: state(name),
+        targeting: TargetingPlan {
+            delete: None,
+            flag: Some(TargetingFlag::New {
+                flag: stores.new_flag(&format!("copy-{}", project.0)),
+                created_by: stores.user.id,
+            }),
+        },
+    };
+    let (id, none) = (SurveyId::generate(), FlagsRead::default());
+    steps::insert(transaction, project, id, &stores.user, write, &none).await
 }
 
-impl Copier {
-    fn new() -> Self {
-        Self {
-            shown: Mutex::new(Vec::new()),
-        }
-    }
-
-    fn plan(
-        &self,
-        stores: &Stores,
-        project: ProjectId,
-        taken: &BTreeSet<String>,
-        fail_in: Option<ProjectId>,
-    ) -> Result<SurveyWrite, DomainError> {
-        self.shown.lock().unwrap().push((project, taken.clone()));
-        if fail_in == Some(project) {
-            return Err(ValidationError::invalid("name", "refused").into());
-        }
-        let name = format!("Copy #{}", taken.len());
-        Ok(SurveyWrite {
-            activity: Some(stores.note("created", json!({"name": name}))),
-            state: state(&name),
-            targeting: TargetingPlan {
-                delete: None,
-                flag: Some(TargetingFlag::New {
-                    flag: stores.new_flag(&format!("copy-{}-{}", project.0, taken.len())),
-                    created_by: stores.user.id,
-                }),
-            },
-        })
-    }
-}
-
-fn targets(projects: &[ProjectId]) -> Vec<CopyTarget> {
-    projects
-        .iter()
-        .map(|project| CopyTarget {
-            project: *project,
-            id: SurveyId::generate(),
-        })
-        .collect()
-}
-
+/// Copies are written one by one in one transaction, as `duplicate_to_projects` writes them,
+/// each named after the names its project has.
 async fn copies_are_inserted_in_order_each_planned_against_the_names_its_project_has(
     stores: Stores,
 ) {
@@ -357,68 +326,52 @@ async fn copies_are_inserted_in_order_each_planned_against_the_names_its_project
     stores
         .logged_create(stores.other_project, "copy #lowercase")
         .await;
-    let copier = Copier::new();
-    let planner =
-        |project: ProjectId, taken: &BTreeSet<String>| copier.plan(&stores, project, taken, None);
-    let targets = targets(&[stores.other_project, stores.project]);
-    let copies =
-        writes::create_copies(&*stores.surveys, &targets, &stores.user, "Copy #", &planner)
+    let targets = [stores.other_project, stores.project];
+    let mut transaction = stores.surveys.begin().await.unwrap();
+    let mut copies = Vec::new();
+    for project in targets {
+        let taken = transaction
+            .names_starting_with(project, "Copy #")
             .await
             .unwrap();
+        assert_eq!(
+            taken,
+            BTreeSet::from(["Copy #0".to_owned()]),
+            "only the target's own names with the prefix, compared case-sensitively"
+        );
+        let name = format!("Copy #{}", taken.len());
+        let copy = insert_copy(&mut *transaction, &stores, project, &name);
+        copies.push(copy.await.unwrap());
+    }
+    transaction.commit().await.unwrap();
 
-    let shown = copier.shown.lock().unwrap().clone();
-    assert_eq!(
-        shown,
-        [
-            (stores.other_project, BTreeSet::from(["Copy #0".to_owned()])),
-            (stores.project, BTreeSet::from(["Copy #0".to_owned()])),
-        ],
-        "only the target's own names with the prefix, compared case-sensitively"
-    );
-    assert_eq!(copies.len(), 2);
-    for (copy, target) in copies.iter().zip(&targets) {
-        assert_eq!((copy.id, copy.project_id), (target.id, target.project));
+    for (copy, project) in copies.iter().zip(targets) {
+        assert_eq!(copy.project_id, project);
         assert_eq!(copy.state.name, "Copy #1");
         assert_eq!(copy.created_by.as_ref(), Some(&stores.user));
         let flag = copy.targeting_flag.as_ref().expect("its targeting flag");
-        assert_eq!(flag.project_id, target.project);
+        assert_eq!(flag.project_id, project);
         assert!(copy.owns_targeting_flag);
         assert_eq!(
-            stores
-                .surveys
-                .get(target.project, copy.id)
-                .await
-                .unwrap()
-                .as_ref(),
+            stores.surveys.get(project, copy.id).await.unwrap().as_ref(),
             Some(copy)
         );
-        let log = stores.log(target.project, Some(copy.id)).await;
+        let log = stores.log(project, Some(copy.id)).await;
         assert_eq!(log.total, 1);
         assert_eq!(log.entries[0].activity, "created");
         assert_eq!(log.entries[0].detail, json!({"name": "Copy #1"}));
     }
 }
 
+/// A copy written, then the next one's plan failing: the unit of work rolls back.
 async fn a_failing_copy_writes_no_copy_no_flag_and_no_entry(stores: Stores) {
     let before = stores.survey_count().await;
-    let copier = Copier::new();
-    let planner = |project: ProjectId, taken: &BTreeSet<String>| {
-        copier.plan(&stores, project, taken, Some(stores.project))
-    };
-    let result = writes::create_copies(
-        &*stores.surveys,
-        &targets(&[stores.other_project, stores.project]),
-        &stores.user,
-        "Copy",
-        &planner,
-    )
-    .await;
-    assert!(matches!(result, Err(DomainError::Invalid(_))), "{result:?}");
-    assert_eq!(
-        copier.shown.lock().unwrap().len(),
-        2,
-        "the first copy was planned and written before the second failed"
-    );
+    let mut transaction = stores.surveys.begin().await.unwrap();
+    insert_copy(&mut *transaction, &stores, stores.other_project, "Copy")
+        .await
+        .unwrap();
+    transaction.rollback().await.unwrap();
+
     assert_eq!(stores.survey_count().await, before);
     assert!(stores.all_other_flags().await.is_empty());
     assert!(stores.logged(stores.other_project).await.is_empty());
@@ -427,22 +380,14 @@ async fn a_failing_copy_writes_no_copy_no_flag_and_no_entry(stores: Stores) {
 
 async fn a_copy_with_a_taken_name_is_a_conflict_and_writes_nothing(stores: Stores) {
     stores.logged_create(stores.project, "Taken").await;
-    let careless = |_: ProjectId, _: &BTreeSet<String>| {
-        Ok(SurveyWrite {
-            state: state("Taken"),
-            targeting: TargetingPlan::default(),
-            activity: Some(stores.note("created", json!({}))),
-        })
-    };
-    let result = writes::create_copies(
-        &*stores.surveys,
-        &targets(&[stores.other_project, stores.project]),
-        &stores.user,
-        "Taken",
-        &careless,
-    )
-    .await;
-    assert!(matches!(result, Err(DomainError::Conflict)), "{result:?}");
+    let mut transaction = stores.surveys.begin().await.unwrap();
+    insert_copy(&mut *transaction, &stores, stores.other_project, "Taken")
+        .await
+        .unwrap();
+    let taken = insert_copy(&mut *transaction, &stores, stores.project, "Taken").await;
+    assert!(matches!(taken, Err(DomainError::Conflict)), "{taken:?}");
+    transaction.rollback().await.unwrap();
+
     assert_eq!(stores.survey_count().await, 1);
     assert!(stores.logged(stores.other_project).await.is_empty());
     assert_eq!(stores.logged(stores.project).await.len(), 1);

@@ -537,16 +537,10 @@ async fn a_survey_owns_its_targeting_flag_exactly_when_the_plan_says_so(stores: 
     let updated = stores.retarget(survey.id, let_go).await.unwrap();
     assert!(!updated.owns_targeting_flag);
     assert_eq!(updated.targeting_flag.map(|f| f.id), Some(flag.id));
-    assert!(
-        writes::delete(
-            &*stores.surveys,
-            stores.project,
-            survey.id,
-            &stores.deletion_note()
-        )
+    stores
+        .delete_survey(stores.project, survey.id)
         .await
-        .unwrap()
-    );
+        .unwrap();
     assert_eq!(
         stores.all_flags().await,
         [stored(flag.id, "adopted", true, false)],
@@ -979,26 +973,14 @@ async fn deleting_a_survey_soft_deletes_only_the_targeting_flag_it_owns(stores: 
     let adopting = ending_with(existing(adopted.id, false, FlagChanges::default()));
     let adopter = stores.create(state("Adopter"), adopting).await;
 
-    assert!(
-        writes::delete(
-            &*stores.surveys,
-            stores.project,
-            owner.id,
-            &stores.deletion_note()
-        )
+    stores
+        .delete_survey(stores.project, owner.id)
         .await
-        .unwrap()
-    );
-    assert!(
-        writes::delete(
-            &*stores.surveys,
-            stores.project,
-            adopter.id,
-            &stores.deletion_note()
-        )
+        .unwrap();
+    stores
+        .delete_survey(stores.project, adopter.id)
         .await
-        .unwrap()
-    );
+        .unwrap();
 
     assert_eq!(stores.survey_count().await, 0);
     assert_eq!(stores.survey(owner.id).await, None);
@@ -1019,41 +1001,22 @@ async fn deleting_a_missing_or_foreign_survey_returns_false(stores: Stores) {
             ending_with(stores.new_targeting("owned", true)),
         )
         .await;
-    let foreign = writes::delete(
-        &*stores.surveys,
-        stores.other_project,
-        owner.id,
-        &stores.deletion_note(),
-    )
-    .await;
-    assert!(!foreign.unwrap());
-    let note = stores.deletion_note();
-    let missing = writes::delete(
-        &*stores.surveys,
-        stores.project,
-        SurveyId::generate(),
-        &note,
-    );
-    assert!(!missing.await.unwrap());
+    let foreign = stores.delete_survey(stores.other_project, owner.id).await;
+    assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
+    let missing = stores
+        .delete_survey(stores.project, SurveyId::generate())
+        .await;
+    assert!(matches!(missing, Err(DomainError::NotFound)), "{missing:?}");
     assert_eq!(stores.survey(owner.id).await, Some(owner.clone()));
-    assert!(
-        writes::delete(
-            &*stores.surveys,
-            stores.project,
-            owner.id,
-            &stores.deletion_note()
-        )
+    stores
+        .delete_survey(stores.project, owner.id)
         .await
-        .unwrap()
+        .unwrap();
+    let again = stores.delete_survey(stores.project, owner.id).await;
+    assert!(
+        matches!(again, Err(DomainError::NotFound)),
+        "a survey is deleted once: {again:?}"
     );
-    let again = writes::delete(
-        &*stores.surveys,
-        stores.project,
-        owner.id,
-        &stores.deletion_note(),
-    )
-    .await;
-    assert!(!again.unwrap(), "a survey is deleted once");
 }
 
 async fn deleting_a_survey_whose_owned_flag_is_already_deleted_succeeds(stores: Stores) {
@@ -1066,16 +1029,10 @@ async fn deleting_a_survey_whose_owned_flag_is_already_deleted_succeeds(stores: 
     let owned = owner.targeting_flag.unwrap();
     stores.delete_flag(owned.id).await;
 
-    assert!(
-        writes::delete(
-            &*stores.surveys,
-            stores.project,
-            owner.id,
-            &stores.deletion_note()
-        )
+    stores
+        .delete_survey(stores.project, owner.id)
         .await
-        .unwrap()
-    );
+        .unwrap();
     assert_eq!(stores.survey_count().await, 0);
     assert_eq!(
         stores.all_flags().await,

@@ -2,7 +2,7 @@
 //! head through an index and scans no backlog, and deleting a webhook leaves its backlog to the
 //! dispatchers' batched purge instead of deleting it inside the owner's request.
 
-use adapters::PgWebhookRepository;
+use adapters::PgDeliveryQueue;
 use adapters::testing::TestDatabase;
 use domain::DomainError;
 use domain::webhook::WebhookEvent;
@@ -37,7 +37,7 @@ async fn a_claim_behind_a_large_backlog_reads_heads_by_index_and_a_deletion_leav
     db.execute("ANALYZE webhook_deliveries").await;
     db.execute("ANALYZE webhooks").await;
 
-    let plan = PgWebhookRepository::new(db.database.clone())
+    let plan = PgDeliveryQueue::new(db.database.clone())
         .claim_plan()
         .await
         .unwrap();

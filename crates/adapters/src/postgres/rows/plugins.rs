@@ -83,7 +83,7 @@ impl PluginRow {
 
 /// A plugin activity entry as inserted.
 #[derive(Insertable)]
-#[diesel(table_name = plugin_activity, treat_none_as_default_value = false)]
+#[diesel(table_name = plugin_activity)]
 pub(crate) struct NewPluginActivityRow<'a> {
     id: Uuid,
     organization_id: Uuid,
@@ -108,14 +108,13 @@ impl<'a> NewPluginActivityRow<'a> {
     }
 }
 
-/// The columns a write sets from a plugin's state. `None` is written as `NULL` (every such
-/// column's default) by an insert and an update alike, so each statement is one SQL text.
+/// The columns a write sets from a plugin's state; an update writes `None` as `NULL`, clearing
+/// the column.
 #[derive(Insertable, AsChangeset)]
 #[diesel(
     table_name = plugins,
     check_for_backend(diesel::pg::Pg),
-    treat_none_as_null = true,
-    treat_none_as_default_value = false
+    treat_none_as_null = true
 )]
 pub(crate) struct PluginStateRow<'a> {
     pub plugin_type: &'static str,

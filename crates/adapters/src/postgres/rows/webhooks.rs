@@ -113,7 +113,7 @@ pub(crate) fn delivery(row: DeliveryRow, attempts: Vec<Attempt>) -> Delivery {
 
 /// A webhook activity entry as inserted.
 #[derive(Insertable)]
-#[diesel(table_name = webhook_activity, treat_none_as_default_value = false)]
+#[diesel(table_name = webhook_activity)]
 pub(crate) struct NewWebhookActivityRow<'a> {
     id: Uuid,
     project_id: i32,

@@ -1,7 +1,7 @@
 //! `WebhookRepository` over `webhooks`, `webhook_deliveries`, `webhook_attempts` and
 //! `webhook_activity`: webhooks read, their deliveries listed and retried, test sends recorded
 //! (writes go through `WebhookTransaction`, `transaction.rs`). Deliveries of response events
-//! are made by the queue (`delivery_queue.rs`) from the outbox the capture statement writes.
+//! are made by the queue (`PgDeliveryQueue`) from the outbox the capture statement writes.
 
 mod transaction;
 
@@ -32,7 +32,7 @@ use crate::postgres::rows::{AttemptRow, DeliveryRow, WebhookRow, delivery};
 use crate::postgres::schema::{surveys, webhook_attempts, webhook_deliveries, webhooks};
 use crate::postgres::transaction::PgTransaction;
 
-/// Webhooks and their delivery queue, in PostgreSQL.
+/// Webhooks and their deliveries, in PostgreSQL.
 pub struct PgWebhookRepository {
     database: Database,
 }
@@ -41,10 +41,6 @@ impl PgWebhookRepository {
     /// A repository over the shared pool.
     pub fn new(database: Database) -> Self {
         Self { database }
-    }
-
-    pub(crate) fn database(&self) -> &Database {
-        &self.database
     }
 }
 

@@ -27,17 +27,15 @@ impl WebhookTransaction for PgTransaction {
         project: ProjectId,
         id: WebhookId,
     ) -> Result<Option<Webhook>, Unexpected> {
-        let locked = webhooks::table
+        let row = webhooks::table
             .filter(webhooks::project_id.eq(project.0))
             .filter(webhooks::id.eq(id.0))
             .select(WebhookRow::as_select())
-            .for_update();
-        let row = self
-            .read(async |conn| {
-                let row = locked.first::<WebhookRow>(conn).await.optional();
-                row.during("locking a webhook")
-            })
-            .await?;
+            .for_update()
+            .first::<WebhookRow>(self.connection().await?)
+            .await
+            .optional()
+            .during("locking a webhook")?;
         Ok(row.map(Webhook::from))
     }
 
