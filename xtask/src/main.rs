@@ -4,7 +4,7 @@
 //! - `dev [--no-demo]`: install what is missing, ensure a PostgreSQL, migrate, ensure a demo
 //!   tenant, print a key, serve, with a demo survey shown on a demo site (see `dev.rs`).
 //! - `test`: install what is missing (`prerequisites.rs`), ensure a PostgreSQL, a Redis, PostHog's
-//!   agent toolkit (npm), posthog-js and playwright-core (npm), posthog-python and
+//!   agent toolkit (npm), posthog-js, posthog-node and playwright-core (npm), posthog-python and
 //!   standardwebhooks (PyPI), then fmt check, clippy `-D warnings`, every test, and a short
 //!   `fuzz --quick`.
 //! - `fuzz`: schemathesis (PyPI) against `burrow serve` on a fresh database, every operation of the
@@ -168,6 +168,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     ]))?;
     let toolkit = agent_toolkit()?;
     let posthog_python = posthog_python()?;
+    let posthog_node = posthog_node()?;
     let standard_webhooks = standard_webhooks()?;
     let browser = browser::ensure()?;
     let burrow = build_burrow(false)?;
@@ -183,6 +184,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
         .env("BURROW_TEST_REDIS_URL", &redis)
         .env("BURROW_AGENT_TOOLKIT_DIR", &toolkit)
         .env("BURROW_POSTHOG_PYTHON", &posthog_python)
+        .env("BURROW_POSTHOG_NODE_DIR", &posthog_node)
         .env("BURROW_STANDARD_WEBHOOKS_PYTHON", &standard_webhooks)
         .env("BURROW_BROWSER_DIR", &browser)
         .env("BURROW_BIN", &burrow);
@@ -201,6 +203,18 @@ const AGENT_TOOLKIT: &str = "@posthog/agent-toolkit@0.2.4";
 fn agent_toolkit() -> anyhow::Result<PathBuf> {
     let dir = target_dir().join("agent-toolkit");
     npm::ensure_installed(&dir, &[AGENT_TOOLKIT], "PostHog's agent toolkit")?;
+    Ok(dir)
+}
+
+/// PostHog's Node SDK, as published on the npm registry: the HTTP tests evaluate flags with it
+/// locally and through `/flags`.
+const POSTHOG_NODE: &str = "posthog-node@5.70.0";
+
+/// Installs posthog-node into `target/posthog-node` unless that version is there already;
+/// returns the directory.
+fn posthog_node() -> anyhow::Result<PathBuf> {
+    let dir = target_dir().join("posthog-node");
+    npm::ensure_installed(&dir, &[POSTHOG_NODE], "PostHog's Node SDK")?;
     Ok(dir)
 }
 

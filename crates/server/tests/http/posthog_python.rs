@@ -10,12 +10,22 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use tokio::io::AsyncWriteExt;
+
 use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
+use crate::local_evaluation;
 
 /// Runs `tests/posthog_python/<script>` with the python of the venv `cargo xtask test`
 /// installed the SDK into, the app's URL and the project's token in `BURROW_URL` and
-/// `BURROW_TOKEN`, and `env`; its standard output, after asserting it succeeded.
-async fn drive(app: &TestApp, token: &str, script: &str, env: &[(&str, &str)]) -> Vec<u8> {
+/// `BURROW_TOKEN`, and `env`, `input` on its standard input; its standard output, after
+/// asserting it succeeded.
+async fn drive(
+    app: &TestApp,
+    token: &str,
+    script: &str,
+    env: &[(&str, &str)],
+    input: &[u8],
+) -> Vec<u8> {
     let python = std::env::var_os("BURROW_POSTHOG_PYTHON").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/posthog-python/bin/python"),
         PathBuf::from,
@@ -28,7 +38,7 @@ async fn drive(app: &TestApp, token: &str, script: &str, env: &[(&str, &str)]) -
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/posthog_python")
         .join(script);
-    let output = tokio::process::Command::new(&python)
+    let mut driver = tokio::process::Command::new(&python)
         .arg(script)
         .env("BURROW_URL", &app.address)
         .env("BURROW_TOKEN", token)
@@ -36,10 +46,21 @@ async fn drive(app: &TestApp, token: &str, script: &str, env: &[(&str, &str)]) -
         // The SDK's default wire protocol (`/batch/`), whatever the environment says.
         .env_remove("POSTHOG_CAPTURE_MODE")
         .env_remove("POSTHOG_CAPTURE_COMPRESSION")
-        .stdin(Stdio::null())
-        .output()
-        .await
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("running the venv's python");
+    let mut stdin = driver.stdin.take().expect("the driver's stdin");
+    stdin
+        .write_all(input)
+        .await
+        .expect("writing the driver's input");
+    drop(stdin);
+    let output = driver
+        .wait_with_output()
+        .await
+        .expect("the driver's output");
     assert!(
         output.status.success(),
         "the SDK failed ({}): {}{}",
@@ -117,6 +138,7 @@ async fn send_responses(app: &TestApp, token: &str, survey: &Survey, gzip_survey
             ("GZIP_OPEN_QUESTION_ID", &gzip_survey.open_id),
             ("GZIP_RATING_QUESTION_ID", &gzip_survey.rating_id),
         ],
+        &[],
     )
     .await;
 }
@@ -206,6 +228,7 @@ async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
             ("FLAG_KEYS", "simple-flag,multivariate-flag"),
             ("COUNT", &count),
         ],
+        &[],
     )
     .await;
     let answers: Value = serde_json::from_slice(&output).expect("the driver prints JSON");
@@ -224,94 +247,19 @@ async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
 
 #[tokio::test]
 async fn posthog_pythons_local_evaluation_agrees_with_flags_for_the_same_persons() {
-    const COUNT: usize = 60;
     let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
     let ada = app
         .tenant("ada@example.com", &["feature_flag:write", "project:read"])
         .await;
     let token = app.project_token(&ada).await;
-    let flags = [
-        ("rollout", json!({"groups": [{"rollout_percentage": 40}]})),
-        (
-            "pro-plan",
-            json!({"groups": [{"properties": [{"key": "plan", "value": "pro", "type": "person"}]}]}),
-        ),
-        (
-            "staff",
-            json!({"groups": [
-                {"properties": [{"key": "email", "operator": "regex", "value": "@example\\.com$", "type": "person"},
-                                {"key": "seats", "operator": "gt", "value": 2, "type": "person"}],
-                 "rollout_percentage": 70},
-                {"properties": [{"key": "email", "operator": "icontains", "value": "OTHER", "type": "person"}]}]}),
-        ),
-        (
-            "semver",
-            json!({"groups": [
-                {"properties": [{"key": "app_version", "operator": "semver_gte", "value": "1.2.0", "type": "person"}]},
-                {"properties": [{"key": "app_version", "operator": "semver_tilde", "value": "0.9.0", "type": "person"}],
-                 "rollout_percentage": 50}]}),
-        ),
-        (
-            "semver-ranges",
-            json!({"groups": [
-                {"properties": [{"key": "app_version", "operator": "semver_caret", "value": "1.1.0", "type": "person"},
-                                {"key": "app_version", "operator": "semver_neq", "value": "1.2.0", "type": "person"}]},
-                {"properties": [{"key": "app_version", "operator": "semver_wildcard", "value": "2.*", "type": "person"}]}]}),
-        ),
-        (
-            "semver-and-date",
-            json!({"groups": [{"properties": [
-                {"key": "app_version", "operator": "semver_lt", "value": "2.0.0", "type": "person"},
-                {"key": "signed_up", "operator": "is_date_before", "value": "-30d", "type": "person"}]}]}),
-        ),
-        (
-            "affixes",
-            json!({"groups": [
-                {"properties": [{"key": "url", "operator": "starts_with", "value": "https://", "type": "person"},
-                                {"key": "url", "operator": "not_ends_with", "value": ".ORG", "type": "person"}]},
-                {"properties": [{"key": "email", "operator": "ends_with", "value": "@OTHER.org", "type": "person"}]}]}),
-        ),
-        (
-            "variants",
-            json!({"groups": [{"rollout_percentage": 90}],
-                   "multivariate": {"variants": [
-                       {"key": "control", "rollout_percentage": 34},
-                       {"key": "test", "rollout_percentage": 33},
-                       {"key": "other", "rollout_percentage": 33}]}}),
-        ),
-    ];
-    for (key, filters) in &flags {
-        let response = app
-            .send_json(
-                Method::POST,
-                &format!("/api/projects/{}/feature_flags/", ada.project_id.0),
-                &ada.key,
-                &json!({"key": key, "name": key, "filters": filters}),
-            )
-            .await;
-        assert_eq!(response.status(), 201);
-    }
-    let keys: Vec<&str> = flags.iter().map(|(key, _)| *key).collect();
-    let count = COUNT.to_string();
+    let keys = local_evaluation::create_flags(&app, &ada).await;
     let output = drive(
         &app,
         &token,
         "local_evaluation.py",
-        &[
-            ("BURROW_KEY", &ada.key),
-            ("FLAG_KEYS", &keys.join(",")),
-            ("COUNT", &count),
-        ],
+        &[("BURROW_KEY", &ada.key), ("FLAG_KEYS", &keys.join(","))],
+        &local_evaluation::persons(),
     )
     .await;
-    let answers: Value = serde_json::from_slice(&output).expect("the driver prints JSON");
-    // Not a constant answer: the persons differ, so the flags must too.
-    for key in keys {
-        let values = answers[key].as_array().expect("values per person");
-        assert_eq!(values.len(), COUNT);
-        assert!(
-            values.iter().any(|v| v != &values[0]),
-            "{key}: the same answer for every person: {values:?}"
-        );
-    }
+    local_evaluation::assert_answered(&output, &keys);
 }

@@ -1,13 +1,12 @@
 """Asks PostHog's own Python SDK (`posthog` from PyPI) for flags against a running Burrow in both
 of its ways: locally, from the definitions it polls with a personal key
-(`only_evaluate_locally=True`), and remotely (`/flags/`). For `distinct_id_0` ..
-`distinct_id_<COUNT - 1>`, each with person properties derived from its number, every key of
-FLAG_KEYS must have a local answer (not None) equal to the remote one. Exits 1 on any
-disagreement or any problem the SDK logs; prints one JSON object: {key: [local value per
-distinct id]}.
+(`only_evaluate_locally=True`), and remotely (`/flags/`). For each person on standard input
+(`[{"distinct_id", "properties"}]`), every key of FLAG_KEYS must have a local answer (not None)
+equal to the remote one. Exits 1 on any disagreement or any problem the SDK logs; prints one
+JSON object: {key: [local value per person]}.
 
 Environment: BURROW_URL, BURROW_TOKEN (the project's api token), BURROW_KEY (a personal API key
-with feature_flag:read), FLAG_KEYS (comma-separated), COUNT.
+with feature_flag:read), FLAG_KEYS (comma-separated).
 """
 
 import json
@@ -30,18 +29,6 @@ class Problems(logging.Handler):
         self.seen.append(f"{record.levelname}: {record.getMessage()}")
 
 
-def person_properties(i):
-    return {
-        "plan": "pro" if i % 2 else "free",
-        "email": f"user{i}@example.com" if i % 3 else f"user{i}@other.org",
-        "seats": i % 7,
-        # Versions as apps report them: a `v` prefix, pre-releases, two parts.
-        "app_version": ["1.1.9", "v1.2.0", "1.2.0-beta.2", "1.10", "2.0.1", "0.9.3"][i % 6],
-        "url": ["https://app.example.com/a", "http://example.com", "HTTPS://Docs.example.org"][i % 3],
-        "signed_up": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T00:00:00+00:00",
-    }
-
-
 def main():
     problems = Problems()
     logging.getLogger("posthog").addHandler(problems)
@@ -56,9 +43,8 @@ def main():
     remote = posthog.Client(token, **common)
     keys = os.environ["FLAG_KEYS"].split(",")
     values = {key: [] for key in keys}
-    for i in range(int(os.environ["COUNT"])):
-        distinct_id = f"distinct_id_{i}"
-        properties = person_properties(i)
+    for person in json.load(sys.stdin):
+        distinct_id, properties = person["distinct_id"], person["properties"]
         for key in keys:
             here = local.get_feature_flag(
                 key,

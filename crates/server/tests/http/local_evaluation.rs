@@ -1,0 +1,125 @@
+//! What PostHog's server SDKs evaluate locally (from `/flags/definitions`) and through `/flags`
+//! in the agreement tests (`posthog_python.rs`, `posthog_node.rs`): one flag of each kind Burrow
+//! evaluates, and persons whose properties tell them apart. Each driver reads the persons on its
+//! standard input and fails on any answer that differs between its two ways.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{Tenant, TestApp};
+
+/// How many persons each SDK evaluates every flag for, both ways.
+pub const PERSONS: usize = 200;
+
+/// The flags, by key: rollouts, person properties, variants, dates, versions and affixes.
+fn flags() -> Vec<(&'static str, Value)> {
+    let person = |key: &str, operator: &str, value: Value| json!({"key": key, "operator": operator, "value": value, "type": "person"});
+    vec![
+        ("rollout", json!({"groups": [{"rollout_percentage": 40}]})),
+        (
+            "pro-plan",
+            json!({"groups": [{"properties": [{"key": "plan", "value": "pro", "type": "person"}]}]}),
+        ),
+        (
+            "staff",
+            json!({"groups": [
+                {"properties": [person("email", "regex", json!("@example\\.com$")),
+                                person("seats", "gt", json!(2))],
+                 "rollout_percentage": 70},
+                {"properties": [person("email", "icontains", json!("OTHER"))]}]}),
+        ),
+        (
+            "variants",
+            json!({"groups": [{"rollout_percentage": 90}],
+                   "multivariate": {"variants": [
+                       {"key": "control", "rollout_percentage": 34},
+                       {"key": "test", "rollout_percentage": 33},
+                       {"key": "other", "rollout_percentage": 33}]}}),
+        ),
+        (
+            "semver",
+            json!({"groups": [
+                {"properties": [person("app_version", "semver_gte", json!("1.2.0"))]},
+                {"properties": [person("app_version", "semver_tilde", json!("0.9.0"))],
+                 "rollout_percentage": 50}]}),
+        ),
+        (
+            "semver-ranges",
+            json!({"groups": [
+                {"properties": [person("app_version", "semver_caret", json!("1.1.0")),
+                                person("app_version", "semver_neq", json!("1.2.0"))]},
+                {"properties": [person("app_version", "semver_wildcard", json!("2.*"))]}]}),
+        ),
+        (
+            "semver-and-date",
+            json!({"groups": [{"properties": [
+                person("app_version", "semver_lt", json!("2.0.0")),
+                person("signed_up", "is_date_before", json!("-30d"))]}]}),
+        ),
+        (
+            "affixes",
+            json!({"groups": [
+                {"properties": [person("url", "starts_with", json!("https://")),
+                                person("url", "not_ends_with", json!(".ORG"))]},
+                {"properties": [person("email", "ends_with", json!("@OTHER.org"))]}]}),
+        ),
+    ]
+}
+
+/// Creates the flags in the tenant's project; their keys.
+pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    for (key, filters) in flags() {
+        let response = app
+            .send_json(
+                Method::POST,
+                &format!("/api/projects/{}/feature_flags/", tenant.project_id.0),
+                &tenant.key,
+                &json!({"key": key, "name": key, "filters": filters}),
+            )
+            .await;
+        assert_eq!(response.status(), 201, "{key}");
+        keys.push(key);
+    }
+    keys
+}
+
+/// The persons, as the drivers read them: `[{"distinct_id", "properties"}]`, as JSON.
+pub fn persons() -> Vec<u8> {
+    let versions = ["1.1.9", "v1.2.0", "1.2.0-beta.2", "1.10", "2.0.1", "0.9.3"];
+    let urls = [
+        "https://app.example.com/a",
+        "http://example.com",
+        "HTTPS://Docs.example.org",
+    ];
+    let persons: Vec<Value> = (0..PERSONS)
+        .map(|i| {
+            json!({
+                "distinct_id": format!("distinct_id_{i}"),
+                "properties": {
+                    "plan": if i % 2 == 1 { "pro" } else { "free" },
+                    "email": if i % 3 == 0 { format!("user{i}@other.org") } else { format!("user{i}@example.com") },
+                    "seats": i % 7,
+                    "app_version": versions[i % versions.len()],
+                    "url": urls[i % urls.len()],
+                    "signed_up": format!("2026-{:02}-{:02}T00:00:00+00:00", 1 + i % 12, 1 + i % 28),
+                },
+            })
+        })
+        .collect();
+    serde_json::to_vec(&persons).unwrap()
+}
+
+/// A driver's answers, `{key: [value per person]}`: every flag answered for every person, and
+/// not one answer for all (the persons differ, so the flags must too).
+pub fn assert_answered(output: &[u8], keys: &[&str]) {
+    let answers: Value = serde_json::from_slice(output).expect("the driver prints JSON");
+    for key in keys {
+        let values = answers[key].as_array().expect("values per person");
+        assert_eq!(values.len(), PERSONS, "{key}");
+        assert!(
+            values.iter().any(|v| v != &values[0]),
+            "{key}: the same answer for every person: {values:?}"
+        );
+    }
+}

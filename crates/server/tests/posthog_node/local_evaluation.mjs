@@ -1,0 +1,47 @@
+// Asks PostHog's own Node SDK (`posthog-node` from npm) for flags against a running Burrow in
+// both of its ways: locally, from the definitions it loads with a personal key
+// (`onlyEvaluateLocally: true`), and remotely (`/flags/`). For each person on standard input
+// (`[{"distinct_id", "properties"}]`), every key of FLAG_KEYS must have a local answer (not
+// undefined) equal to the remote one. Exits 1 on any disagreement or any error the SDK reports;
+// prints one JSON object: {key: [local value per person]}.
+//
+// Environment: POSTHOG_NODE_DIR (where posthog-node is installed), BURROW_URL, BURROW_TOKEN,
+// BURROW_KEY (a personal API key with feature_flag:read), FLAG_KEYS (comma-separated).
+import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
+
+const require = createRequire(path.join(process.env.POSTHOG_NODE_DIR, 'package.json'))
+const { PostHog } = require('posthog-node')
+
+const errors = []
+const common = { host: process.env.BURROW_URL, flushAt: 1, fetchRetryCount: 0 }
+const token = process.env.BURROW_TOKEN
+const local = new PostHog(token, { ...common, personalApiKey: process.env.BURROW_KEY })
+const remote = new PostHog(token, common)
+for (const client of [local, remote]) {
+  client.on('error', (error) => errors.push(String(error)))
+}
+const keys = process.env.FLAG_KEYS.split(',')
+const values = Object.fromEntries(keys.map((key) => [key, []]))
+const persons = JSON.parse(readFileSync(0, 'utf8'))
+if (!(await local.waitForLocalEvaluationReady())) {
+  errors.push('the flag definitions never loaded')
+}
+for (const { distinct_id: distinctId, properties } of persons) {
+  for (const key of keys) {
+    const options = { personProperties: properties, sendFeatureFlagEvents: false }
+    const here = await local.getFeatureFlag(key, distinctId, { ...options, onlyEvaluateLocally: true })
+    const there = await remote.getFeatureFlag(key, distinctId, options)
+    if (here === undefined || here !== there) {
+      errors.push(`${key} for ${distinctId}: local ${here}, /flags ${there}`)
+    }
+    values[key].push(here ?? null)
+  }
+}
+await Promise.all([local.shutdown(), remote.shutdown()])
+if (errors.length > 0) {
+  process.stderr.write(errors.join('\n') + '\n')
+  process.exit(1)
+}
+process.stdout.write(JSON.stringify(values))
