@@ -160,6 +160,66 @@ async fn flag_validation_uses_posthogs_messages() {
 }
 
 #[tokio::test]
+async fn an_operator_no_flag_evaluates_is_a_400_with_posthogs_code_and_min_is_stored_as_gte() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let filter = |operator: &str, value: Value| {
+        json!({"key": "versioned", "filters": {"groups": [{"properties": [
+            {"key": "app_version", "operator": operator, "value": value, "type": "person"}]}]}})
+    };
+    for (operator, value, code, detail) in [
+        (
+            "fuzzy",
+            json!("1"),
+            "invalid_operator",
+            "Invalid operator: fuzzy",
+        ),
+        (
+            "between",
+            json!([1, 2]),
+            "unsupported_operator",
+            "Unsupported operator for feature flags: between",
+        ),
+        (
+            "semver_gt",
+            json!(2),
+            "invalid_value",
+            "Invalid value for operator semver_gt: expected a semver string",
+        ),
+        (
+            "semver_caret",
+            json!("1.x"),
+            "invalid_value",
+            "Invalid semver value for operator semver_caret: 1.x",
+        ),
+    ] {
+        let (status, body) = create_flag(&app, &ada, filter(operator, value)).await;
+        assert_eq!(
+            (status, body),
+            (
+                400,
+                json!({"type": "validation_error", "code": code, "detail": detail, "attr": "filters"})
+            ),
+            "{operator}"
+        );
+    }
+    let (status, flag) = create_flag(&app, &ada, filter("min", json!("3"))).await;
+    assert_eq!(status, 201, "{flag}");
+    assert_eq!(
+        flag["filters"]["groups"][0]["properties"][0]["operator"],
+        "gte"
+    );
+    let (status, flag) = create_flag(
+        &app,
+        &ada,
+        json!({"key": "semver", "filters": {"groups": [{"properties": [
+            {"key": "app_version", "operator": "semver_wildcard", "value": "1.2.*"}]}]}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{flag}");
+}
+
+#[tokio::test]
 async fn a_known_filters_key_of_another_shape_is_a_400_and_unknown_keys_round_trip() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
