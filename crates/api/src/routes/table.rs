@@ -156,17 +156,20 @@ pub(super) fn table() -> Vec<ResourceSpec> {
 /// instead of a personal key, answered to any origin.
 fn sdk_resources() -> Vec<ResourceSpec> {
     let sdk = |id, summary| Operation::new("sdk", id, summary).auth(Auth::ProjectToken);
+    let tokens = || {
+        [
+            query("token", "The project's public token.", string()),
+            query("api_key", "The same, as older SDKs send it.", string()),
+        ]
+    };
     let capture = |id, summary| {
         sdk(id, summary)
-            .query([
-                query(
-                    "compression",
-                    "`gzip-js` or `base64` when the body is encoded so.",
-                    string(),
-                ),
-                query("token", "The project's public token.", string()),
-                query("api_key", "The same, as older SDKs send it.", string()),
-            ])
+            .query([query(
+                "compression",
+                "`gzip-js` or `base64` when the body is encoded so.",
+                string(),
+            )])
+            .query(tokens())
             .required_body::<capture::CapturePayload<'static>>()
             .ok_inline(
                 ObjectBuilder::new()
@@ -225,10 +228,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
                 "surveys_feed",
                 "The project's unarchived surveys, as PostHog's SDKs fetch them",
             )
-            .query([
-                query("token", "The project's public token.", string()),
-                query("api_key", "The same, as older SDKs send it.", string()),
-            ])
+            .query(tokens())
             .ok::<public_surveys::SurveyFeed>()
             .conditional(),
         ),

@@ -234,15 +234,11 @@ impl SurveyResponseService {
         archived: bool,
     ) -> Result<(), DomainError> {
         let survey = self.surveys.get(project, survey).await?;
-        if self
+        let found = self
             .responses
             .set_archived(project, &survey.id.0.to_string(), response, archived)
-            .await?
-        {
-            Ok(())
-        } else {
-            Err(DomainError::NotFound)
-        }
+            .await?;
+        found.then_some(()).ok_or(DomainError::NotFound)
     }
 
     /// Deletes a response and the sends behind it; counts and stats follow, and the survey's
@@ -259,15 +255,11 @@ impl SurveyResponseService {
     ) -> Result<(), DomainError> {
         let survey = self.surveys.get(project, survey).await?;
         let entry = survey_activity::response_deleted(&survey.state.name, response, user);
-        if self
+        let found = self
             .responses
             .delete_response(project, survey.id, response, &entry)
-            .await?
-        {
-            Ok(())
-        } else {
-            Err(DomainError::NotFound)
-        }
+            .await?;
+        found.then_some(()).ok_or(DomainError::NotFound)
     }
 
     /// Deletes every response and event of a survey (test data, a draft's answers), recorded in
@@ -427,16 +419,15 @@ impl SurveyResponseService {
             .iter()
             .map(|survey| survey.id.0.to_string())
             .collect();
-        if ids.is_empty() {
-            return Ok(SurveyStatsReport {
-                survey: None,
-                stats: None,
-            });
-        }
-        let aggregates = self.responses.aggregates(project, &ids, window).await?;
+        let stats = if ids.is_empty() {
+            None
+        } else {
+            let aggregates = self.responses.aggregates(project, &ids, window).await?;
+            Some(SurveyStats::from_aggregates(&aggregates))
+        };
         Ok(SurveyStatsReport {
             survey: None,
-            stats: Some(SurveyStats::from_aggregates(&aggregates)),
+            stats,
         })
     }
 }
