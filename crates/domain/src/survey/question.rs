@@ -52,37 +52,15 @@ impl ContentType {
     pub const ALL: [Self; 2] = [Self::Text, Self::Html];
 }
 
-/// A question's `type`, by its wire name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuestionType {
-    Open,
-    Link,
-    Rating,
-    SingleChoice,
-    MultipleChoice,
-}
-
-impl QuestionType {
-    pub const ALL: [Self; 5] = [
-        Self::Open,
-        Self::Link,
-        Self::Rating,
-        Self::SingleChoice,
-        Self::MultipleChoice,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Open => "open",
-            Self::Link => "link",
-            Self::Rating => "rating",
-            Self::SingleChoice => "single_choice",
-            Self::MultipleChoice => "multiple_choice",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == raw)
+wire_enum! {
+    /// A question's `type`, by its wire name.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum QuestionType {
+        Open = "open",
+        Link = "link",
+        Rating = "rating",
+        SingleChoice = "single_choice",
+        MultipleChoice = "multiple_choice",
     }
 }
 

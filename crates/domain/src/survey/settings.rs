@@ -232,37 +232,17 @@ pub struct Conditions {
     pub extra: Map<String, Value>,
 }
 
-/// How a condition's value is matched, PostHog's `SurveyMatchType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MatchType {
-    Regex,
-    NotRegex,
-    Exact,
-    IsNot,
-    Icontains,
-    NotIcontains,
-}
-
-impl MatchType {
-    pub const ALL: [Self; 6] = [
-        Self::Regex,
-        Self::NotRegex,
-        Self::Exact,
-        Self::IsNot,
-        Self::Icontains,
-        Self::NotIcontains,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Regex => "regex",
-            Self::NotRegex => "not_regex",
-            Self::Exact => "exact",
-            Self::IsNot => "is_not",
-            Self::Icontains => "icontains",
-            Self::NotIcontains => "not_icontains",
-        }
+wire_enum! {
+    /// How a condition's value is matched, PostHog's `SurveyMatchType`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum MatchType {
+        Regex = "regex",
+        NotRegex = "not_regex",
+        Exact = "exact",
+        IsNot = "is_not",
+        Icontains = "icontains",
+        NotIcontains = "not_icontains",
     }
 }
 
