@@ -3,8 +3,6 @@
 //! the document describes what the parsers accept. Keys the parsers do not read are allowed and
 //! kept as sent (`additionalProperties`).
 
-use std::borrow::Cow;
-
 use domain::survey::{
     BRANCHING_TYPES, ContentType, END, MatchType, QuestionType, RatingDisplay, appearance_keys,
     condition_keys, question_keys,
@@ -172,11 +170,7 @@ impl PartialSchema for SurveyQuestion {
     }
 }
 
-impl ToSchema for SurveyQuestion {
-    fn name() -> Cow<'static, str> {
-        "SurveyQuestion".into()
-    }
-}
+impl ToSchema for SurveyQuestion {}
 
 /// The `actions` or `events` that show a survey.
 fn condition_values(item: &str) -> RefOr<Schema> {
@@ -225,11 +219,7 @@ impl PartialSchema for SurveyConditions {
     }
 }
 
-impl ToSchema for SurveyConditions {
-    fn name() -> Cow<'static, str> {
-        "SurveyConditions".into()
-    }
-}
+impl ToSchema for SurveyConditions {}
 
 /// How a survey looks.
 pub(crate) struct SurveyAppearance;
@@ -259,11 +249,7 @@ impl PartialSchema for SurveyAppearance {
     }
 }
 
-impl ToSchema for SurveyAppearance {
-    fn name() -> Cow<'static, str> {
-        "SurveyAppearance".into()
-    }
-}
+impl ToSchema for SurveyAppearance {}
 
 #[cfg(test)]
 mod tests {
