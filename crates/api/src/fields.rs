@@ -120,7 +120,7 @@ impl Fields<'_> {
             Patch::Null => Ok(Patch::Null),
             Patch::Value(value) => convert(value)
                 .map(Patch::Value)
-                .ok_or_else(|| ValidationError::field(name, ValidationCode::Invalid, message)),
+                .ok_or_else(|| ValidationError::invalid(name, message)),
         }
     }
 }

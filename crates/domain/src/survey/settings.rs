@@ -9,7 +9,7 @@ use serde_json::{Map, Number, Value};
 
 use super::html::sanitize;
 use super::question::ContentType;
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 use crate::json_fields::{ObjectWriter, Source, WrongShape, take_as};
 
 /// An appearance's keys by wire name: what its parser reads and the API's schema describes.
@@ -90,7 +90,7 @@ fn parse_sent<T>(
     not_an_object: &str,
     read: fn(Reader) -> Result<T, String>,
 ) -> Result<T, ValidationError> {
-    let invalid = |detail: String| ValidationError::field(attr, ValidationCode::Invalid, detail);
+    let invalid = |detail: String| ValidationError::invalid(attr, detail);
     let Value::Object(object) = value else {
         return Err(invalid(not_an_object.to_owned()));
     };

@@ -13,7 +13,7 @@ use super::{
     ResponseCounts, ResponseFilter, SearchText, SurveyResponse, SurveyResponseRepository,
     SurveyResults, SurveyStats, TallyRequest,
 };
-use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
+use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::person::stored_distinct_id;
 use crate::ports::{Page, PageRequest};
 use crate::survey::activity as survey_activity;
@@ -296,9 +296,8 @@ impl SurveyResponseService {
             return Err(ValidationError::required("distinct_ids").into());
         }
         if distinct_ids.len() > MAX_BULK_DELETE {
-            return Err(ValidationError::field(
+            return Err(ValidationError::invalid(
                 "distinct_ids",
-                ValidationCode::Invalid,
                 format!("You can only pass {MAX_BULK_DELETE} distinct_ids at a time."),
             )
             .into());
@@ -448,11 +447,7 @@ fn question_keys(questions: Option<&Questions>, id: &str) -> Result<AnswerKeys, 
         .flatten()
         .find(|keys| keys.id == id)
         .ok_or_else(|| {
-            ValidationError::field(
-                "question",
-                ValidationCode::Invalid,
-                "The survey has no question with this id.",
-            )
+            ValidationError::invalid("question", "The survey has no question with this id.")
         })
 }
 

@@ -277,9 +277,8 @@ impl WebhookService {
             return Ok(None);
         };
         if surveys.is_empty() {
-            return Err(ValidationError::field(
+            return Err(ValidationError::invalid(
                 "survey_ids",
-                ValidationCode::Invalid,
                 "Choose at least one survey, or null for every survey.",
             )
             .into());
@@ -292,9 +291,8 @@ impl WebhookService {
             .await?
             .first()
         {
-            return Err(ValidationError::field(
+            return Err(ValidationError::invalid(
                 "survey_ids",
-                ValidationCode::Invalid,
                 format!("Survey {} does not exist in this project.", missing.0),
             )
             .into());
@@ -310,9 +308,8 @@ fn events(
     events.sort_unstable();
     events.dedup();
     if events.is_empty() {
-        return Err(ValidationError::field(
+        return Err(ValidationError::invalid(
             "events",
-            ValidationCode::Invalid,
             "Choose at least one event.",
         ));
     }

@@ -78,17 +78,12 @@ fn choice_error(attr: &str, value: &Value) -> ValidationError {
 }
 
 fn events(value: &Value) -> Result<Vec<WebhookEvent>, ValidationError> {
-    let items = value.as_array().ok_or_else(|| {
-        ValidationError::field(
-            "events",
-            ValidationCode::Invalid,
-            "Expected a list of event names.",
-        )
-    })?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| ValidationError::invalid("events", "Expected a list of event names."))?;
     if items.len() > MAX_EVENTS {
-        return Err(ValidationError::field(
+        return Err(ValidationError::invalid(
             "events",
-            ValidationCode::Invalid,
             format!("Ensure this field has no more than {MAX_EVENTS} elements."),
         ));
     }
@@ -103,8 +98,7 @@ fn events(value: &Value) -> Result<Vec<WebhookEvent>, ValidationError> {
 }
 
 fn surveys(value: &Value) -> Result<Vec<SurveyId>, ValidationError> {
-    let invalid =
-        |detail: &str| ValidationError::field("survey_ids", ValidationCode::Invalid, detail);
+    let invalid = |detail: &str| ValidationError::invalid("survey_ids", detail);
     let items = value
         .as_array()
         .ok_or_else(|| invalid("Expected a list of survey ids."))?;

@@ -588,7 +588,7 @@ fn timestamp(raw: &RawValue) -> Option<DateTime<Utc>> {
 }
 
 fn invalid(attr: &str, detail: impl Into<String>) -> ApiError {
-    ValidationError::field(attr, ValidationCode::Invalid, detail).into()
+    ValidationError::invalid(attr, detail).into()
 }
 
 #[cfg(test)]

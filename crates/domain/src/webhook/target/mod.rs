@@ -58,8 +58,7 @@ impl TargetPolicy {
     /// # Errors
     /// `Invalid` on `url`, saying why.
     pub fn url(&self, text: &str) -> Result<Url, ValidationError> {
-        let invalid =
-            |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
+        let invalid = |detail: String| ValidationError::invalid("url", detail);
         if text.chars().count() > MAX_URL_CHARS {
             return Err(ValidationError::field(
                 "url",
@@ -98,8 +97,7 @@ impl TargetPolicy {
         url: &Url,
         resolver: &dyn HostResolver,
     ) -> Result<(), ValidationError> {
-        let invalid =
-            |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
+        let invalid = |detail: String| ValidationError::invalid("url", detail);
         let Some(Host::Domain(host)) = url.host() else {
             return Ok(());
         };
