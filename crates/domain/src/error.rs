@@ -178,6 +178,11 @@ impl ValidationError {
     pub fn invalid(attr: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::field(attr, ValidationCode::Invalid, detail)
     }
+
+    /// An `invalid_input` error about the request as a whole.
+    pub fn invalid_input(detail: impl Into<String>) -> Self {
+        Self::general(ValidationCode::Invalid, detail)
+    }
 }
 
 impl fmt::Display for ValidationError {

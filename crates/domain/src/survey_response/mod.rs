@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
 pub use export::{ExportCursor, ExportFormat, ExportRenderer};
@@ -137,8 +137,7 @@ impl DateWindow {
         if let (Some(from), Some(to)) = (from, to)
             && from > to
         {
-            return Err(ValidationError::general(
-                ValidationCode::Invalid,
+            return Err(ValidationError::invalid_input(
                 "date_from must be before date_to",
             ));
         }

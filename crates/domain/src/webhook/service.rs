@@ -14,7 +14,7 @@ use super::{
     WebhookRepository, WebhookSecret, WebhookSettings,
 };
 use crate::activity::ActivityPage;
-use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::error::{DomainError, ValidationError};
 use crate::in_transaction;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
@@ -225,8 +225,7 @@ impl WebhookService {
         delivery: DeliveryId,
     ) -> Result<Delivery, DomainError> {
         if !self.get(project, webhook).await?.settings.enabled {
-            return Err(ValidationError::general(
-                ValidationCode::Invalid,
+            return Err(ValidationError::invalid_input(
                 "This webhook is disabled: enable it to retry its deliveries.",
             )
             .into());
