@@ -37,7 +37,7 @@ impl Fields<'_> {
         if let Patch::Value(text) = &patch
             && text.chars().count() > max_chars
         {
-            return Err(too_long(name, max_chars));
+            return Err(ValidationError::too_long(name, max_chars));
         }
         Ok(patch)
     }
@@ -123,15 +123,6 @@ impl Fields<'_> {
                 .ok_or_else(|| ValidationError::invalid(name, message)),
         }
     }
-}
-
-/// DRF's `max_length` error for `attr`.
-pub(crate) fn too_long(attr: &str, max_chars: usize) -> ValidationError {
-    ValidationError::field(
-        attr,
-        ValidationCode::MaxLength,
-        format!("Ensure this field has no more than {max_chars} characters."),
-    )
 }
 
 /// A field that may be left out but not sent as `null`: `None` when absent.

@@ -179,6 +179,12 @@ impl ValidationError {
         Self::field(attr, ValidationCode::Invalid, detail)
     }
 
+    /// DRF's `max_length` error for `attr`.
+    pub fn too_long(attr: impl Into<String>, max_chars: usize) -> Self {
+        let detail = format!("Ensure this field has no more than {max_chars} characters.");
+        Self::field(attr, ValidationCode::MaxLength, detail)
+    }
+
     /// An `invalid_input` error about the request as a whole.
     pub fn invalid_input(detail: impl Into<String>) -> Self {
         Self::general(ValidationCode::Invalid, detail)

@@ -29,11 +29,7 @@ impl FlagKey {
             ));
         }
         if key.chars().count() > MAX_KEY_CHARS {
-            return Err(ValidationError::field(
-                "key",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_KEY_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("key", MAX_KEY_CHARS));
         }
         if !pattern.is_match(key) {
             return Err(ValidationError::field(

@@ -22,11 +22,7 @@ impl SurveyName {
             ));
         }
         if name.chars().count() > MAX_NAME_CHARS {
-            return Err(ValidationError::field(
-                "name",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_NAME_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("name", MAX_NAME_CHARS));
         }
         Ok(Self(name.to_owned()))
     }
