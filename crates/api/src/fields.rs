@@ -7,6 +7,14 @@ use serde_json::{Map, Value};
 use domain::error::{ValidationCode, ValidationError};
 use domain::patch::Patch;
 
+/// DRF's `invalid_choice` error for `attr`, naming `value` as sent (a string without quotes).
+pub(crate) fn not_a_choice(attr: &str, value: &Value) -> ValidationError {
+    let shown = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
+    ValidationError::invalid_choice(attr, &shown)
+}
+
 /// Typed access to the fields of a request body.
 pub(crate) struct Fields<'a>(pub &'a Map<String, Value>);
 
