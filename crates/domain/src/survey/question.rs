@@ -40,16 +40,14 @@ use question_keys::{
     SCALE, SHUFFLE_OPTIONS, TYPE, UPPER_BOUND_LABEL,
 };
 
-/// How the SDKs render a text that may carry HTML (a description, the thank-you message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContentType {
-    Text,
-    Html,
-}
-
-impl ContentType {
-    pub const ALL: [Self; 2] = [Self::Text, Self::Html];
+wire_enum! {
+    /// How the SDKs render a text that may carry HTML (a description, the thank-you message).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ContentType {
+        Text = "text",
+        Html = "html",
+    }
 }
 
 wire_enum! {
@@ -111,17 +109,17 @@ pub struct RatingQuestion {
     pub upper_bound_label: Option<String>,
 }
 
-/// How a rating is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RatingDisplay {
-    Number,
-    Emoji,
+wire_enum! {
+    /// How a rating is shown.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum RatingDisplay {
+        Number = "number",
+        Emoji = "emoji",
+    }
 }
 
 impl RatingDisplay {
-    pub const ALL: [Self; 2] = [Self::Number, Self::Emoji];
-
     /// The scales a rating shown this way may have.
     pub fn scales(self) -> &'static [u8] {
         match self {
