@@ -32,12 +32,7 @@ impl Pagination {
         };
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
-                "limit" => {
-                    pagination.limit = match value.trim().parse::<u64>() {
-                        Ok(0) | Err(_) => DEFAULT_LIMIT,
-                        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-                    }
-                }
+                "limit" => pagination.limit = limit(&value, DEFAULT_LIMIT),
                 "offset" => pagination.offset = value.trim().parse::<u64>().unwrap_or(0),
                 _ => {}
             }
@@ -50,6 +45,14 @@ impl Pagination {
             limit: self.limit,
             offset: self.offset,
         }
+    }
+}
+
+/// A `limit` as sent: `default` when absent, zero or garbage, never more than [`MAX_LIMIT`].
+fn limit(value: &str, default: u32) -> u32 {
+    match value.trim().parse::<u64>() {
+        Ok(0) | Err(_) => default,
+        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
     }
 }
 
@@ -138,12 +141,7 @@ impl PageNumber {
         };
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
-                "limit" => {
-                    numbered.limit = match value.trim().parse::<u64>() {
-                        Ok(0) | Err(_) => Self::DEFAULT_LIMIT,
-                        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-                    }
-                }
+                "limit" => numbered.limit = limit(&value, Self::DEFAULT_LIMIT),
                 "page" => numbered.page = value.trim().parse::<u64>().unwrap_or(1).max(1),
                 _ => {}
             }
