@@ -60,6 +60,25 @@ impl ApiError {
         }
     }
 
+    /// An `invalid_request` error: the request itself cannot be served.
+    pub(crate) fn invalid_request(
+        status: StatusCode,
+        code: &'static str,
+        detail: impl Into<String>,
+    ) -> Self {
+        Self::new(status, "invalid_request", code, detail)
+    }
+
+    /// A 401: the caller is not known.
+    pub(crate) fn unauthorized(code: &'static str, detail: impl Into<String>) -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "authentication_error",
+            code,
+            detail,
+        )
+    }
+
     pub fn status(&self) -> StatusCode {
         self.status
     }
@@ -78,45 +97,32 @@ impl ApiError {
     }
 
     pub fn not_found_with(detail: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            "invalid_request",
-            "not_found",
-            detail,
-        )
+        Self::invalid_request(StatusCode::NOT_FOUND, "not_found", detail)
     }
 
     pub fn parse_error(detail: impl Into<String>) -> Self {
-        Self::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            "parse_error",
-            detail,
-        )
+        Self::invalid_request(StatusCode::BAD_REQUEST, "parse_error", detail)
     }
 
     pub fn unsupported_media_type(content_type: &str) -> Self {
-        Self::new(
+        Self::invalid_request(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "invalid_request",
             "unsupported_media_type",
             format!("Unsupported media type \"{content_type}\" in request."),
         )
     }
 
     pub fn method_not_allowed(method: &str) -> Self {
-        Self::new(
+        Self::invalid_request(
             StatusCode::METHOD_NOT_ALLOWED,
-            "invalid_request",
             "method_not_allowed",
             format!("Method \"{method}\" not allowed."),
         )
     }
 
     pub fn payload_too_large(limit: usize) -> Self {
-        Self::new(
+        Self::invalid_request(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request",
             "request_too_large",
             format!("Request body is larger than the limit of {limit} bytes."),
         )
@@ -124,9 +130,8 @@ impl ApiError {
 
     /// A capture batch with more events than the operator allows.
     pub fn too_many_events(limit: usize) -> Self {
-        Self::new(
+        Self::invalid_request(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request",
             "request_too_large",
             format!("A capture request may carry at most {limit} events."),
         )
@@ -136,9 +141,8 @@ impl ApiError {
     /// capture answers `413 payload_too_large`, "maximum event size exceeded").
     pub fn event_too_large(index: usize) -> Self {
         use domain::survey_response::MAX_EVENT_BYTES;
-        Self::new(
+        Self::invalid_request(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request",
             "payload_too_large",
             format!("Event {index} exceeds the maximum event size of {MAX_EVENT_BYTES} bytes."),
         )
@@ -329,35 +333,15 @@ impl From<AccessError> for ApiError {
     fn from(error: AccessError) -> Self {
         let detail = error.to_string();
         match error {
-            AccessError::NotAuthenticated => Self::new(
-                StatusCode::UNAUTHORIZED,
-                "authentication_error",
-                "not_authenticated",
-                detail,
-            ),
-            AccessError::InvalidKey(_) => Self::new(
-                StatusCode::UNAUTHORIZED,
-                "authentication_error",
-                "authentication_failed",
-                detail,
-            ),
+            AccessError::NotAuthenticated => Self::unauthorized("not_authenticated", detail),
+            AccessError::InvalidKey(_) => Self::unauthorized("authentication_failed", detail),
             AccessError::MissingScope(_)
             | AccessError::NotProjectMember
             | AccessError::NotOrganizationMember
             | AccessError::KeyNotScopedToProject(_)
             | AccessError::KeyNotScopedToOrganization(_) => Self::permission_denied(detail),
-            AccessError::MissingProjectToken => Self::new(
-                StatusCode::UNAUTHORIZED,
-                "authentication_error",
-                "missing_api_key",
-                detail,
-            ),
-            AccessError::InvalidProjectToken => Self::new(
-                StatusCode::UNAUTHORIZED,
-                "authentication_error",
-                "invalid_api_key",
-                detail,
-            ),
+            AccessError::MissingProjectToken => Self::unauthorized("missing_api_key", detail),
+            AccessError::InvalidProjectToken => Self::unauthorized("invalid_api_key", detail),
             AccessError::ProjectNotFound | AccessError::OrganizationNotFound => {
                 Self::not_found_with(detail)
             }

@@ -72,15 +72,12 @@ fn error_for<B>(response: &ServiceResponse<B>) -> ApiError {
                 .and_then(|v| v.to_str().ok())
                 .unwrap_or(""),
         ),
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::invalid_request(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid_request",
             "request_too_large",
             "Request body is too large.",
         ),
-        StatusCode::UNAUTHORIZED => ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "authentication_error",
+        StatusCode::UNAUTHORIZED => ApiError::unauthorized(
             "not_authenticated",
             "Authentication credentials were not provided.",
         ),
@@ -90,9 +87,8 @@ fn error_for<B>(response: &ServiceResponse<B>) -> ApiError {
         status if status.is_server_error() => {
             ApiError::new(status, "server_error", "error", "A server error occurred.")
         }
-        status => ApiError::new(
+        status => ApiError::invalid_request(
             status,
-            "invalid_request",
             "invalid_input",
             status
                 .canonical_reason()

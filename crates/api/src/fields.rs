@@ -7,6 +7,14 @@ use serde_json::{Map, Value};
 use domain::error::{ValidationCode, ValidationError};
 use domain::patch::Patch;
 
+/// DRF's `invalid_choice` error for `attr`, naming `value` as sent (a string without quotes).
+pub(crate) fn not_a_choice(attr: &str, value: &Value) -> ValidationError {
+    let shown = value
+        .as_str()
+        .map_or_else(|| value.to_string(), str::to_owned);
+    ValidationError::invalid_choice(attr, &shown)
+}
+
 /// Typed access to the fields of a request body.
 pub(crate) struct Fields<'a>(pub &'a Map<String, Value>);
 
@@ -37,7 +45,7 @@ impl Fields<'_> {
         if let Patch::Value(text) = &patch
             && text.chars().count() > max_chars
         {
-            return Err(too_long(name, max_chars));
+            return Err(ValidationError::too_long(name, max_chars));
         }
         Ok(patch)
     }
@@ -120,18 +128,9 @@ impl Fields<'_> {
             Patch::Null => Ok(Patch::Null),
             Patch::Value(value) => convert(value)
                 .map(Patch::Value)
-                .ok_or_else(|| ValidationError::field(name, ValidationCode::Invalid, message)),
+                .ok_or_else(|| ValidationError::invalid(name, message)),
         }
     }
-}
-
-/// DRF's `max_length` error for `attr`.
-pub(crate) fn too_long(attr: &str, max_chars: usize) -> ValidationError {
-    ValidationError::field(
-        attr,
-        ValidationCode::MaxLength,
-        format!("Ensure this field has no more than {max_chars} characters."),
-    )
 }
 
 /// A field that may be left out but not sent as `null`: `None` when absent.

@@ -19,7 +19,7 @@ use domain::sdk::SdkService;
 use domain::webhook::DispatchCounts;
 use prometheus::{
     Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Registry, TextEncoder, core::Collector,
 };
 
 use crate::error::{ApiError, Fault};
@@ -79,138 +79,92 @@ impl Metrics {
     /// error the unit test below catches.
     pub fn new() -> Self {
         let registry = Registry::new();
-        let requests = IntCounterVec::new(
-            Opts::new(
+        let counter = |name, help| registered(&registry, IntCounter::new(name, help));
+        let gauge = |name, help| registered(&registry, IntGauge::new(name, help));
+        let counters = |name, help, labels: &[&str]| {
+            registered(&registry, IntCounterVec::new(Opts::new(name, help), labels))
+        };
+        let gauges = |name, help, label| {
+            registered(&registry, IntGaugeVec::new(Opts::new(name, help), &[label]))
+        };
+        let instruments = Instruments {
+            requests: counters(
                 "burrow_http_requests_total",
                 "HTTP requests answered, by route pattern, method and status.",
+                &["method", "route", "status"],
             ),
-            &["method", "route", "status"],
-        )
-        .expect("valid metric");
-        let latency = HistogramVec::new(
-            HistogramOpts::new(
-                "burrow_http_request_duration_seconds",
-                "Time from a request's arrival to its answer, by route pattern and method.",
-            )
-            .buckets(vec![
-                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-            ]),
-            &["method", "route"],
-        )
-        .expect("valid metric");
-        let database_errors = IntCounterVec::new(
-            Opts::new(
+            latency: registered(
+                &registry,
+                HistogramVec::new(
+                    HistogramOpts::new(
+                        "burrow_http_request_duration_seconds",
+                        "Time from a request's arrival to its answer, by route pattern and method.",
+                    )
+                    .buckets(vec![
+                        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                        10.0,
+                    ]),
+                    &["method", "route"],
+                ),
+            ),
+            database_errors: counters(
                 "burrow_database_errors_total",
                 "Requests failed by the database: `unavailable` (unreachable, answered 503) or `failed` (answered 500).",
+                &["kind"],
             ),
-            &["kind"],
-        )
-        .expect("valid metric");
-        let rate_limited = IntCounter::new(
-            "burrow_rate_limit_rejections_total",
-            "Requests refused with 429 because their key was over its rate limit.",
-        )
-        .expect("valid metric");
-        let rate_limit_store_errors = IntCounter::new(
-            "burrow_rate_limit_store_errors_total",
-            "Requests served without rate limiting because the shared counters (Redis) could not be reached.",
-        )
-        .expect("valid metric");
-        let pool = IntGaugeVec::new(
-            Opts::new(
+            rate_limited: counter(
+                "burrow_rate_limit_rejections_total",
+                "Requests refused with 429 because their key was over its rate limit.",
+            ),
+            rate_limit_store_errors: counter(
+                "burrow_rate_limit_store_errors_total",
+                "Requests served without rate limiting because the shared counters (Redis) could not be reached.",
+            ),
+            pool: gauges(
                 "burrow_db_pool_connections",
                 "Database pool connections: `open`, `idle`, and requests `waiting` for one.",
+                "state",
             ),
-            &["state"],
-        )
-        .expect("valid metric");
-        let pool_max = IntGauge::new(
-            "burrow_db_pool_max_connections",
-            "Most connections this node's pool opens.",
-        )
-        .expect("valid metric");
-        let sdk_snapshots = IntCounterVec::new(
-            Opts::new(
+            pool_max: gauge(
+                "burrow_db_pool_max_connections",
+                "Most connections this node's pool opens.",
+            ),
+            sdk_snapshots: counters(
                 "burrow_sdk_snapshots_total",
                 "SDK requests' project snapshots, by where they came from: `memory` (kept), `storage` (built) or `shared` (taken from another request's build of it).",
+                &["source"],
             ),
-            &["source"],
-        )
-        .expect("valid metric");
-        let sdk_kept = IntGaugeVec::new(
-            Opts::new(
+            sdk_kept: gauges(
                 "burrow_sdk_kept_entries",
                 "Entries this node keeps for SDK requests, by memory: `tokens` (valid project tokens, pointing at their project) and `snapshots` (projects' flags and surveys).",
+                "memory",
             ),
-            &["memory"],
-        )
-        .expect("valid metric");
-        let sdk_kept_bytes = IntGauge::new(
-            "burrow_sdk_kept_snapshot_bytes",
-            "About how many bytes the SDK snapshots this node keeps take (BURROW_SDK_SNAPSHOT_MB bounds it).",
-        )
-        .expect("valid metric");
-        let sdk_listening = IntGauge::new(
-            "burrow_sdk_change_listener_up",
-            "1 while this node hears PostgreSQL's change notifications and so keeps SDK snapshots.",
-        )
-        .expect("valid metric");
-        let webhook_attempts = IntCounterVec::new(
-            Opts::new(
+            sdk_kept_bytes: gauge(
+                "burrow_sdk_kept_snapshot_bytes",
+                "About how many bytes the SDK snapshots this node keeps take (BURROW_SDK_SNAPSHOT_MB bounds it).",
+            ),
+            sdk_listening: gauge(
+                "burrow_sdk_change_listener_up",
+                "1 while this node hears PostgreSQL's change notifications and so keeps SDK snapshots.",
+            ),
+            webhook_attempts: counters(
                 "burrow_webhook_attempts_total",
                 "Webhook delivery attempts this node made, by outcome: `delivered`, `retried` (failed, tried again later), `failed` (the last attempt of the schedule failed), `gone` (410: the webhook was disabled).",
+                &["outcome"],
             ),
-            &["outcome"],
-        )
-        .expect("valid metric");
-        let webhook_dropped = IntCounterVec::new(
-            Opts::new(
+            webhook_dropped: counters(
                 "burrow_webhook_backlog_dropped_total",
                 "Webhook backlog this node's dispatcher dropped because it outgrew its bound, by what: `delivery` (a webhook's oldest pending deliveries), `answer` (a project's oldest answers waiting in the outbox, delivered to none of its webhooks).",
+                &["what"],
             ),
-            &["what"],
-        )
-        .expect("valid metric");
-        for collector in [
-            Box::new(requests.clone()) as Box<dyn prometheus::core::Collector>,
-            Box::new(latency.clone()),
-            Box::new(database_errors.clone()),
-            Box::new(rate_limited.clone()),
-            Box::new(rate_limit_store_errors.clone()),
-            Box::new(pool.clone()),
-            Box::new(pool_max.clone()),
-            Box::new(sdk_snapshots.clone()),
-            Box::new(sdk_kept.clone()),
-            Box::new(sdk_kept_bytes.clone()),
-            Box::new(sdk_listening.clone()),
-            Box::new(webhook_attempts.clone()),
-            Box::new(webhook_dropped.clone()),
-        ] {
-            registry
-                .register(collector)
-                .expect("metric names are unique");
-        }
+            catching_up: Mutex::new(()),
+            registry,
+        };
         // Both kinds show from the start, so a rate() over them works before the first failure.
         for kind in ["unavailable", "failed"] {
-            database_errors.with_label_values(&[kind]);
+            instruments.database_errors.with_label_values(&[kind]);
         }
-        Self(Arc::new(Instruments {
-            registry,
-            requests,
-            latency,
-            database_errors,
-            rate_limited,
-            rate_limit_store_errors,
-            pool,
-            pool_max,
-            sdk_snapshots,
-            sdk_kept,
-            sdk_kept_bytes,
-            sdk_listening,
-            webhook_attempts,
-            webhook_dropped,
-            catching_up: Mutex::new(()),
-        }))
+        Self(Arc::new(instruments))
     }
 
     /// A request refused for its key's rate limit.
@@ -289,6 +243,18 @@ impl Metrics {
             .encode_to_string(&self.0.registry.gather())
             .unwrap_or_else(|error| format!("# metrics could not be encoded: {error}\n"))
     }
+}
+
+/// `made`, registered in `registry`.
+fn registered<C: Collector + Clone + 'static>(
+    registry: &Registry,
+    made: prometheus::Result<C>,
+) -> C {
+    let collector = made.expect("valid metric");
+    registry
+        .register(Box::new(collector.clone()))
+        .expect("metric names are unique");
+    collector
 }
 
 impl Default for Metrics {

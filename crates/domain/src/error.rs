@@ -184,6 +184,28 @@ impl ValidationError {
     pub fn invalid(attr: impl Into<String>, detail: impl Into<String>) -> Self {
         Self::field(attr, ValidationCode::Invalid, detail)
     }
+
+    /// DRF's `blank` error for `attr`.
+    pub fn blank(attr: impl Into<String>) -> Self {
+        Self::field(attr, ValidationCode::Blank, "This field may not be blank.")
+    }
+
+    /// DRF's `invalid_choice` error for `attr`, naming what was sent.
+    pub fn invalid_choice(attr: impl Into<String>, sent: &str) -> Self {
+        let detail = format!("\"{sent}\" is not a valid choice.");
+        Self::field(attr, ValidationCode::InvalidChoice, detail)
+    }
+
+    /// DRF's `max_length` error for `attr`.
+    pub fn too_long(attr: impl Into<String>, max_chars: usize) -> Self {
+        let detail = format!("Ensure this field has no more than {max_chars} characters.");
+        Self::field(attr, ValidationCode::MaxLength, detail)
+    }
+
+    /// An `invalid_input` error about the request as a whole.
+    pub fn invalid_input(detail: impl Into<String>) -> Self {
+        Self::general(ValidationCode::Invalid, detail)
+    }
 }
 
 impl fmt::Display for ValidationError {

@@ -1,6 +1,7 @@
 //! What every port shares: paging, transactions (the unit of work a service runs its writes
 //! in), and the readiness check behind `/_readyz`. Each aggregate's own port lives beside it
 //! (`survey::port`, `feature_flag::port`, `tenancy::port`, …).
+//! A port method's `Unexpected` is always a storage failure, so their docs do not repeat it.
 
 use async_trait::async_trait;
 

@@ -2,46 +2,20 @@
 
 use std::fmt;
 
-/// The kind of object a route works on; each route group declares one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ScopeObject {
-    Survey,
-    FeatureFlag,
-    Plugin,
-    Project,
-    Organization,
-    User,
-    ActivityLog,
-    Webhook,
-    Person,
-}
-
-impl ScopeObject {
-    /// Every object, in the order documented in `docs/api.md`.
-    pub const ALL: [Self; 9] = [
-        Self::Survey,
-        Self::FeatureFlag,
-        Self::Plugin,
-        Self::Project,
-        Self::Organization,
-        Self::User,
-        Self::ActivityLog,
-        Self::Webhook,
-        Self::Person,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Survey => "survey",
-            Self::FeatureFlag => "feature_flag",
-            Self::Plugin => "plugin",
-            Self::Project => "project",
-            Self::Organization => "organization",
-            Self::User => "user",
-            Self::ActivityLog => "activity_log",
-            Self::Webhook => "webhook",
-            Self::Person => "person",
-        }
+wire_enum! {
+    /// The kind of object a route works on; each route group declares one. Declared in the
+    /// order `docs/api.md` documents them.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum ScopeObject {
+        Survey = "survey",
+        FeatureFlag = "feature_flag",
+        Plugin = "plugin",
+        Project = "project",
+        Organization = "organization",
+        User = "user",
+        ActivityLog = "activity_log",
+        Webhook = "webhook",
+        Person = "person",
     }
 }
 

@@ -1,8 +1,7 @@
 //! Schemas with no type of their own to derive from: the choice lists (read from the domain's
 //! enums), the error body, the two page shapes, the query parameters several routes share, and
 //! the small bodies routes describe in place.
-
-use std::borrow::Cow;
+//! A hand-written schema is named as its type (`ToSchema`'s default `name`).
 
 use domain::plugin::PluginType as DomainPluginType;
 use domain::survey::{Schedule, SurveyType as DomainSurveyType};
@@ -34,30 +33,21 @@ impl PartialSchema for SurveyType {
     }
 }
 
-impl ToSchema for SurveyType {
-    fn name() -> Cow<'static, str> {
-        "SurveyType".into()
-    }
-}
+impl ToSchema for SurveyType {}
 
 /// A survey's `schedule`.
 pub(crate) struct SurveySchedule;
 
 impl PartialSchema for SurveySchedule {
     fn schema() -> RefOr<Schema> {
-        let every = [Schedule::Once, Schedule::Recurring, Schedule::Always];
         choice(
             "How often a person may answer.",
-            every.map(Schedule::as_str),
+            Schedule::ALL.map(Schedule::as_str),
         )
     }
 }
 
-impl ToSchema for SurveySchedule {
-    fn name() -> Cow<'static, str> {
-        "SurveySchedule".into()
-    }
-}
+impl ToSchema for SurveySchedule {}
 
 /// A plugin's `plugin_type`.
 pub(crate) struct PluginType;
@@ -71,11 +61,7 @@ impl PartialSchema for PluginType {
     }
 }
 
-impl ToSchema for PluginType {
-    fn name() -> Cow<'static, str> {
-        "PluginType".into()
-    }
-}
+impl ToSchema for PluginType {}
 
 /// Every 4xx and 5xx body (`crate::ErrorBody`), as drf-exceptions-hog renders it.
 #[derive(ToSchema)]

@@ -3,13 +3,10 @@
 //! the document describes what the parsers accept. Keys the parsers do not read are allowed and
 //! kept as sent (`additionalProperties`).
 
-use std::borrow::Cow;
-
 use domain::survey::{
     BRANCHING_TYPES, ContentType, END, MatchType, QuestionType, RatingDisplay, appearance_keys,
     condition_keys, question_keys,
 };
-use serde::Serialize;
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{
     AdditionalProperties, ArrayBuilder, Discriminator, ObjectBuilder, OneOfBuilder, Schema, Type,
@@ -18,20 +15,7 @@ use utoipa::{PartialSchema, ToSchema};
 
 use super::schemas::{any, string};
 
-/// The wire names of `choices`, as the domain serializes them.
-fn names<T: Serialize>(choices: impl IntoIterator<Item = T>) -> Vec<String> {
-    choices
-        .into_iter()
-        .filter_map(|choice| {
-            serde_json::to_value(choice)
-                .ok()?
-                .as_str()
-                .map(str::to_owned)
-        })
-        .collect()
-}
-
-fn one_of(choices: impl IntoIterator<Item = String>) -> ObjectBuilder {
+fn one_of(choices: impl IntoIterator<Item = &'static str>) -> ObjectBuilder {
     string().enum_values(Some(choices))
 }
 
@@ -70,10 +54,7 @@ fn branching() -> RefOr<Schema> {
         .item(string().enum_values(Some([END])))
         .description(Some("A question's index, or `end`."));
     open_object([
-        (
-            question_keys::TYPE,
-            one_of(BRANCHING_TYPES.map(str::to_owned)).into(),
-        ),
+        (question_keys::TYPE, one_of(BRANCHING_TYPES).into()),
         (
             question_keys::INDEX,
             ObjectBuilder::new()
@@ -100,7 +81,7 @@ fn question(kind: QuestionType) -> RefOr<Schema> {
     use question_keys::*;
     let text = |description: &str| string().description(Some(description)).into();
     let mut properties: Vec<(&str, RefOr<Schema>)> = vec![
-        (TYPE, one_of([kind.as_str().to_owned()]).into()),
+        (TYPE, one_of([kind.as_str()]).into()),
         (
             ID,
             text("Answers are keyed by it; generated when not sent."),
@@ -109,7 +90,7 @@ fn question(kind: QuestionType) -> RefOr<Schema> {
         (DESCRIPTION, string().into()),
         (
             DESCRIPTION_CONTENT_TYPE,
-            one_of(names(ContentType::ALL)).into(),
+            one_of(ContentType::ALL.map(ContentType::as_str)).into(),
         ),
         (OPTIONAL, boolean().into()),
         (BUTTON_TEXT, string().into()),
@@ -121,14 +102,13 @@ fn question(kind: QuestionType) -> RefOr<Schema> {
         QuestionType::Rating => {
             let scales = RatingDisplay::ALL.map(|display| {
                 let scales = display.scales().iter().map(u8::to_string);
-                format!(
-                    "{}: {}",
-                    names([display])[0],
-                    scales.collect::<Vec<_>>().join(", ")
-                )
+                format!("{}: {}", display, scales.collect::<Vec<_>>().join(", "))
             });
             properties.extend([
-                (DISPLAY, one_of(names(RatingDisplay::ALL)).into()),
+                (
+                    DISPLAY,
+                    one_of(RatingDisplay::ALL.map(RatingDisplay::as_str)).into(),
+                ),
                 (
                     SCALE,
                     ObjectBuilder::new()
@@ -172,11 +152,7 @@ impl PartialSchema for SurveyQuestion {
     }
 }
 
-impl ToSchema for SurveyQuestion {
-    fn name() -> Cow<'static, str> {
-        "SurveyQuestion".into()
-    }
-}
+impl ToSchema for SurveyQuestion {}
 
 /// The `actions` or `events` that show a survey.
 fn condition_values(item: &str) -> RefOr<Schema> {
@@ -199,7 +175,7 @@ pub(crate) struct SurveyConditions;
 impl PartialSchema for SurveyConditions {
     fn schema() -> RefOr<Schema> {
         use condition_keys::*;
-        let match_type = || one_of(MatchType::ALL.map(|kind| kind.as_str().to_owned()));
+        let match_type = || one_of(MatchType::ALL.map(MatchType::as_str));
         open_object([
             (URL, string().into()),
             (URL_MATCH_TYPE, match_type().into()),
@@ -225,11 +201,7 @@ impl PartialSchema for SurveyConditions {
     }
 }
 
-impl ToSchema for SurveyConditions {
-    fn name() -> Cow<'static, str> {
-        "SurveyConditions".into()
-    }
-}
+impl ToSchema for SurveyConditions {}
 
 /// How a survey looks.
 pub(crate) struct SurveyAppearance;
@@ -251,7 +223,7 @@ impl PartialSchema for SurveyAppearance {
             (THANK_YOU_DESCRIPTION, sanitized().into()),
             (
                 THANK_YOU_CONTENT_TYPE,
-                one_of(names(ContentType::ALL)).into(),
+                one_of(ContentType::ALL.map(ContentType::as_str)).into(),
             ),
             (THANK_YOU_CLOSE_BUTTON, sanitized().into()),
         ])
@@ -259,11 +231,7 @@ impl PartialSchema for SurveyAppearance {
     }
 }
 
-impl ToSchema for SurveyAppearance {
-    fn name() -> Cow<'static, str> {
-        "SurveyAppearance".into()
-    }
-}
+impl ToSchema for SurveyAppearance {}
 
 #[cfg(test)]
 mod tests {

@@ -47,13 +47,10 @@ pub(crate) fn parse_object(
     let value: Value = serde_json::from_slice(bytes)
         .map_err(|error| ApiError::parse_error(format!("JSON parse error - {error}")))?;
     let Value::Object(object) = value else {
-        return Err(ValidationError::general(
-            ValidationCode::Invalid,
-            format!(
-                "Invalid data. Expected a dictionary, but got {}.",
-                python_type_name(&value)
-            ),
-        )
+        return Err(ValidationError::invalid_input(format!(
+            "Invalid data. Expected a dictionary, but got {}.",
+            python_type_name(&value)
+        ))
         .into());
     };
     if let Some(path) = null_character_path(&object) {

@@ -32,12 +32,7 @@ impl Pagination {
         };
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
-                "limit" => {
-                    pagination.limit = match value.trim().parse::<u64>() {
-                        Ok(0) | Err(_) => DEFAULT_LIMIT,
-                        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-                    }
-                }
+                "limit" => pagination.limit = limit(&value, DEFAULT_LIMIT),
                 "offset" => pagination.offset = value.trim().parse::<u64>().unwrap_or(0),
                 _ => {}
             }
@@ -50,6 +45,14 @@ impl Pagination {
             limit: self.limit,
             offset: self.offset,
         }
+    }
+}
+
+/// A `limit` as sent: `default` when absent, zero or garbage, never more than [`MAX_LIMIT`].
+fn limit(value: &str, default: u32) -> u32 {
+    match value.trim().parse::<u64>() {
+        Ok(0) | Err(_) => default,
+        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
     }
 }
 
@@ -73,8 +76,9 @@ pub struct Paginated<T> {
 
 impl<T> Paginated<T> {
     /// Wraps one page with absolute links to its neighbours. Links keep the request's other
-    /// query parameters, sorted by name like DRF; the base is `BURROW_SITE_URL` when set.
-    pub fn new(request: &HttpRequest, pagination: Pagination, page: Page<T>) -> Self {
+    /// query parameters, sorted by name like DRF; the base is `BURROW_SITE_URL` when set. The
+    /// items become `T` (a response type) on the way.
+    pub fn new(request: &HttpRequest, pagination: Pagination, page: Page<impl Into<T>>) -> Self {
         let current = current_url(request);
         let Pagination { limit, offset } = pagination;
         let next = (offset.saturating_add(u64::from(limit)) < page.count)
@@ -91,7 +95,7 @@ impl<T> Paginated<T> {
             count: page.count,
             next,
             previous,
-            results: page.items,
+            results: page.items.into_iter().map(Into::into).collect(),
         }
     }
 }
@@ -101,7 +105,11 @@ impl<T> Paginated<T> {
     /// a page whose rows passed a byte budget does): `next` starts right after its last item,
     /// with the same `limit`, so paging on loses and repeats nothing. An empty page links on as
     /// [`Paginated::new`] does, so a client never asks for the same page twice.
-    pub fn ending_early(request: &HttpRequest, pagination: Pagination, page: Page<T>) -> Self {
+    pub fn ending_early(
+        request: &HttpRequest,
+        pagination: Pagination,
+        page: Page<impl Into<T>>,
+    ) -> Self {
         let served = u64::try_from(page.items.len()).unwrap_or(u64::MAX);
         if served == 0 || served >= u64::from(pagination.limit) {
             return Self::new(request, pagination, page);
@@ -133,12 +141,7 @@ impl PageNumber {
         };
         for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
             match key.as_ref() {
-                "limit" => {
-                    numbered.limit = match value.trim().parse::<u64>() {
-                        Ok(0) | Err(_) => Self::DEFAULT_LIMIT,
-                        Ok(limit) => u32::try_from(limit).unwrap_or(MAX_LIMIT).min(MAX_LIMIT),
-                    }
-                }
+                "limit" => numbered.limit = limit(&value, Self::DEFAULT_LIMIT),
                 "page" => numbered.page = value.trim().parse::<u64>().unwrap_or(1).max(1),
                 _ => {}
             }
@@ -294,7 +297,7 @@ mod tests {
             .uri("/api/projects/1/surveys?search=Product&limit=10&offset=10")
             .insert_header(("host", "burrow.test"))
             .to_http_request();
-        let links = Paginated::new(
+        let links = Paginated::<u8>::new(
             &request,
             Pagination::from_query(request.query_string()),
             page(35),
@@ -320,20 +323,20 @@ mod tests {
             count,
             items: vec![0_u8; items],
         };
-        let links = Paginated::ending_early(&request, pagination, served(7, 500));
+        let links = Paginated::<u8>::ending_early(&request, pagination, served(7, 500));
         assert_eq!(
             links.next.as_deref(),
             Some("http://burrow.test/api/projects/1/surveys/s/responses/?limit=100&offset=17")
         );
         // The last rows: nothing follows.
         assert_eq!(
-            Paginated::ending_early(&request, pagination, served(7, 17)).next,
+            Paginated::<u8>::ending_early(&request, pagination, served(7, 17)).next,
             None
         );
         // A full page, or an empty one, links on as any list does.
         for items in [100, 0] {
             assert!(
-                Paginated::ending_early(&request, pagination, served(items, 500))
+                Paginated::<u8>::ending_early(&request, pagination, served(items, 500))
                     .next
                     .unwrap()
                     .ends_with("limit=100&offset=110")
@@ -346,7 +349,7 @@ mod tests {
         let request = TestRequest::get()
             .uri("/api/projects/?limit=10&offset=25")
             .to_http_request();
-        let links = Paginated::new(
+        let links = Paginated::<u8>::new(
             &request,
             Pagination::from_query(request.query_string()),
             page(35),
@@ -363,7 +366,7 @@ mod tests {
     #[test]
     fn a_single_page_has_no_links() {
         let request = TestRequest::get().uri("/api/projects/").to_http_request();
-        let links = Paginated::new(&request, Pagination::from_query(""), page(3));
+        let links = Paginated::<u8>::new(&request, Pagination::from_query(""), page(3));
         assert_eq!((links.next, links.previous), (None, None));
     }
 
@@ -376,7 +379,7 @@ mod tests {
                 ..ApiSettings::default()
             })
             .to_http_request();
-        let links = Paginated::new(
+        let links = Paginated::<u8>::new(
             &request,
             Pagination::from_query(request.query_string()),
             page(2),

@@ -15,77 +15,39 @@ pub trait ScopedResource: 'static {
     const OBJECT: ScopeObject;
 }
 
-/// `survey:read` / `survey:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Surveys {}
+/// Declares marker types, each naming one scope object.
+macro_rules! scoped_resources {
+    ($($(#[$doc:meta])* $marker:ident => $object:ident,)+) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $marker {}
 
-impl ScopedResource for Surveys {
-    const OBJECT: ScopeObject = ScopeObject::Survey;
+        impl ScopedResource for $marker {
+            const OBJECT: ScopeObject = ScopeObject::$object;
+        }
+    )+};
 }
 
-/// `feature_flag:read` / `feature_flag:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum FeatureFlags {}
-
-impl ScopedResource for FeatureFlags {
-    const OBJECT: ScopeObject = ScopeObject::FeatureFlag;
-}
-
-/// `plugin:read` / `plugin:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Plugins {}
-
-impl ScopedResource for Plugins {
-    const OBJECT: ScopeObject = ScopeObject::Plugin;
-}
-
-/// `project:read` / `project:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Projects {}
-
-impl ScopedResource for Projects {
-    const OBJECT: ScopeObject = ScopeObject::Project;
-}
-
-/// `organization:read` / `organization:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Organizations {}
-
-impl ScopedResource for Organizations {
-    const OBJECT: ScopeObject = ScopeObject::Organization;
-}
-
-/// `user:read` / `user:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Users {}
-
-impl ScopedResource for Users {
-    const OBJECT: ScopeObject = ScopeObject::User;
-}
-
-/// `activity_log:read` / `activity_log:write`: a resource's activity log is its own scope in
-/// PostHog, so a key may read surveys without reading who changed them, and the reverse.
-#[derive(Debug, Clone, Copy)]
-pub enum ActivityLogs {}
-
-impl ScopedResource for ActivityLogs {
-    const OBJECT: ScopeObject = ScopeObject::ActivityLog;
-}
-
-/// `webhook:read` / `webhook:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Webhooks {}
-
-impl ScopedResource for Webhooks {
-    const OBJECT: ScopeObject = ScopeObject::Webhook;
-}
-
-/// `person:read` / `person:write`.
-#[derive(Debug, Clone, Copy)]
-pub enum Persons {}
-
-impl ScopedResource for Persons {
-    const OBJECT: ScopeObject = ScopeObject::Person;
+scoped_resources! {
+    /// `survey:read` / `survey:write`.
+    Surveys => Survey,
+    /// `feature_flag:read` / `feature_flag:write`.
+    FeatureFlags => FeatureFlag,
+    /// `plugin:read` / `plugin:write`.
+    Plugins => Plugin,
+    /// `project:read` / `project:write`.
+    Projects => Project,
+    /// `organization:read` / `organization:write`.
+    Organizations => Organization,
+    /// `user:read` / `user:write`.
+    Users => User,
+    /// `activity_log:read` / `activity_log:write`: a resource's activity log is its own scope in
+    /// PostHog, so a key may read surveys without reading who changed them, and the reverse.
+    ActivityLogs => ActivityLog,
+    /// `webhook:read` / `webhook:write`.
+    Webhooks => Webhook,
+    /// `person:read` / `person:write`.
+    Persons => Person,
 }
 
 /// The scope a request on `object` with `method` needs: GET, HEAD and OPTIONS read, every other
@@ -167,14 +129,6 @@ macro_rules! extractor_scope_for_tuples {
 
 extractor_scope_for_tuples!(A, B, C, D, E, F);
 
-impl ExtractorScope for web::Payload {
-    type Resource = Unscoped;
-}
-
-impl ExtractorScope for HttpRequest {
-    type Resource = Unscoped;
-}
-
 impl<T: ?Sized> ExtractorScope for web::Data<T> {
     type Resource = Unscoped;
 }
@@ -185,14 +139,19 @@ impl<T> ExtractorScope for web::Path<T> {
     type Resource = Unscoped;
 }
 
-impl ExtractorScope for JsonObject {
-    type Resource = Unscoped;
+/// Extractors that check no key.
+macro_rules! unscoped {
+    ($($extractor:ty),+) => {$(
+        impl ExtractorScope for $extractor {
+            type Resource = Unscoped;
+        }
+    )+};
 }
 
-impl ExtractorScope for Pagination {
-    type Resource = Unscoped;
-}
-
-impl ExtractorScope for PageNumber {
-    type Resource = Unscoped;
-}
+unscoped!(
+    web::Payload,
+    HttpRequest,
+    JsonObject,
+    Pagination,
+    PageNumber
+);

@@ -16,12 +16,9 @@ use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::schema::{ComponentsBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::tag::TagBuilder;
-use utoipa::openapi::{
-    Content, InfoBuilder, KnownFormat, OpenApi, OpenApiBuilder, Paths, Ref, RefOr, Required,
-    SchemaFormat,
-};
+use utoipa::openapi::{Content, InfoBuilder, OpenApi, OpenApiBuilder, Paths, Ref, RefOr, Required};
 
-use crate::contract::schemas::{ErrorSchema, string};
+use crate::contract::schemas::{ErrorSchema, string, uuid};
 use crate::contract::{Auth, Components, Operation, collect};
 use crate::routes::{RouteInfo, operations};
 
@@ -291,20 +288,47 @@ fn status_description(status: u16) -> &'static str {
     }
 }
 
+/// The shared error responses, by the status each stands for; any other status is a
+/// `ServerError`.
+const ERRORS: [(u16, &str, &str); 10] = [
+    (
+        400,
+        "BadRequest",
+        "Malformed or invalid request (`validation_error`, `parse_error`)",
+    ),
+    (401, "Unauthorized", "No key, or one that is not valid"),
+    (
+        403,
+        "Forbidden",
+        "The key lacks the scope, or the caller the access",
+    ),
+    (404, "NotFound", "No such resource (or not the caller's)"),
+    (413, "PayloadTooLarge", "Body over the size limit"),
+    (415, "UnsupportedMediaType", "Body that is not JSON"),
+    (
+        429,
+        "TooManyRequests",
+        "The key is over its rate limit (`throttled`; `Retry-After` says when)",
+    ),
+    (
+        500,
+        "ServerError",
+        "Unexpected failure (logged with the request id)",
+    ),
+    (502, "BadGateway", "A plugin's upstream failed"),
+    (
+        503,
+        "ServiceUnavailable",
+        "PostgreSQL does not answer (`database_unavailable`; nothing was written)",
+    ),
+];
+
 /// The shared response each error status refers to.
 fn error_name(status: u16) -> &'static str {
-    match status {
-        400 => "BadRequest",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "NotFound",
-        413 => "PayloadTooLarge",
-        415 => "UnsupportedMediaType",
-        429 => "TooManyRequests",
-        502 => "BadGateway",
-        503 => "ServiceUnavailable",
-        _ => "ServerError",
-    }
+    ERRORS
+        .iter()
+        .find(|(known, ..)| *known == status)
+        .map_or("ServerError", |(_, name, _)| name)
 }
 
 /// Every `{name}` of `path`, described by name.
@@ -328,18 +352,9 @@ fn path_parameters(path: &str) -> impl Iterator<Item = utoipa::openapi::path::Pa
 
 fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
     let integer = || ObjectBuilder::new().schema_type(Type::Integer);
-    let uuid = || {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Uuid)))
-    };
-    let current = || {
-        ObjectBuilder::new()
-            .schema_type(Type::String)
-            .enum_values(Some(["@current"]))
-    };
     let either = |id: ObjectBuilder| -> RefOr<Schema> {
-        OneOfBuilder::new().item(id).item(current()).into()
+        let current = string().enum_values(Some(["@current"]));
+        OneOfBuilder::new().item(id).item(current).into()
     };
     match name {
         "project_id" => ("A project id, or `@current`.", either(integer())),
@@ -350,19 +365,10 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
         "plugin_id" => ("A plugin id.", integer().minimum(Some(0)).into()),
         "flag_id" => ("A flag id.", integer().into()),
         "config_id" => ("A plugin config id.", integer().into()),
-        "token" => (
-            "A project's public token (`phc_…`).",
-            ObjectBuilder::new().schema_type(Type::String).into(),
-        ),
-        "version" => (
-            "A posthog-js version (`1.449.2`).",
-            ObjectBuilder::new().schema_type(Type::String).into(),
-        ),
-        "file" => (
-            "A file name of posthog-js's dist.",
-            ObjectBuilder::new().schema_type(Type::String).into(),
-        ),
-        _ => ("", ObjectBuilder::new().schema_type(Type::String).into()),
+        "token" => ("A project's public token (`phc_…`).", string().into()),
+        "version" => ("A posthog-js version (`1.449.2`).", string().into()),
+        "file" => ("A file name of posthog-js's dist.", string().into()),
+        _ => ("", string().into()),
     }
 }
 
@@ -383,31 +389,7 @@ fn components(mut schemas: Components) -> utoipa::openapi::schema::Components {
     };
     ComponentsBuilder::new()
         .schemas_from_iter(schemas)
-        .response(
-            "BadRequest",
-            error("Malformed or invalid request (`validation_error`, `parse_error`)"),
-        )
-        .response("Unauthorized", error("No key, or one that is not valid"))
-        .response(
-            "Forbidden",
-            error("The key lacks the scope, or the caller the access"),
-        )
-        .response("NotFound", error("No such resource (or not the caller's)"))
-        .response("PayloadTooLarge", error("Body over the size limit"))
-        .response("UnsupportedMediaType", error("Body that is not JSON"))
-        .response(
-            "ServerError",
-            error("Unexpected failure (logged with the request id)"),
-        )
-        .response("BadGateway", error("A plugin's upstream failed"))
-        .response(
-            "TooManyRequests",
-            error("The key is over its rate limit (`throttled`; `Retry-After` says when)"),
-        )
-        .response(
-            "ServiceUnavailable",
-            error("PostgreSQL does not answer (`database_unavailable`; nothing was written)"),
-        )
+        .responses_from_iter(ERRORS.map(|(_, name, description)| (name, error(description))))
         .security_scheme(
             PERSONAL_API_KEY,
             SecurityScheme::Http(

@@ -23,11 +23,7 @@ pub(crate) async fn list(
     let page = flags
         .list(access.project.id, pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(FlagResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 pub(crate) async fn create(

@@ -188,6 +188,22 @@ fn options(allow: &str) -> actix_web::HttpResponse {
         }))
 }
 
+/// `ResourceSpec::get(handler, operation)` and the like: answers the method with `handler`,
+/// described by `operation`. The handler's scope is read from the types of its arguments: the
+/// one the caller extractor will check, never a second copy that could disagree.
+macro_rules! answering_each {
+    ($($name:ident $method:ident),*) => {$(
+        fn $name<F, Args>(self, handler: F, operation: Operation) -> Self
+        where
+            F: Handler<Args>,
+            Args: FromRequest + ExtractorScope + 'static,
+            F::Output: Responder + 'static,
+        {
+            self.answer(Method::$method, handler, Some(operation))
+        }
+    )*};
+}
+
 impl ResourceSpec {
     fn at(path: impl Into<String>) -> Self {
         Self {
@@ -257,17 +273,7 @@ impl ResourceSpec {
         }
     }
 
-    /// Answers `method` with `handler`, described by `operation`. The handler's scope is read
-    /// from the types of its arguments: the one the caller extractor will check, never a second
-    /// copy that could disagree.
-    fn route<F, Args>(self, method: Method, handler: F, operation: Operation) -> Self
-    where
-        F: Handler<Args>,
-        Args: FromRequest + ExtractorScope + 'static,
-        F::Output: Responder + 'static,
-    {
-        self.answer(method, handler, Some(operation))
-    }
+    answering_each!(get GET, post POST, patch PATCH, put PUT, delete DELETE);
 
     /// Answers `GET` with a page rendering the document: served, but no operation of it.
     fn page<F, Args>(self, handler: F) -> Self

@@ -79,11 +79,7 @@ pub(crate) async fn list(
     let page = configs
         .list(&plugin_access, access.project.id, pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(PluginConfigResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 pub(crate) async fn create(

@@ -93,11 +93,7 @@ pub(crate) async fn list(
     let page = plugins
         .list(&plugin_access(&access), pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(PluginResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 pub(crate) async fn create(

@@ -44,11 +44,7 @@ pub(crate) async fn list(
     let page = access
         .visible_projects(&principal, pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(ProjectResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 pub(crate) async fn retrieve(
@@ -67,11 +63,7 @@ pub(crate) async fn list_in_organization(
     let page = access
         .organization_projects(&organization, pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(ProjectResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 /// `/api/organizations/{id}/projects/{project_id}/`: a project of that organization.

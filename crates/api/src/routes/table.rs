@@ -3,7 +3,6 @@
 //! once. Registration (`super::configure`), `route_table()` and the OpenAPI document all read
 //! this table.
 
-use actix_web::http::Method;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
@@ -34,26 +33,22 @@ pub(super) fn table() -> Vec<ResourceSpec> {
     let users = |id, summary| Operation::new("users", id, summary);
     let keys = |id, summary| Operation::new("personal_api_keys", id, summary);
     let mut table = vec![
-        ResourceSpec::at("/_health").route(
-            Method::GET,
+        ResourceSpec::at("/_health").get(
             health::health,
             service("health", "Whether the process runs").ok_inline(status_ok()),
         ),
-        ResourceSpec::at("/_readyz").route(
-            Method::GET,
+        ResourceSpec::at("/_readyz").get(
             health::ready,
             service("ready", "Whether PostgreSQL answers")
                 .ok_inline(status_ok())
                 .also(503),
         ),
-        ResourceSpec::at("/metrics").route(
-            Method::GET,
+        ResourceSpec::at("/metrics").get(
             crate::metrics::metrics,
             service("metrics", "Prometheus metrics of this node")
                 .text(&["text/plain; version=0.0.4; charset=utf-8"]),
         ),
-        ResourceSpec::at("/api/schema").route(
-            Method::GET,
+        ResourceSpec::at("/api/schema").get(
             api_schema::schema,
             service("schema", "This OpenAPI document").ok_inline(ObjectBuilder::new()),
         ),
@@ -65,13 +60,11 @@ pub(super) fn table() -> Vec<ResourceSpec> {
         ResourceSpec::at(console::INDEX).page(console::index),
         ResourceSpec::at(console::FILE).page(console::asset),
         ResourceSpec::at("/api/users/@me")
-            .route(
-                Method::GET,
+            .get(
                 users::me,
                 users("users_me", "The key's owner").ok::<users::MeResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 users::switch_current,
                 users(
                     "users_switch_current",
@@ -81,8 +74,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
                 .ok::<users::MeResponse>(),
             ),
         ResourceSpec::at("/api/personal_api_keys")
-            .route(
-                Method::GET,
+            .get(
                 personal_api_keys::refused,
                 keys(
                     "personal_api_keys_list",
@@ -90,8 +82,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
                 )
                 .ok_inline(ObjectBuilder::new()),
             )
-            .route(
-                Method::POST,
+            .post(
                 personal_api_keys::refused,
                 keys(
                     "personal_api_keys_create",
@@ -101,8 +92,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
                 .ok_inline(ObjectBuilder::new()),
             ),
         ResourceSpec::at("/api/personal_api_keys/{key_id}")
-            .route(
-                Method::GET,
+            .get(
                 personal_api_keys::retrieve,
                 keys(
                     "personal_api_keys_retrieve",
@@ -110,8 +100,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
                 )
                 .ok::<personal_api_keys::PersonalApiKeyResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 personal_api_keys::refused,
                 keys(
                     "personal_api_keys_partial_update",
@@ -120,21 +109,18 @@ pub(super) fn table() -> Vec<ResourceSpec> {
                 .body_inline(ObjectBuilder::new())
                 .ok_inline(ObjectBuilder::new()),
             )
-            .route(
-                Method::PUT,
+            .put(
                 personal_api_keys::refused,
                 keys("personal_api_keys_update", "Replacing a key (refused)")
                     .body_inline(ObjectBuilder::new())
                     .ok_inline(ObjectBuilder::new()),
             )
-            .route(
-                Method::DELETE,
+            .delete(
                 personal_api_keys::refused,
                 keys("personal_api_keys_destroy", "Deleting a key (refused)")
                     .ok_inline(ObjectBuilder::new()),
             ),
-        ResourceSpec::at("/api/organizations").route(
-            Method::GET,
+        ResourceSpec::at("/api/organizations").get(
             organizations::list,
             Operation::new(
                 "organizations",
@@ -143,8 +129,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
             )
             .paginated::<OrganizationResponse>(),
         ),
-        ResourceSpec::at("/api/projects").route(
-            Method::GET,
+        ResourceSpec::at("/api/projects").get(
             projects::list,
             Operation::new(
                 "projects",
@@ -153,8 +138,7 @@ pub(super) fn table() -> Vec<ResourceSpec> {
             )
             .paginated::<ProjectResponse>(),
         ),
-        ResourceSpec::at("/api/projects/{project_id}").route(
-            Method::GET,
+        ResourceSpec::at("/api/projects/{project_id}").get(
             projects::retrieve,
             Operation::new("projects", "projects_retrieve", "One project").ok::<ProjectResponse>(),
         ),
@@ -172,17 +156,20 @@ pub(super) fn table() -> Vec<ResourceSpec> {
 /// instead of a personal key, answered to any origin.
 fn sdk_resources() -> Vec<ResourceSpec> {
     let sdk = |id, summary| Operation::new("sdk", id, summary).auth(Auth::ProjectToken);
+    let tokens = || {
+        [
+            query("token", "The project's public token.", string()),
+            query("api_key", "The same, as older SDKs send it.", string()),
+        ]
+    };
     let capture = |id, summary| {
         sdk(id, summary)
-            .query([
-                query(
-                    "compression",
-                    "`gzip-js` or `base64` when the body is encoded so.",
-                    string(),
-                ),
-                query("token", "The project's public token.", string()),
-                query("api_key", "The same, as older SDKs send it.", string()),
-            ])
+            .query([query(
+                "compression",
+                "`gzip-js` or `base64` when the body is encoded so.",
+                string(),
+            )])
+            .query(tokens())
             .required_body::<capture::CapturePayload<'static>>()
             .ok_inline(
                 ObjectBuilder::new()
@@ -208,28 +195,23 @@ fn sdk_resources() -> Vec<ResourceSpec> {
         .also(404)
     };
     [
-        ResourceSpec::at("/batch").route(
-            Method::POST,
+        ResourceSpec::at("/batch").post(
             capture::capture,
             capture("capture_batch", "Capture a batch of events (SDKs)"),
         ),
-        ResourceSpec::at("/capture").route(
-            Method::POST,
+        ResourceSpec::at("/capture").post(
             capture::capture,
             capture("capture", "Capture events (SDKs)"),
         ),
-        ResourceSpec::at("/e").route(
-            Method::POST,
+        ResourceSpec::at("/e").post(
             capture::capture,
             capture("capture_e", "Capture events (SDKs, short path)"),
         ),
-        ResourceSpec::at("/i/v0/e").route(
-            Method::POST,
+        ResourceSpec::at("/i/v0/e").post(
             capture::capture,
             capture("capture_i_v0_e", "Capture events (SDKs, versioned path)"),
         ),
-        ResourceSpec::at("/external_surveys/{survey_id}").route(
-            Method::GET,
+        ResourceSpec::at("/external_surveys/{survey_id}").get(
             hosted_surveys::page,
             Operation::new(
                 "sdk",
@@ -240,22 +222,17 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             .page_errors(&[404, 410])
             .text(&["text/html; charset=utf-8"]),
         ),
-        ResourceSpec::at("/api/surveys").route(
-            Method::GET,
+        ResourceSpec::at("/api/surveys").get(
             public_surveys::feed,
             sdk(
                 "surveys_feed",
                 "The project's unarchived surveys, as PostHog's SDKs fetch them",
             )
-            .query([
-                query("token", "The project's public token.", string()),
-                query("api_key", "The same, as older SDKs send it.", string()),
-            ])
+            .query(tokens())
             .ok::<public_surveys::SurveyFeed>()
             .conditional(),
         ),
-        ResourceSpec::at("/array/{token}/config").route(
-            Method::GET,
+        ResourceSpec::at("/array/{token}/config").get(
             remote_config::remote_config,
             sdk(
                 "remote_config",
@@ -265,8 +242,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             .conditional()
             .also(404),
         ),
-        ResourceSpec::at("/array/{token}/config.js").route(
-            Method::GET,
+        ResourceSpec::at("/array/{token}/config.js").get(
             remote_config::remote_config_script,
             sdk(
                 "remote_config_script",
@@ -276,8 +252,7 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             .conditional()
             .also(404),
         ),
-        ResourceSpec::at("/flags").route(
-            Method::POST,
+        ResourceSpec::at("/flags").post(
             flags::flags,
             sdk(
                 "flags",
@@ -291,13 +266,11 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             .body::<flags::FlagsBody>()
             .ok_inline(ObjectBuilder::new()),
         ),
-        ResourceSpec::at("/static/{version}/{file}").route(
-            Method::GET,
+        ResourceSpec::at("/static/{version}/{file}").get(
             static_assets::versioned,
             static_file("static_versioned"),
         ),
-        ResourceSpec::at("/static/{file}").route(
-            Method::GET,
+        ResourceSpec::at("/static/{file}").get(
             static_assets::unversioned,
             static_file("static_newest"),
         ),
@@ -323,16 +296,14 @@ fn flag_definition_resources() -> Vec<ResourceSpec> {
             .conditional()
     };
     vec![
-        ResourceSpec::at("/flags/definitions").route(
-            Method::GET,
+        ResourceSpec::at("/flags/definitions").get(
             flag_definitions::definitions,
             definitions(
                 "flag_definitions",
                 "Flag definitions for local evaluation (posthog-python 7.11.2 and later)",
             ),
         ),
-        ResourceSpec::at("/api/feature_flag/local_evaluation").route(
-            Method::GET,
+        ResourceSpec::at("/api/feature_flag/local_evaluation").get(
             flag_definitions::definitions,
             definitions(
                 "feature_flag_local_evaluation",
@@ -351,8 +322,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
     let projects = |id, summary| Operation::new("projects", id, summary);
     let plugins = |id, summary| Operation::new("plugins", id, summary);
     let resources = vec![
-        ResourceSpec::at(organization.clone()).route(
-            Method::GET,
+        ResourceSpec::at(organization.clone()).get(
             organizations::retrieve,
             Operation::new(
                 "organizations",
@@ -361,8 +331,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .ok::<OrganizationResponse>(),
         ),
-        ResourceSpec::at(format!("{organization}/projects")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{organization}/projects")).get(
             projects::list_in_organization,
             projects(
                 "organizations_projects_list",
@@ -370,8 +339,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .paginated::<ProjectResponse>(),
         ),
-        ResourceSpec::at(format!("{organization}/projects/{{project_id}}")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{organization}/projects/{{project_id}}")).get(
             projects::retrieve_in_organization,
             projects(
                 "organizations_projects_retrieve",
@@ -380,27 +348,23 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             .ok::<ProjectResponse>(),
         ),
         ResourceSpec::at(all_plugins.clone())
-            .route(
-                Method::GET,
+            .get(
                 plugins::list,
                 plugins("plugins_list", "The organization's plugins").paginated::<PluginResponse>(),
             )
-            .route(
-                Method::POST,
+            .post(
                 plugins::create,
                 plugins("plugins_create", "Install a plugin")
                     .body::<plugins::PluginWrite>()
                     .created::<PluginResponse>()
                     .also(502),
             ),
-        ResourceSpec::at(format!("{all_plugins}/activity")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_plugins}/activity")).get(
             plugins::activity,
             plugins("plugins_activity", "The organization's plugin activity")
                 .numbered::<ActivityResponse>(),
         ),
-        ResourceSpec::at(format!("{all_plugins}/repository")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_plugins}/repository")).get(
             plugins::repository,
             plugins(
                 "plugins_repository",
@@ -409,8 +373,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             .ok_inline(any())
             .also(502),
         ),
-        ResourceSpec::at(format!("{all_plugins}/unused")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_plugins}/unused")).get(
             plugins::unused,
             plugins(
                 "plugins_unused",
@@ -419,32 +382,27 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             .ok_inline(ArrayBuilder::new().items(ObjectBuilder::new().schema_type(Type::Integer))),
         ),
         ResourceSpec::at(plugin.clone())
-            .route(
-                Method::GET,
+            .get(
                 plugins::retrieve,
                 plugins("plugins_retrieve", "One plugin").ok::<PluginResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 plugins::update,
                 plugins("plugins_partial_update", "Change a plugin")
                     .body::<plugins::PluginWrite>()
                     .ok::<PluginResponse>(),
             )
-            .route(
-                Method::PUT,
+            .put(
                 plugins::update,
                 plugins("plugins_update", "Change a plugin (as PATCH)")
                     .body::<plugins::PluginWrite>()
                     .ok::<PluginResponse>(),
             )
-            .route(
-                Method::DELETE,
+            .delete(
                 plugins::delete,
                 plugins("plugins_destroy", "Uninstall a plugin").no_content(),
             ),
-        ResourceSpec::at(format!("{plugin}/check_for_updates")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{plugin}/check_for_updates")).get(
             plugins::check_for_updates,
             plugins(
                 "plugins_check_for_updates",
@@ -458,13 +416,11 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             })
             .also(502),
         ),
-        ResourceSpec::at(format!("{plugin}/source")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{plugin}/source")).get(
             plugins::source,
             plugins("plugins_source", "The plugin's source files").ok_inline(source_files(false)),
         ),
-        ResourceSpec::at(format!("{plugin}/update_source")).route(
-            Method::PATCH,
+        ResourceSpec::at(format!("{plugin}/update_source")).patch(
             plugins::update_source,
             plugins(
                 "plugins_update_source",
@@ -473,8 +429,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
             .body_inline(source_files(true))
             .ok_inline(source_files(false)),
         ),
-        ResourceSpec::at(format!("{plugin}/upgrade")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{plugin}/upgrade")).post(
             plugins::upgrade,
             plugins(
                 "plugins_upgrade",
@@ -504,14 +459,12 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let webhook = format!("{all_webhooks}/{{webhook_id:[0-9a-fA-F-]{{32,36}}}}");
     let resources = vec![
         ResourceSpec::at(all_webhooks.clone())
-            .route(
-                Method::GET,
+            .get(
                 webhooks::list,
                 hooks("webhooks_list", "The project's webhooks, newest first")
                     .paginated::<WebhookResponse>(),
             )
-            .route(
-                Method::POST,
+            .post(
                 webhooks::create,
                 hooks(
                     "webhooks_create",
@@ -520,8 +473,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 .body::<WebhookWrite>()
                 .created::<WebhookWithSecret>(),
             ),
-        ResourceSpec::at(format!("{all_webhooks}/activity")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_webhooks}/activity")).get(
             webhooks::project_activity,
             hooks(
                 "webhooks_activity",
@@ -529,32 +481,27 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .numbered::<ActivityResponse>(),
         ),
-        ResourceSpec::at(format!("{webhook}/activity")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{webhook}/activity")).get(
             webhooks::webhook_activity,
             hooks("webhooks_webhook_activity", "One webhook's activity")
                 .numbered::<ActivityResponse>(),
         ),
         ResourceSpec::at(webhook.clone())
-            .route(
-                Method::GET,
+            .get(
                 webhooks::retrieve,
                 hooks("webhooks_retrieve", "One webhook").ok::<WebhookResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 webhooks::update,
                 hooks("webhooks_partial_update", "Change a webhook")
                     .body::<WebhookWrite>()
                     .ok::<WebhookResponse>(),
             )
-            .route(
-                Method::DELETE,
+            .delete(
                 webhooks::delete,
                 hooks("webhooks_destroy", "Delete a webhook and its deliveries").no_content(),
             ),
-        ResourceSpec::at(format!("{webhook}/rotate_secret")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{webhook}/rotate_secret")).post(
             webhooks::rotate_secret,
             hooks(
                 "webhooks_rotate_secret",
@@ -562,14 +509,12 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .ok::<WebhookWithSecret>(),
         ),
-        ResourceSpec::at(format!("{webhook}/test")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{webhook}/test")).post(
             webhooks::test,
             hooks("webhooks_test", "Send a sample `webhook.test` event now")
                 .ok::<DeliveryResponse>(),
         ),
-        ResourceSpec::at(format!("{webhook}/deliveries")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{webhook}/deliveries")).get(
             webhooks::deliveries,
             hooks(
                 "webhooks_deliveries",
@@ -577,8 +522,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .paginated::<DeliveryResponse>(),
         ),
-        ResourceSpec::at(format!("{webhook}/deliveries/{{delivery_id}}/retry")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{webhook}/deliveries/{{delivery_id}}/retry")).post(
             webhooks::retry,
             hooks(
                 "webhooks_deliveries_retry",
@@ -587,8 +531,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             .ok::<DeliveryResponse>(),
         ),
         ResourceSpec::at(all_surveys.clone())
-            .route(
-                Method::GET,
+            .get(
                 surveys::list,
                 surveys("surveys_list", "The project's surveys, newest first")
                     .query([
@@ -605,15 +548,13 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                     ])
                     .paginated::<SurveyResponse>(),
             )
-            .route(
-                Method::POST,
+            .post(
                 surveys::create,
                 surveys("surveys_create", "Create a survey")
                     .body::<SurveyWrite>()
                     .created::<SurveyResponse>(),
             ),
-        ResourceSpec::at(format!("{all_surveys}/responses_count")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_surveys}/responses_count")).get(
             survey_responses::responses_count,
             surveys("surveys_responses_count", "Responses per survey id")
                 .query([
@@ -628,22 +569,19 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                     )),
                 ),
         ),
-        ResourceSpec::at(format!("{all_surveys}/stats")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_surveys}/stats")).get(
             survey_responses::project_stats,
             surveys("surveys_stats", "Survey events of the project")
                 .date_window()
                 .ok::<StatsBody>(),
         ),
-        ResourceSpec::at(format!("{survey}/stats")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{survey}/stats")).get(
             survey_responses::survey_stats,
             surveys("surveys_survey_stats", "One survey's events")
                 .date_window()
                 .ok::<StatsBody>(),
         ),
-        ResourceSpec::at(format!("{survey}/responses")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{survey}/responses")).get(
             survey_responses::list,
             surveys("surveys_responses_list", "One survey's responses")
                 .date_window()
@@ -663,8 +601,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 ])
                 .paginated::<ResponseBody>(),
         ),
-        ResourceSpec::at(format!("{survey}/results")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{survey}/results")).get(
             survey_responses::results,
             surveys(
                 "surveys_results",
@@ -674,8 +611,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             .query([exclude_archived()])
             .ok::<ResultsBody>(),
         ),
-        ResourceSpec::at(format!("{survey}/responses/export")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{survey}/responses/export")).get(
             survey_responses::export,
             surveys(
                 "surveys_responses_export",
@@ -697,8 +633,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 "application/jsonl; charset=utf-8",
             ]),
         ),
-        ResourceSpec::at(format!("{survey}/responses/reset")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{survey}/responses/reset")).post(
             survey_responses::reset,
             surveys(
                 "surveys_responses_reset",
@@ -710,8 +645,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
         ResourceSpec::at(format!(
             "{survey}/responses/{{response_uuid:[0-9a-fA-F-]{{32,36}}}}"
         ))
-        .route(
-            Method::DELETE,
+        .delete(
             survey_responses::delete,
             surveys(
                 "surveys_responses_destroy",
@@ -719,8 +653,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .no_content(),
         ),
-        ResourceSpec::at(format!("{project}/persons/bulk_delete")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{project}/persons/bulk_delete")).post(
             survey_responses::delete_persons,
             Operation::new(
                 "persons",
@@ -730,18 +663,15 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             .body::<BulkDeleteWrite>()
             .ok::<DeletedBody>(),
         ),
-        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/archive")).post(
             survey_responses::archive,
             surveys("surveys_responses_archive", "Archive a response").ok_inline(success()),
         ),
-        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/unarchive")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{survey}/responses/{{response_uuid}}/unarchive")).post(
             survey_responses::unarchive,
             surveys("surveys_responses_unarchive", "Unarchive a response").ok_inline(success()),
         ),
-        ResourceSpec::at(format!("{survey}/archived-response-uuids")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{survey}/archived-response-uuids")).get(
             survey_responses::archived_uuids,
             surveys(
                 "surveys_archived_response_uuids",
@@ -749,8 +679,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .ok_inline(ArrayBuilder::new().items(uuid())),
         ),
-        ResourceSpec::at(format!("{all_surveys}/activity")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{all_surveys}/activity")).get(
             surveys::project_activity,
             surveys(
                 "surveys_activity",
@@ -758,14 +687,12 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             )
             .numbered::<ActivityResponse>(),
         ),
-        ResourceSpec::at(format!("{survey}/activity")).route(
-            Method::GET,
+        ResourceSpec::at(format!("{survey}/activity")).get(
             surveys::survey_activity,
             surveys("surveys_survey_activity", "One survey's activity")
                 .numbered::<ActivityResponse>(),
         ),
-        ResourceSpec::at(format!("{survey}/duplicate_to_projects")).route(
-            Method::POST,
+        ResourceSpec::at(format!("{survey}/duplicate_to_projects")).post(
             surveys::duplicate_to_projects,
             surveys(
                 "surveys_duplicate_to_projects",
@@ -775,20 +702,17 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             .created::<DuplicatedResponse>(),
         ),
         ResourceSpec::at(survey)
-            .route(
-                Method::GET,
+            .get(
                 surveys::retrieve,
                 surveys("surveys_retrieve", "One survey").ok::<SurveyResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 surveys::partial_update,
                 surveys("surveys_partial_update", "Change a survey")
                     .body::<SurveyWrite>()
                     .ok::<SurveyResponse>(),
             )
-            .route(
-                Method::PUT,
+            .put(
                 surveys::full_update,
                 surveys(
                     "surveys_update",
@@ -797,72 +721,61 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 .body::<SurveyWrite>()
                 .ok::<SurveyResponse>(),
             )
-            .route(
-                Method::DELETE,
+            .delete(
                 surveys::delete,
                 surveys("surveys_destroy", "Delete a survey").no_content(),
             ),
         ResourceSpec::at(format!("{project}/feature_flags"))
-            .route(
-                Method::GET,
+            .get(
                 feature_flags::list,
                 flags("feature_flags_list", "The project's live flags").paginated::<FlagResponse>(),
             )
-            .route(
-                Method::POST,
+            .post(
                 feature_flags::create,
                 flags("feature_flags_create", "Create a flag")
                     .body::<feature_flags::FeatureFlagWrite>()
                     .created::<FlagResponse>(),
             ),
         ResourceSpec::at(format!("{project}/plugin_configs"))
-            .route(
-                Method::GET,
+            .get(
                 plugin_configs::list,
                 configs("plugin_configs_list", "The project's plugin configs")
                     .paginated::<PluginConfigResponse>(),
             )
-            .route(
-                Method::POST,
+            .post(
                 plugin_configs::create,
                 configs("plugin_configs_create", "Configure a plugin")
                     .body::<plugin_configs::PluginConfigWrite>()
                     .created::<PluginConfigResponse>(),
             ),
         ResourceSpec::at(format!("{project}/plugin_configs/{{config_id}}"))
-            .route(
-                Method::GET,
+            .get(
                 plugin_configs::retrieve,
                 configs("plugin_configs_retrieve", "One plugin config")
                     .ok::<PluginConfigResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 plugin_configs::update,
                 configs("plugin_configs_partial_update", "Change a plugin config")
                     .body::<plugin_configs::PluginConfigWrite>()
                     .ok::<PluginConfigResponse>(),
             )
-            .route(
-                Method::DELETE,
+            .delete(
                 plugin_configs::delete,
                 configs("plugin_configs_destroy", "Remove a plugin config").no_content(),
             ),
         ResourceSpec::at(format!("{project}/feature_flags/{{flag_id}}"))
-            .route(
-                Method::GET,
+            .get(
                 feature_flags::retrieve,
                 flags("feature_flags_retrieve", "One live flag").ok::<FlagResponse>(),
             )
-            .route(
-                Method::PATCH,
+            .patch(
                 feature_flags::update,
                 flags("feature_flags_partial_update", "Change a flag")
                     .body::<feature_flags::FeatureFlagWrite>()
                     .ok::<FlagResponse>(),
             )
-            .route(
-                Method::DELETE,
+            .delete(
                 feature_flags::delete,
                 flags("feature_flags_destroy", "Delete a flag (soft)").no_content(),
             ),

@@ -153,11 +153,7 @@ pub(crate) async fn list(
     let page = webhooks
         .list(access.project.id, pagination.page_request())
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(WebhookResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 pub(crate) async fn create(
@@ -249,11 +245,7 @@ pub(crate) async fn deliveries(
             pagination.page_request(),
         )
         .await?;
-    Ok(Json(Paginated::new(
-        &request,
-        pagination,
-        page.map(DeliveryResponse::from),
-    )))
+    Ok(Json(Paginated::new(&request, pagination, page)))
 }
 
 pub(crate) async fn retry(

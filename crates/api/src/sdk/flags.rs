@@ -9,7 +9,6 @@ use std::io::{self, Write as _};
 use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::feature_flag::{Evaluation, FeatureFlag};
 use domain::sdk::{Evaluated, SdkService, SdkSnapshot, SentProperties};
 use serde::Deserialize;
@@ -50,11 +49,8 @@ pub(crate) async fn flags(
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(properties)) => properties,
         Some(_) => {
-            return Err(invalid(
-                "person_properties",
-                ValidationCode::Invalid,
-                "person_properties must be an object.",
-            ));
+            let detail = "person_properties must be an object.";
+            return Err(ValidationError::invalid("person_properties", detail).into());
         }
     };
     let person_properties = SentProperties::parse(person_properties)?;
@@ -129,11 +125,7 @@ impl FlagsBody {
             }
             // Not an object: unless the text is not JSON either, as its whole read tells.
             match serde_json::from_slice::<Value>(json) {
-                Ok(_) => invalid(
-                    "body",
-                    ValidationCode::Invalid,
-                    "The body must be a JSON object.",
-                ),
+                Ok(_) => ValidationError::invalid("body", "The body must be a JSON object.").into(),
                 Err(error) => malformed(error),
             }
         })
@@ -196,21 +188,12 @@ fn distinct_id(sent: Option<&Value>) -> Result<String, ApiError> {
     match sent {
         Some(Value::String(id)) if !id.trim().is_empty() => Ok(id.clone()),
         Some(Value::Number(id)) => Ok(id.to_string()),
-        None | Some(Value::Null) => Err(invalid(
-            "distinct_id",
-            ValidationCode::Required,
-            "This field is required.",
-        )),
-        Some(_) => Err(invalid(
-            "distinct_id",
-            ValidationCode::Invalid,
-            "distinct_id must be a non-empty string or a number.",
-        )),
+        None | Some(Value::Null) => Err(ValidationError::required("distinct_id").into()),
+        Some(_) => {
+            let detail = "distinct_id must be a non-empty string or a number.";
+            Err(ValidationError::invalid("distinct_id", detail).into())
+        }
     }
-}
-
-fn invalid(attr: &str, code: ValidationCode, detail: &str) -> ApiError {
-    ValidationError::field(attr, code, detail).into()
 }
 
 /// `{"errorsWhileComputingFlags":false,"flags":{key: {key, metadata, enabled, variant,

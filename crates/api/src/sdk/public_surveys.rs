@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::SnapshotRenderings;
-use super::rendered::{Caching, Rendered, respond};
+use super::rendered::{Rendered, public};
 use super::transport::query_token;
 use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::contract::survey_shapes;
@@ -93,10 +93,5 @@ pub(crate) async fn feed(
         };
         Rendered::new(serde_json::to_vec(&feed).expect("a feed of JSON values serializes"))
     });
-    Ok(respond(
-        &request,
-        rendered,
-        "application/json",
-        Caching::public(&request),
-    ))
+    Ok(public(&request, rendered, "application/json"))
 }

@@ -14,7 +14,7 @@ use domain::tenancy::Project;
 use serde_json::{Value, json};
 
 use super::SnapshotRenderings;
-use super::rendered::{Caching, Rendered, respond};
+use super::rendered::{Rendered, public};
 use crate::error::ApiError;
 
 /// `config`: the JSON.
@@ -28,12 +28,7 @@ pub(crate) async fn remote_config(
         .renderings
         .remote_config
         .get_or_init(|| Rendered::new(config(&snapshot.project).to_string().into_bytes()));
-    Ok(respond(
-        &request,
-        rendered,
-        "application/json",
-        Caching::public(&request),
-    ))
+    Ok(public(&request, rendered, "application/json"))
 }
 
 /// `config.js`: the same config, handed to the SDK the way PostHog's script does (it then skips
@@ -48,11 +43,10 @@ pub(crate) async fn remote_config_script(
         .renderings
         .remote_config_script
         .get_or_init(|| Rendered::new(script(&snapshot.project).into_bytes()));
-    Ok(respond(
+    Ok(public(
         &request,
         rendered,
         "application/javascript; charset=utf-8",
-        Caching::public(&request),
     ))
 }
 

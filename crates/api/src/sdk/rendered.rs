@@ -86,6 +86,15 @@ pub(crate) fn respond(
         .body(rendered.body.clone())
 }
 
+/// [`respond`] with [`Caching::public`]: what the SDKs fetch from browsers.
+pub(crate) fn public(
+    request: &HttpRequest,
+    rendered: &Rendered,
+    content_type: &'static str,
+) -> HttpResponse {
+    respond(request, rendered, content_type, Caching::public(request))
+}
+
 /// Whether `If-None-Match` names the tag (weakly compared, as RFC 9110 asks for
 /// `If-None-Match`: `W/` is ignored) or is `*`.
 fn holds(request: &HttpRequest, tag: &str) -> bool {

@@ -12,27 +12,15 @@ use crate::tenancy::{TenancyTransaction, User, UserId};
 #[async_trait]
 pub trait ApiKeyRepository: Send + Sync {
     /// The key whose `secure_value` matches, with its owner, when the owner is active.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn find_active(&self, secure_value: &str) -> Result<Option<(ApiKey, User)>, Unexpected>;
 
     /// Sets `last_used_at` of the key to `at`.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn touch(&self, key_id: Uuid, at: DateTime<Utc>) -> Result<(), Unexpected>;
 
     /// Stores a new key for `owner`.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn create(&self, owner: UserId, key: NewApiKey) -> Result<(), Unexpected>;
 
     /// Opens a transaction in which a tenant and its first key are made together.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn begin(&self) -> Result<Box<dyn ApiKeyTransaction>, Unexpected>;
 }
 

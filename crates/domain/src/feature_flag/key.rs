@@ -22,18 +22,10 @@ impl FlagKey {
         static KEY: OnceLock<Regex> = OnceLock::new();
         let pattern = KEY.get_or_init(|| Regex::new(KEY_PATTERN).expect("static regex compiles"));
         if key.is_empty() {
-            return Err(ValidationError::field(
-                "key",
-                ValidationCode::Blank,
-                "This field may not be blank.",
-            ));
+            return Err(ValidationError::blank("key"));
         }
         if key.chars().count() > MAX_KEY_CHARS {
-            return Err(ValidationError::field(
-                "key",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_KEY_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("key", MAX_KEY_CHARS));
         }
         if !pattern.is_match(key) {
             return Err(ValidationError::field(

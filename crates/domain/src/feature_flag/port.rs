@@ -19,9 +19,6 @@ pub enum ServingFlags {
 #[async_trait]
 pub trait FeatureFlagRepository: Send + Sync {
     /// Live flags of the project, newest first (ties by id, descending).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn list(
         &self,
         project: ProjectId,
@@ -29,9 +26,6 @@ pub trait FeatureFlagRepository: Send + Sync {
     ) -> Result<Page<FeatureFlag>, Unexpected>;
 
     /// A live flag of the project.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected>;
 
     /// Stores a new flag exactly as given and returns it as written, created by `creator`,
@@ -60,17 +54,11 @@ pub trait FeatureFlagRepository: Send + Sync {
 
     /// The project's flags that serve: active and not deleted, ordered by id, without their
     /// creators (what serves and what they weigh never shows who made them).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn active(&self, project: ProjectId) -> Result<Vec<FeatureFlag>, Unexpected>;
 
     /// [`Self::active`], unless their filters weigh more than `max_bytes` together (as
     /// `FlagFilters::weight` counts: JSON text, and 4 KiB a regex filter): then only their
     /// weight, so a project of huge flags is weighed without being loaded.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn serving(&self, project: ProjectId, max_bytes: u64)
     -> Result<ServingFlags, Unexpected>;
 }

@@ -10,9 +10,6 @@ use crate::tenancy::ProjectId;
 #[async_trait]
 pub trait PersonRepository: Send + Sync {
     /// The properties stored for the person; empty for a person never seen.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn properties(
         &self,
         project: ProjectId,

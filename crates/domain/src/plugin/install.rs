@@ -2,7 +2,7 @@
 //! Burrow keeps as source, and what the main file exports.
 
 use super::{Manifest, PluginFiles, SourceChanges};
-use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::error::{DomainError, ValidationError};
 
 /// The source files an install keeps, under these names whatever the archive called them.
 pub(crate) const MAIN_FILE: &str = "index.ts";
@@ -30,10 +30,7 @@ pub(crate) fn extract(
     running: &semver::Version,
 ) -> Result<Extracted, DomainError> {
     let text = files.get(MANIFEST_FILE).ok_or_else(|| {
-        ValidationError::general(
-            ValidationCode::Invalid,
-            "Could not find plugin.json in the plugin",
-        )
+        ValidationError::invalid_input("Could not find plugin.json in the plugin")
     })?;
     let manifest = Manifest::parse(text, None)?;
     manifest.check_posthog_version(running)?;
@@ -49,13 +46,10 @@ pub(crate) fn extract(
     let site = files.get(SITE_FILE).cloned();
     if main.is_none() && frontend.is_none() && site.is_none() {
         let names = manifest.main_file_candidates().join(" or ");
-        return Err(ValidationError::general(
-            ValidationCode::Invalid,
-            format!(
-                "Could not find main file {names} in plugin {}",
-                manifest.name
-            ),
-        )
+        return Err(ValidationError::invalid_input(format!(
+            "Could not find main file {names} in plugin {}",
+            manifest.name
+        ))
         .into());
     }
     let source = SourceChanges::from([

@@ -5,7 +5,7 @@ use semver::{Version, VersionReq};
 use serde_json::{Map, Value};
 
 use super::ConfigSchema;
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 /// Longest plugin name Burrow stores (PostHog's `name` column).
 pub const MAX_NAME_CHARS: usize = 200;
@@ -47,7 +47,7 @@ impl Manifest {
     pub fn parse(text: &str, attr: Option<&str>) -> Result<Self, ValidationError> {
         let invalid = |detail: String| match attr {
             Some(attr) => ValidationError::invalid(attr, detail),
-            None => ValidationError::general(ValidationCode::Invalid, detail),
+            None => ValidationError::invalid_input(detail),
         };
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let value: Value = serde_json::from_str(text)
@@ -138,10 +138,9 @@ impl Manifest {
             return Ok(());
         };
         let clauses = parse_requirement(spec).ok_or_else(|| {
-            ValidationError::general(
-                ValidationCode::Invalid,
-                format!("Invalid PostHog semantic version requirement \"{spec}\"!"),
-            )
+            ValidationError::invalid_input(format!(
+                "Invalid PostHog semantic version requirement \"{spec}\"!"
+            ))
         })?;
         if clauses
             .iter()
@@ -149,12 +148,9 @@ impl Manifest {
         {
             Ok(())
         } else {
-            Err(ValidationError::general(
-                ValidationCode::Invalid,
-                format!(
-                    "Currently running PostHog version {running} does not match this plugin's semantic version requirement \"{spec}\"."
-                ),
-            ))
+            Err(ValidationError::invalid_input(format!(
+                "Currently running PostHog version {running} does not match this plugin's semantic version requirement \"{spec}\"."
+            )))
         }
     }
 
@@ -196,6 +192,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::error::ValidationCode;
 
     const GEOIP: &str = r#"{"name":"GeoIP","url":"https://github.com/PostHog/posthog-plugin-geoip","description":"Enrich PostHog events and persons with IP location data","main":"index.ts","posthogVersion":">=1.24.0","stateless":true,"icon":"https://raw.githubusercontent.com/PostHog/apps/main/packages/posthog-plugin-geoip/logo.png"}"#;
 

@@ -41,35 +41,22 @@ impl fmt::Display for PluginId {
     }
 }
 
-/// Where a plugin's code came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PluginType {
-    /// A `file:` URL inside the configured local plugins directory.
-    Local,
-    /// A GitHub, GitLab or npm URL.
-    Custom,
-    /// Like `Custom`, picked from the repository listing.
-    Repository,
-    /// Written in the API (`update_source`), nothing downloaded.
-    Source,
+wire_enum! {
+    /// Where a plugin's code came from.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum PluginType {
+        /// A `file:` URL inside the configured local plugins directory.
+        Local = "local",
+        /// A GitHub, GitLab or npm URL.
+        Custom = "custom",
+        /// Like `Custom`, picked from the repository listing.
+        Repository = "repository",
+        /// Written in the API (`update_source`), nothing downloaded.
+        Source = "source",
+    }
 }
 
 impl PluginType {
-    pub const ALL: [Self; 4] = [Self::Local, Self::Custom, Self::Repository, Self::Source];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Local => "local",
-            Self::Custom => "custom",
-            Self::Repository => "repository",
-            Self::Source => "source",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == raw)
-    }
-
     /// Whether the code is downloaded from an upstream (and so can be checked and upgraded).
     pub fn is_remote(self) -> bool {
         matches!(self, Self::Custom | Self::Repository)

@@ -44,9 +44,6 @@ pub struct PluginWrite {
 pub trait PluginRepository: Send + Sync {
     /// The plugins `organization` can see — its own, global ones, and ones a project of it has
     /// a live config for — ordered by id.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn list(
         &self,
         organization: OrganizationId,
@@ -54,9 +51,6 @@ pub trait PluginRepository: Send + Sync {
     ) -> Result<Page<Plugin>, Unexpected>;
 
     /// A plugin `organization` can see.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn get(
         &self,
         organization: OrganizationId,
@@ -65,9 +59,6 @@ pub trait PluginRepository: Send + Sync {
 
     /// Whether `organization` installed a plugin of this URL (its query string left out):
     /// checked before any download; the unique index still settles a race.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn installed(
         &self,
         organization: OrganizationId,
@@ -75,28 +66,16 @@ pub trait PluginRepository: Send + Sync {
     ) -> Result<bool, Unexpected>;
 
     /// Opens a transaction for one write.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage cannot be reached.
     async fn begin(&self) -> Result<Box<dyn PluginTransaction>, Unexpected>;
 
     /// The plugin's source files.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn source(&self, id: PluginId) -> Result<PluginFiles, Unexpected>;
 
     /// Ids of `organization`'s own plugins that no project has an enabled, live config for,
     /// ascending.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn unused(&self, organization: OrganizationId) -> Result<Vec<PluginId>, Unexpected>;
 
     /// The organization's plugin activity, newest first.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn activity(
         &self,
         organization: OrganizationId,
@@ -110,9 +89,6 @@ pub trait PluginRepository: Send + Sync {
 pub trait PluginTransaction: Transaction {
     /// A plugin `organization` can see, with its organization's name, locked until the
     /// transaction ends so concurrent writes of it apply one after the other.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn lock(
         &mut self,
         organization: OrganizationId,
@@ -120,9 +96,6 @@ pub trait PluginTransaction: Transaction {
     ) -> Result<Option<Plugin>, Unexpected>;
 
     /// A plugin's source files.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn source(&mut self, id: PluginId) -> Result<PluginFiles, Unexpected>;
 
     /// Inserts a plugin of `organization`, with its archive; returns its id and its state as
@@ -150,16 +123,10 @@ pub trait PluginTransaction: Transaction {
     ) -> Result<PluginState, DomainError>;
 
     /// Deletes a plugin; its configs and files go with it.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn delete(&mut self, id: PluginId) -> Result<(), Unexpected>;
 
     /// Writes source file changes of a plugin and logs `activity` in `organization`'s log (the
     /// plugin may be gone: entries outlive it).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn record(
         &mut self,
         organization: OrganizationId,

@@ -224,8 +224,7 @@ impl PluginService {
             let plugin = locked(tx, access.organization, id).await?;
             access.require_owner(&plugin)?;
             if plugin.state.is_global {
-                return Err(ValidationError::general(
-                    ValidationCode::Invalid,
+                return Err(ValidationError::invalid_input(
                     "This plugin is marked as global! Make it local before uninstallation",
                 )
                 .into());
@@ -330,13 +329,10 @@ impl PluginService {
         let plugin = self.visible(access, id).await?;
         access.require_detail_action(&plugin, "installation")?;
         let url = remote_url(&plugin)?.ok_or_else(|| {
-            ValidationError::general(
-                ValidationCode::Invalid,
-                format!(
-                    "{} plugins have no remote URL to check for updates.",
-                    capitalized(plugin.state.plugin_type.as_str())
-                ),
-            )
+            ValidationError::invalid_input(format!(
+                "{} plugins have no remote URL to check for updates.",
+                capitalized(plugin.state.plugin_type.as_str())
+            ))
         })?;
         let latest = self.resolve_tag(&url, None).await?;
         in_transaction!(self.plugins.begin(), |tx| {
@@ -611,7 +607,7 @@ fn upstream_error(error: UpstreamError) -> DomainError {
     match error {
         UpstreamError::Unavailable(reason) => DomainError::Upstream(reason),
         UpstreamError::InvalidArchive(reason) | UpstreamError::NotConfigured(reason) => {
-            ValidationError::general(ValidationCode::Invalid, reason).into()
+            ValidationError::invalid_input(reason).into()
         }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 /// PostHog's message for a URL of no known form (PostHog answers it with a 500; Burrow a 400).
 pub const UNKNOWN_URL: &str = "Must be a GitHub/GitLab repository or npm package URL!";
@@ -105,11 +105,7 @@ impl PluginUrl {
     pub fn parse(raw: &str) -> Result<Self, ValidationError> {
         let raw = raw.trim();
         if raw.chars().count() > MAX_URL_CHARS {
-            return Err(ValidationError::field(
-                "url",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_URL_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("url", MAX_URL_CHARS));
         }
         let (base, query) = raw
             .split_once('?')

@@ -17,9 +17,6 @@ use crate::tenancy::{OrganizationId, ProjectId};
 #[async_trait]
 pub trait PluginConfigRepository: Send + Sync {
     /// The project's live configs, by `order` then id.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn list(
         &self,
         project: ProjectId,
@@ -27,9 +24,6 @@ pub trait PluginConfigRepository: Send + Sync {
     ) -> Result<Page<PluginConfig>, Unexpected>;
 
     /// A live config of the project, for reading only: a write reads through `begin` instead.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn get(
         &self,
         project: ProjectId,
@@ -50,9 +44,6 @@ pub trait PluginConfigRepository: Send + Sync {
 pub trait PluginConfigTransaction: Transaction {
     /// A live config of the project, locked until the transaction ends, so no other write
     /// changes or deletes it meanwhile.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn lock(
         &mut self,
         project: ProjectId,
@@ -62,9 +53,6 @@ pub trait PluginConfigTransaction: Transaction {
     /// A plugin `organization` can see, read within this transaction: a write checks its plugin
     /// and reads the plugin's secret fields here, not through another connection that could
     /// wait on this one.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn plugin(
         &mut self,
         organization: OrganizationId,

@@ -16,7 +16,7 @@ use super::{
     NewPluginConfig, PluginConfig, PluginConfigChanges, PluginConfigId, PluginConfigRepository,
     PluginConfigTransaction,
 };
-use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
+use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::in_transaction;
 use crate::plugin::{Plugin, PluginAccess, PluginId, PluginRepository};
 use crate::ports::{Page, PageRequest};
@@ -225,9 +225,8 @@ fn changed(
 }
 
 fn missing_plugin(id: PluginId) -> DomainError {
-    ValidationError::field(
+    ValidationError::invalid(
         "plugin",
-        ValidationCode::Invalid,
         format!("Invalid pk \"{id}\" - object does not exist."),
     )
     .into()

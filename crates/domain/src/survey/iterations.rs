@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Datelike as _, TimeDelta, Utc};
 
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 /// Most iterations a schedule lists.
 pub const MAX_ITERATIONS: i32 = 500;
@@ -55,9 +55,8 @@ impl Iterations {
             .map(|k| iteration_start(start, k, frequency))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| {
-                ValidationError::field(
+                ValidationError::invalid(
                     "iteration_frequency_days",
-                    ValidationCode::Invalid,
                     format!("The iteration schedule must end by the year {LAST_YEAR}."),
                 )
             })?;

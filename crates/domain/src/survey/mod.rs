@@ -23,8 +23,6 @@ mod service;
 mod settings;
 pub mod writes;
 
-use std::fmt;
-
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -68,74 +66,28 @@ impl SurveyId {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SurveyRevision(pub u128);
 
-/// How a survey is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SurveyType {
-    Popover,
-    Widget,
-    Button,
-    Email,
-    FullScreen,
-    Api,
-    ExternalSurvey,
-}
-
-impl SurveyType {
-    pub const ALL: [Self; 7] = [
-        Self::Popover,
-        Self::Widget,
-        Self::Button,
-        Self::Email,
-        Self::FullScreen,
-        Self::Api,
-        Self::ExternalSurvey,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Popover => "popover",
-            Self::Widget => "widget",
-            Self::Button => "button",
-            Self::Email => "email",
-            Self::FullScreen => "full_screen",
-            Self::Api => "api",
-            Self::ExternalSurvey => "external_survey",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.as_str() == raw)
+wire_enum! {
+    /// How a survey is shown.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum SurveyType {
+        Popover = "popover",
+        Widget = "widget",
+        Button = "button",
+        Email = "email",
+        FullScreen = "full_screen",
+        Api = "api",
+        ExternalSurvey = "external_survey",
     }
 }
 
-impl fmt::Display for SurveyType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Whether a survey is shown once, on a recurring schedule, or always.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Schedule {
-    #[default]
-    Once,
-    Recurring,
-    Always,
-}
-
-impl Schedule {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Once => "once",
-            Self::Recurring => "recurring",
-            Self::Always => "always",
-        }
-    }
-
-    pub fn parse(raw: &str) -> Option<Self> {
-        [Self::Once, Self::Recurring, Self::Always]
-            .into_iter()
-            .find(|s| s.as_str() == raw)
+wire_enum! {
+    /// Whether a survey is shown once, on a recurring schedule, or always.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum Schedule {
+        #[default]
+        Once = "once",
+        Recurring = "recurring",
+        Always = "always",
     }
 }
 

@@ -1,6 +1,6 @@
 //! A survey's name, checked once as it comes in (`SurveyName::parse`).
 
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 /// Longest survey name.
 pub const MAX_NAME_CHARS: usize = 400;
@@ -15,18 +15,10 @@ impl SurveyName {
     pub fn parse(raw: &str) -> Result<Self, ValidationError> {
         let name = raw.trim();
         if name.is_empty() {
-            return Err(ValidationError::field(
-                "name",
-                ValidationCode::Blank,
-                "This field may not be blank.",
-            ));
+            return Err(ValidationError::blank("name"));
         }
         if name.chars().count() > MAX_NAME_CHARS {
-            return Err(ValidationError::field(
-                "name",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_NAME_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("name", MAX_NAME_CHARS));
         }
         Ok(Self(name.to_owned()))
     }
@@ -49,6 +41,7 @@ impl SurveyName {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ValidationCode;
 
     #[test]
     fn names_are_trimmed_and_must_not_be_blank_or_too_long() {

@@ -21,10 +21,6 @@ use crate::feature_flag::{
 use crate::patch::Patch;
 use crate::tenancy::UserId;
 
-fn invalid(attr: &str, detail: impl Into<String>) -> ValidationError {
-    ValidationError::invalid(attr, detail)
-}
-
 /// What to store for a new survey: the command over the defaults.
 ///
 /// # Errors
@@ -71,7 +67,7 @@ pub(crate) fn plan_update(
         (state.iteration_count, current.state.iterations.current)
         && iteration > count
     {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "iteration_count",
             format!("Cannot change survey recurrence to {count}, should be at least {iteration}"),
         ));
@@ -244,13 +240,13 @@ fn check_rules(
     flags: &ReferencedFlags,
 ) -> Result<(), ValidationError> {
     if matches!(changes.linked_flag_id, Patch::Value(_)) && flags.linked.is_none() {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "linked_flag_id",
             "Feature Flag with this ID does not exist",
         ));
     }
     if matches!(changes.targeting_flag_id, Patch::Value(_)) && flags.targeting.is_none() {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "targeting_flag_id",
             "Targeting Feature Flag with this ID does not exist",
         ));
@@ -273,7 +269,7 @@ fn check_rules(
     if let (Some(start), Some(end)) = (state.start_date, state.end_date)
         && end < start
     {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "end_date",
             "End date must not be before the start date.",
         ));
@@ -292,14 +288,14 @@ fn check_linked_flag_variant(
         return Ok(());
     };
     let Some(flag) = linked else {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "conditions",
             "linkedFlagVariant can only be used when a linked_flag_id is specified",
         ));
     };
     let variants = flag.variant_keys();
     if variants.is_empty() {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "conditions",
             format!(
                 "Feature flag variant '{variant}' specified but the linked feature flag has no variants"
@@ -307,7 +303,7 @@ fn check_linked_flag_variant(
         ));
     }
     if !variants.iter().any(|v| v == variant) {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "conditions",
             format!(
                 "Feature flag variant '{variant}' does not exist. Available variants: {}",
@@ -321,7 +317,7 @@ fn check_linked_flag_variant(
 /// Targeting that reaches everyone is no targeting: PostHog refuses it.
 fn check_targeting_filters(filters: &FlagFiltersPatch) -> Result<(), ValidationError> {
     if filters.filters().serves_everyone() {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "targeting_flag_filters",
             "Invalid operation: User targeting rolls out to everyone. If you want to roll out to everyone, delete this targeting",
         ));
@@ -339,7 +335,7 @@ fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationErro
         .as_ref()
         .is_some_and(|qs| qs.iter().any(|q| q.base().branching.is_some()));
     if shuffled && branched {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "questions",
             "Question shuffling and question branching cannot be used together. Please disable one of these features.",
         ));
@@ -349,13 +345,13 @@ fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationErro
 
 fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), ValidationError> {
     if state.linked_flag_id.is_some() {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "linked_flag_id",
             "linked_flag_id is not allowed for external surveys",
         ));
     }
     if changes.targeting_flag_filters.is_some() {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "targeting_flag_filters",
             "targeting_flag_filters is not allowed for external surveys",
         ));
@@ -363,7 +359,7 @@ fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), Va
     if let Some(conditions) = &state.conditions {
         let forbidden = conditions.web_targeting();
         if !forbidden.is_empty() {
-            return Err(invalid(
+            return Err(ValidationError::invalid(
                 "conditions",
                 format!(
                     "The following condition fields are not allowed for external surveys: {}",
@@ -377,7 +373,7 @@ fn check_external(state: &SurveyState, changes: &SurveyChanges) -> Result<(), Va
         .as_ref()
         .is_some_and(|a| a.survey_popup_delay_seconds.is_some())
     {
-        return Err(invalid(
+        return Err(ValidationError::invalid(
             "appearance",
             "surveyPopupDelaySeconds is not allowed for external surveys",
         ));

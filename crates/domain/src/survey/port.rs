@@ -81,9 +81,6 @@ pub trait SurveyTransaction: Transaction {
     /// until the transaction ends so concurrent writes of it apply one after the other; with
     /// [`SurveyLock::WithTargetingFlag`], its targeting flag is locked after it and shown as
     /// locked (a write that committed while this waited is seen).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn lock_survey(
         &mut self,
         project: ProjectId,
@@ -95,9 +92,6 @@ pub trait SurveyTransaction: Transaction {
     /// keeps them locked until the transaction ends (always in id order, so two writes locking
     /// the same flags cannot deadlock); a linked flag need not be, as a survey shows its linked
     /// flag even once deleted.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn flags(
         &mut self,
         project: ProjectId,
@@ -171,9 +165,6 @@ pub trait SurveyTransaction: Transaction {
     ) -> Result<(), DomainError>;
 
     /// Deletes the project's survey; `None` when it has no such survey.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn delete_survey(
         &mut self,
         project: ProjectId,
@@ -181,9 +172,6 @@ pub trait SurveyTransaction: Transaction {
     ) -> Result<Option<DeletedSurvey>, Unexpected>;
 
     /// Logs an entry for a survey (which may be gone: entries outlive it).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn log_activity(
         &mut self,
         project: ProjectId,
@@ -193,9 +181,6 @@ pub trait SurveyTransaction: Transaction {
 
     /// The names of the project's surveys that start with `prefix` (matched literally), the
     /// ones this transaction wrote included.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn names_starting_with(
         &mut self,
         project: ProjectId,
@@ -228,9 +213,6 @@ pub enum FlagLock {
 pub trait SurveyRepository: Send + Sync {
     /// The project's surveys matching `filter`, newest first (ties by id, descending), with
     /// their flags and creators, in a fixed number of queries.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn list(
         &self,
         project: ProjectId,
@@ -238,15 +220,10 @@ pub trait SurveyRepository: Send + Sync {
         page: PageRequest,
     ) -> Result<Page<Survey>, Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
 
     /// [`Self::list`] as the revisions of the page's surveys, in the page's order: a read that
     /// keeps renderings asks this, then loads whole only the surveys it holds none of.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn revisions(
         &self,
         project: ProjectId,
@@ -255,9 +232,6 @@ pub trait SurveyRepository: Send + Sync {
     ) -> Result<Page<(SurveyId, SurveyRevision)>, Unexpected>;
 
     /// The revision of the project's survey; `None` when it has no such survey.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn revision(
         &self,
         project: ProjectId,
@@ -266,9 +240,6 @@ pub trait SurveyRepository: Send + Sync {
 
     /// The project's surveys among `ids`, whole, each with the revision read with it, in any
     /// order (one deleted meanwhile is missing).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn whole(
         &self,
         project: ProjectId,
@@ -277,22 +248,13 @@ pub trait SurveyRepository: Send + Sync {
 
     /// The project a survey belongs to, whichever it is: only for what a survey's id alone
     /// opens (its hosted page).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn project_of(&self, id: SurveyId) -> Result<Option<ProjectId>, Unexpected>;
 
     /// Opens a transaction for one write.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage cannot be reached.
     async fn begin(&self) -> Result<Box<dyn SurveyTransaction>, Unexpected>;
 
     /// The project's survey activity, or one survey's (`survey`), newest first (ties by id,
     /// descending). Entries outlive their survey.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn activity(
         &self,
         project: ProjectId,

@@ -40,49 +40,25 @@ use question_keys::{
     SCALE, SHUFFLE_OPTIONS, TYPE, UPPER_BOUND_LABEL,
 };
 
-/// How the SDKs render a text that may carry HTML (a description, the thank-you message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ContentType {
-    Text,
-    Html,
-}
-
-impl ContentType {
-    pub const ALL: [Self; 2] = [Self::Text, Self::Html];
-}
-
-/// A question's `type`, by its wire name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuestionType {
-    Open,
-    Link,
-    Rating,
-    SingleChoice,
-    MultipleChoice,
-}
-
-impl QuestionType {
-    pub const ALL: [Self; 5] = [
-        Self::Open,
-        Self::Link,
-        Self::Rating,
-        Self::SingleChoice,
-        Self::MultipleChoice,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Open => "open",
-            Self::Link => "link",
-            Self::Rating => "rating",
-            Self::SingleChoice => "single_choice",
-            Self::MultipleChoice => "multiple_choice",
-        }
+wire_enum! {
+    /// How the SDKs render a text that may carry HTML (a description, the thank-you message).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum ContentType {
+        Text = "text",
+        Html = "html",
     }
+}
 
-    pub fn parse(raw: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == raw)
+wire_enum! {
+    /// A question's `type`, by its wire name.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum QuestionType {
+        Open = "open",
+        Link = "link",
+        Rating = "rating",
+        SingleChoice = "single_choice",
+        MultipleChoice = "multiple_choice",
     }
 }
 
@@ -133,17 +109,17 @@ pub struct RatingQuestion {
     pub upper_bound_label: Option<String>,
 }
 
-/// How a rating is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RatingDisplay {
-    Number,
-    Emoji,
+wire_enum! {
+    /// How a rating is shown.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum RatingDisplay {
+        Number = "number",
+        Emoji = "emoji",
+    }
 }
 
 impl RatingDisplay {
-    pub const ALL: [Self; 2] = [Self::Number, Self::Emoji];
-
     /// The scales a rating shown this way may have.
     pub fn scales(self) -> &'static [u8] {
         match self {

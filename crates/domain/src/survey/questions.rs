@@ -7,7 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::question::{BranchTarget, BranchingRule, Question};
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 /// A survey's checked list of questions: sanitized, with an `id` each. Stored lists were
 /// checked when written, so reading one back (`Deserialize`) does not check it again.
@@ -62,7 +62,7 @@ impl Questions {
 }
 
 fn invalid(detail: impl Into<String>) -> ValidationError {
-    ValidationError::field("questions", ValidationCode::Invalid, detail)
+    ValidationError::invalid("questions", detail)
 }
 
 /// A branching of the question at `index` leads only to another of the `count` questions.

@@ -9,7 +9,7 @@ use serde_json::{Map, Number, Value};
 
 use super::html::sanitize;
 use super::question::ContentType;
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 use crate::json_fields::{ObjectWriter, Source, WrongShape, take_as};
 
 /// An appearance's keys by wire name: what its parser reads and the API's schema describes.
@@ -90,7 +90,7 @@ fn parse_sent<T>(
     not_an_object: &str,
     read: fn(Reader) -> Result<T, String>,
 ) -> Result<T, ValidationError> {
-    let invalid = |detail: String| ValidationError::field(attr, ValidationCode::Invalid, detail);
+    let invalid = |detail: String| ValidationError::invalid(attr, detail);
     let Value::Object(object) = value else {
         return Err(invalid(not_an_object.to_owned()));
     };
@@ -232,37 +232,17 @@ pub struct Conditions {
     pub extra: Map<String, Value>,
 }
 
-/// How a condition's value is matched, PostHog's `SurveyMatchType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MatchType {
-    Regex,
-    NotRegex,
-    Exact,
-    IsNot,
-    Icontains,
-    NotIcontains,
-}
-
-impl MatchType {
-    pub const ALL: [Self; 6] = [
-        Self::Regex,
-        Self::NotRegex,
-        Self::Exact,
-        Self::IsNot,
-        Self::Icontains,
-        Self::NotIcontains,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Regex => "regex",
-            Self::NotRegex => "not_regex",
-            Self::Exact => "exact",
-            Self::IsNot => "is_not",
-            Self::Icontains => "icontains",
-            Self::NotIcontains => "not_icontains",
-        }
+wire_enum! {
+    /// How a condition's value is matched, PostHog's `SurveyMatchType`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum MatchType {
+        Regex = "regex",
+        NotRegex = "not_regex",
+        Exact = "exact",
+        IsNot = "is_not",
+        Icontains = "icontains",
+        NotIcontains = "not_icontains",
     }
 }
 

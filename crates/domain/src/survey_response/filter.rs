@@ -4,7 +4,7 @@
 //! (`SurveyResponseRepository::responses`).
 
 use super::DateWindow;
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 use crate::survey::Questions;
 
 /// Which responses a list, an export or the results read.
@@ -59,11 +59,7 @@ impl SearchText {
     /// `MaxLength` (`attr: search`) beyond [`MAX_SEARCH_CHARS`] characters.
     pub fn parse(raw: &str) -> Result<Option<Self>, ValidationError> {
         if raw.chars().count() > MAX_SEARCH_CHARS {
-            return Err(ValidationError::field(
-                "search",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_SEARCH_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("search", MAX_SEARCH_CHARS));
         }
         Ok((!raw.is_empty()).then(|| Self(raw.to_owned())))
     }

@@ -12,13 +12,12 @@ mod service;
 mod stats;
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
 pub use export::{ExportCursor, ExportFormat, ExportRenderer};
@@ -34,34 +33,14 @@ pub(crate) use service::keyed_by_question;
 pub use service::{ResponseExport, ResponseListing, SurveyResponseService, SurveyStatsReport};
 pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
 
-/// The survey events Burrow keeps; every other event is accepted and dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SurveyEventKind {
-    Shown,
-    Dismissed,
-    Sent,
-}
-
-impl SurveyEventKind {
-    pub const ALL: [Self; 3] = [Self::Shown, Self::Dismissed, Self::Sent];
-
-    /// The event name the SDKs send.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Shown => "survey shown",
-            Self::Dismissed => "survey dismissed",
-            Self::Sent => "survey sent",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|kind| kind.as_str() == name)
-    }
-}
-
-impl fmt::Display for SurveyEventKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+wire_enum! {
+    /// The survey events Burrow keeps, by the name the SDKs send; every other event is accepted
+    /// and dropped.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum SurveyEventKind {
+        Shown = "survey shown",
+        Dismissed = "survey dismissed",
+        Sent = "survey sent",
     }
 }
 
@@ -158,8 +137,7 @@ impl DateWindow {
         if let (Some(from), Some(to)) = (from, to)
             && from > to
         {
-            return Err(ValidationError::general(
-                ValidationCode::Invalid,
+            return Err(ValidationError::invalid_input(
                 "date_from must be before date_to",
             ));
         }

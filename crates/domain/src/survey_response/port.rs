@@ -53,9 +53,6 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// Responses by `$survey_id` whose latest send is at or after the earliest `start_date` of
     /// the project's surveys (PostHog's bound), empty when no survey was ever launched. The work
     /// is proportional to the number of survey ids, not of events.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn counts(
         &self,
         project: ProjectId,
@@ -86,9 +83,6 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// JSON text, as read) pass `answer_bytes`: the rows kept are
     /// [`rows_within`](super::rows_within) that budget, at least one; `count` is still the whole
     /// list's, and the next page starts after the last row kept.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn responses(
         &self,
         project: ProjectId,
@@ -110,9 +104,6 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// anything else none. The values given most are listed, most first, ties by value
     /// (bytewise), at most [`MAX_TALLIED_VALUES`](super::MAX_TALLIED_VALUES); `others` adds up
     /// how often the rest were given.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn tallies(
         &self,
         project: ProjectId,
@@ -126,9 +117,6 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// found through the list index whatever the batch's place. Answers read as
     /// [`responses`](Self::responses) reads them, and the batch ends early, the same way, once
     /// they pass `answer_bytes`; it is empty only past the last response.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn responses_after(
         &self,
         project: ProjectId,
@@ -141,9 +129,6 @@ pub trait SurveyResponseRepository: Send + Sync {
 
     /// Archives (or restores) the response that the `survey sent` event `event` belongs to, with
     /// the counts, in one transaction. `false` when the survey has no such response.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn set_archived(
         &self,
         project: ProjectId,
@@ -192,9 +177,6 @@ pub trait SurveyResponseRepository: Send + Sync {
     ) -> Result<Forgotten, Unexpected>;
 
     /// The uuids of a survey's archived responses, newest first.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn archived_uuids(
         &self,
         project: ProjectId,
@@ -205,9 +187,6 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// non-archived responses for sent; and how many persons both dismissed and sent. A
     /// dismissal whose `$survey_partially_completed` is `true` (or the text `"true"`) is a
     /// partially completed submission's, not a dismissal, and is left out, as PostHog does.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn aggregates(
         &self,
         project: ProjectId,

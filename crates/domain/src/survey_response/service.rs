@@ -13,7 +13,7 @@ use super::{
     ResponseCounts, ResponseFilter, SearchText, SurveyResponse, SurveyResponseRepository,
     SurveyResults, SurveyStats, TallyRequest,
 };
-use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
+use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::person::stored_distinct_id;
 use crate::ports::{Page, PageRequest};
 use crate::survey::activity as survey_activity;
@@ -234,15 +234,11 @@ impl SurveyResponseService {
         archived: bool,
     ) -> Result<(), DomainError> {
         let survey = self.surveys.get(project, survey).await?;
-        if self
+        let found = self
             .responses
             .set_archived(project, &survey.id.0.to_string(), response, archived)
-            .await?
-        {
-            Ok(())
-        } else {
-            Err(DomainError::NotFound)
-        }
+            .await?;
+        found.then_some(()).ok_or(DomainError::NotFound)
     }
 
     /// Deletes a response and the sends behind it; counts and stats follow, and the survey's
@@ -259,15 +255,11 @@ impl SurveyResponseService {
     ) -> Result<(), DomainError> {
         let survey = self.surveys.get(project, survey).await?;
         let entry = survey_activity::response_deleted(&survey.state.name, response, user);
-        if self
+        let found = self
             .responses
             .delete_response(project, survey.id, response, &entry)
-            .await?
-        {
-            Ok(())
-        } else {
-            Err(DomainError::NotFound)
-        }
+            .await?;
+        found.then_some(()).ok_or(DomainError::NotFound)
     }
 
     /// Deletes every response and event of a survey (test data, a draft's answers), recorded in
@@ -304,9 +296,8 @@ impl SurveyResponseService {
             return Err(ValidationError::required("distinct_ids").into());
         }
         if distinct_ids.len() > MAX_BULK_DELETE {
-            return Err(ValidationError::field(
+            return Err(ValidationError::invalid(
                 "distinct_ids",
-                ValidationCode::Invalid,
                 format!("You can only pass {MAX_BULK_DELETE} distinct_ids at a time."),
             )
             .into());
@@ -427,16 +418,15 @@ impl SurveyResponseService {
             .iter()
             .map(|survey| survey.id.0.to_string())
             .collect();
-        if ids.is_empty() {
-            return Ok(SurveyStatsReport {
-                survey: None,
-                stats: None,
-            });
-        }
-        let aggregates = self.responses.aggregates(project, &ids, window).await?;
+        let stats = if ids.is_empty() {
+            None
+        } else {
+            let aggregates = self.responses.aggregates(project, &ids, window).await?;
+            Some(SurveyStats::from_aggregates(&aggregates))
+        };
         Ok(SurveyStatsReport {
             survey: None,
-            stats: Some(SurveyStats::from_aggregates(&aggregates)),
+            stats,
         })
     }
 }
@@ -457,11 +447,7 @@ fn question_keys(questions: Option<&Questions>, id: &str) -> Result<AnswerKeys, 
         .flatten()
         .find(|keys| keys.id == id)
         .ok_or_else(|| {
-            ValidationError::field(
-                "question",
-                ValidationCode::Invalid,
-                "The survey has no question with this id.",
-            )
+            ValidationError::invalid("question", "The survey has no question with this id.")
         })
 }
 

@@ -29,25 +29,15 @@ pub struct VisibleProjects {
 /// Organizations, their projects, users and memberships.
 #[async_trait]
 pub trait TenancyRepository: Send + Sync {
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn project(&self, id: ProjectId) -> Result<Option<Project>, Unexpected>;
 
     /// The project whose public token (`phc_…`, what the SDKs send) this is.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn project_by_token(&self, token: &str) -> Result<Option<Project>, Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn organization(&self, id: OrganizationId) -> Result<Option<Organization>, Unexpected>;
 
     /// The project with the user's level in its organization, read together because every
     /// request on a project needs both.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn project_for(
         &self,
         user: UserId,
@@ -55,9 +45,6 @@ pub trait TenancyRepository: Send + Sync {
     ) -> Result<Option<AsSeenBy<Project>>, Unexpected>;
 
     /// The organization with the user's level in it, read together.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn organization_for(
         &self,
         user: UserId,
@@ -65,33 +52,20 @@ pub trait TenancyRepository: Send + Sync {
     ) -> Result<Option<AsSeenBy<Organization>>, Unexpected>;
 
     /// Every organization the user belongs to, oldest first (ties by id).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn memberships(&self, user: UserId) -> Result<Vec<OrganizationMembership>, Unexpected>;
 
     /// Projects of the user's organizations within the filter, ordered by id.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn visible_projects(
         &self,
         filter: &VisibleProjects,
         page: PageRequest,
     ) -> Result<Page<Project>, Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn user(&self, id: UserId) -> Result<Option<User>, Unexpected>;
 
     /// The user with this email, compared case-insensitively.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn user_by_email(&self, email: &Email) -> Result<Option<User>, Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn create_project(
         &self,
         organization: OrganizationId,
@@ -100,9 +74,6 @@ pub trait TenancyRepository: Send + Sync {
     ) -> Result<Project, Unexpected>;
 
     /// Adds the user to the organization, or changes their level if already a member.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn upsert_membership(
         &self,
         user: UserId,
@@ -110,8 +81,6 @@ pub trait TenancyRepository: Send + Sync {
         level: MembershipLevel,
     ) -> Result<(), Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn set_plugins_access_level(
         &self,
         organization: OrganizationId,
@@ -119,9 +88,6 @@ pub trait TenancyRepository: Send + Sync {
     ) -> Result<(), Unexpected>;
 
     /// Sets the user's current organization and project.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn set_current(
         &self,
         user: UserId,
@@ -130,9 +96,6 @@ pub trait TenancyRepository: Send + Sync {
     ) -> Result<(), Unexpected>;
 
     /// Marks the user inactive; their keys stop working at once.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected>;
 }
 
@@ -141,9 +104,6 @@ pub trait TenancyRepository: Send + Sync {
 #[async_trait]
 pub trait TenancyTransaction: Transaction {
     /// The user with this email, compared case-insensitively.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn user_by_email(&mut self, email: &Email) -> Result<Option<User>, Unexpected>;
 
     /// A new active user, with a fresh distinct id.
@@ -152,8 +112,6 @@ pub trait TenancyTransaction: Transaction {
     /// `Unexpected` when storage fails (an email taken up to case included).
     async fn insert_user(&mut self, email: &Email, first_name: &str) -> Result<User, Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn insert_organization(
         &mut self,
         name: &str,
@@ -161,9 +119,6 @@ pub trait TenancyTransaction: Transaction {
     ) -> Result<Organization, Unexpected>;
 
     /// Makes the user a member of the organization, who is not one yet.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn insert_membership(
         &mut self,
         user: UserId,
@@ -181,9 +136,6 @@ pub trait TenancyTransaction: Transaction {
     ) -> Result<Project, Unexpected>;
 
     /// Sets the user's current organization and project; returns the user as stored.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn set_current(
         &mut self,
         user: UserId,

@@ -13,8 +13,6 @@ mod secret;
 mod service;
 mod target;
 
-use std::fmt;
-
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -53,91 +51,40 @@ impl DeliveryId {
     }
 }
 
-/// What a webhook can subscribe to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum WebhookEvent {
-    /// The first `survey sent` of a submission.
-    ResponseCreated,
-    /// Every later `survey sent` of a submission (a partial answer extended, or finished).
-    ResponseUpdated,
-    /// The `survey sent` that finishes a submission (`$survey_completed`, or a send that does
-    /// not say, as older SDKs send a whole response at once).
-    ResponseCompleted,
-}
-
-impl WebhookEvent {
-    pub const ALL: [Self; 3] = [
-        Self::ResponseCreated,
-        Self::ResponseUpdated,
-        Self::ResponseCompleted,
-    ];
-
-    /// The Standard Webhooks `type`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ResponseCreated => "survey_response.created",
-            Self::ResponseUpdated => "survey_response.updated",
-            Self::ResponseCompleted => "survey_response.completed",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|event| event.as_str() == text)
+wire_enum! {
+    /// What a webhook can subscribe to, by its Standard Webhooks `type`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+    pub enum WebhookEvent {
+        /// The first `survey sent` of a submission.
+        ResponseCreated = "survey_response.created",
+        /// Every later `survey sent` of a submission (a partial answer extended, or finished).
+        ResponseUpdated = "survey_response.updated",
+        /// The `survey sent` that finishes a submission (`$survey_completed`, or a send that does
+        /// not say, as older SDKs send a whole response at once).
+        ResponseCompleted = "survey_response.completed",
     }
 }
 
-impl fmt::Display for WebhookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+wire_enum! {
+    /// How a delivery's body is shaped.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+    pub enum WebhookFormat {
+        /// Standard Webhooks' `{type, timestamp, data}`.
+        #[default]
+        Standard = "standard",
+        /// A Slack incoming-webhook message, `{text}`.
+        Slack = "slack",
     }
 }
 
-/// How a delivery's body is shaped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WebhookFormat {
-    /// Standard Webhooks' `{type, timestamp, data}`.
-    #[default]
-    Standard,
-    /// A Slack incoming-webhook message, `{text}`.
-    Slack,
-}
-
-impl WebhookFormat {
-    pub const ALL: [Self; 2] = [Self::Standard, Self::Slack];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Standard => "standard",
-            Self::Slack => "slack",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|format| format.as_str() == text)
-    }
-}
-
-/// Why Burrow switched a webhook off by itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DisabledReason {
-    /// The receiver answered 410 Gone: it wants no more deliveries.
-    Gone,
-    /// A delivery failed every attempt of the retry schedule (about a day of failures).
-    Failing,
-}
-
-impl DisabledReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Gone => "gone",
-            Self::Failing => "failing",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::Gone, Self::Failing]
-            .into_iter()
-            .find(|reason| reason.as_str() == text)
+wire_enum! {
+    /// Why Burrow switched a webhook off by itself.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum DisabledReason {
+        /// The receiver answered 410 Gone: it wants no more deliveries.
+        Gone = "gone",
+        /// A delivery failed every attempt of the retry schedule (about a day of failures).
+        Failing = "failing",
     }
 }
 
@@ -224,30 +171,16 @@ impl DeliveryKind {
     }
 }
 
-/// Where a delivery is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeliveryState {
-    /// Waiting for its next attempt (or for its webhook to be enabled again).
-    Pending,
-    /// A receiver answered 2xx.
-    Delivered,
-    /// Every attempt failed; `retry` makes it pending again.
-    Failed,
-}
-
-impl DeliveryState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pending => "pending",
-            Self::Delivered => "delivered",
-            Self::Failed => "failed",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::Pending, Self::Delivered, Self::Failed]
-            .into_iter()
-            .find(|state| state.as_str() == text)
+wire_enum! {
+    /// Where a delivery is in its life.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum DeliveryState {
+        /// Waiting for its next attempt (or for its webhook to be enabled again).
+        Pending = "pending",
+        /// A receiver answered 2xx.
+        Delivered = "delivered",
+        /// Every attempt failed; `retry` makes it pending again.
+        Failed = "failed",
     }
 }
 

@@ -21,23 +21,15 @@ use crate::tenancy::ProjectId;
 #[async_trait]
 pub trait WebhookRepository: Send + Sync {
     /// The project's webhooks, newest first (ties by id, descending).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn list(
         &self,
         project: ProjectId,
         page: PageRequest,
     ) -> Result<Page<Webhook>, Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn get(&self, project: ProjectId, id: WebhookId) -> Result<Option<Webhook>, Unexpected>;
 
     /// Which of `surveys` the project does not have.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn missing_surveys(
         &self,
         project: ProjectId,
@@ -46,9 +38,6 @@ pub trait WebhookRepository: Send + Sync {
 
     /// The webhook's deliveries with their attempts, newest first: the order they were made
     /// in, reversed (one answer's deliveries are made together).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn deliveries(
         &self,
         project: ProjectId,
@@ -58,9 +47,6 @@ pub trait WebhookRepository: Send + Sync {
 
     /// Makes a delivery due now, with a fresh set of attempts (its past attempts stay listed).
     /// `None` when the webhook has no such delivery.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn retry(
         &self,
         project: ProjectId,
@@ -69,16 +55,10 @@ pub trait WebhookRepository: Send + Sync {
     ) -> Result<Option<Delivery>, Unexpected>;
 
     /// Opens a transaction for a webhook write and its activity entry.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage cannot be reached.
     async fn begin(&self) -> Result<Box<dyn WebhookTransaction>, Unexpected>;
 
     /// The project's webhook activity, or one webhook's, newest first (ties by id,
     /// descending). Entries outlive their webhook.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn activity(
         &self,
         project: ProjectId,
@@ -87,9 +67,6 @@ pub trait WebhookRepository: Send + Sync {
     ) -> Result<ActivityPage, Unexpected>;
 
     /// What signing and sending to the webhook takes, for a test send.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn signing(
         &self,
         project: ProjectId,
@@ -97,9 +74,6 @@ pub trait WebhookRepository: Send + Sync {
     ) -> Result<Option<SigningTarget>, Unexpected>;
 
     /// Stores a test delivery that was sent once (delivered or failed, never retried).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn record_test(
         &self,
         project: ProjectId,
@@ -115,9 +89,6 @@ pub trait WebhookRepository: Send + Sync {
 #[async_trait]
 pub trait WebhookTransaction: Transaction {
     /// The project's webhook, locked until the transaction ends.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn lock(
         &mut self,
         project: ProjectId,
@@ -125,9 +96,6 @@ pub trait WebhookTransaction: Transaction {
     ) -> Result<Option<Webhook>, Unexpected>;
 
     /// Stores a new webhook with its secret.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn insert(
         &mut self,
         project: ProjectId,
@@ -136,16 +104,10 @@ pub trait WebhookTransaction: Transaction {
     ) -> Result<Webhook, Unexpected>;
 
     /// Stores a locked webhook's new settings, disabled reason and failure count, as given.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn update(&mut self, webhook: &Webhook) -> Result<Webhook, Unexpected>;
 
     /// Replaces a locked webhook's secret; the replaced one keeps signing (beside the new one)
     /// until `previous_until`.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn set_secret(
         &mut self,
         project: ProjectId,
@@ -156,13 +118,8 @@ pub trait WebhookTransaction: Transaction {
 
     /// Deletes a locked webhook at once, whatever its backlog: it is sent nothing more, and its
     /// deliveries are purged later, in batches ([`DeliveryQueue::purge_deleted`]).
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn delete(&mut self, project: ProjectId, id: WebhookId) -> Result<(), Unexpected>;
 
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn log_activity(
         &mut self,
         project: ProjectId,
@@ -263,9 +220,6 @@ pub trait DeliveryQueue: Send + Sync {
     /// second (then by due time), leasing them for `lease`: a node that dies mid-send leaves its
     /// claim to be taken again after it. Concurrent claims never return the same delivery. Its
     /// cost grows with the number of webhooks, not with their backlog.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn claim_due(
         &self,
         limit: u32,
@@ -276,22 +230,13 @@ pub trait DeliveryQueue: Send + Sync {
     /// Stores an attempt and its consequences: the delivery's state, the webhook's failure
     /// count (reset by a delivered attempt), and the webhook switched off if asked. A delivery
     /// dropped or purged meanwhile stores nothing.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn settle(&self, id: DeliveryId, settlement: &Settlement) -> Result<(), Unexpected>;
 
     /// Deletes up to `limit` deliveries (with their attempts) of webhooks that were deleted.
     /// Returns how many went.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn purge_deleted(&self, limit: u32) -> Result<u64, Unexpected>;
 
     /// Deletes up to `limit` delivered or failed deliveries made before `before`, with their
     /// attempts; pending ones are kept however old. Returns how many went.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     async fn forget_finished(&self, before: DateTime<Utc>, limit: u32) -> Result<u64, Unexpected>;
 }

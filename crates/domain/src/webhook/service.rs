@@ -14,7 +14,7 @@ use super::{
     WebhookRepository, WebhookSecret, WebhookSettings,
 };
 use crate::activity::ActivityPage;
-use crate::error::{DomainError, ValidationCode, ValidationError};
+use crate::error::{DomainError, ValidationError};
 use crate::in_transaction;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
@@ -225,8 +225,7 @@ impl WebhookService {
         delivery: DeliveryId,
     ) -> Result<Delivery, DomainError> {
         if !self.get(project, webhook).await?.settings.enabled {
-            return Err(ValidationError::general(
-                ValidationCode::Invalid,
+            return Err(ValidationError::invalid_input(
                 "This webhook is disabled: enable it to retry its deliveries.",
             )
             .into());
@@ -277,9 +276,8 @@ impl WebhookService {
             return Ok(None);
         };
         if surveys.is_empty() {
-            return Err(ValidationError::field(
+            return Err(ValidationError::invalid(
                 "survey_ids",
-                ValidationCode::Invalid,
                 "Choose at least one survey, or null for every survey.",
             )
             .into());
@@ -292,9 +290,8 @@ impl WebhookService {
             .await?
             .first()
         {
-            return Err(ValidationError::field(
+            return Err(ValidationError::invalid(
                 "survey_ids",
-                ValidationCode::Invalid,
                 format!("Survey {} does not exist in this project.", missing.0),
             )
             .into());
@@ -310,9 +307,8 @@ fn events(
     events.sort_unstable();
     events.dedup();
     if events.is_empty() {
-        return Err(ValidationError::field(
+        return Err(ValidationError::invalid(
             "events",
-            ValidationCode::Invalid,
             "Choose at least one event.",
         ));
     }

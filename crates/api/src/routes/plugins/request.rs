@@ -3,7 +3,6 @@
 //! from there into the domain's commands.
 
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::patch::Patch;
 use domain::plugin::{
     ConfigSchema, MAX_ICON_CHARS, MAX_NAME_CHARS, MAX_TAG_CHARS, NewPlugin, PluginCapabilities,
@@ -14,7 +13,7 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::ObjectBuilder;
 
 use crate::contract::schemas::{self, text};
-use crate::fields::{Fields, non_null};
+use crate::fields::{Fields, non_null, not_a_choice};
 
 /// A plugin to install (POST: `url` unless `plugin_type` is `source`) or change.
 #[derive(ToSchema)]
@@ -146,18 +145,11 @@ pub(super) fn plugin_fields(body: &Map<String, Value>) -> Result<PluginFields, V
 fn parse_type(fields: &Fields<'_>) -> Result<Option<PluginType>, ValidationError> {
     match fields.raw("plugin_type") {
         Patch::Absent | Patch::Null => Ok(None),
-        Patch::Value(value) => {
-            let raw = value
-                .as_str()
-                .map_or_else(|| value.to_string(), str::to_owned);
-            PluginType::parse(&raw).map(Some).ok_or_else(|| {
-                ValidationError::field(
-                    "plugin_type",
-                    ValidationCode::InvalidChoice,
-                    format!("\"{raw}\" is not a valid choice."),
-                )
-            })
-        }
+        Patch::Value(value) => value
+            .as_str()
+            .and_then(PluginType::parse)
+            .map(Some)
+            .ok_or_else(|| not_a_choice("plugin_type", value)),
     }
 }
 

@@ -3,7 +3,6 @@
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::patch::Patch;
 use domain::survey::SurveyId;
 use domain::survey_response::{Forgotten, SurveyResponseService};
@@ -81,8 +80,7 @@ impl BulkDeleteWrite {
     /// Reads `distinct_ids` (strings, or numbers as SDKs send ids) and `delete_events`.
     fn read(body: &Map<String, Value>) -> Result<Self, ValidationError> {
         let fields = Fields(body);
-        let invalid =
-            |detail: &str| ValidationError::field("distinct_ids", ValidationCode::Invalid, detail);
+        let invalid = |detail: &str| ValidationError::invalid("distinct_ids", detail);
         let distinct_ids = match fields.raw("distinct_ids") {
             Patch::Value(Value::Array(items)) => items
                 .iter()

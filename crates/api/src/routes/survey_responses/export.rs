@@ -4,7 +4,6 @@ use actix_web::http::header::CONTENT_DISPOSITION;
 use actix_web::web::{self, Bytes};
 use actix_web::{HttpRequest, HttpResponse};
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::survey::SurveyId;
 use domain::survey_response::{ExportFormat, SurveyResponseService};
 
@@ -28,13 +27,8 @@ pub(crate) async fn export(
         .into_iter()
         .filter(|(key, _)| key == "format")
     {
-        format = ExportFormat::parse(&value).ok_or_else(|| {
-            ValidationError::field(
-                "format",
-                ValidationCode::InvalidChoice,
-                format!("\"{value}\" is not a valid choice."),
-            )
-        })?;
+        format = ExportFormat::parse(&value)
+            .ok_or_else(|| ValidationError::invalid_choice("format", &value))?;
     }
     let export = responses
         .export(access.project.id, survey, format, filter)

@@ -72,9 +72,5 @@ pub(crate) async fn list(
             pagination.page_request(),
         )
         .await?;
-    Ok(Json(Paginated::ending_early(
-        &request,
-        pagination,
-        page.map(Into::into),
-    )))
+    Ok(Json(Paginated::ending_early(&request, pagination, page)))
 }

@@ -2,7 +2,6 @@
 
 use actix_web::HttpRequest;
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::survey_response::{DateWindow, ResponseFilter};
 
 use crate::error::ApiError;
@@ -43,8 +42,7 @@ pub(super) fn date_window(request: &HttpRequest) -> Result<DateWindow, ApiError>
             continue;
         }
         *slot = Some(parse_datetime(&value).ok_or_else(|| {
-            ValidationError::general(
-                ValidationCode::Invalid,
+            ValidationError::invalid_input(
                 "Invalid date format. Please use ISO 8601 format with timezone info \
                  (e.g. 2024-01-01T00:00:00Z or 2024-01-01T00:00:00+00:00)",
             )

@@ -51,7 +51,7 @@ struct SurveyDates {
 }
 
 /// Keyed by event name, as PostHog's clients read it; `{}` without surveys.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Default, Serialize, ToSchema)]
 struct StatsByEvent {
     #[serde(rename = "survey shown", skip_serializing_if = "Option::is_none")]
     shown: Option<EventStatsBody>,
@@ -123,14 +123,7 @@ impl From<SurveyStatsReport> for StatsBody {
                 start_date: survey.state.start_date,
                 end_date: survey.state.end_date,
             }),
-            stats: report.stats.map_or(
-                StatsByEvent {
-                    shown: None,
-                    dismissed: None,
-                    sent: None,
-                },
-                by_event,
-            ),
+            stats: report.stats.map_or_else(StatsByEvent::default, by_event),
             rates: rates.into(),
         }
     }

@@ -5,7 +5,6 @@
 
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::feature_flag::{FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::survey::{
@@ -19,7 +18,7 @@ use utoipa::openapi::schema::ObjectBuilder;
 
 use crate::contract::schemas::{self, integer_within, text};
 use crate::contract::survey_shapes;
-use crate::fields::{Fields, non_null, not_null};
+use crate::fields::{Fields, non_null, not_a_choice, not_null};
 
 /// A survey to create (POST: `name` and `type` required), replace (PUT: likewise) or change
 /// (PATCH: any subset).
@@ -184,18 +183,11 @@ fn parse_type(fields: &Fields<'_>) -> Result<Patch<SurveyType>, ValidationError>
     match fields.raw("type") {
         Patch::Absent => Ok(Patch::Absent),
         Patch::Null => Err(not_null("type")),
-        Patch::Value(value) => {
-            let raw = value
-                .as_str()
-                .map_or_else(|| value.to_string(), str::to_owned);
-            SurveyType::parse(&raw).map(Patch::Value).ok_or_else(|| {
-                ValidationError::field(
-                    "type",
-                    ValidationCode::InvalidChoice,
-                    format!("\"{raw}\" is not a valid choice."),
-                )
-            })
-        }
+        Patch::Value(value) => value
+            .as_str()
+            .and_then(SurveyType::parse)
+            .map(Patch::Value)
+            .ok_or_else(|| not_a_choice("type", value)),
     }
 }
 
@@ -272,6 +264,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use domain::error::ValidationCode;
 
     fn parse(value: Value) -> Result<SurveyChanges, ValidationError> {
         SurveyWrite::read(value.as_object().unwrap().clone()).map(SurveyWrite::into_changes)

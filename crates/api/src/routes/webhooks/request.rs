@@ -2,7 +2,6 @@
 //! and from there into the domain's settings or changes.
 
 use domain::ValidationError;
-use domain::error::ValidationCode;
 use domain::patch::Patch;
 use domain::survey::SurveyId;
 use domain::webhook::{WebhookChanges, WebhookEvent, WebhookFormat, WebhookSettings};
@@ -10,7 +9,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::fields::{Fields, non_null};
+use crate::fields::{Fields, non_null, not_a_choice};
 
 /// Longest description kept.
 const MAX_DESCRIPTION_CHARS: usize = 1_000;
@@ -66,29 +65,13 @@ impl WebhookWrite {
     }
 }
 
-fn choice_error(attr: &str, value: &Value) -> ValidationError {
-    let shown = value
-        .as_str()
-        .map_or_else(|| value.to_string(), str::to_owned);
-    ValidationError::field(
-        attr,
-        ValidationCode::InvalidChoice,
-        format!("\"{shown}\" is not a valid choice."),
-    )
-}
-
 fn events(value: &Value) -> Result<Vec<WebhookEvent>, ValidationError> {
-    let items = value.as_array().ok_or_else(|| {
-        ValidationError::field(
-            "events",
-            ValidationCode::Invalid,
-            "Expected a list of event names.",
-        )
-    })?;
+    let items = value
+        .as_array()
+        .ok_or_else(|| ValidationError::invalid("events", "Expected a list of event names."))?;
     if items.len() > MAX_EVENTS {
-        return Err(ValidationError::field(
+        return Err(ValidationError::invalid(
             "events",
-            ValidationCode::Invalid,
             format!("Ensure this field has no more than {MAX_EVENTS} elements."),
         ));
     }
@@ -97,14 +80,13 @@ fn events(value: &Value) -> Result<Vec<WebhookEvent>, ValidationError> {
         .map(|item| {
             item.as_str()
                 .and_then(WebhookEvent::parse)
-                .ok_or_else(|| choice_error("events", item))
+                .ok_or_else(|| not_a_choice("events", item))
         })
         .collect()
 }
 
 fn surveys(value: &Value) -> Result<Vec<SurveyId>, ValidationError> {
-    let invalid =
-        |detail: &str| ValidationError::field("survey_ids", ValidationCode::Invalid, detail);
+    let invalid = |detail: &str| ValidationError::invalid("survey_ids", detail);
     let items = value
         .as_array()
         .ok_or_else(|| invalid("Expected a list of survey ids."))?;
@@ -128,7 +110,7 @@ fn format(value: &Value) -> Result<WebhookFormat, ValidationError> {
     value
         .as_str()
         .and_then(WebhookFormat::parse)
-        .ok_or_else(|| choice_error("format", value))
+        .ok_or_else(|| not_a_choice("format", value))
 }
 
 /// Reads a create body: `url` and `events` required; enabled, standard, every survey by default.
@@ -176,6 +158,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use domain::error::ValidationCode;
 
     fn body(value: Value) -> Map<String, Value> {
         value.as_object().unwrap().clone()

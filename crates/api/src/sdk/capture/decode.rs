@@ -447,34 +447,26 @@ impl EventSeed<'_> {
         if event.ids.take(key, raw) {
             return Ok(());
         }
+        let refuse = |attr, what| {
+            self.reader
+                .fail(invalid(attr, format!("Event {index}: {attr} {what}.")))
+        };
         match key {
             "event" => {
                 event.name = match text(raw) {
                     Some(name) => name,
                     None if raw.get() == "null" => String::new(),
-                    None => {
-                        return Err(self.reader.fail(invalid(
-                            "event",
-                            format!("Event {index}: event must be a string."),
-                        )));
-                    }
+                    None => return Err(refuse("event", "must be a string")),
                 };
             }
             "uuid" => {
                 event.uuid = match text(raw) {
-                    Some(uuid) => Some(Uuid::parse_str(&uuid).map_err(|_| {
-                        self.reader.fail(invalid(
-                            "uuid",
-                            format!("Event {index}: uuid is not a valid UUID."),
-                        ))
-                    })?),
+                    Some(uuid) => Some(
+                        Uuid::parse_str(&uuid)
+                            .map_err(|_| refuse("uuid", "is not a valid UUID"))?,
+                    ),
                     None if raw.get() == "null" => None,
-                    None => {
-                        return Err(self.reader.fail(invalid(
-                            "uuid",
-                            format!("Event {index}: uuid must be a string."),
-                        )));
-                    }
+                    None => return Err(refuse("uuid", "must be a string")),
                 };
             }
             "timestamp" => event.timestamp = timestamp(raw),
@@ -588,7 +580,7 @@ fn timestamp(raw: &RawValue) -> Option<DateTime<Utc>> {
 }
 
 fn invalid(attr: &str, detail: impl Into<String>) -> ApiError {
-    ValidationError::field(attr, ValidationCode::Invalid, detail).into()
+    ValidationError::invalid(attr, detail).into()
 }
 
 #[cfg(test)]

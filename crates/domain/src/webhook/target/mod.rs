@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use async_trait::async_trait;
 use url::{Host, Url};
 
-use crate::error::{ValidationCode, ValidationError};
+use crate::error::ValidationError;
 
 pub use ports::AllowedPorts;
 use special_addresses::special_address;
@@ -58,14 +58,9 @@ impl TargetPolicy {
     /// # Errors
     /// `Invalid` on `url`, saying why.
     pub fn url(&self, text: &str) -> Result<Url, ValidationError> {
-        let invalid =
-            |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
+        let invalid = |detail: String| ValidationError::invalid("url", detail);
         if text.chars().count() > MAX_URL_CHARS {
-            return Err(ValidationError::field(
-                "url",
-                ValidationCode::MaxLength,
-                format!("Ensure this field has no more than {MAX_URL_CHARS} characters."),
-            ));
+            return Err(ValidationError::too_long("url", MAX_URL_CHARS));
         }
         let url = Url::parse(text).map_err(|_| invalid("Enter a valid URL.".into()))?;
         match url.scheme() {
@@ -98,8 +93,7 @@ impl TargetPolicy {
         url: &Url,
         resolver: &dyn HostResolver,
     ) -> Result<(), ValidationError> {
-        let invalid =
-            |detail: String| ValidationError::field("url", ValidationCode::Invalid, detail);
+        let invalid = |detail: String| ValidationError::invalid("url", detail);
         let Some(Host::Domain(host)) = url.host() else {
             return Ok(());
         };
