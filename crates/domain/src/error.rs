@@ -124,6 +124,7 @@ pub enum ValidationCode {
     InvalidOperator,
     UnsupportedOperator,
     InvalidValue,
+    InvalidDate,
 }
 
 impl ValidationCode {
@@ -143,6 +144,7 @@ impl ValidationCode {
             Self::InvalidOperator => "invalid_operator",
             Self::UnsupportedOperator => "unsupported_operator",
             Self::InvalidValue => "invalid_value",
+            Self::InvalidDate => "invalid_date",
             Self::NullCharactersNotAllowed => "null_characters_not_allowed",
         }
     }

@@ -4,9 +4,11 @@
 //! read, and a known key sent as `null`, stays as sent in an `extra` map, so what a client sent
 //! is written back as sent. Errors carry `attr: filters`.
 
+use chrono::DateTime;
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
+use super::evaluation::parse_date;
 use super::{Operator, pattern, semver};
 use crate::error::{ValidationCode, ValidationError};
 use crate::json_fields::{ObjectWriter, Source, json_length, to_object};
@@ -110,6 +112,7 @@ impl FlagFilters {
         for property in filters.condition_sets().flat_map(ConditionSet::properties) {
             validate_pattern(property)?;
             validate_version(property)?;
+            validate_date(property)?;
         }
         let weight = filters.weight();
         if weight > MAX_FLAG_WEIGHT {
@@ -527,6 +530,36 @@ fn validate_pattern(filter: &PropertyFilter) -> Result<(), ValidationError> {
     })
 }
 
+/// An `is_date_*` filter's value must be a date, absolute or relative (`-30d`), as PostHog
+/// checks when a flag is written: one that is not would never match, silently.
+fn validate_date(filter: &PropertyFilter) -> Result<(), ValidationError> {
+    let operator = filter.operator();
+    if !matches!(
+        operator,
+        Operator::IsDateBefore | Operator::IsDateAfter | Operator::IsDateExact
+    ) {
+        return Ok(());
+    }
+    // Whether the text reads as a date does not depend on the moment relative ones count from.
+    let read = match &filter.value {
+        Some(Value::String(text)) => parse_date(text, DateTime::UNIX_EPOCH).is_some(),
+        _ => false,
+    };
+    if read {
+        return Ok(());
+    }
+    let shown = match &filter.value {
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+        None => "None".to_owned(),
+    };
+    Err(ValidationError::field(
+        "filters",
+        ValidationCode::InvalidDate,
+        format!("Invalid date value: {shown}"),
+    ))
+}
+
 /// A `semver_*` filter's value must be a version (a pattern for `semver_wildcard`), as PostHog
 /// checks when a flag is written: one that is not would never match, silently.
 fn validate_version(filter: &PropertyFilter) -> Result<(), ValidationError> {
@@ -780,6 +813,33 @@ mod tests {
             Operator::Other("fuzzy".into())
         );
         assert_eq!(Value::Object(read.to_json()), stored);
+    }
+
+    #[test]
+    fn date_values_must_be_dates_when_written() {
+        let filter = |operator: &str, value: Value| {
+            FlagFilters::parse(json!({"groups": [{"properties": [
+                {"key": "signed_up", "operator": operator, "value": value}]}]}))
+        };
+        for date in [
+            "-30d",
+            "2026-01-31",
+            "2026-01-31T10:00:00Z",
+            "2026-01-31 10:00",
+        ] {
+            assert!(filter("is_date_before", json!(date)).is_ok(), "{date}");
+        }
+        for (value, shown) in [
+            (json!("yesterday"), "yesterday"),
+            (json!("-10000d"), "-10000d"),
+            (json!(5), "5"),
+        ] {
+            let error = filter("is_date_after", value).unwrap_err();
+            assert_eq!(
+                (error.code.as_str(), error.detail),
+                ("invalid_date", format!("Invalid date value: {shown}"))
+            );
+        }
     }
 
     #[test]

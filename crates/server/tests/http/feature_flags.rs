@@ -192,6 +192,12 @@ async fn an_operator_no_flag_evaluates_is_a_400_with_posthogs_code_and_min_is_st
             "invalid_value",
             "Invalid semver value for operator semver_caret: 1.x",
         ),
+        (
+            "is_date_before",
+            json!("last week"),
+            "invalid_date",
+            "Invalid date value: last week",
+        ),
     ] {
         let (status, body) = create_flag(&app, &ada, filter(operator, value)).await;
         assert_eq!(
