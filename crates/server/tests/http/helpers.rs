@@ -202,6 +202,27 @@ where
 }
 
 /// Status and JSON body of a response.
+/// Runs `command` with `input` on its standard input; its exit status and output.
+pub async fn run_with_input(
+    mut command: tokio::process::Command,
+    input: &[u8],
+) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = command
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starting the driver");
+    let mut stdin = child.stdin.take().expect("the driver's stdin");
+    stdin
+        .write_all(input)
+        .await
+        .expect("writing the driver's input");
+    drop(stdin);
+    child.wait_with_output().await.expect("the driver's output")
+}
+
 pub async fn parts(response: Response) -> (u16, Value) {
     let status = response.status().as_u16();
     let text = response.text().await.expect("body read");

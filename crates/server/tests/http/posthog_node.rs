@@ -3,13 +3,9 @@
 //! `/flags` for every flag kind and person of `local_evaluation.rs`. `cargo xtask test` installs
 //! the package into `target/posthog-node`.
 
-use std::path::PathBuf;
-use std::process::Stdio;
-
-use tokio::io::AsyncWriteExt;
-
-use crate::helpers::spawn_app_with;
+use crate::helpers::{run_with_input, spawn_app_with};
 use crate::local_evaluation;
+use std::path::PathBuf;
 
 /// Where `cargo xtask test` installed posthog-node.
 fn sdk_dir() -> PathBuf {
@@ -36,28 +32,15 @@ async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons()
 
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/posthog_node/local_evaluation.mjs");
-    let mut driver = tokio::process::Command::new("node")
+    let mut command = tokio::process::Command::new("node");
+    command
         .arg(script)
         .env("POSTHOG_NODE_DIR", &dir)
         .env("BURROW_URL", &app.address)
         .env("BURROW_TOKEN", &token)
         .env("BURROW_KEY", &ada.key)
-        .env("FLAG_KEYS", keys.join(","))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running node");
-    let mut stdin = driver.stdin.take().expect("the driver's stdin");
-    stdin
-        .write_all(&local_evaluation::persons())
-        .await
-        .expect("writing the persons");
-    drop(stdin);
-    let output = driver
-        .wait_with_output()
-        .await
-        .expect("the driver's output");
+        .env("FLAG_KEYS", keys.join(","));
+    let output = run_with_input(command, &local_evaluation::persons()).await;
     assert!(
         output.status.success(),
         "posthog-node disagrees or failed ({}): {}",

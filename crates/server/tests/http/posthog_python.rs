@@ -4,15 +4,12 @@
 //! counts each submission once. `cargo xtask test` installs the SDK into `target/posthog-python`.
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use tokio::io::AsyncWriteExt;
-
-use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
+use crate::helpers::{Tenant, TestApp, parts, run_with_input, spawn_app, spawn_app_with};
 use crate::local_evaluation;
 
 /// Runs `tests/posthog_python/<script>` with the python of the venv `cargo xtask test`
@@ -38,29 +35,16 @@ async fn drive(
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/posthog_python")
         .join(script);
-    let mut driver = tokio::process::Command::new(&python)
+    let mut command = tokio::process::Command::new(&python);
+    command
         .arg(script)
         .env("BURROW_URL", &app.address)
         .env("BURROW_TOKEN", token)
         .envs(env.iter().copied())
         // The SDK's default wire protocol (`/batch/`), whatever the environment says.
         .env_remove("POSTHOG_CAPTURE_MODE")
-        .env_remove("POSTHOG_CAPTURE_COMPRESSION")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running the venv's python");
-    let mut stdin = driver.stdin.take().expect("the driver's stdin");
-    stdin
-        .write_all(input)
-        .await
-        .expect("writing the driver's input");
-    drop(stdin);
-    let output = driver
-        .wait_with_output()
-        .await
-        .expect("the driver's output");
+        .env_remove("POSTHOG_CAPTURE_COMPRESSION");
+    let output = run_with_input(command, input).await;
     assert!(
         output.status.success(),
         "the SDK failed ({}): {}{}",
