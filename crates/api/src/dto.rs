@@ -77,6 +77,8 @@ impl From<FeatureFlag> for FlagSummary {
 pub(crate) struct FlagResponse {
     #[serde(flatten)]
     summary: FlagSummary,
+    /// Its payload is fetched as configuration (`…/remote_config`); it is not evaluated.
+    is_remote_configuration: bool,
     created_at: DateTime<Utc>,
     created_by: Option<UserBasicResponse>,
 }
@@ -86,6 +88,7 @@ impl From<FeatureFlag> for FlagResponse {
         let created_by = flag.created_by.take().map(Into::into);
         let created_at = flag.created_at;
         Self {
+            is_remote_configuration: flag.is_remote_configuration,
             summary: flag.into(),
             created_at,
             created_by,

@@ -39,6 +39,7 @@ fn new_flag(key: &str) -> NewFlag {
         filters: FlagFilters::default(),
         active: true,
         ensure_experience_continuity: false,
+        is_remote_configuration: false,
     }
 }
 

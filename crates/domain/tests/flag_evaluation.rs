@@ -38,6 +38,7 @@ fn flag(key: &str, filters: Value) -> FeatureFlag {
         deleted: false,
         active: true,
         ensure_experience_continuity: false,
+        is_remote_configuration: false,
         created_at: Utc::now(),
         created_by: None,
     }
@@ -413,6 +414,7 @@ async fn stored_flag(
                 filters: FlagFilters::parse(filters).unwrap(),
                 active: true,
                 ensure_experience_continuity: false,
+                is_remote_configuration: false,
             },
         )
         .await

@@ -47,6 +47,14 @@ impl FeatureFlagRepository for Flags {
         self.store.get(project, id).await
     }
 
+    async fn get_by_key(
+        &self,
+        project: ProjectId,
+        key: &str,
+    ) -> Result<Option<FeatureFlag>, Unexpected> {
+        self.store.get_by_key(project, key).await
+    }
+
     async fn create(
         &self,
         project: ProjectId,
@@ -183,6 +191,7 @@ impl World {
                     filters,
                     active: true,
                     ensure_experience_continuity: false,
+                    is_remote_configuration: false,
                 },
             )
             .await

@@ -345,6 +345,7 @@ async fn a_survey_is_copied_into_every_target_as_a_draft_created_by_the_caller()
                 filters: FlagFilters::default(),
                 active: true,
                 ensure_experience_continuity: false,
+                is_remote_configuration: false,
             },
         )
         .await

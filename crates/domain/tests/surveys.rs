@@ -125,6 +125,7 @@ impl World {
             filters: filters.map_or_else(FlagFilters::default, |f| FlagFilters::parse(f).unwrap()),
             active: true,
             ensure_experience_continuity: false,
+            is_remote_configuration: false,
         };
         self.flags
             .create(project, &someone(USER), flag)

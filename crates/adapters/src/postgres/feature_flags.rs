@@ -7,7 +7,8 @@ use diesel::prelude::*;
 use diesel::query_builder::{Query, QueryFragment, QueryId};
 use diesel_async::{AsyncConnectionCore, RunQueryDsl};
 use domain::feature_flag::{
-    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, NewFlag, REGEX_WEIGHT, ServingFlags,
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagId, FlagRef, NewFlag, REGEX_WEIGHT,
+    ServingFlags,
 };
 use domain::ports::{Page, PageRequest};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
@@ -33,6 +34,30 @@ impl PgFeatureFlagRepository {
     /// A repository over the shared pool.
     pub fn new(database: Database) -> Self {
         Self { database }
+    }
+
+    /// The live flag of the project that `flag` names, with its creator.
+    async fn live_flag(
+        &self,
+        project: ProjectId,
+        flag: &FlagRef,
+    ) -> Result<Option<FeatureFlag>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let live = feature_flags::table
+            .left_join(users::table)
+            .filter(feature_flags::project_id.eq(project.0))
+            .filter(feature_flags::deleted.eq(false))
+            .select((FlagRow::as_select(), Option::<UserBasicRow>::as_select()))
+            .into_boxed();
+        let row = match flag {
+            FlagRef::Id(id) => live.filter(feature_flags::id.eq(id.0)),
+            FlagRef::Key(key) => live.filter(feature_flags::key.eq(key.clone())),
+        }
+        .first(&mut conn)
+        .await
+        .optional()
+        .during("loading a feature flag")?;
+        Ok(to_flags(row.into_iter().collect())?.pop())
     }
 }
 
@@ -167,18 +192,15 @@ impl FeatureFlagRepository for PgFeatureFlagRepository {
     }
 
     async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected> {
-        let mut conn = self.database.connection().await?;
-        let row = feature_flags::table
-            .left_join(users::table)
-            .filter(feature_flags::id.eq(id.0))
-            .filter(feature_flags::project_id.eq(project.0))
-            .filter(feature_flags::deleted.eq(false))
-            .select((FlagRow::as_select(), Option::<UserBasicRow>::as_select()))
-            .first(&mut conn)
-            .await
-            .optional()
-            .during("loading a feature flag")?;
-        Ok(to_flags(row.into_iter().collect())?.pop())
+        self.live_flag(project, &FlagRef::Id(id)).await
+    }
+
+    async fn get_by_key(
+        &self,
+        project: ProjectId,
+        key: &str,
+    ) -> Result<Option<FeatureFlag>, Unexpected> {
+        self.live_flag(project, &FlagRef::Key(key.to_owned())).await
     }
 
     async fn create(

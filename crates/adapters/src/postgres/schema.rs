@@ -71,6 +71,7 @@ diesel::table! {
         ensure_experience_continuity -> Bool,
         created_by_id -> Nullable<Int4>,
         created_at -> Timestamptz,
+        is_remote_configuration -> Bool,
     }
 }
 

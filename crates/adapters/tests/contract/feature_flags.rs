@@ -13,6 +13,7 @@ use crate::stores::{StoredFlag, Stores, all, at};
 contract! {
     a_created_flag_is_stored_as_given_and_found_by_get_in_its_project_only,
     a_flag_without_a_creator_has_no_created_by,
+    a_live_flag_is_found_by_its_key_in_its_project_only,
     live_flags_are_listed_newest_first_in_pages_with_their_count,
     flags_created_at_the_same_instant_are_listed_by_id_descending,
     a_key_is_unique_among_the_live_flags_of_a_project,
@@ -50,6 +51,7 @@ async fn a_created_flag_is_stored_as_given_and_found_by_get_in_its_project_only(
     let mut flag = stores.new_flag("beta");
     flag.active = false;
     flag.ensure_experience_continuity = true;
+    flag.is_remote_configuration = true;
 
     let created = stores
         .flags
@@ -62,6 +64,7 @@ async fn a_created_flag_is_stored_as_given_and_found_by_get_in_its_project_only(
     assert_eq!(created.filters, flag.filters);
     assert!(!created.active);
     assert!(created.ensure_experience_continuity);
+    assert!(created.is_remote_configuration);
     assert!(!created.deleted);
     assert_eq!(created.created_by, Some(stores.user.clone()));
 
@@ -73,6 +76,24 @@ async fn a_created_flag_is_stored_as_given_and_found_by_get_in_its_project_only(
         .flags
         .get(stores.project, FlagId(created.id.0 + 1000));
     assert_eq!(missing.await.unwrap(), None);
+}
+
+/// `get_by_key` finds the live flag with the key, with its creator; a deleted one, another
+/// project's or an unknown key is none.
+async fn a_live_flag_is_found_by_its_key_in_its_project_only(stores: Stores) {
+    let deleted = stores.flag("beta").await;
+    stores.delete_flag(deleted.id).await;
+    let live = stores.flag("beta").await;
+
+    let found = stores.flags.get_by_key(stores.project, "beta").await;
+    assert_eq!(
+        found.unwrap(),
+        stores.flags.get(stores.project, live.id).await.unwrap()
+    );
+    for (project, key) in [(stores.other_project, "beta"), (stores.project, "Beta")] {
+        let found = stores.flags.get_by_key(project, key).await;
+        assert_eq!(found.unwrap(), None, "{key}");
+    }
 }
 
 async fn a_flag_without_a_creator_has_no_created_by(stores: Stores) {
@@ -238,6 +259,7 @@ async fn an_update_applies_exactly_the_given_changes(stores: Stores) {
                 filters: Some(filters.clone()),
                 active: Some(false),
                 ensure_experience_continuity: Some(true),
+                is_remote_configuration: Some(true),
                 deleted: None,
             },
         )
@@ -251,6 +273,7 @@ async fn an_update_applies_exactly_the_given_changes(stores: Stores) {
             filters,
             active: false,
             ensure_experience_continuity: true,
+            is_remote_configuration: true,
             created_by: None,
             ..created.clone()
         },

@@ -327,6 +327,7 @@ impl Stores {
             filters: FlagFilters::parse(json!({"groups": [{"rollout_percentage": 50}]})).unwrap(),
             active: true,
             ensure_experience_continuity: false,
+            is_remote_configuration: false,
         }
     }
 

@@ -478,6 +478,7 @@ async fn a_new_targeting_flag_is_created_as_planned_and_owned_by_the_survey(stor
         filters: filters.clone(),
         active: true,
         ensure_experience_continuity: true,
+        is_remote_configuration: false,
     };
     let plan = ending_with(TargetingFlag::New {
         flag: new,

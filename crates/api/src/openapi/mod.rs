@@ -364,6 +364,7 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
         "response_uuid" => ("A response's uuid (its event's).", uuid().into()),
         "plugin_id" => ("A plugin id.", integer().minimum(Some(0)).into()),
         "flag_id" => ("A flag id.", integer().into()),
+        "flag" => ("A flag's id, or its key.", string().into()),
         "config_id" => ("A plugin config id.", integer().into()),
         "token" => ("A project's public token (`phc_…`).", string().into()),
         "version" => ("A posthog-js version (`1.449.2`).", string().into()),

@@ -6,8 +6,9 @@ pub(crate) use request::FeatureFlagWrite;
 
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
-use domain::feature_flag::{FeatureFlagService, FlagId};
+use domain::feature_flag::{FeatureFlagService, FlagId, FlagRef};
 use domain::tenancy::UserBasic;
+use serde_json::Value;
 
 use crate::dto::FlagResponse;
 use crate::error::ApiError;
@@ -63,6 +64,22 @@ pub(crate) async fn update(
         .update(access.project.id, id, request::flag_changes(body)?)
         .await?;
     Ok(Json(flag.into()))
+}
+
+/// A remote configuration flag's payload, the flag named by id or key (posthog-node's
+/// `getRemoteConfigPayload`): the payload of `true` as stored, `null` without one; 404 for a
+/// flag that is not a remote configuration, as PostHog answers.
+pub(crate) async fn remote_config(
+    request: HttpRequest,
+    flags: web::Data<FeatureFlagService>,
+    ProjectCaller(access, _): ProjectCaller<FeatureFlags>,
+) -> Result<Json<Value>, ApiError> {
+    let flag = FlagRef::parse(request.match_info().get("flag").unwrap_or_default());
+    Ok(Json(
+        flags
+            .remote_config_payload(access.project.id, &flag)
+            .await?,
+    ))
 }
 
 /// Soft delete (PostHog answers 405 here; clients that call it get what they meant).

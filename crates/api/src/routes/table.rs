@@ -779,6 +779,14 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 feature_flags::delete,
                 flags("feature_flags_destroy", "Delete a flag (soft)").no_content(),
             ),
+        ResourceSpec::at(format!("{project}/feature_flags/{{flag}}/remote_config")).get(
+            feature_flags::remote_config,
+            flags(
+                "feature_flags_remote_config_retrieve",
+                "A remote configuration flag's payload, the flag named by id or key",
+            )
+            .ok::<serde_json::Value>(),
+        ),
     ];
     ResourceSpec::family(&project, resources)
 }

@@ -353,6 +353,7 @@ mod tests {
             deleted: false,
             active: true,
             ensure_experience_continuity: false,
+            is_remote_configuration: false,
             created_at: Utc::now(),
             created_by: None,
         }

@@ -38,6 +38,8 @@ pub struct FeatureFlag {
     pub deleted: bool,
     pub active: bool,
     pub ensure_experience_continuity: bool,
+    /// A flag whose payload a server fetches as configuration (`remote_config`), not evaluated.
+    pub is_remote_configuration: bool,
     pub created_at: DateTime<Utc>,
     pub created_by: Option<UserBasic>,
 }
@@ -46,6 +48,28 @@ impl FeatureFlag {
     /// The keys of the flag's variants (empty for a boolean flag).
     pub fn variant_keys(&self) -> Vec<String> {
         self.filters.variant_keys()
+    }
+
+    /// What `remote_config` answers: the payload of `true`, as stored (`null` without one).
+    pub fn remote_config_payload(&self) -> Option<&serde_json::Value> {
+        self.filters.payloads.as_ref()?.get("true")
+    }
+}
+
+/// How a request names a flag: by id, or by key (`remote_config` takes either, as PostHog).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlagRef {
+    Id(FlagId),
+    Key(String),
+}
+
+impl FlagRef {
+    /// A path segment: all digits is an id, anything else a key.
+    pub fn parse(segment: &str) -> Self {
+        match segment.parse::<i32>() {
+            Ok(id) if segment.bytes().all(|byte| byte.is_ascii_digit()) => Self::Id(FlagId(id)),
+            _ => Self::Key(segment.to_owned()),
+        }
     }
 }
 
@@ -57,6 +81,7 @@ pub struct NewFlag {
     pub filters: FlagFilters,
     pub active: bool,
     pub ensure_experience_continuity: bool,
+    pub is_remote_configuration: bool,
 }
 
 /// Changes to a flag; `None` leaves a field as it is.
@@ -67,6 +92,7 @@ pub struct FlagChanges {
     pub filters: Option<FlagFilters>,
     pub active: Option<bool>,
     pub ensure_experience_continuity: Option<bool>,
+    pub is_remote_configuration: Option<bool>,
     pub deleted: Option<bool>,
 }
 
@@ -107,6 +133,7 @@ mod tests {
             deleted: false,
             active: true,
             ensure_experience_continuity: false,
+            is_remote_configuration: false,
             created_at: Utc::now(),
             created_by: None,
         };

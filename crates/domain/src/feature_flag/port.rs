@@ -28,6 +28,13 @@ pub trait FeatureFlagRepository: Send + Sync {
     /// A live flag of the project.
     async fn get(&self, project: ProjectId, id: FlagId) -> Result<Option<FeatureFlag>, Unexpected>;
 
+    /// The live flag of the project with this key (keys are unique among live flags).
+    async fn get_by_key(
+        &self,
+        project: ProjectId,
+        key: &str,
+    ) -> Result<Option<FeatureFlag>, Unexpected>;
+
     /// Stores a new flag exactly as given and returns it as written, created by `creator`,
     /// whom the caller holds (nothing is read back).
     ///

@@ -2,7 +2,11 @@
 
 use std::sync::Arc;
 
-use super::{FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, NewFlag};
+use serde_json::Value;
+
+use super::{
+    FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagRef, NewFlag,
+};
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserBasic};
@@ -39,6 +43,29 @@ impl FeatureFlagService {
             .get(project, id)
             .await?
             .ok_or(DomainError::NotFound)
+    }
+
+    /// A remote configuration flag's payload, named by id or key, as `remote_config` answers it
+    /// (`null` when it has none).
+    ///
+    /// # Errors
+    /// `NotFound` for a missing, deleted or foreign flag, or one that is not a remote
+    /// configuration (as PostHog answers).
+    pub async fn remote_config_payload(
+        &self,
+        project: ProjectId,
+        flag: &FlagRef,
+    ) -> Result<Value, DomainError> {
+        let found = match flag {
+            FlagRef::Id(id) => self.flags.get(project, *id).await?,
+            FlagRef::Key(key) => self.flags.get_by_key(project, key).await?,
+        };
+        match found {
+            Some(flag) if flag.is_remote_configuration => {
+                Ok(flag.remote_config_payload().cloned().unwrap_or(Value::Null))
+            }
+            _ => Err(DomainError::NotFound),
+        }
     }
 
     /// # Errors

@@ -159,6 +159,7 @@ mod tests {
                 deleted,
                 active: true,
                 ensure_experience_continuity: false,
+                is_remote_configuration: false,
                 created_at: at(),
                 created_by: None,
             }),

@@ -55,6 +55,7 @@ impl Survey {
             deleted: false,
             active: self.state.end_date.is_none(),
             ensure_experience_continuity: false,
+            is_remote_configuration: false,
             created_at: self.created_at,
             created_by: None,
         }

@@ -395,6 +395,7 @@ pub(super) fn targeting_flag(
         filters,
         active: false,
         ensure_experience_continuity: false,
+        is_remote_configuration: false,
     })
 }
 
@@ -430,6 +431,7 @@ mod tests {
             deleted,
             active: !deleted,
             ensure_experience_continuity: false,
+            is_remote_configuration: false,
             created_at: Utc::now(),
             created_by: None,
         }

@@ -74,6 +74,7 @@ impl State {
                 deleted: false,
                 active: new.active,
                 ensure_experience_continuity: new.ensure_experience_continuity,
+                is_remote_configuration: new.is_remote_configuration,
                 created_at: Utc::now(),
                 created_by: None,
             },
@@ -117,6 +118,9 @@ impl State {
         if let Some(ensure) = changes.ensure_experience_continuity {
             flag.ensure_experience_continuity = ensure;
         }
+        if let Some(remote) = changes.is_remote_configuration {
+            flag.is_remote_configuration = remote;
+        }
         if let Some(deleted) = changes.deleted {
             flag.deleted = deleted;
         }
@@ -148,6 +152,19 @@ impl FeatureFlagRepository for InMemoryStore {
             .flags
             .iter()
             .find(|f| f.flag.id == id && f.flag.project_id == project && !f.flag.deleted)
+            .map(|f| state.flag_view(f)))
+    }
+
+    async fn get_by_key(
+        &self,
+        project: ProjectId,
+        key: &str,
+    ) -> Result<Option<FeatureFlag>, Unexpected> {
+        let state = self.lock();
+        Ok(state
+            .flags
+            .iter()
+            .find(|f| f.flag.key == key && f.flag.project_id == project && !f.flag.deleted)
             .map(|f| state.flag_view(f)))
     }
 

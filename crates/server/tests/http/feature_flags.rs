@@ -318,3 +318,52 @@ async fn extreme_numbers_in_filters_read_back_as_sent() {
     assert_eq!(status, 200, "{list}");
     assert_eq!(list["results"][0]["filters"], filters);
 }
+
+#[tokio::test]
+async fn a_remote_configuration_flags_payload_is_answered_by_id_or_key_and_other_flags_are_404() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["feature_flag:write"]).await;
+    let (status, remote) = create_flag(
+        &app,
+        &ada,
+        json!({"key": "checkout-config", "is_remote_configuration": true,
+               "filters": {"groups": [], "payloads": {"true": "{\"color\": \"blue\"}"}}}),
+    )
+    .await;
+    assert_eq!(status, 201, "{remote}");
+    assert_eq!(remote["is_remote_configuration"], true);
+    let (_, plain) = create_flag(&app, &ada, json!({"key": "plain"})).await;
+    assert_eq!(plain["is_remote_configuration"], false);
+
+    let payload = |flag: String| {
+        let path = format!("/api/projects/@current/feature_flags/{flag}/remote_config");
+        let app = &app;
+        let key = ada.key.clone();
+        async move { parts(app.get(&path, &key).await).await }
+    };
+    let answered = (200, json!("{\"color\": \"blue\"}"));
+    assert_eq!(payload("checkout-config".into()).await, answered);
+    assert_eq!(payload(remote["id"].to_string()).await, answered);
+    for missing in [
+        "plain".to_owned(),
+        plain["id"].to_string(),
+        "nothing".into(),
+    ] {
+        let (status, body) = payload(missing.clone()).await;
+        assert_eq!(status, 404, "{missing}");
+        assert_error(&body, "invalid_request", "not_found", "Not found.");
+    }
+
+    let (status, _) = parts(
+        app.send_json(
+            Method::PATCH,
+            &format!("{}{}/", flags_path(&ada), remote["id"]),
+            &ada.key,
+            &json!({"is_remote_configuration": false}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(payload("checkout-config".into()).await.0, 404);
+}

@@ -1,9 +1,13 @@
 //! PostHog's Node SDK (`posthog-node` 5.70.0, the real npm package) against `burrow serve`: its
 //! local evaluation, from the flag definitions it loads with a personal key, agrees with
-//! `/flags` for every flag kind and person of `local_evaluation.rs`. `cargo xtask test` installs
-//! the package into `target/posthog-node`.
+//! `/flags` for every flag kind and person of `local_evaluation.rs`, and it reads a remote
+//! configuration flag's payload. `cargo xtask test` installs the package into
+//! `target/posthog-node`.
 
-use crate::helpers::{run_with_input, spawn_app_with};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{run_with_input, spawn_app, spawn_app_with};
 use crate::local_evaluation;
 use std::path::PathBuf;
 
@@ -15,14 +19,67 @@ fn sdk_dir() -> PathBuf {
     )
 }
 
-#[tokio::test]
-async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons() {
+/// Runs `tests/posthog_node/<script>` with the SDK's directory, `env` and `input`; its output.
+async fn drive(script: &str, env: &[(&str, &str)], input: &[u8]) -> Vec<u8> {
     let dir = sdk_dir();
     assert!(
         dir.join("node_modules/posthog-node").is_dir(),
         "posthog-node is not installed in {}: run `cargo xtask test`, which installs it",
         dir.display()
     );
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/posthog_node")
+                .join(script),
+        )
+        .env("POSTHOG_NODE_DIR", &dir)
+        .envs(env.iter().copied());
+    let output = run_with_input(command, input).await;
+    assert!(
+        output.status.success(),
+        "posthog-node disagrees or failed ({}): {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
+#[tokio::test]
+async fn posthog_node_reads_a_remote_configuration_flags_payload() {
+    let app = spawn_app().await;
+    let ada = app
+        .tenant("ada@example.com", &["feature_flag:write", "project:read"])
+        .await;
+    let token = app.project_token(&ada).await;
+    let response = app
+        .send_json(
+            Method::POST,
+            &format!("/api/projects/{}/feature_flags/", ada.project_id.0),
+            &ada.key,
+            &json!({"key": "checkout-config", "is_remote_configuration": true,
+                    "filters": {"groups": [], "payloads": {"true": "{\"color\": \"blue\"}"}}}),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let output = drive(
+        "remote_config.mjs",
+        &[
+            ("BURROW_URL", &app.address),
+            ("BURROW_TOKEN", &token),
+            ("BURROW_KEY", &ada.key),
+            ("FLAG_KEY", "checkout-config"),
+        ],
+        &[],
+    )
+    .await;
+    let payload: Value = serde_json::from_slice(&output).expect("the driver prints JSON");
+    assert_eq!(payload, json!({"color": "blue"}));
+}
+
+#[tokio::test]
+async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons() {
     let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
     let ada = app
         .tenant("ada@example.com", &["feature_flag:write", "project:read"])
@@ -30,22 +87,16 @@ async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons()
     let token = app.project_token(&ada).await;
     let keys = local_evaluation::create_flags(&app, &ada).await;
 
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/posthog_node/local_evaluation.mjs");
-    let mut command = tokio::process::Command::new("node");
-    command
-        .arg(script)
-        .env("POSTHOG_NODE_DIR", &dir)
-        .env("BURROW_URL", &app.address)
-        .env("BURROW_TOKEN", &token)
-        .env("BURROW_KEY", &ada.key)
-        .env("FLAG_KEYS", keys.join(","));
-    let output = run_with_input(command, &local_evaluation::persons()).await;
-    assert!(
-        output.status.success(),
-        "posthog-node disagrees or failed ({}): {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    local_evaluation::assert_answered(&output.stdout, &keys);
+    let output = drive(
+        "local_evaluation.mjs",
+        &[
+            ("BURROW_URL", &app.address),
+            ("BURROW_TOKEN", &token),
+            ("BURROW_KEY", &ada.key),
+            ("FLAG_KEYS", &keys.join(",")),
+        ],
+        &local_evaluation::persons(),
+    )
+    .await;
+    local_evaluation::assert_answered(&output, &keys);
 }

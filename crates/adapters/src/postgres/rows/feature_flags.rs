@@ -20,6 +20,7 @@ pub(crate) struct FlagRow {
     pub deleted: bool,
     pub active: bool,
     pub ensure_experience_continuity: bool,
+    pub is_remote_configuration: bool,
     pub created_at: DateTime<Utc>,
 }
 
@@ -41,6 +42,7 @@ impl FlagRow {
             deleted: self.deleted,
             active: self.active,
             ensure_experience_continuity: self.ensure_experience_continuity,
+            is_remote_configuration: self.is_remote_configuration,
             created_at: self.created_at,
             created_by,
         })
@@ -62,6 +64,7 @@ pub(crate) struct NewFlagRow<'a> {
     pub filters: Value,
     pub active: bool,
     pub ensure_experience_continuity: bool,
+    pub is_remote_configuration: bool,
     pub created_by_id: Option<i32>,
 }
 
@@ -74,6 +77,7 @@ impl<'a> NewFlagRow<'a> {
             filters: Value::Object(flag.filters.to_json()),
             active: flag.active,
             ensure_experience_continuity: flag.ensure_experience_continuity,
+            is_remote_configuration: flag.is_remote_configuration,
             created_by_id: creator.map(|user| user.0),
         }
     }
@@ -88,6 +92,7 @@ pub(crate) struct FlagChangeset {
     pub filters: Option<Value>,
     pub active: Option<bool>,
     pub ensure_experience_continuity: Option<bool>,
+    pub is_remote_configuration: Option<bool>,
     pub deleted: Option<bool>,
 }
 
@@ -101,6 +106,7 @@ impl From<FlagChanges> for FlagChangeset {
                 .map(|filters| Value::Object(filters.to_json())),
             active: changes.active,
             ensure_experience_continuity: changes.ensure_experience_continuity,
+            is_remote_configuration: changes.is_remote_configuration,
             deleted: changes.deleted,
         }
     }

@@ -27,6 +27,9 @@ pub(crate) struct FeatureFlagWrite {
     active: Option<bool>,
     #[schema(nullable = false)]
     ensure_experience_continuity: Option<bool>,
+    /// Its payload (of `true`) is fetched as configuration through `…/remote_config`.
+    #[schema(nullable = false)]
+    is_remote_configuration: Option<bool>,
     /// PATCH only: `true` deletes the flag (soft).
     #[schema(nullable = false)]
     deleted: Option<bool>,
@@ -60,6 +63,7 @@ impl FeatureFlagWrite {
             filters: filters.value().map(FlagFilters::parse).transpose()?,
             active: fields.boolean("active")?.value(),
             ensure_experience_continuity: fields.boolean("ensure_experience_continuity")?.value(),
+            is_remote_configuration: fields.boolean("is_remote_configuration")?.value(),
             deleted: None,
         })
     }
@@ -80,6 +84,10 @@ impl FeatureFlagWrite {
             ensure_experience_continuity: non_null(
                 fields.boolean("ensure_experience_continuity")?,
                 "ensure_experience_continuity",
+            )?,
+            is_remote_configuration: non_null(
+                fields.boolean("is_remote_configuration")?,
+                "is_remote_configuration",
             )?,
             deleted: non_null(fields.boolean("deleted")?, "deleted")?,
         })
@@ -107,6 +115,7 @@ pub(super) fn new_flag(body: Map<String, Value>) -> Result<NewFlag, ValidationEr
         filters: write.filters.unwrap_or_default(),
         active: write.active.unwrap_or(true),
         ensure_experience_continuity: write.ensure_experience_continuity.unwrap_or(false),
+        is_remote_configuration: write.is_remote_configuration.unwrap_or(false),
     })
 }
 
@@ -122,6 +131,7 @@ pub(super) fn flag_changes(body: Map<String, Value>) -> Result<FlagChanges, Vali
         filters: write.filters,
         active: write.active,
         ensure_experience_continuity: write.ensure_experience_continuity,
+        is_remote_configuration: write.is_remote_configuration,
         deleted: write.deleted,
     })
 }

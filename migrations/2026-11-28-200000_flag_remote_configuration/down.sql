@@ -1,0 +1,1 @@
+ALTER TABLE feature_flags DROP COLUMN is_remote_configuration;
