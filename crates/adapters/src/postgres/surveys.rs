@@ -34,6 +34,7 @@ use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{FlagRow, NewSurveyActivityRow, SurveyStateRow};
 use crate::postgres::schema::{survey_activity, surveys};
+use crate::postgres::text::contains_pattern;
 use crate::postgres::transaction::{PgTransaction, logged, with};
 use crate::postgres::whole_surveys::{
     RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
@@ -56,24 +57,9 @@ impl PgSurveyRepository {
     }
 }
 
-/// Escapes `LIKE` wildcards so a search term matches literally (backslash is the default
-/// escape character).
-fn like_pattern(term: &str) -> String {
-    let mut pattern = String::with_capacity(term.len() + 2);
-    pattern.push('%');
-    for c in term.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}
-
 /// A `LIKE` pattern matching what starts with `prefix`, wildcards in it matched literally.
 fn prefix_pattern(prefix: &str) -> String {
-    let mut pattern = like_pattern(prefix);
+    let mut pattern = contains_pattern(prefix);
     pattern.remove(0);
     pattern
 }
@@ -120,7 +106,7 @@ fn matching(project: ProjectId, filter: &SurveyFilter) -> surveys::BoxedQuery<'s
         query = query.filter(surveys::archived.eq(archived));
     }
     for term in &filter.search {
-        let pattern = like_pattern(term);
+        let pattern = contains_pattern(term);
         query = query.filter(
             surveys::name
                 .ilike(pattern.clone())
