@@ -25,7 +25,6 @@ use futures_util::future::try_join;
 use uuid::Uuid;
 
 use crate::postgres::activity::{Owner, SURVEY_ACTIVITY};
-use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, is_unique_violation, write_error};
 use crate::postgres::feature_flags::{
     LIVE_KEY_INDEX, change_flag, flag_insert, flags_by_id, insert_flag,
@@ -45,16 +44,9 @@ type Pg = diesel::pg::Pg;
 /// The constraint that keeps survey names unique within a project.
 const NAME_CONSTRAINT: &str = "surveys_project_name_key";
 
-/// Surveys in PostgreSQL, with the flags they link to and are targeted by.
-pub struct PgSurveyRepository {
-    database: Database,
-}
-
-impl PgSurveyRepository {
-    /// A repository over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Surveys in PostgreSQL, with the flags they link to and are targeted by.
+    PgSurveyRepository
 }
 
 /// A `LIKE` pattern matching what starts with `prefix`, wildcards in it matched literally.
