@@ -40,9 +40,6 @@ crate::postgres::over_the_pool! {
 impl PgDeliveryQueue {
     /// PostgreSQL's plan for a claim, so tests can show it reads each webhook's head through an
     /// index and scans no backlog, however large.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     #[cfg(feature = "testing")]
     pub async fn claim_plan(&self) -> Result<String, Unexpected> {
         let mut conn = self.database.connection().await?;

@@ -36,7 +36,7 @@ use crate::postgres::schema::{survey_activity, surveys};
 use crate::postgres::text::contains_pattern;
 use crate::postgres::transaction::{PgTransaction, logged, with};
 use crate::postgres::whole_surveys::{
-    RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
+    RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey, only,
 };
 
 type Pg = diesel::pg::Pg;
@@ -54,17 +54,6 @@ fn prefix_pattern(prefix: &str) -> String {
     let mut pattern = contains_pattern(prefix);
     pattern.remove(0);
     pattern
-}
-
-/// One survey, as a query of ids. Not [`among`] one id: PostgreSQL plans `= ANY` of an array of
-/// unknown length for several rows, finds that plan dearer than one for the array it is given,
-/// and so plans the statement again on every execution, which for one survey costs more than
-/// reading it.
-fn only(id: SurveyId) -> SurveyIds<'static> {
-    surveys::table
-        .filter(surveys::id.eq(id.0))
-        .select(surveys::id)
-        .into_boxed()
 }
 
 /// The surveys among `ids`, as a query of ids.
