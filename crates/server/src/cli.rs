@@ -138,7 +138,11 @@ pub struct WebhookArgs {
     /// targets allowed or not. Unset: 443, 80 and 1024–65535 except well-known services' ports
     /// (Redis, PostgreSQL, memcached, …; see docs/operations.md). Checked when a webhook is
     /// saved and again before every attempt.
-    #[arg(id = "webhooks-allowed-ports", long = "webhooks-allowed-ports", env = "BURROW_WEBHOOKS_ALLOWED_PORTS", value_parser = parse_ports)]
+    #[arg(
+        id = "webhooks-allowed-ports",
+        long = "webhooks-allowed-ports",
+        env = "BURROW_WEBHOOKS_ALLOWED_PORTS"
+    )]
     pub allowed_ports: Option<AllowedPorts>,
     /// Send due deliveries from this node (every node can; they share the queue). `false` leaves
     /// sending to the other nodes.
@@ -158,20 +162,6 @@ pub struct WebhookArgs {
     /// deleted; pending ones are kept however old.
     #[arg(id = "webhook-retention-days", long = "webhook-retention-days", env = "BURROW_WEBHOOK_RETENTION_DAYS", default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=3650))]
     pub retention_days: u32,
-}
-
-impl Default for WebhookArgs {
-    fn default() -> Self {
-        Self {
-            allow_private: false,
-            allowed_ports: None,
-            dispatch: true,
-            timeout_secs: 15,
-            retry_delays: None,
-            poll_ms: 500,
-            retention_days: 30,
-        }
-    }
 }
 
 /// A retry schedule as given on the command line.
@@ -219,16 +209,6 @@ pub struct SdkArgs {
 /// Room for the snapshots of a few hundred typical projects (a few KiB to a few hundred KiB
 /// each), within a node's small footprint.
 pub const DEFAULT_SDK_SNAPSHOT_MB: u64 = 16;
-
-impl Default for SdkArgs {
-    fn default() -> Self {
-        Self {
-            snapshot: true,
-            snapshot_mb: DEFAULT_SDK_SNAPSHOT_MB,
-            max_age_secs: api::ApiSettings::DEFAULT_SDK_MAX_AGE_SECS,
-        }
-    }
-}
 
 /// Where plugin code is fetched from, and the limits on what is fetched.
 #[derive(Debug, Clone, PartialEq, Args)]
@@ -302,27 +282,6 @@ pub struct PluginArgs {
     pub posthog_version: semver::Version,
 }
 
-impl Default for PluginArgs {
-    /// The same defaults as the command line's.
-    fn default() -> Self {
-        Self {
-            github_api_url: Url::parse("https://api.github.com").expect("static URL"),
-            github_url: Url::parse("https://github.com").expect("static URL"),
-            github_codeload_url: Url::parse("https://codeload.github.com").expect("static URL"),
-            gitlab_url: Url::parse("https://gitlab.com").expect("static URL"),
-            npm_registry_url: None,
-            repository_url: None,
-            local_dir: None,
-            github_token: None,
-            gitlab_token: None,
-            npm_token: None,
-            timeout_secs: 10,
-            max_archive_bytes: 20 * 1024 * 1024,
-            posthog_version: semver::Version::new(1, 43, 0),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct MigrateArgs {
     #[command(flatten)]
@@ -355,7 +314,7 @@ pub enum AdminCommand {
         /// Comma-separated scopes, e.g. `survey:read,plugin:write`; `*` grants everything.
         #[arg(long, default_value = "*", value_delimiter = ',')]
         scopes: Vec<String>,
-        #[arg(long, default_value = "root", value_parser = parse_plugins_level)]
+        #[arg(long, default_value = "root")]
         plugins_access_level: PluginsAccessLevel,
     },
     /// Mint a personal API key for an existing user; prints `{"personal_api_key"}`.
@@ -386,14 +345,14 @@ pub enum AdminCommand {
         email: String,
         #[arg(long)]
         organization: Uuid,
-        #[arg(long, default_value = "member", value_parser = parse_membership_level)]
+        #[arg(long, default_value = "member")]
         level: MembershipLevel,
     },
     /// Set how far an organization's members may go with plugins.
     SetPluginsAccessLevel {
         #[arg(long)]
         organization: Uuid,
-        #[arg(long, value_parser = parse_plugins_level)]
+        #[arg(long)]
         level: PluginsAccessLevel,
     },
     /// Deactivate a user; their keys stop working on the next request.
@@ -403,32 +362,9 @@ pub enum AdminCommand {
     },
 }
 
-fn parse_ports(value: &str) -> Result<AllowedPorts, String> {
-    value.parse()
-}
-
-fn parse_plugins_level(value: &str) -> Result<PluginsAccessLevel, String> {
-    value.parse()
-}
-
-fn parse_membership_level(value: &str) -> Result<MembershipLevel, String> {
-    value.parse()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn plugin_defaults_in_code_match_the_command_lines() {
-        let cli = Cli::try_parse_from(["burrow", "serve", "--database-url", "postgres://x"])
-            .expect("parses");
-        let Command::Serve(serve) = cli.command else {
-            panic!("expected serve");
-        };
-        assert_eq!(serve.plugins, PluginArgs::default());
-        assert_eq!(serve.webhooks, WebhookArgs::default());
-    }
 
     #[test]
     fn webhook_retry_delays_are_humantime_lists() {

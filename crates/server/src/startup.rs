@@ -195,41 +195,41 @@ impl Webhooks {
         ));
         let poll = Duration::from_millis(args.poll_ms);
         let fanning = dispatcher.clone();
-        let fan_out = async move {
-            let mut pruned: Option<Instant> = None;
-            loop {
-                if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
-                    pruned = Some(Instant::now());
-                    if let Err(error) = fanning.forget_finished().await {
-                        tracing::warn!(error = %error, "forgetting finished webhook deliveries");
-                    }
-                }
-                match fanning.fan_out().await {
-                    Ok(0) => tokio::time::sleep(poll).await,
-                    Ok(_) => {}
-                    Err(error) => {
-                        tracing::warn!(error = %error, "fanning webhook deliveries out");
-                        tokio::time::sleep(poll).await;
-                    }
+        let mut pruned: Option<Instant> = None;
+        let fan_out = rounds(poll, "fanning webhook deliveries out", async move || {
+            if pruned.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+                pruned = Some(Instant::now());
+                if let Err(error) = fanning.forget_finished().await {
+                    tracing::warn!(error = %error, "forgetting finished webhook deliveries");
                 }
             }
-        };
+            fanning.fan_out().await.map(|fanned| fanned > 0)
+        });
         let sending = (0..SENDING_LOOPS).map(move |_| {
             let dispatcher = dispatcher.clone();
-            async move {
-                loop {
-                    match dispatcher.send_due().await {
-                        Ok(0) => tokio::time::sleep(poll).await,
-                        Ok(_) => {}
-                        Err(error) => {
-                            tracing::warn!(error = %error, "sending webhook deliveries");
-                            tokio::time::sleep(poll).await;
-                        }
-                    }
-                }
-            }
+            rounds(poll, "sending webhook deliveries", async move || {
+                dispatcher.send_due().await.map(|sent| sent > 0)
+            })
         });
         futures_util::future::join(fan_out, join_all(sending)).map(|_| ())
+    }
+}
+
+/// Runs `round` for ever: again at once while it finds work, else after `poll` (a failure,
+/// logged as `what`, finds none).
+async fn rounds(
+    poll: Duration,
+    what: &'static str,
+    mut round: impl AsyncFnMut() -> Result<bool, domain::Unexpected>,
+) {
+    loop {
+        let busy = round().await.unwrap_or_else(|error| {
+            tracing::warn!(error = %error, "{what}");
+            false
+        });
+        if !busy {
+            tokio::time::sleep(poll).await;
+        }
     }
 }
 

@@ -178,6 +178,13 @@ impl PluginUpstream for HttpPluginUpstream {
             return Ok(tag);
         }
         let settings = &self.settings;
+        let commits = |endpoint, token, key| async move {
+            let what = format!("Could not get latest commit for {}", url.display());
+            let commits = self
+                .json(endpoint, auth("Bearer", url, token), &what)
+                .await?;
+            first_commit(&commits, key, &what)
+        };
         match &url.source {
             UrlSource::GitHub {
                 user,
@@ -195,20 +202,14 @@ impl PluginUpstream for HttpPluginUpstream {
                     .query_pairs_mut()
                     .append_pair("sha", branch)
                     .append_pair("path", path.as_deref().unwrap_or_default());
-                let what = format!("Could not get latest commit for {}", url.display());
-                let auth = auth("Bearer", url, settings.github_token.as_ref());
-                let commits = self.json(endpoint, auth, &what).await?;
-                first_commit(&commits, "sha", &what)
+                commits(endpoint, settings.github_token.as_ref(), "sha").await
             }
             UrlSource::GitLab { project, .. } => {
                 let endpoint = endpoint(
                     &settings.gitlab_url,
                     ["api", "v4", "projects", project, "repository", "commits"],
                 );
-                let what = format!("Could not get latest commit for {}", url.display());
-                let auth = auth("Bearer", url, settings.gitlab_token.as_ref());
-                let commits = self.json(endpoint, auth, &what).await?;
-                first_commit(&commits, "id", &what)
+                commits(endpoint, settings.gitlab_token.as_ref(), "id").await
             }
             UrlSource::Npm { package, .. } => {
                 let endpoint = endpoint(self.npm_registry()?, package.split('/').chain(["latest"]));
@@ -232,43 +233,28 @@ impl PluginUpstream for HttpPluginUpstream {
 
     async fn download(&self, url: &PluginUrl, tag: &str) -> Result<PluginArchive, UpstreamError> {
         let settings = &self.settings;
-        match &url.source {
+        let (endpoint, auth, subdirectory, host) = match &url.source {
             UrlSource::GitHub {
                 user, repo, path, ..
             } => {
                 let file = format!("{tag}.zip");
+                let segments = [user.as_str(), repo, "archive"];
                 let endpoint = endpoint(
                     &settings.github_url,
-                    [user.as_str(), repo, "archive"]
-                        .into_iter()
-                        .chain(file.split('/')),
-                );
-                let what = format!(
-                    "Could not download the archive of {} from GitHub",
-                    url.display()
+                    segments.into_iter().chain(file.split('/')),
                 );
                 let auth = auth("token", url, settings.github_token.as_ref());
-                self.archive(endpoint, auth, path.clone(), &what).await
+                (endpoint, auth, path.clone(), "GitHub")
             }
             UrlSource::GitLab { project, .. } => {
+                let segments = ["api", "v4", "projects", project, "repository"];
                 let mut endpoint = endpoint(
                     &settings.gitlab_url,
-                    [
-                        "api",
-                        "v4",
-                        "projects",
-                        project,
-                        "repository",
-                        "archive.zip",
-                    ],
+                    segments.into_iter().chain(["archive.zip"]),
                 );
                 endpoint.query_pairs_mut().append_pair("sha", tag);
-                let what = format!(
-                    "Could not download the archive of {} from GitLab",
-                    url.display()
-                );
                 let auth = auth("Bearer", url, settings.gitlab_token.as_ref());
-                self.archive(endpoint, auth, None, &what).await
+                (endpoint, auth, None, "GitLab")
             }
             UrlSource::Npm { package, .. } => {
                 let name = package.rsplit('/').next().unwrap_or(package);
@@ -277,15 +263,16 @@ impl PluginUpstream for HttpPluginUpstream {
                     self.npm_registry()?,
                     package.split('/').chain(["-", file.as_str()]),
                 );
-                let what = format!(
-                    "Could not download the archive of {} from npm",
-                    url.display()
-                );
                 let auth = auth("Bearer", url, settings.npm_token.as_ref());
-                self.archive(endpoint, auth, None, &what).await
+                (endpoint, auth, None, "npm")
             }
-            UrlSource::Local { .. } => Err(not_remote()),
-        }
+            UrlSource::Local { .. } => return Err(not_remote()),
+        };
+        let what = format!(
+            "Could not download the archive of {} from {host}",
+            url.display()
+        );
+        self.archive(endpoint, auth, subdirectory, &what).await
     }
 
     async fn local(&self, path: &str) -> Result<PluginFiles, UpstreamError> {

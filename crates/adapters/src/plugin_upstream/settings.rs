@@ -1,7 +1,6 @@
 //! `UpstreamSettings`: which hosts plugin code is fetched from, with which tokens, and how much
 //! of it is accepted.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -12,7 +11,8 @@ use super::archive::Limits;
 /// Where plugin code comes from and how much of it is accepted. The server maps its
 /// `BURROW_PLUGINS_*`, `GITHUB_TOKEN`, `GITLAB_TOKEN` and `NPM_TOKEN` variables onto it; every
 /// base URL may be a bare origin (`http://127.0.0.1:9000`) or end in a path prefix. An upstream's
-/// redirect is followed only to one of these base URLs' origins (scheme, host and port).
+/// redirect is followed only to one of these base URLs' origins (scheme, host and port). Not
+/// `Debug`, so no token can reach a log.
 #[derive(Clone)]
 pub struct UpstreamSettings {
     /// GitHub's REST API, asked for a branch's newest commit.
@@ -86,36 +86,5 @@ impl UpstreamSettings {
             max_unpacked_bytes: self.max_unpacked_bytes,
             max_file_bytes: self.max_file_bytes,
         }
-    }
-}
-
-/// Tokens are shown only as set or not, so logging the settings never leaks one.
-impl fmt::Debug for UpstreamSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secret = |token: &Option<String>| token.as_ref().map(|_| "<redacted>");
-        f.debug_struct("UpstreamSettings")
-            .field("github_api_url", &self.github_api_url.as_str())
-            .field("github_url", &self.github_url.as_str())
-            .field("github_codeload_url", &self.github_codeload_url.as_str())
-            .field("gitlab_url", &self.gitlab_url.as_str())
-            .field(
-                "npm_registry_url",
-                &self.npm_registry_url.as_ref().map(Url::as_str),
-            )
-            .field(
-                "repository_url",
-                &self.repository_url.as_ref().map(Url::as_str),
-            )
-            .field("github_token", &secret(&self.github_token))
-            .field("gitlab_token", &secret(&self.gitlab_token))
-            .field("npm_token", &secret(&self.npm_token))
-            .field("local_dir", &self.local_dir)
-            .field("timeout", &self.timeout)
-            .field("max_archive_bytes", &self.max_archive_bytes)
-            .field("max_files", &self.max_files)
-            .field("max_unpacked_bytes", &self.max_unpacked_bytes)
-            .field("max_file_bytes", &self.max_file_bytes)
-            .field("repository_ttl", &self.repository_ttl)
-            .finish()
     }
 }

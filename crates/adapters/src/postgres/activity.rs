@@ -63,9 +63,6 @@ struct Total {
 
 impl ActivityLog {
     /// A page of `owner`'s log, or of the entries about `item` alone.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     pub(crate) async fn page(
         &self,
         conn: &mut AsyncPgConnection,

@@ -9,20 +9,15 @@ use domain::api_key::{ApiKey, ApiKeyRepository, ApiKeyTransaction, NewApiKey};
 use domain::tenancy::{User, UserId};
 use uuid::Uuid;
 
-use crate::postgres::database::{Connection, Database};
+use crate::postgres::database::Connection;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::rows::{ApiKeyRow, UserRow};
 use crate::postgres::schema::{personal_api_keys, users};
 use crate::postgres::transaction::PgTransaction;
 
-pub struct PgApiKeyRepository {
-    database: Database,
-}
-
-impl PgApiKeyRepository {
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Personal API keys in PostgreSQL.
+    PgApiKeyRepository
 }
 
 /// Inserts a key row, alone or in a transaction.

@@ -27,28 +27,19 @@ use domain::webhook::{
 use serde_json::Value;
 use uuid::Uuid;
 
-use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::prepared::prepared;
 use crate::postgres::transaction::PgTransaction;
 use crate::postgres::webhooks::attempt_columns;
 
-/// The webhook delivery queue, in PostgreSQL.
-pub struct PgDeliveryQueue {
-    database: Database,
+crate::postgres::over_the_pool! {
+    /// The webhook delivery queue, in PostgreSQL.
+    PgDeliveryQueue
 }
 
 impl PgDeliveryQueue {
-    /// A queue over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
-
     /// PostgreSQL's plan for a claim, so tests can show it reads each webhook's head through an
     /// index and scans no backlog, however large.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     #[cfg(feature = "testing")]
     pub async fn claim_plan(&self) -> Result<String, Unexpected> {
         let mut conn = self.database.connection().await?;

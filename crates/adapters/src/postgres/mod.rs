@@ -1,6 +1,25 @@
 //! PostgreSQL (diesel-async): the connection pool, the embedded migrations, the statement log,
 //! and the repositories implementing the domain's storage ports over one schema.
 
+/// A storage port's implementation over the shared pool: the struct (with the caller's doc) and
+/// its `new`.
+macro_rules! over_the_pool {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        pub struct $name {
+            database: crate::postgres::database::Database,
+        }
+
+        impl $name {
+            /// One over the shared pool.
+            pub fn new(database: crate::postgres::database::Database) -> Self {
+                Self { database }
+            }
+        }
+    };
+}
+pub(crate) use over_the_pool;
+
 pub(crate) mod activity;
 pub(crate) mod api_keys;
 pub(crate) mod confirmed;

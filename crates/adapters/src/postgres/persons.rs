@@ -10,21 +10,13 @@ use domain::person::PersonRepository;
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
 
-use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::schema::person_properties;
 use crate::postgres::text::pg_text;
 
-/// Person properties in PostgreSQL.
-pub struct PgPersonRepository {
-    database: Database,
-}
-
-impl PgPersonRepository {
-    /// A repository over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Person properties in PostgreSQL.
+    PgPersonRepository
 }
 
 #[async_trait]

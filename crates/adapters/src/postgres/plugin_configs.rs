@@ -16,23 +16,15 @@ use domain::ports::{Page, PageRequest};
 use domain::tenancy::{OrganizationId, ProjectId};
 use serde_json::Value;
 
-use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::plugins::visible_plugin;
 use crate::postgres::schema::plugin_configs;
 use crate::postgres::transaction::PgTransaction;
 
-/// Plugin configs in PostgreSQL.
-pub struct PgPluginConfigRepository {
-    database: Database,
-}
-
-impl PgPluginConfigRepository {
-    /// A repository over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Plugin configs in PostgreSQL.
+    PgPluginConfigRepository
 }
 
 #[derive(Queryable, Selectable)]

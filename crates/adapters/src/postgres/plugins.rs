@@ -16,7 +16,6 @@ use domain::tenancy::OrganizationId;
 use domain::{DomainError, Unexpected};
 
 use crate::postgres::activity::{Owner, PLUGIN_ACTIVITY};
-use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, write_error};
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{NewPluginActivityRow, PluginRow, PluginStateRow};
@@ -30,16 +29,9 @@ type Pg = diesel::pg::Pg;
 /// The index that allows one install of a URL per organization.
 const URL_INDEX: &str = "plugins_organization_url_key";
 
-/// Plugins in PostgreSQL.
-pub struct PgPluginRepository {
-    database: Database,
-}
-
-impl PgPluginRepository {
-    /// A repository over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Plugins in PostgreSQL.
+    PgPluginRepository
 }
 
 /// The plugins `organization` can see: its own, global ones, and ones its projects configure.

@@ -12,7 +12,7 @@
 //! must not go through here: each of its texts would stay prepared on every connection.
 
 use diesel::pg::Pg;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::result::QueryResult;
 
 /// Keeps `statement` prepared, cached by its SQL text. Wraps the whole statement (diesel asks
@@ -35,12 +35,22 @@ impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for Prepared<Q> {
     }
 }
 
-impl<Q: Query> Query for Prepared<Q> {
-    type SqlType = Q::SqlType;
-}
+query_like!(Prepared<Q>);
 
-/// No static id: the statement cache keys it by its SQL text.
-impl<Q> QueryId for Prepared<Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
+/// A wrapper of a query `Q` as a query of `Q`'s rows, with no static id: the statement cache
+/// keys it by its SQL text.
+macro_rules! query_like {
+    ($wrapper:ident<$($lifetime:lifetime,)? Q>) => {
+        impl<Q: diesel::query_builder::Query> diesel::query_builder::Query
+            for $wrapper<$($lifetime,)? Q>
+        {
+            type SqlType = Q::SqlType;
+        }
+
+        impl<Q> diesel::query_builder::QueryId for $wrapper<$($lifetime,)? Q> {
+            type QueryId = ();
+            const HAS_STATIC_QUERY_ID: bool = false;
+        }
+    };
 }
+pub(crate) use query_like;

@@ -25,7 +25,6 @@ use futures_util::future::try_join;
 use uuid::Uuid;
 
 use crate::postgres::activity::{Owner, SURVEY_ACTIVITY};
-use crate::postgres::database::Database;
 use crate::postgres::errors::{StorageContext, is_unique_violation, write_error};
 use crate::postgres::feature_flags::{
     LIVE_KEY_INDEX, change_flag, flag_insert, flags_by_id, insert_flag,
@@ -34,9 +33,10 @@ use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{FlagRow, NewSurveyActivityRow, SurveyStateRow};
 use crate::postgres::schema::{survey_activity, surveys};
+use crate::postgres::text::contains_pattern;
 use crate::postgres::transaction::{PgTransaction, logged, with};
 use crate::postgres::whole_surveys::{
-    RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey,
+    RevisionsOf, SurveyIds, load_revised, load_revisions, load_whole, lock_survey, only,
 };
 
 type Pg = diesel::pg::Pg;
@@ -44,49 +44,16 @@ type Pg = diesel::pg::Pg;
 /// The constraint that keeps survey names unique within a project.
 const NAME_CONSTRAINT: &str = "surveys_project_name_key";
 
-/// Surveys in PostgreSQL, with the flags they link to and are targeted by.
-pub struct PgSurveyRepository {
-    database: Database,
-}
-
-impl PgSurveyRepository {
-    /// A repository over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
-}
-
-/// Escapes `LIKE` wildcards so a search term matches literally (backslash is the default
-/// escape character).
-fn like_pattern(term: &str) -> String {
-    let mut pattern = String::with_capacity(term.len() + 2);
-    pattern.push('%');
-    for c in term.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
+crate::postgres::over_the_pool! {
+    /// Surveys in PostgreSQL, with the flags they link to and are targeted by.
+    PgSurveyRepository
 }
 
 /// A `LIKE` pattern matching what starts with `prefix`, wildcards in it matched literally.
 fn prefix_pattern(prefix: &str) -> String {
-    let mut pattern = like_pattern(prefix);
+    let mut pattern = contains_pattern(prefix);
     pattern.remove(0);
     pattern
-}
-
-/// One survey, as a query of ids. Not [`among`] one id: PostgreSQL plans `= ANY` of an array of
-/// unknown length for several rows, finds that plan dearer than one for the array it is given,
-/// and so plans the statement again on every execution, which for one survey costs more than
-/// reading it.
-fn only(id: SurveyId) -> SurveyIds<'static> {
-    surveys::table
-        .filter(surveys::id.eq(id.0))
-        .select(surveys::id)
-        .into_boxed()
 }
 
 /// The surveys among `ids`, as a query of ids.
@@ -120,7 +87,7 @@ fn matching(project: ProjectId, filter: &SurveyFilter) -> surveys::BoxedQuery<'s
         query = query.filter(surveys::archived.eq(archived));
     }
     for term in &filter.search {
-        let pattern = like_pattern(term);
+        let pattern = contains_pattern(term);
         query = query.filter(
             surveys::name
                 .ilike(pattern.clone())

@@ -13,7 +13,6 @@ use domain::tenancy::{
 use uuid::Uuid;
 
 use crate::postgres::confirmed::confirmed;
-use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
@@ -22,14 +21,9 @@ use crate::postgres::transaction::PgTransaction;
 
 diesel::define_sql_function!(fn lower(value: diesel::sql_types::Text) -> diesel::sql_types::Text);
 
-pub struct PgTenancyRepository {
-    database: Database,
-}
-
-impl PgTenancyRepository {
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Organizations, projects, users and memberships in PostgreSQL.
+    PgTenancyRepository
 }
 
 type Pg = diesel::pg::Pg;

@@ -18,6 +18,20 @@ pub(crate) fn pg_text(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// A `LIKE` pattern matching what contains `term`: its `\`, `%` and `_` escaped, so they match
+/// themselves (backslash is the default escape character).
+pub(crate) fn contains_pattern(term: &str) -> String {
+    let mut pattern = String::from("%");
+    for c in term.chars() {
+        if matches!(c, '\\' | '%' | '_') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 /// A `jsonb` object as stored: every key and string inside, at any depth, through [`pg_text`].
 pub(crate) fn pg_object(fields: Map<String, Value>) -> Map<String, Value> {
     fields

@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use diesel::dsl::sql;
 use diesel::pg::Pg;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, QueryFragment};
 use diesel::result::QueryResult;
 use diesel::sql_types::Bool;
 use diesel_async::pooled_connection::deadpool::Object;
@@ -211,14 +211,7 @@ impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for With<'_, Q> {
     }
 }
 
-impl<Q: Query> Query for With<'_, Q> {
-    type SqlType = Q::SqlType;
-}
-
-impl<Q> QueryId for With<'_, Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
+crate::postgres::prepared::query_like!(With<'_, Q>);
 
 /// `<query> FOR UPDATE OF <table>`: locks the rows one table contributes to a joined read, which
 /// diesel's locking clause cannot say (it locks every joined table, which PostgreSQL refuses for
@@ -242,11 +235,4 @@ impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for ForUpdateOf<Q> {
     }
 }
 
-impl<Q: Query> Query for ForUpdateOf<Q> {
-    type SqlType = Q::SqlType;
-}
-
-impl<Q> QueryId for ForUpdateOf<Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
+crate::postgres::prepared::query_like!(ForUpdateOf<Q>);

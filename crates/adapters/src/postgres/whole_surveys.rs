@@ -6,7 +6,7 @@
 use diesel::expression::{AppearsOnTable, Expression, SelectableExpression, ValidGrouping};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types;
 use diesel_async::{AsyncConnectionCore, RunQueryDsl};
 use domain::Unexpected;
@@ -145,6 +145,17 @@ fn revision((survey, creator, linked, targeting): RevisionRow) -> SurveyRevision
     )
 }
 
+/// One survey, as a query of ids. Not `= ANY` of an array of one id: PostgreSQL plans that for
+/// an array of unknown length, of several rows, finds that plan dearer than one for the array it
+/// is given, and so plans the statement again on every execution, which for one survey costs
+/// more than reading it.
+pub(crate) fn only(id: SurveyId) -> SurveyIds<'static> {
+    surveys::table
+        .filter(surveys::id.eq(id.0))
+        .select(surveys::id)
+        .into_boxed()
+}
+
 /// Which surveys a read of revisions is for, each named the way PostgreSQL plans cheapest.
 pub(crate) enum RevisionsOf<'a> {
     /// One survey (a query of its id): `id = ANY (<ids>)`, which PostgreSQL keeps one plan for.
@@ -250,11 +261,7 @@ async fn lock_once(
     id: SurveyId,
     locking: Locking,
 ) -> Result<Option<Joined>, Unexpected> {
-    let ids = surveys::table
-        .filter(surveys::id.eq(id.0))
-        .select(surveys::id)
-        .into_boxed();
-    Ok(load_joined(conn, project, ids, locking).await?.pop())
+    Ok(load_joined(conn, project, only(id), locking).await?.pop())
 }
 
 /// Whether the survey points at a flag the read did not find.
@@ -330,14 +337,7 @@ impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for SurveyThenTargetingFlag<Q> {
     }
 }
 
-impl<Q: Query> Query for SurveyThenTargetingFlag<Q> {
-    type SqlType = Q::SqlType;
-}
-
-impl<Q> QueryId for SurveyThenTargetingFlag<Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
+crate::postgres::prepared::query_like!(SurveyThenTargetingFlag<Q>);
 
 fn into_survey((row, creator, linked, targeting): Joined) -> Result<Survey, Unexpected> {
     let linked = linked.map(|flag| flag.into_flag(None)).transpose()?;

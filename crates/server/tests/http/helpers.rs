@@ -5,13 +5,11 @@ use std::time::{Duration, Instant};
 
 use adapters::testing::TestDatabase;
 use adapters::{PgApiKeyRepository, PgTenancyRepository};
-use burrow_server::cli::{
-    DEFAULT_ACCESS_CACHE_MS, DatabaseArgs, PluginArgs, SdkArgs, ServeArgs, WebhookArgs,
-};
+use burrow_server::cli::ServeArgs;
 use burrow_server::startup::Application;
+use clap::{Args as _, FromArgMatches as _};
 use domain::access::MAX_FRESHNESS;
 use domain::admin::{AdminService, BootstrapRequest, KeyRequest};
-use domain::rate_limit::RateLimit;
 use domain::tenancy::{OrganizationId, PluginsAccessLevel, ProjectId};
 use reqwest::{Method, RequestBuilder, Response};
 use serde_json::Value;
@@ -53,30 +51,23 @@ pub async fn spawn_app_with(adjust: impl FnOnce(&mut ServeArgs)) -> TestApp {
     }
 }
 
-/// The settings a test app starts with: production defaults, one worker, a small pool.
+/// The settings a test app starts with: the command line's defaults (its environment variables
+/// ignored), one worker, a small pool.
 pub fn serve_args(database_url: &str) -> ServeArgs {
-    ServeArgs {
-        database: DatabaseArgs {
-            database_url: database_url.to_owned(),
-        },
-        bind: "127.0.0.1:0".parse().expect("static address"),
-        site_url: None,
-        max_body_bytes: api::ApiSettings::DEFAULT_MAX_BODY_BYTES,
-        capture_max_body_bytes: api::ApiSettings::DEFAULT_CAPTURE_MAX_BODY_BYTES,
-        capture_max_events: api::ApiSettings::DEFAULT_CAPTURE_MAX_EVENTS,
-        body_memory_mb: burrow_server::cli::DEFAULT_BODY_MEMORY_MB,
-        db_pool_size: Some(5),
-        db_timeout_ms: 5000,
-        workers: Some(1),
-        rate_limit: RateLimit::posthog_default(),
-        redis_url: None,
-        shutdown_timeout_secs: 30,
-        static_dir: None,
-        access_cache_ms: DEFAULT_ACCESS_CACHE_MS,
-        sdk: SdkArgs::default(),
-        plugins: PluginArgs::default(),
-        webhooks: WebhookArgs::default(),
-    }
+    let command =
+        ServeArgs::augment_args(clap::Command::new("serve")).mut_args(|arg| arg.env(None));
+    let matches = command.get_matches_from([
+        "serve",
+        "--database-url",
+        database_url,
+        "--bind",
+        "127.0.0.1:0",
+        "--db-pool-size",
+        "5",
+        "--workers",
+        "1",
+    ]);
+    ServeArgs::from_arg_matches(&matches).expect("the test settings parse")
 }
 
 /// Starts a node of the app on `database_url`; returns its base URL.

@@ -75,9 +75,6 @@ pub(super) async fn counts(
 impl PgSurveyResponseRepository {
     /// PostgreSQL's plan for `counts`, so tests can show it reads no events and scans no table
     /// whole, however many events there are.
-    ///
-    /// # Errors
-    /// `Unexpected` when storage fails.
     pub async fn counts_plan(&self, project: ProjectId) -> Result<String, Unexpected> {
         let mut conn = self.database.connection().await?;
         let lines: Vec<PlanLine> = diesel::sql_query(format!("EXPLAIN {COUNT_RESPONSES}"))

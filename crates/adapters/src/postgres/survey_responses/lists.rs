@@ -10,8 +10,7 @@ use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::ports::{Page, PageRequest};
 use domain::survey_response::{
-    AnswerFilter, ExportCursor, MAX_ANSWER_BYTES, ResponseFilter, SearchText, SurveyResponse,
-    rows_within,
+    AnswerFilter, ExportCursor, MAX_ANSWER_BYTES, ResponseFilter, SurveyResponse, rows_within,
 };
 use domain::tenancy::ProjectId;
 use serde_json::Value;
@@ -22,7 +21,7 @@ use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::schema::survey_responses;
-use crate::postgres::text::pg_text;
+use crate::postgres::text::{contains_pattern, pg_text};
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = survey_responses, check_for_backend(diesel::pg::Pg))]
@@ -51,20 +50,6 @@ impl From<ResponseRow> for SurveyResponse {
             archived: row.archived,
         }
     }
-}
-
-/// An `ILIKE` pattern finding `search` anywhere: its `\`, `%` and `_` escaped, so they match
-/// themselves.
-fn contains_pattern(search: &SearchText) -> String {
-    let mut pattern = String::from("%");
-    for c in pg_text(search.as_str()).chars() {
-        if matches!(c, '\\' | '%' | '_') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
 }
 
 /// A response's answers as lists read them (the port's rule): each answer longer than
@@ -216,7 +201,10 @@ fn with_answers<'a>(
     answers: &AnswerFilter,
 ) -> survey_responses::BoxedQuery<'a, diesel::pg::Pg> {
     use diesel::dsl::sql;
-    let pattern = answers.search.as_ref().map(contains_pattern);
+    let pattern = answers
+        .search
+        .as_ref()
+        .map(|search| contains_pattern(&pg_text(search.as_str())));
     match (&answers.question, pattern) {
         (None, None) => query,
         (None, Some(pattern)) => query.filter(

@@ -92,9 +92,8 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         page_request: PageRequest,
         answer_bytes: usize,
     ) -> Result<Page<SurveyResponse>, Unexpected> {
-        let database = &self.database;
         lists::responses(
-            database,
+            &self.database,
             project,
             survey_id,
             filter,
@@ -114,9 +113,8 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         limit: u32,
         answer_bytes: usize,
     ) -> Result<Vec<SurveyResponse>, Unexpected> {
-        let database = &self.database;
         lists::responses_after(
-            database,
+            &self.database,
             project,
             survey_id,
             filter,

@@ -25,23 +25,15 @@ use uuid::Uuid;
 
 use crate::postgres::activity::{Owner, WEBHOOK_ACTIVITY};
 use crate::postgres::confirmed::confirmed;
-use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{AttemptRow, DeliveryRow, WebhookRow, delivery};
 use crate::postgres::schema::{surveys, webhook_attempts, webhook_deliveries, webhooks};
 use crate::postgres::transaction::PgTransaction;
 
-/// Webhooks and their deliveries, in PostgreSQL.
-pub struct PgWebhookRepository {
-    database: Database,
-}
-
-impl PgWebhookRepository {
-    /// A repository over the shared pool.
-    pub fn new(database: Database) -> Self {
-        Self { database }
-    }
+crate::postgres::over_the_pool! {
+    /// Webhooks and their deliveries, in PostgreSQL.
+    PgWebhookRepository
 }
 
 /// A test delivery, sent once already, with its attempt.
