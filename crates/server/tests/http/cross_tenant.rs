@@ -155,7 +155,7 @@ fn path_into_a(pattern: &str, a: &ObjectsOfA) -> String {
                 Some("project_id") => a.tenant.project_id.0.to_string(),
                 Some("organization_id") => a.tenant.organization_id.0.to_string(),
                 Some("survey_id") => a.survey.clone(),
-                Some("flag_id") => a.flag.to_string(),
+                Some("flag_id" | "flag") => a.flag.to_string(),
                 Some("plugin_id") => a.plugin.to_string(),
                 Some("config_id") => a.config.to_string(),
                 Some("response_uuid") => a.response.clone(),
