@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use domain::DomainError;
-use domain::feature_flag::{FeatureFlagService, FlagChanges, FlagFilters, FlagKey, NewFlag};
+use domain::feature_flag::{
+    FeatureFlagService, FlagChanges, FlagFilters, FlagId, FlagKey, FlagRef, NewFlag,
+};
 use domain::ports::PageRequest;
 use domain::tenancy::{ProjectId, UserBasic, UserId};
 use domain::testing::InMemoryStore;
@@ -279,4 +281,59 @@ async fn a_projects_active_flags_are_bounded_by_their_weight_together() {
         ..FlagChanges::default()
     };
     assert!(flags.update(PROJECT, first, lighter).await.is_ok());
+}
+
+#[tokio::test]
+async fn a_remote_configuration_payload_is_read_by_id_or_key_and_other_flags_are_not_found() {
+    let flags = service();
+    let mut remote = new_flag("checkout-config");
+    remote.is_remote_configuration = true;
+    remote.filters = FlagFilters::parse(json!({"payloads": {"true": "{\"a\": 1}"}})).unwrap();
+    let remote = flags.create(PROJECT, &user(), remote).await.unwrap();
+    let bare = new_flag("bare-config");
+    let bare = flags
+        .create(
+            PROJECT,
+            &user(),
+            NewFlag {
+                is_remote_configuration: true,
+                ..bare
+            },
+        )
+        .await
+        .unwrap();
+    let plain = flags
+        .create(PROJECT, &user(), new_flag("plain"))
+        .await
+        .unwrap();
+
+    for named in [FlagRef::Id(remote.id), FlagRef::parse("checkout-config")] {
+        let payload = flags.remote_config_payload(PROJECT, &named).await;
+        assert_eq!(payload.unwrap(), json!("{\"a\": 1}"), "{named:?}");
+    }
+    let none = flags
+        .remote_config_payload(PROJECT, &FlagRef::Id(bare.id))
+        .await;
+    assert_eq!(none.unwrap(), serde_json::Value::Null);
+    for named in [
+        FlagRef::Id(plain.id),
+        FlagRef::parse("nothing"),
+        FlagRef::parse(&remote.id.0.to_string()),
+    ] {
+        let project = if matches!(named, FlagRef::Id(id) if id == remote.id) {
+            ProjectId(2)
+        } else {
+            PROJECT
+        };
+        let refused = flags.remote_config_payload(project, &named).await;
+        assert!(matches!(refused, Err(DomainError::NotFound)), "{named:?}");
+    }
+}
+
+#[test]
+fn a_path_segment_of_digits_names_a_flag_by_id_and_anything_else_by_key() {
+    assert_eq!(FlagRef::parse("42"), FlagRef::Id(FlagId(42)));
+    for key in ["beta", "-1", "4a", "99999999999", ""] {
+        assert_eq!(FlagRef::parse(key), FlagRef::Key(key.into()), "{key}");
+    }
 }
