@@ -7,9 +7,14 @@
 //
 // Environment: POSTHOG_NODE_DIR (where posthog-node is installed), BURROW_URL, BURROW_TOKEN,
 // BURROW_KEY (a personal API key with feature_flag:read), FLAG_KEYS (comma-separated).
+import { webcrypto } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
+
+// posthog-node hashes with the global Web Crypto of Node 20 (its declared engine); Debian
+// bookworm's Node 18 keeps it in node:crypto only, so it is put where Node 20 has it.
+globalThis.crypto ??= webcrypto
 
 const require = createRequire(path.join(process.env.POSTHOG_NODE_DIR, 'package.json'))
 const { PostHog } = require('posthog-node')
