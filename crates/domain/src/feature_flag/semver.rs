@@ -85,13 +85,14 @@ pub fn wildcard(text: &str) -> Option<Range> {
     })
 }
 
-/// A numeric identifier: digits without a leading zero (`0` itself is one).
+/// A numeric identifier: digits without a leading zero (`0` itself is one). One past `u128`
+/// (the SDKs' integers have no bound) reads as `u128::MAX`, so it still orders above the rest.
 fn number(part: &str) -> Option<u128> {
     let digits = !part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit());
     if !digits || (part.len() > 1 && part.starts_with('0')) {
         return None;
     }
-    part.parse().ok()
+    Some(part.parse().unwrap_or(u128::MAX))
 }
 
 #[cfg(test)]
@@ -118,6 +119,10 @@ mod tests {
             ("1.x", None),
             ("-1.2", None),
             ("one", None),
+            (
+                "1.99999999999999999999999999999999999999999",
+                Some((1, u128::MAX, 0)),
+            ),
         ] {
             assert_eq!(parse(text), version, "{text:?}");
         }

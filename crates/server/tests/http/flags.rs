@@ -296,3 +296,48 @@ async fn a_survey_is_hidden_from_a_person_once_they_answered_it() {
         "API key not provided. You can find your project API key in your PostHog project settings.",
     );
 }
+
+/// Versions a client sends are read as the SDKs read them whatever their size (within the 64 KiB
+/// of person properties a request may send): a part of sixty thousand digits orders above every
+/// other, only dots are no version, parts past the third are ignored; the answer is a 200.
+#[tokio::test]
+async fn huge_versions_a_client_sends_are_read_as_the_sdks_read_them() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    let filters = [
+        ("gte", "semver_gte", "1.0.0"),
+        ("neq", "semver_neq", "1.0.0"),
+        ("caret", "semver_caret", "1.2.3"),
+        ("wildcard", "semver_wildcard", "1.*"),
+    ];
+    for (key, operator, value) in filters {
+        flag(
+            &app,
+            &ada,
+            json!({"key": key, "filters": {"groups": [{"properties": [
+                {"key": "app_version", "type": "person", "operator": operator, "value": value}]}]}}),
+        )
+        .await;
+    }
+    for (version, expected) in [
+        (
+            format!("1.{}", "9".repeat(60_000)),
+            [true, true, true, true],
+        ),
+        (".".repeat(60_000), [false, false, false, false]),
+        (
+            format!("v{}", "1.".repeat(30_000)),
+            [true, true, false, true],
+        ),
+        ("1.2.9".to_owned(), [true, true, true, true]),
+    ] {
+        let body = json!({"token": token, "distinct_id": "person-1",
+                          "person_properties": {"app_version": version}});
+        let (status, answer) = ask(&app, "?v=2", &body).await;
+        assert_eq!(status, 200, "{answer}");
+        for ((key, _, _), enabled) in filters.iter().zip(expected) {
+            assert_eq!(answer["flags"][key]["enabled"], enabled, "{key}");
+        }
+    }
+}
