@@ -153,16 +153,20 @@ fn answer_order(flags: &[FeatureFlag]) -> Vec<usize> {
     order
 }
 
-/// Each filter counts 1; a regex or substring filter scans its value, so counts 8.
+/// Each filter counts 1; a regex or substring filter scans its value (one substring filter
+/// may hold several), so counts 8.
 fn evaluation_cost(flags: &[FeatureFlag]) -> usize {
     flags
         .iter()
         .flat_map(|flag| flag.filters.condition_sets())
         .flat_map(ConditionSet::properties)
         .map(|filter| match filter.operator() {
-            Operator::Regex | Operator::NotRegex | Operator::IContains | Operator::NotIContains => {
-                8
-            }
+            Operator::Regex
+            | Operator::NotRegex
+            | Operator::IContains
+            | Operator::NotIContains
+            | Operator::IContainsMulti
+            | Operator::NotIContainsMulti => 8,
             _ => 1,
         })
         .sum()

@@ -173,16 +173,19 @@ fn icontains_any(actual: &Value, expected: &Value) -> bool {
 }
 
 /// `starts_with` and `ends_with` (and their negations, before negating), ASCII letters in
-/// either case, as the SDKs compare.
+/// either case, as the SDKs compare: only the affix's length of the person's text is looked at,
+/// and nothing is copied.
 fn affix(operator: &Operator, actual: &Value, expected: &Value) -> bool {
-    let (text, affix) = (
-        text(actual).to_ascii_lowercase(),
-        text(expected).to_ascii_lowercase(),
-    );
-    match operator {
-        Operator::StartsWith | Operator::NotStartsWith => text.starts_with(&affix),
-        _ => text.ends_with(&affix),
-    }
+    let (text, affix) = (text(actual), text(expected));
+    let (text, affix) = (text.as_bytes(), affix.as_bytes());
+    let Some(rest) = text.len().checked_sub(affix.len()) else {
+        return false;
+    };
+    let part = match operator {
+        Operator::StartsWith | Operator::NotStartsWith => &text[..affix.len()],
+        _ => &text[rest..],
+    };
+    part.eq_ignore_ascii_case(affix)
 }
 
 /// The `semver_*` operators, as the SDKs compare (`semver.rs`): a person's value or a filter's
