@@ -112,6 +112,15 @@ impl ApiError {
         )
     }
 
+    /// 415 for a `Content-Encoding` capture v1 does not undo (it takes gzip and plain bodies).
+    pub fn unsupported_encoding(encoding: &str) -> Self {
+        Self::invalid_request(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_encoding",
+            format!("Unsupported content encoding \"{encoding}\"; send gzip or plain JSON."),
+        )
+    }
+
     pub fn method_not_allowed(method: &str) -> Self {
         Self::invalid_request(
             StatusCode::METHOD_NOT_ALLOWED,

@@ -125,6 +125,7 @@ pub enum ValidationCode {
     UnsupportedOperator,
     InvalidValue,
     InvalidDate,
+    CohortDoesNotExist,
 }
 
 impl ValidationCode {
@@ -145,6 +146,7 @@ impl ValidationCode {
             Self::UnsupportedOperator => "unsupported_operator",
             Self::InvalidValue => "invalid_value",
             Self::InvalidDate => "invalid_date",
+            Self::CohortDoesNotExist => "cohort_does_not_exist",
             Self::NullCharactersNotAllowed => "null_characters_not_allowed",
         }
     }

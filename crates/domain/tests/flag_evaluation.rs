@@ -456,6 +456,7 @@ async fn evaluate_all(
         evaluated
             .flags
             .into_iter()
+            .flatten()
             .map(|e| Evaluated {
                 flag_id: e.flag_id,
                 key: e.key.to_owned(),

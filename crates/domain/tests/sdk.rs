@@ -199,7 +199,7 @@ impl World {
     }
 
     /// What `/flags` evaluates of `snapshot` for `person`: each evaluated flag's `enabled`, in
-    /// order, and whether the answer reports errors.
+    /// the snapshot's order (the flags left out skipped), and whether the answer reports errors.
     async fn evaluate(
         &self,
         snapshot: &Arc<Snapshot>,
@@ -211,7 +211,12 @@ impl World {
         };
         let properties = SentProperties::parse(properties).unwrap();
         let enabled = |_: &Snapshot, evaluated: Evaluated| {
-            let enabled = evaluated.flags.iter().map(|e| e.enabled).collect();
+            let enabled = evaluated
+                .flags
+                .iter()
+                .flatten()
+                .map(|e| e.enabled)
+                .collect();
             (enabled, evaluated.errors)
         };
         self.sdk

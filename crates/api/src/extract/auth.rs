@@ -262,7 +262,7 @@ fn bearer_token(request: &HttpRequest) -> Option<String> {
 /// What PostHog's `^Bearer\s+(\S.+)$` captures, trimmed: `Bearer`, whitespace, then a token of
 /// at least two characters. Read by hand, not by that regex: every authenticated request
 /// parses this header, and the regex's captures cost a few percent of a warm GET.
-fn bearer_of(header: &str) -> Option<&str> {
+pub(crate) fn bearer_of(header: &str) -> Option<&str> {
     let after_scheme = header.strip_prefix("Bearer")?;
     let token = after_scheme.trim_start();
     let separated = token.len() < after_scheme.len();

@@ -9,6 +9,7 @@ mod pagination;
 mod path;
 mod scopes;
 
+pub(crate) use auth::bearer_of;
 pub use auth::{Caller, KeyHolder, OrganizationCaller, ProjectCaller};
 pub use json_object::JsonObject;
 pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginated, Pagination};

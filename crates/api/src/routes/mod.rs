@@ -454,6 +454,7 @@ mod tests {
                 "POST /e",
                 "POST /flags",
                 "POST /i/v0/e",
+                "POST /i/v1/analytics/events",
                 "PUT /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PUT /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PUT /api/personal_api_keys/{key_id}",

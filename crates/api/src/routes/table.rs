@@ -13,7 +13,8 @@ use crate::contract::schemas::{any, query, source_files, status_ok, string, succ
 use crate::contract::{Auth, Operation};
 use crate::dto::{ActivityResponse, FlagResponse};
 use crate::sdk::{
-    capture, flag_definitions, flags, hosted_surveys, public_surveys, remote_config, static_assets,
+    capture, capture_v1, flag_definitions, flags, hosted_surveys, public_surveys, remote_config,
+    static_assets,
 };
 use organizations::OrganizationResponse;
 use plugin_configs::PluginConfigResponse;
@@ -210,6 +211,16 @@ fn sdk_resources() -> Vec<ResourceSpec> {
         ResourceSpec::at("/i/v0/e").post(
             capture::capture,
             capture("capture_i_v0_e", "Capture events (SDKs, versioned path)"),
+        ),
+        ResourceSpec::at("/i/v1/analytics/events").post(
+            capture_v1::capture,
+            sdk(
+                "capture_v1",
+                "Capture a batch of events, the token as a Bearer credential (capture v1: a result \
+                 per event uuid)",
+            )
+            .required_body::<capture_v1::CaptureV1Body>()
+            .ok::<capture_v1::CaptureV1Results>(),
         ),
         ResourceSpec::at("/external_surveys/{survey_id}").get(
             hosted_surveys::page,

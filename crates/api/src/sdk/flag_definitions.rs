@@ -7,6 +7,7 @@
 use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
 use domain::access::AccessService;
+use domain::feature_flag::FlagFilters;
 use domain::sdk::{SdkService, SdkSnapshot};
 use domain::tenancy::TenantRef;
 use serde::Serialize;
@@ -22,7 +23,8 @@ use crate::extract::{Caller, FeatureFlags};
 
 /// PostHog's `LocalEvaluationResponseSerializer`. Burrow has neither groups nor cohorts, so
 /// both maps are empty; the flags are those `/flags` evaluates (serving ones, then each
-/// survey's internal targeting flag), so both ways of evaluating agree.
+/// survey's internal targeting flag), so both ways of evaluating agree, their dependencies
+/// served as PostHog serves them.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct FlagDefinitions {
     flags: Vec<FlagSummary>,
@@ -34,10 +36,50 @@ pub(crate) struct FlagDefinitions {
 
 impl<R> From<&SdkSnapshot<R>> for FlagDefinitions {
     fn from(snapshot: &SdkSnapshot<R>) -> Self {
+        let flags = snapshot
+            .flags
+            .iter()
+            .map(|flag| {
+                let mut flag = flag.clone();
+                if flag.filters.dependencies().next().is_some() {
+                    served_dependencies(snapshot, &mut flag.filters);
+                }
+                flag.into()
+            })
+            .collect();
         Self {
-            flags: snapshot.flags.iter().cloned().map(Into::into).collect(),
+            flags,
             group_type_mapping: Map::new(),
             cohorts: Map::new(),
+        }
+    }
+}
+
+/// Flag dependencies as PostHog's definitions serve them: the flag depended on named by its
+/// key (its id when it is not served), with the `dependency_chain` the SDKs evaluate first,
+/// dependencies before the flag, empty when the chain cannot be evaluated (a cycle or a
+/// missing flag), which makes the SDKs ask `/flags`.
+fn served_dependencies<R>(snapshot: &SdkSnapshot<R>, filters: &mut FlagFilters) {
+    let graph = snapshot.dependencies();
+    for set in &mut filters.groups {
+        for filter in set.properties.iter_mut().flatten() {
+            let Some(id) = filter
+                .flag_dependency()
+                .and_then(|dependency| dependency.flag)
+            else {
+                continue;
+            };
+            if let Some(position) = graph.position(id) {
+                filter.key = Some(snapshot.flags[position].key.clone());
+            }
+            let chain = graph
+                .chain(id)
+                .into_iter()
+                .map(|position| Value::String(snapshot.flags[position].key.clone()))
+                .collect();
+            filter
+                .extra
+                .insert("dependency_chain".to_owned(), Value::Array(chain));
         }
     }
 }

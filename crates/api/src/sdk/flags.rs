@@ -74,7 +74,7 @@ pub(crate) async fn flags(
             v2_answer(snapshot, &evaluated, wanted)
         } else {
             serde_json::to_vec(&legacy(
-                evaluated.flags.iter().filter(|e| wanted(e.key)),
+                evaluated.flags.iter().flatten().filter(|e| wanted(e.key)),
                 evaluated.errors,
             ))
             .map_err(io::Error::from)
@@ -230,7 +230,8 @@ fn v2_answer(
     });
     let mut first = true;
     for &index in snapshot.answer_order() {
-        let (Some(evaluation), Some(fixed_part)) = (evaluations.get(index), fixed_parts.get(index))
+        let (Some(Some(evaluation)), Some(fixed_part)) =
+            (evaluations.get(index), fixed_parts.get(index))
         else {
             continue;
         };
@@ -411,7 +412,7 @@ mod tests {
         };
 
         let evaluated = Evaluated {
-            flags: evaluations,
+            flags: evaluations.into_iter().map(Some).collect(),
             errors: false,
         };
         let answer = v2_answer(&snapshot, &evaluated, |_| true).unwrap();
@@ -497,7 +498,7 @@ mod tests {
             .collect();
 
         let evaluated = Evaluated {
-            flags: evaluations,
+            flags: evaluations.into_iter().map(Some).collect(),
             errors: false,
         };
         let written = v2_answer(&snapshot, &evaluated, |key| key != "two").unwrap();

@@ -7,6 +7,7 @@
 //! (`routes/table.rs`) declares their paths.
 
 pub(crate) mod capture;
+pub(crate) mod capture_v1;
 pub(crate) mod flag_definitions;
 pub(crate) mod flags;
 pub(crate) mod hosted_surveys;

@@ -9,7 +9,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use super::evaluation::parse_date;
-use super::{Operator, pattern, semver};
+use super::{Operator, pattern, property_rules, semver};
 use crate::error::{ValidationCode, ValidationError};
 use crate::json_fields::{ObjectWriter, Source, json_length, to_object};
 
@@ -109,6 +109,12 @@ impl FlagFilters {
                 )));
             }
         }
+        for set in filters.condition_sets() {
+            let group_aggregated = filters.aggregates_by_group(set);
+            for property in set.properties() {
+                property_rules::check(property, group_aggregated)?;
+            }
+        }
         for property in filters.condition_sets().flat_map(ConditionSet::properties) {
             validate_pattern(property)?;
             validate_version(property)?;
@@ -134,6 +140,14 @@ impl FlagFilters {
             .filter(|filter| matches!(filter.operator(), Operator::Regex | Operator::NotRegex))
             .count();
         json_length(self).saturating_add(regexes.saturating_mul(REGEX_WEIGHT))
+    }
+
+    /// Whether `set` aggregates by a group type: its own index, or the flag's when the set
+    /// does not say (an explicit `null` makes it a person condition, as PostHog reads it).
+    pub fn aggregates_by_group(&self, set: &ConditionSet) -> bool {
+        set.aggregation_group_type_index.is_some()
+            || (self.aggregation_group_type_index.is_some()
+                && !set.extra.contains_key("aggregation_group_type_index"))
     }
 
     /// Every condition set: the release ones, then the early-access ones.

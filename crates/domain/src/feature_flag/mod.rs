@@ -1,15 +1,25 @@
 //! Feature flags: the entity, the commands that create and change one, and the use cases behind
 //! `/api/projects/{id}/feature_flags/`. Surveys link to flags and create targeting flags.
 
+mod dependency;
+mod dependency_graph;
 pub mod evaluation;
 mod filters;
 mod key;
 mod operator;
 pub mod pattern;
 mod port;
+mod property_rules;
 pub mod semver;
 mod service;
 
+pub use dependency::{
+    DependencyValues, FLAG_FILTER_TYPE, FlagDependency, NoDependencies,
+    flag_id as dependency_flag_id,
+};
+pub use dependency_graph::{
+    DependencyGraph, MAX_DEPENDENCY_DEPTH, WrittenFlag, check_new_dependencies, check_switch,
+};
 pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
 pub use filters::{
     ConditionSet, FlagFilters, FlagFiltersPatch, MAX_CONDITION_SETS, MAX_FLAG_WEIGHT,

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagRef, NewFlag,
+    WrittenFlag, check_new_dependencies, check_switch,
 };
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
@@ -69,17 +70,26 @@ impl FeatureFlagService {
     }
 
     /// # Errors
-    /// `Invalid` for a key another live flag of the project has.
+    /// `Invalid` for a key another live flag of the project has, or a dependency on a flag
+    /// that is missing, disabled, or would close a cycle.
     pub async fn create(
         &self,
         project: ProjectId,
         creator: &UserBasic,
         flag: NewFlag,
     ) -> Result<FeatureFlag, DomainError> {
+        let written = WrittenFlag {
+            id: None,
+            key: flag.key.as_str(),
+            filters: &flag.filters,
+            active: flag.active,
+        };
+        let active = self.flags.active(project).await?;
         if flag.active {
-            self.check_project_weight(project, None, &flag.filters)
-                .await?;
+            check_project_weight(&active, None, &flag.filters)?;
         }
+        self.check_dependencies(project, &written, &active, true, None)
+            .await?;
         self.flags
             .create(project, Some(creator.clone()), flag)
             .await
@@ -87,11 +97,13 @@ impl FeatureFlagService {
     }
 
     /// Partial update; `deleted: true` deletes the flag (as DELETE does). The flag is read
-    /// first, for the weight of what it would serve and for its creator, which the update does
-    /// not read back.
+    /// first, for the weight of what it would serve, for what depends on it, and for its
+    /// creator, which the update does not read back.
     ///
     /// # Errors
-    /// `NotFound`, or `Invalid` for a taken key.
+    /// `NotFound`; `Invalid` for a taken key, a dependency refused (as on create), switching
+    /// off or deleting a flag active flags depend on, or switching on one whose dependencies
+    /// are off.
     pub async fn update(
         &self,
         project: ProjectId,
@@ -103,13 +115,37 @@ impl FeatureFlagService {
             changes.active = Some(false);
         }
         let flag = self.get(project, id).await?;
-        if (changes.filters.is_some() || changes.active == Some(true))
-            && changes.active.unwrap_or(flag.active)
-        {
-            let filters = changes.filters.as_ref().unwrap_or(&flag.filters);
-            self.check_project_weight(project, Some(id), filters)
-                .await?;
+        let active = self.flags.active(project).await?;
+        let serves = changes.active.unwrap_or(flag.active);
+        let filters = changes.filters.as_ref().unwrap_or(&flag.filters);
+        if (changes.filters.is_some() || changes.active == Some(true)) && serves {
+            check_project_weight(&active, Some(id), filters)?;
         }
+        let key = changes
+            .key
+            .as_ref()
+            .map_or(flag.key.as_str(), |key| key.as_str());
+        let written = WrittenFlag {
+            id: Some(id),
+            key,
+            filters,
+            active: serves,
+        };
+        let action = if changes.deleted == Some(true) {
+            Some("delete")
+        } else if serves != flag.active {
+            Some(if serves { "enable" } else { "disable" })
+        } else {
+            None
+        };
+        self.check_dependencies(
+            project,
+            &written,
+            &active,
+            changes.filters.is_some(),
+            action,
+        )
+        .await?;
         let updated = self
             .flags
             .update(project, id, changes)
@@ -125,47 +161,73 @@ impl FeatureFlagService {
     /// keep showing it with `deleted: true`.
     ///
     /// # Errors
-    /// `NotFound`.
+    /// `NotFound`; `Invalid` when active flags depend on it.
     pub async fn delete(&self, project: ProjectId, id: FlagId) -> Result<(), DomainError> {
-        self.flags
-            .update(project, id, FlagChanges::deletion())
+        self.update(project, id, FlagChanges::deletion())
             .await
             .map(|_| ())
     }
 }
 
 impl FeatureFlagService {
-    /// Refuses `filters` for an active flag of `project` (`replacing` one, whose weight then no
-    /// longer counts) when the project's active flags would weigh more than
-    /// [`MAX_PROJECT_FLAG_WEIGHT`].
-    async fn check_project_weight(
+    /// The dependency checks of a write to `written` (`active`, the project's active flags):
+    /// new filters' dependencies when `filters_sent`, and, for a write that switches the flag
+    /// (`action`: PostHog's word for it), what depends on it or what it depends on. A flag a
+    /// check needs that is not active is read on its own, to tell a disabled flag from a
+    /// missing one.
+    async fn check_dependencies(
         &self,
         project: ProjectId,
-        replacing: Option<FlagId>,
-        filters: &FlagFilters,
+        written: &WrittenFlag<'_>,
+        active: &[FeatureFlag],
+        filters_sent: bool,
+        action: Option<&str>,
     ) -> Result<(), DomainError> {
-        let others: usize = self
-            .flags
-            .active(project)
-            .await?
-            .iter()
-            .filter(|flag| Some(flag.id) != replacing)
-            .map(|flag| flag.filters.weight())
-            .sum();
-        let total = others.saturating_add(filters.weight());
-        if total > MAX_PROJECT_FLAG_WEIGHT {
-            return Err(ValidationError::invalid(
-                "filters",
-                format!(
-                    "A project's active flags may weigh at most {MAX_PROJECT_FLAG_WEIGHT} bytes \
-                     together (their filters' JSON, and 4096 more for each regex filter); with \
-                     these filters they would weigh {total}."
-                ),
-            )
-            .into());
+        let mut inactive = Vec::new();
+        for id in written.filters.dependencies() {
+            if Some(id) != written.id
+                && !active.iter().any(|flag| flag.id == id)
+                && !inactive.iter().any(|flag: &FeatureFlag| flag.id == id)
+                && let Some(flag) = self.flags.get(project, id).await?
+            {
+                inactive.push(flag);
+            }
+        }
+        if filters_sent {
+            check_new_dependencies(written, active, &inactive)?;
+        }
+        if let Some(action) = action {
+            check_switch(written, action, active, &inactive)?;
         }
         Ok(())
     }
+}
+
+/// Refuses `filters` for an active flag (`replacing` one, whose weight then no longer counts)
+/// when the project's `active` flags would weigh more than [`MAX_PROJECT_FLAG_WEIGHT`].
+fn check_project_weight(
+    active: &[FeatureFlag],
+    replacing: Option<FlagId>,
+    filters: &FlagFilters,
+) -> Result<(), DomainError> {
+    let others: usize = active
+        .iter()
+        .filter(|flag| Some(flag.id) != replacing)
+        .map(|flag| flag.filters.weight())
+        .sum();
+    let total = others.saturating_add(filters.weight());
+    if total > MAX_PROJECT_FLAG_WEIGHT {
+        return Err(ValidationError::invalid(
+            "filters",
+            format!(
+                "A project's active flags may weigh at most {MAX_PROJECT_FLAG_WEIGHT} bytes \
+                 together (their filters' JSON, and 4096 more for each regex filter); with \
+                 these filters they would weigh {total}."
+            ),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 fn key_taken() -> ValidationError {

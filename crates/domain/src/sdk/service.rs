@@ -14,9 +14,9 @@ use super::snapshot::SNAPSHOT_FLAG_BYTES;
 use super::{EvaluationSlots, SdkSnapshot, SentProperties, SnapshotInvalidation};
 use crate::access::AccessError;
 use crate::error::Unexpected;
-use crate::feature_flag::FeatureFlagRepository;
 use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_until};
 use crate::feature_flag::pattern::Patterns;
+use crate::feature_flag::{DependencyValues, FeatureFlagRepository, FlagId};
 use crate::memory::{Memories, Memory};
 use crate::person::{PersonRepository, stored_distinct_id};
 use crate::survey::SurveyService;
@@ -38,12 +38,11 @@ pub const EVALUATION_BUDGET: Duration = Duration::from_millis(100);
 /// than they do. Measured in docs/benchmarks.md.
 const INLINE_EVALUATION_COST: usize = 2_000;
 
-/// Every flag of a snapshot evaluated for one person, in the order of `snapshot.flags`, as far
-/// as the budget allowed.
+/// Every flag of a snapshot evaluated for one person, as far as the budget allowed.
 #[derive(Debug)]
 pub struct Evaluated<'s> {
-    /// One per flag from the first; shorter than `snapshot.flags` when the budget ran out.
-    pub flags: Vec<Evaluation<'s>>,
+    /// One per flag of `snapshot.flags`, at its index; `None` for a flag the budget left out.
+    pub flags: Vec<Option<Evaluation<'s>>>,
     /// Some flag could not be computed: the budget ran out, or the project's flags were
     /// withheld from its snapshot ([`SdkSnapshot::flags_withheld`]).
     pub errors: bool,
@@ -398,15 +397,39 @@ fn evaluated<'s, R>(
     budgeted: bool,
 ) -> Evaluated<'s> {
     let deadline = budgeted.then(|| Instant::now() + EVALUATION_BUDGET);
-    let mut flags = Vec::with_capacity(snapshot.flags.len());
-    for flag in &snapshot.flags {
-        match evaluate_until(flag, person, now, snapshot.patterns(), deadline) {
-            Some(evaluation) => flags.push(evaluation),
-            None => break,
+    let mut flags: Vec<Option<Evaluation<'s>>> = vec![None; snapshot.flags.len()];
+    let mut out_of_time = false;
+    for &index in snapshot.evaluation_order() {
+        let settled = Settled {
+            snapshot,
+            flags: &flags,
+        };
+        let flag = &snapshot.flags[index];
+        match evaluate_until(flag, person, now, snapshot.patterns(), &settled, deadline) {
+            Some(evaluation) => flags[index] = Some(evaluation),
+            None => {
+                out_of_time = true;
+                break;
+            }
         }
     }
-    let errors = flags.len() < snapshot.flags.len() || snapshot.flags_withheld.is_some();
+    let errors = out_of_time || snapshot.flags_withheld.is_some();
     Evaluated { flags, errors }
+}
+
+/// The flags of a snapshot evaluated so far for one person, which the flags depending on
+/// them read.
+struct Settled<'a, 's, R> {
+    snapshot: &'s SdkSnapshot<R>,
+    flags: &'a [Option<Evaluation<'s>>],
+}
+
+impl<R> DependencyValues for Settled<'_, '_, R> {
+    fn value_of(&self, flag: FlagId) -> Option<(bool, Option<&str>)> {
+        let position = self.snapshot.dependencies().position(flag)?;
+        let evaluation = self.flags.get(position)?.as_ref()?;
+        Some((evaluation.enabled, evaluation.variant))
+    }
 }
 
 /// The token as the SDKs name a project, trimmed.

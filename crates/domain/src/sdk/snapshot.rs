@@ -10,7 +10,7 @@ use regex::Regex;
 use crate::feature_flag::evaluation::regex_pattern;
 use crate::feature_flag::pattern::Patterns;
 use crate::feature_flag::{
-    ConditionSet, FeatureFlag, MAX_PROJECT_FLAG_WEIGHT, Operator, ServingFlags,
+    ConditionSet, DependencyGraph, FeatureFlag, MAX_PROJECT_FLAG_WEIGHT, Operator, ServingFlags,
 };
 use crate::survey::Survey;
 use crate::tenancy::Project;
@@ -34,6 +34,8 @@ pub struct SdkSnapshot<R> {
     pub renderings: R,
     patterns: CompiledPatterns,
     answer_order: Vec<usize>,
+    dependencies: DependencyGraph,
+    evaluation_order: Vec<usize>,
     size: u32,
     evaluation_cost: usize,
 }
@@ -73,6 +75,8 @@ impl<R: Default> SdkSnapshot<R> {
         let size = estimated_size(&flags, &surveys);
         let evaluation_cost = evaluation_cost(&flags);
         let answer_order = answer_order(&flags);
+        let dependencies = DependencyGraph::of(&flags);
+        let evaluation_order = dependencies.evaluation_order();
         Self {
             project,
             flags,
@@ -80,6 +84,8 @@ impl<R: Default> SdkSnapshot<R> {
             flags_withheld,
             patterns,
             answer_order,
+            dependencies,
+            evaluation_order,
             renderings: R::default(),
             size,
             evaluation_cost,
@@ -98,6 +104,17 @@ impl<R> SdkSnapshot<R> {
     /// snapshot is built, not on every `/flags` request.
     pub fn answer_order(&self) -> &[usize] {
         &self.answer_order
+    }
+
+    /// Who depends on whom among [`Self::flags`]: the chains the definitions serve.
+    pub fn dependencies(&self) -> &DependencyGraph {
+        &self.dependencies
+    }
+
+    /// Indices into [`Self::flags`], each flag after the flags it depends on: the order
+    /// `/flags` evaluates in, worked out once per snapshot.
+    pub fn evaluation_order(&self) -> &[usize] {
+        &self.evaluation_order
     }
 
     /// About how many bytes the snapshot takes in memory, with its compiled patterns and

@@ -16,7 +16,8 @@ use super::{
 };
 use crate::error::ValidationError;
 use crate::feature_flag::{
-    FeatureFlag, FlagChanges, FlagFilters, FlagFiltersPatch, FlagId, FlagKey, NewFlag,
+    ConditionSet, FeatureFlag, FlagChanges, FlagFilters, FlagFiltersPatch, FlagId, FlagKey,
+    NewFlag, PropertyFilter,
 };
 use crate::patch::Patch;
 use crate::tenancy::UserId;
@@ -314,8 +315,23 @@ fn check_linked_flag_variant(
     Ok(())
 }
 
-/// Targeting that reaches everyone is no targeting: PostHog refuses it.
+/// Targeting that reaches everyone is no targeting: PostHog refuses it. Targeting by another
+/// flag's value is what `linked_flag_id` is for: a dependency in the targeting flag, written
+/// through the survey, would escape the checks that keep flag dependencies whole (the flag
+/// depended on can be switched off under it), so it is refused.
 fn check_targeting_filters(filters: &FlagFiltersPatch) -> Result<(), ValidationError> {
+    let depends = filters
+        .filters()
+        .condition_sets()
+        .flat_map(ConditionSet::properties)
+        .any(PropertyFilter::is_flag_dependency);
+    if depends {
+        return Err(ValidationError::invalid(
+            "targeting_flag_filters",
+            "Survey targeting cannot depend on other feature flags; link the survey to a flag \
+             (linked_flag_id) instead.",
+        ));
+    }
     if filters.filters().serves_everyone() {
         return Err(ValidationError::invalid(
             "targeting_flag_filters",

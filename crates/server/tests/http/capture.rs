@@ -647,3 +647,115 @@ async fn the_public_feed_shows_unarchived_surveys_to_any_origin() {
         );
     }
 }
+
+/// Posts `body` to capture v1 with these headers.
+async fn capture_v1(app: &TestApp, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, Value) {
+    let mut request = app
+        .request(Method::POST, "/i/v1/analytics/events")
+        .header(CONTENT_TYPE, "application/json")
+        .body(body);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    parts(request.send().await.unwrap()).await
+}
+
+#[tokio::test]
+async fn capture_v1_answers_a_verdict_per_event_and_refuses_what_it_cannot_key() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    let (survey, question) = launched_survey(&app, &ada, "NPS").await;
+    let bearer = format!("Bearer {token}");
+    let answer = |uuid: &str| {
+        json!({"event": "survey sent", "uuid": uuid, "distinct_id": "person-1",
+               "timestamp": "2026-11-23T10:00:00Z", "options": {},
+               "properties": {"$survey_id": survey, "$survey_submission_id": uuid,
+                              format!("$survey_response_{question}"): "Fast"}})
+    };
+    let first = "0192f5a4-0000-7000-8000-000000000001";
+    let pageview = json!({"event": "$pageview", "uuid": "0192f5a4-0000-7000-8000-000000000002",
+                          "distinct_id": "person-1", "timestamp": "2026-11-23T10:00:00Z",
+                          "options": {}, "properties": {}});
+    let batch = |events: Vec<Value>| {
+        serde_json::to_vec(&json!({"created_at": "2026-11-23T10:00:01Z", "batch": events})).unwrap()
+    };
+
+    // Gzipped, as posthog-node sends it.
+    let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
+    gzip.write_all(&batch(vec![answer(first), pageview.clone()]))
+        .unwrap();
+    let (status, body) = capture_v1(
+        &app,
+        &[("Authorization", &bearer), ("Content-Encoding", "gzip")],
+        gzip.finish().unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body,
+        json!({"results": {first: {"result": "ok"},
+                           "0192f5a4-0000-7000-8000-000000000002": {"result": "ok"}}})
+    );
+    let (_, counts) = parts(
+        app.get(
+            &format!("/api/projects/{}/surveys/responses_count/", ada.project_id),
+            &ada.key,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(counts, json!({survey.as_str(): 1}));
+
+    refused(
+        capture_v1(&app, &[], batch(vec![pageview.clone()])).await,
+        401,
+        "missing_api_key",
+        Value::Null,
+    );
+    let mut no_uuid = pageview.clone();
+    no_uuid.as_object_mut().unwrap().remove("uuid");
+    refused(
+        capture_v1(&app, &[("Authorization", &bearer)], batch(vec![no_uuid])).await,
+        400,
+        "invalid_input",
+        json!("uuid"),
+    );
+    refused(
+        capture_v1(
+            &app,
+            &[("Authorization", &bearer)],
+            batch(vec![pageview.clone(), pageview.clone()]),
+        )
+        .await,
+        400,
+        "invalid_input",
+        json!("uuid"),
+    );
+    refused(
+        capture_v1(&app, &[("Authorization", &bearer)], batch(vec![])).await,
+        400,
+        "invalid_input",
+        json!("batch"),
+    );
+    refused(
+        capture_v1(
+            &app,
+            &[("Authorization", &bearer), ("Content-Encoding", "zstd")],
+            batch(vec![pageview]),
+        )
+        .await,
+        415,
+        "unsupported_encoding",
+        Value::Null,
+    );
+}
+
+/// Asserts a refusal's status, `code` and `attr`.
+fn refused((status, body): (u16, Value), expected: u16, code: &str, attr: Value) {
+    assert_eq!(
+        (status, &body["code"], &body["attr"]),
+        (expected, &json!(code), &attr),
+        "{body}"
+    );
+}

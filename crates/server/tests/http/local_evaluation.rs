@@ -24,7 +24,7 @@ fn flags() -> Vec<(&'static str, Value)> {
             "staff",
             json!({"groups": [
                 {"properties": [person("email", "regex", json!("@example\\.com$")),
-                                person("seats", "gt", json!(2))],
+                                person("seats", "gt", json!("2"))],
                  "rollout_percentage": 70},
                 {"properties": [person("email", "icontains", json!("OTHER"))]}]}),
         ),
@@ -66,22 +66,74 @@ fn flags() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// Creates the flags in the tenant's project; their keys.
+/// A dependency filter on the flag of that key (created before), with the wanted value.
+type On<'a> = dyn Fn(&str, Value) -> Value + 'a;
+
+/// A dependent flag's filters, made of dependency filters.
+type DependentFilters = fn(&On) -> Value;
+
+/// The flags that depend on others, by key, each made once the flags it depends on exist: on a
+/// rollout, on a variant, on a flag being off, and a chain two deep.
+fn dependent_flags() -> Vec<(&'static str, DependentFilters)> {
+    vec![
+        (
+            "after-rollout",
+            |on| json!({"groups": [{"properties": [on("rollout", json!(true))], "rollout_percentage": 80}]}),
+        ),
+        (
+            "after-test-variant",
+            |on| json!({"groups": [{"properties": [on("variants", json!("test"))]}]}),
+        ),
+        ("when-semver-off", |on| {
+            json!({"groups": [{"properties": [
+                on("semver", json!(false)),
+                {"key": "plan", "value": "pro", "type": "person"}]}]})
+        }),
+        ("chain", |on| {
+            json!({"groups": [
+                {"properties": [on("after-rollout", json!(true))]},
+                {"properties": [on("after-test-variant", json!(true))], "rollout_percentage": 50}]})
+        }),
+    ]
+}
+
+/// Creates the flags in the tenant's project, those that depend on others last; their keys.
 pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> Vec<&'static str> {
-    let mut keys = Vec::new();
+    let mut created: Vec<(&'static str, i64)> = Vec::new();
     for (key, filters) in flags() {
-        let response = app
-            .send_json(
-                Method::POST,
-                &format!("/api/projects/{}/feature_flags/", tenant.project_id.0),
-                &tenant.key,
-                &json!({"key": key, "name": key, "filters": filters}),
-            )
-            .await;
-        assert_eq!(response.status(), 201, "{key}");
-        keys.push(key);
+        created.push((key, create(app, tenant, key, filters).await));
     }
-    keys
+    for (key, filters) in dependent_flags() {
+        let on = |key: &str, value: Value| {
+            json!({"key": id_in(&created, key).to_string(), "type": "flag",
+                   "operator": "flag_evaluates_to", "value": value})
+        };
+        let filters = filters(&on);
+        created.push((key, create(app, tenant, key, filters).await));
+    }
+    created.into_iter().map(|(key, _)| key).collect()
+}
+
+fn id_in(created: &[(&str, i64)], key: &str) -> i64 {
+    created
+        .iter()
+        .find(|(created, _)| *created == key)
+        .map(|(_, id)| *id)
+        .unwrap_or_else(|| panic!("{key} is created before the flags depending on it"))
+}
+
+async fn create(app: &TestApp, tenant: &Tenant, key: &str, filters: Value) -> i64 {
+    let response = app
+        .send_json(
+            Method::POST,
+            &format!("/api/projects/{}/feature_flags/", tenant.project_id.0),
+            &tenant.key,
+            &json!({"key": key, "name": key, "filters": filters}),
+        )
+        .await;
+    assert_eq!(response.status(), 201, "{key}");
+    let flag: Value = response.json().await.unwrap();
+    flag["id"].as_i64().unwrap()
 }
 
 /// The persons, as the drivers read them: `[{"distinct_id", "properties"}]`, as JSON.

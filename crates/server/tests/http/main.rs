@@ -17,6 +17,7 @@ mod failover;
 mod fake_upstream;
 mod faults;
 mod feature_flags;
+mod flag_dependencies;
 mod flag_isolation;
 mod flags;
 mod helpers;

@@ -1,14 +1,15 @@
 //! PostHog's Node SDK (`posthog-node` 5.70.0, the real npm package) against `burrow serve`: its
 //! local evaluation, from the flag definitions it loads with a personal key, agrees with
 //! `/flags` for every flag kind and person of `local_evaluation.rs`, and it reads a remote
-//! configuration flag's payload. `cargo xtask test` installs the package into
+//! configuration flag's payload, and sends a survey response over capture v1. `cargo xtask test` installs the package into
 //! `target/posthog-node`.
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{run_with_input, spawn_app, spawn_app_with};
+use crate::helpers::{parts, run_with_input, spawn_app, spawn_app_with};
 use crate::local_evaluation;
+use crate::posthog_python::launched_survey;
 use std::path::PathBuf;
 
 /// Where `cargo xtask test` installed posthog-node.
@@ -99,4 +100,36 @@ async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons()
     )
     .await;
     local_evaluation::assert_answered(&output, &keys);
+}
+
+#[tokio::test]
+async fn posthog_node_sends_a_survey_response_over_capture_v1() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    let survey = launched_survey(&app, &ada, "Checkout feedback").await;
+    drive(
+        "capture_v1.mjs",
+        &[
+            ("POSTHOG_CAPTURE_MODE", "v1"),
+            ("BURROW_URL", &app.address),
+            ("BURROW_TOKEN", &token),
+            ("SURVEY_ID", &survey.id),
+            ("OPEN_QUESTION_ID", &survey.open_id),
+            ("RATING_QUESTION_ID", &survey.rating_id),
+        ],
+        &[],
+    )
+    .await;
+    // The SDK's shutdown resolved once Burrow answered the upload: the response is stored.
+    let (status, counts) = parts(
+        app.get(
+            &format!("/api/projects/{}/surveys/responses_count/", ada.project_id),
+            &ada.key,
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(status, 200, "{counts}");
+    assert_eq!(counts, json!({survey.id.as_str(): 1}));
 }

@@ -1,7 +1,7 @@
 //! PostHog's Python SDK (`posthog` 7.91.1, the real PyPI package) against `burrow serve`: a
 //! backend answering `api` surveys captures `survey sent` events through the SDK, which posts them
-//! to `/batch/` (plainly, and gzipped from a second client), and the project's `responses_count`
-//! counts each submission once. `cargo xtask test` installs the SDK into `target/posthog-python`.
+//! to `/batch/` or to capture v1 (plainly, and gzipped from a second client), and the project's
+//! `responses_count` counts each submission once. `cargo xtask test` installs the SDK into `target/posthog-python`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,13 +56,14 @@ async fn drive(
 }
 
 /// A launched `api` survey with an open and a rating question.
-struct Survey {
-    id: String,
-    open_id: String,
-    rating_id: String,
+pub struct Survey {
+    pub id: String,
+    pub open_id: String,
+    pub rating_id: String,
 }
 
-async fn launched_survey(app: &TestApp, tenant: &Tenant, name: &str) -> Survey {
+/// Creates and launches an `api` survey an SDK answers (posthog-node's tests answer it too).
+pub async fn launched_survey(app: &TestApp, tenant: &Tenant, name: &str) -> Survey {
     let surveys = format!("/api/projects/{}/surveys/", tenant.project_id);
     let body = json!({
         "name": name,
@@ -108,13 +109,20 @@ async fn launched_survey(app: &TestApp, tenant: &Tenant, name: &str) -> Survey {
 }
 
 /// Runs the driver script: the SDK with its defaults answers `survey`, a `gzip=True` client
-/// `gzip_survey`, both with the project's token.
-async fn send_responses(app: &TestApp, token: &str, survey: &Survey, gzip_survey: &Survey) {
+/// `gzip_survey`, both with the project's token, over `capture_mode` (`v0`, or `v1`).
+async fn send_responses(
+    app: &TestApp,
+    token: &str,
+    capture_mode: &str,
+    survey: &Survey,
+    gzip_survey: &Survey,
+) {
     drive(
         app,
         token,
         "send_responses.py",
         &[
+            ("CAPTURE_MODE", capture_mode),
             ("SURVEY_ID", &survey.id),
             ("OPEN_QUESTION_ID", &survey.open_id),
             ("RATING_QUESTION_ID", &survey.rating_id),
@@ -129,13 +137,23 @@ async fn send_responses(app: &TestApp, token: &str, survey: &Survey, gzip_survey
 
 #[tokio::test]
 async fn survey_responses_sent_through_posthog_python_are_counted_once_per_submission() {
+    counted_once_per_submission("v0").await;
+}
+
+#[tokio::test]
+async fn survey_responses_sent_through_capture_v1_are_counted_once_per_submission() {
+    counted_once_per_submission("v1").await;
+}
+
+/// Two surveys answered through the SDK over `capture_mode` are counted once per submission.
+async fn counted_once_per_submission(capture_mode: &str) {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
     let token = &app.project_token(&ada).await;
     let checkout = launched_survey(&app, &ada, "Checkout feedback").await;
     let onboarding = launched_survey(&app, &ada, "Onboarding feedback").await;
 
-    send_responses(&app, token, &checkout, &onboarding).await;
+    send_responses(&app, token, capture_mode, &checkout, &onboarding).await;
 
     // Each survey got a complete submission, a submission sent in two parts and a send without
     // a submission id: three responses; `survey shown` and `$pageview` are none.

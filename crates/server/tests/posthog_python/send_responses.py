@@ -4,13 +4,14 @@ answering an `api` survey would, following PostHog's docs for custom surveys: a 
 `$survey_submission_id`, `$survey_completed` and `$survey_questions`, and an unrelated `$pageview`.
 
 Two clients: one with the SDK's defaults answers the first survey, one with `gzip=True` the second.
-Each client is flushed and shut down, so the SDK really posts its `/batch/` uploads. Exits 1 when
-the SDK reports any failure (its `on_error` callback, a warning or error in its log) or posts
-other than each captured event once; prints one JSON line with the events posted per client.
+Each client is flushed and shut down, so the SDK really posts its uploads: to `/batch/`, or with
+CAPTURE_MODE=v1 to capture v1 (`/i/v1/analytics/events`, `capture_mode="v1"`). Exits 1 when the
+SDK reports any failure (its `on_error` callback, a warning or error in its log) or posts other
+than each captured event once; prints one JSON line with the events posted per client.
 
 Environment: BURROW_URL, BURROW_TOKEN (the project's api token); SURVEY_ID, OPEN_QUESTION_ID,
 RATING_QUESTION_ID (the first survey); GZIP_SURVEY_ID, GZIP_OPEN_QUESTION_ID,
-GZIP_RATING_QUESTION_ID (the second).
+GZIP_RATING_QUESTION_ID (the second); CAPTURE_MODE (optional, `v1`).
 """
 
 import json
@@ -29,7 +30,8 @@ RATING_QUESTION = "How likely are you to recommend us?"
 
 
 class SdkLog(logging.Handler):
-    """Counts the events the SDK posts to `/batch/` and keeps every warning or error it logs."""
+    """Counts the events the SDK posts (to `/batch/`, or accepted by capture v1) and keeps every
+    warning or error it logs."""
 
     def __init__(self):
         super().__init__(logging.DEBUG)
@@ -45,6 +47,10 @@ class SdkLog(logging.Handler):
             body, url = message.split("making request: ", 1)[1].rsplit(" to url: ", 1)
             if url.endswith("/batch/"):
                 self.events += len(json.loads(body)["batch"])
+        elif "capture v1 response " in message:
+            # "... events=3 ok=3 warning=0 drop=0 retry=0 other=0": each verdict once.
+            fields = dict(part.split("=", 1) for part in message.split() if "=" in part)
+            self.events += int(fields["ok"])
 
 
 def survey_sent(distinct_id, survey, answers, submission_id=None, completed=None):
@@ -132,16 +138,19 @@ def survey_from_env(prefix, name):
 
 
 def main():
+    mode = {"capture_mode": "v1"} if os.environ.get("CAPTURE_MODE") == "v1" else {}
     default_events, default_problems = run(
         "defaults",
         survey_from_env("", "Checkout feedback"),
         ("person-1", "person-2", "person-3"),
+        **mode,
     )
     gzip_events, gzip_problems = run(
         "gzip",
         survey_from_env("GZIP_", "Onboarding feedback"),
         ("person-4", "person-5", "person-6"),
         gzip=True,
+        **mode,
     )
     problems = default_problems + gzip_problems
     for problem in problems:

@@ -133,6 +133,11 @@ pub(crate) fn decode(json: &[u8], max_events: usize) -> Result<CapturePayload<'_
 }
 
 impl CapturePayload<'_> {
+    /// Each event's `uuid`, in order (`None` for an event without one).
+    pub(crate) fn uuids(&self) -> impl Iterator<Item = Option<Uuid>> + '_ {
+        self.events.iter().map(|event| event.uuid)
+    }
+
     /// The batch the domain takes: every event with its name and ids, and the kept properties
     /// of survey events parsed (the only ones stored).
     ///

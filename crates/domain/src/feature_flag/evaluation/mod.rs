@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::pattern::Patterns;
-use super::{ConditionSet, FeatureFlag, FlagFilters, FlagId};
+use super::{ConditionSet, DependencyValues, FeatureFlag, FlagFilters, FlagId, NoDependencies};
 
 /// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
 /// ones under the ones the request sent).
@@ -135,23 +135,25 @@ pub struct Evaluation<'a> {
     pub payload: Option<&'a Value>,
 }
 
-/// Evaluates the flag for the person, relative dates counted from now.
+/// Evaluates a flag that depends on no other for the person, relative dates counted from now.
 pub fn evaluate<'a>(
     flag: &'a FeatureFlag,
     person: &Person,
     patterns: &dyn Patterns,
 ) -> Evaluation<'a> {
-    evaluate_at(flag, person, Utc::now(), patterns)
+    evaluate_at(flag, person, Utc::now(), patterns, &NoDependencies)
 }
 
-/// [`evaluate`] with the clock given, for relative date filters (`-7d`).
+/// [`evaluate`] with the clock given, for relative date filters (`-7d`), and the values of
+/// the flags it depends on.
 pub fn evaluate_at<'a>(
     flag: &'a FeatureFlag,
     person: &Person,
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
+    dependencies: &dyn DependencyValues,
 ) -> Evaluation<'a> {
-    let Some(evaluation) = evaluate_until(flag, person, now, patterns, None) else {
+    let Some(evaluation) = evaluate_until(flag, person, now, patterns, dependencies, None) else {
         unreachable!("an evaluation without a deadline always ends")
     };
     evaluation
@@ -165,6 +167,7 @@ pub fn evaluate_until<'a>(
     person: &Person,
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
+    dependencies: &dyn DependencyValues,
     deadline: Option<Instant>,
 ) -> Option<Evaluation<'a>> {
     let out_of_time = || deadline.is_some_and(|deadline| Instant::now() > deadline);
@@ -193,7 +196,13 @@ pub fn evaluate_until<'a>(
         return None;
     }
 
-    if let Some(outcome) = super_condition(flag, person, now, patterns) {
+    let inputs = Inputs {
+        person,
+        now,
+        patterns,
+        dependencies,
+    };
+    if let Some(outcome) = super_condition(flag, &inputs) {
         let reason = Reason::new(ReasonCode::SuperConditionValue, Some(0));
         return Some(result(outcome, None, reason, payload(filters, None)));
     }
@@ -203,7 +212,7 @@ pub fn evaluate_until<'a>(
         if out_of_time() {
             return None;
         }
-        let outcome = condition_outcome(&flag.key, condition, person, now, patterns);
+        let outcome = condition_outcome(&flag.key, condition, &inputs);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
         }
@@ -217,15 +226,24 @@ pub fn evaluate_until<'a>(
     Some(result(false, None, Reason::new(reason, index), None))
 }
 
+/// What one evaluation reads besides the flag.
+#[derive(Clone, Copy)]
+struct Inputs<'i> {
+    person: &'i Person,
+    now: DateTime<Utc>,
+    patterns: &'i dyn Patterns,
+    dependencies: &'i dyn DependencyValues,
+}
+
 /// A condition set's verdict for the person: `ConditionMatch`, `NoConditionMatch` (a property
 /// filter failed) or `OutOfRolloutBound` (the properties matched, the rollout did not).
-fn condition_outcome(
-    flag_key: &str,
-    condition: &ConditionSet,
-    person: &Person,
-    now: DateTime<Utc>,
-    patterns: &dyn Patterns,
-) -> ReasonCode {
+fn condition_outcome(flag_key: &str, condition: &ConditionSet, inputs: &Inputs<'_>) -> ReasonCode {
+    let Inputs {
+        person,
+        now,
+        patterns,
+        dependencies,
+    } = *inputs;
     // A condition set aggregated by a group type of its own cannot be evaluated for a person.
     if condition.aggregation_group_type_index.is_some() {
         return ReasonCode::NoConditionMatch;
@@ -233,7 +251,10 @@ fn condition_outcome(
     if !condition
         .properties()
         .iter()
-        .all(|filter| properties::matches(filter, &person.properties, now, patterns))
+        .all(|filter| match filter.flag_dependency() {
+            Some(dependency) => dependency.is_met(dependencies),
+            None => properties::matches(filter, &person.properties, now, patterns),
+        })
     {
         return ReasonCode::NoConditionMatch;
     }
@@ -247,18 +268,13 @@ fn condition_outcome(
 
 /// An early-access enrollment: when the person has the property of the first super condition
 /// set (`$feature_enrollment/<key>`), that set alone decides (`Some(matched)`).
-fn super_condition(
-    flag: &FeatureFlag,
-    person: &Person,
-    now: DateTime<Utc>,
-    patterns: &dyn Patterns,
-) -> Option<bool> {
+fn super_condition(flag: &FeatureFlag, inputs: &Inputs<'_>) -> Option<bool> {
     let condition = flag.filters.super_groups.as_ref()?.first()?;
     let key = condition.properties().first()?.key.as_deref()?;
-    if !person.properties.contains_key(key) {
+    if !inputs.person.properties.contains_key(key) {
         return None;
     }
-    let outcome = condition_outcome(&flag.key, condition, person, now, patterns);
+    let outcome = condition_outcome(&flag.key, condition, inputs);
     Some(outcome == ReasonCode::ConditionMatch)
 }
 
