@@ -21,6 +21,7 @@ pub use in_process::{LocalRateCounters, MokaMemories, MokaPatterns};
 pub use js_analysis::OxcSourceAnalyzer;
 pub use plugin_upstream::{HttpPluginUpstream, UpstreamSettings};
 pub use postgres::api_keys::PgApiKeyRepository;
+pub use postgres::cohorts::PgCohortRepository;
 pub use postgres::database::{Database, PoolSettings};
 pub use postgres::delivery_queue::PgDeliveryQueue;
 pub use postgres::feature_flags::PgFeatureFlagRepository;

@@ -24,6 +24,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{self, NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
+use domain::cohort::CohortService;
 use domain::feature_flag::FeatureFlagService;
 use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
@@ -47,6 +48,7 @@ pub use settings::{ApiSettings, StaticAssets};
 pub struct Services {
     pub access: Arc<AccessService>,
     pub flags: Arc<FeatureFlagService>,
+    pub cohorts: Arc<CohortService>,
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
@@ -79,6 +81,7 @@ pub fn app(
     App::new()
         .app_data(web::Data::from(services.access))
         .app_data(web::Data::from(services.flags))
+        .app_data(web::Data::from(services.cohorts))
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))

@@ -44,6 +44,7 @@ pub mod access;
 pub mod activity;
 pub mod admin;
 pub mod api_key;
+pub mod cohort;
 pub mod error;
 pub mod feature_flag;
 mod json_fields;

@@ -9,6 +9,7 @@ wire_enum! {
     pub enum ScopeObject {
         Survey = "survey",
         FeatureFlag = "feature_flag",
+        Cohort = "cohort",
         Plugin = "plugin",
         Project = "project",
         Organization = "organization",

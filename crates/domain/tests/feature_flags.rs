@@ -31,7 +31,10 @@ const PAGE: PageRequest = PageRequest {
 };
 
 fn service() -> FeatureFlagService {
-    FeatureFlagService::new(Arc::new(InMemoryStore::new()))
+    {
+        let store = InMemoryStore::new();
+        FeatureFlagService::new(Arc::new(store.clone()), Arc::new(store))
+    }
 }
 
 fn new_flag(key: &str) -> NewFlag {

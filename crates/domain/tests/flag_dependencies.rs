@@ -55,7 +55,7 @@ impl World {
     fn new() -> Self {
         let store = InMemoryStore::new();
         Self {
-            flags: FeatureFlagService::new(Arc::new(store.clone())),
+            flags: FeatureFlagService::new(Arc::new(store.clone()), Arc::new(store.clone())),
             store,
         }
     }
@@ -83,6 +83,7 @@ impl World {
             SnapshotSources {
                 tenancy: Arc::new(self.store.clone()),
                 flags: Arc::new(self.store.clone()),
+                cohorts: Arc::new(self.store.clone()),
                 surveys: Arc::new(SurveyService::new(Arc::new(self.store.clone()))),
                 persons: Arc::new(self.store.clone()),
                 patterns: Arc::new(CompiledEachTime),

@@ -433,6 +433,7 @@ async fn evaluate_all(
         SnapshotSources {
             tenancy: Arc::new(store.clone()),
             flags: Arc::new(store.clone()),
+            cohorts: Arc::new(store.clone()),
             surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
             persons: Arc::new(store.clone()),
             patterns: Arc::new(CompiledEachTime),

@@ -143,6 +143,7 @@ async fn world(enabled: bool) -> World {
         SnapshotSources {
             tenancy: Arc::new(store.clone()),
             flags: flags.clone(),
+            cohorts: Arc::new(store.clone()),
             surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
             persons: Arc::new(store.clone()),
             patterns: patterns.clone(),

@@ -80,7 +80,7 @@ async fn world() -> World {
     );
     World {
         surveys: SurveyService::new(Arc::new(store.clone())),
-        flags: FeatureFlagService::new(Arc::new(store.clone())),
+        flags: FeatureFlagService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         store,
         home,
         second,

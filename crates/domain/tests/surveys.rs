@@ -34,7 +34,7 @@ fn world() -> World {
     let store = InMemoryStore::new();
     World {
         surveys: SurveyService::new(Arc::new(store.clone())),
-        flags: FeatureFlagService::new(Arc::new(store.clone())),
+        flags: FeatureFlagService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         store,
     }
 }

@@ -8,14 +8,15 @@ use actix_web::HttpServer;
 use actix_web::dev::Server;
 use adapters::{
     BlockingEvaluationSlots, Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters,
-    MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgDeliveryQueue,
-    PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
-    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository,
-    PoolSettings, RedisRateCounters, SenderSettings, SystemResolver, UpstreamSettings,
-    listen_for_sdk_changes,
+    MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgCohortRepository,
+    PgDeliveryQueue, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
+    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
+    PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings, SystemResolver,
+    UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
+use domain::cohort::CohortService;
 use domain::feature_flag::FeatureFlagService;
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
@@ -252,6 +253,7 @@ fn services(
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
+    let cohorts = Arc::new(PgCohortRepository::new(database.clone()));
     let survey_store = Arc::new(PgSurveyRepository::new(database.clone()));
     let surveys = Arc::new(SurveyService::new(survey_store.clone()));
     let rendered_surveys = Arc::new(RenderedSurveys::new(
@@ -270,12 +272,14 @@ fn services(
             &MokaMemories,
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
-        flags: Arc::new(FeatureFlagService::new(flags.clone())),
+        flags: Arc::new(FeatureFlagService::new(flags.clone(), cohorts.clone())),
+        cohorts: Arc::new(CohortService::new(cohorts.clone(), flags.clone())),
         rendered_surveys,
         sdk: Arc::new(SdkService::new(
             SnapshotSources {
                 tenancy: tenancy.clone(),
                 flags,
+                cohorts,
                 surveys: surveys.clone(),
                 persons,
                 patterns: Arc::new(MokaPatterns::default()),

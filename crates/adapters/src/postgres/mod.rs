@@ -22,6 +22,7 @@ pub(crate) use over_the_pool;
 
 pub(crate) mod activity;
 pub(crate) mod api_keys;
+pub(crate) mod cohorts;
 pub(crate) mod confirmed;
 pub(crate) mod database;
 pub(crate) mod delivery_queue;

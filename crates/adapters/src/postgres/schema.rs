@@ -76,6 +76,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    cohorts (id) {
+        id -> Int4,
+        project_id -> Int4,
+        name -> Text,
+        description -> Text,
+        filters -> Jsonb,
+        deleted -> Bool,
+        created_by_id -> Nullable<Int4>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     surveys (id) {
         id -> Uuid,
         project_id -> Int4,
@@ -127,6 +140,8 @@ diesel::joinable!(organization_memberships -> users (user_id));
 diesel::joinable!(personal_api_keys -> users (user_id));
 diesel::joinable!(feature_flags -> projects (project_id));
 diesel::joinable!(feature_flags -> users (created_by_id));
+diesel::joinable!(cohorts -> projects (project_id));
+diesel::joinable!(cohorts -> users (created_by_id));
 diesel::joinable!(surveys -> projects (project_id));
 diesel::joinable!(surveys -> users (created_by_id));
 // surveys reference feature_flags twice (linked and targeting), so there is no single
@@ -139,6 +154,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     organization_memberships,
     personal_api_keys,
     feature_flags,
+    cohorts,
     surveys,
     plugins,
     plugin_source_files,

@@ -24,6 +24,7 @@ macro_rules! contract {
     )+};
 }
 
+mod cohorts;
 mod feature_flags;
 mod persons;
 mod plugins;

@@ -2,6 +2,7 @@
 //! malformed id names nothing, so it is a 404 like a missing one.
 
 use actix_web::HttpRequest;
+use domain::cohort::CohortId;
 use domain::feature_flag::FlagId;
 use domain::plugin::PluginId;
 use domain::plugin_config::PluginConfigId;
@@ -29,6 +30,14 @@ impl PathId for SurveyId {
 
 impl PathId for FlagId {
     const SEGMENT: &'static str = "flag_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        raw.parse().ok().map(Self)
+    }
+}
+
+impl PathId for CohortId {
+    const SEGMENT: &'static str = "cohort_id";
 
     fn parse(raw: &str) -> Option<Self> {
         raw.parse().ok().map(Self)

@@ -33,6 +33,8 @@ scoped_resources! {
     Surveys => Survey,
     /// `feature_flag:read` / `feature_flag:write`.
     FeatureFlags => FeatureFlag,
+    /// `cohort:read` / `cohort:write`.
+    Cohorts => Cohort,
     /// `plugin:read` / `plugin:write`.
     Plugins => Plugin,
     /// `project:read` / `project:write`.

@@ -128,6 +128,10 @@ fn build() -> OpenApi {
                 ("plugins", "An organization's plugins"),
                 ("plugin_configs", "A project's plugin configs"),
                 ("feature_flags", "A project's feature flags"),
+                (
+                    "cohorts",
+                    "A project's cohorts of persons, which flags filter by",
+                ),
                 ("projects", "Projects"),
                 ("organizations", "Organizations"),
                 ("users", "The key's owner"),
@@ -364,6 +368,7 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
         "response_uuid" => ("A response's uuid (its event's).", uuid().into()),
         "plugin_id" => ("A plugin id.", integer().minimum(Some(0)).into()),
         "flag_id" => ("A flag id.", integer().into()),
+        "cohort_id" => ("A cohort id.", integer().into()),
         "flag" => ("A flag's id, or its key.", string().into()),
         "config_id" => ("A plugin config id.", integer().into()),
         "token" => ("A project's public token (`phc_…`).", string().into()),

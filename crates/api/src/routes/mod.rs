@@ -4,6 +4,7 @@
 //! registered.
 
 mod api_schema;
+mod cohorts;
 mod console;
 mod feature_flags;
 mod health;
@@ -335,6 +336,8 @@ mod tests {
                 "DELETE /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
                 "GET /_health",
                 "GET /_readyz",
+                "GET /api/environments/{project_id}/cohorts cohort:read",
+                "GET /api/environments/{project_id}/cohorts/{cohort_id} cohort:read",
                 "GET /api/environments/{project_id}/feature_flags feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag}/remote_config feature_flag:read",
@@ -372,6 +375,8 @@ mod tests {
                 "GET /api/personal_api_keys/{key_id}",
                 "GET /api/projects project:read",
                 "GET /api/projects/{project_id} project:read",
+                "GET /api/projects/{project_id}/cohorts cohort:read",
+                "GET /api/projects/{project_id}/cohorts/{cohort_id} cohort:read",
                 "GET /api/projects/{project_id}/feature_flags feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag}/remote_config feature_flag:read",
@@ -410,6 +415,7 @@ mod tests {
                 "GET /metrics",
                 "GET /static/{file}",
                 "GET /static/{version}/{file}",
+                "PATCH /api/environments/{project_id}/cohorts/{cohort_id} cohort:write",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
@@ -417,11 +423,13 @@ mod tests {
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
                 "PATCH /api/personal_api_keys/{key_id}",
+                "PATCH /api/projects/{project_id}/cohorts/{cohort_id} cohort:write",
                 "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PATCH /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
                 "PATCH /api/users/@me user:write",
+                "POST /api/environments/{project_id}/cohorts cohort:write",
                 "POST /api/environments/{project_id}/feature_flags feature_flag:write",
                 "POST /api/environments/{project_id}/persons/bulk_delete person:write",
                 "POST /api/environments/{project_id}/plugin_configs plugin:write",
@@ -437,6 +445,7 @@ mod tests {
                 "POST /api/organizations/{organization_id}/plugins plugin:write",
                 "POST /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/upgrade plugin:write",
                 "POST /api/personal_api_keys",
+                "POST /api/projects/{project_id}/cohorts cohort:write",
                 "POST /api/projects/{project_id}/feature_flags feature_flag:write",
                 "POST /api/projects/{project_id}/persons/bulk_delete person:write",
                 "POST /api/projects/{project_id}/plugin_configs plugin:write",

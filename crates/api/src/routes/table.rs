@@ -6,8 +6,9 @@
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, console, feature_flags, health, organizations, personal_api_keys,
-    plugin_configs, plugins, projects, survey_responses, surveys, users, webhooks,
+    ResourceSpec, api_schema, cohorts, console, feature_flags, health, organizations,
+    personal_api_keys, plugin_configs, plugins, projects, survey_responses, surveys, users,
+    webhooks,
 };
 use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
 use crate::contract::{Auth, Operation};
@@ -463,6 +464,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let survey = format!("{all_surveys}/{{survey_id:[0-9a-fA-F-]{{32,36}}}}");
     let surveys = |id, summary| Operation::new("surveys", id, summary);
     let flags = |id, summary| Operation::new("feature_flags", id, summary);
+    let cohort_operation = |id, summary| Operation::new("cohorts", id, summary);
     let configs = |id, summary| Operation::new("plugin_configs", id, summary);
     let hooks = |id, summary| Operation::new("webhooks", id, summary);
     let all_webhooks = format!("{project}/webhooks");
@@ -746,6 +748,33 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 flags("feature_flags_create", "Create a flag")
                     .body::<feature_flags::FeatureFlagWrite>()
                     .created::<FlagResponse>(),
+            ),
+        ResourceSpec::at(format!("{project}/cohorts"))
+            .get(
+                cohorts::list,
+                cohort_operation("cohorts_list", "The project's live cohorts")
+                    .paginated::<cohorts::CohortResponse>(),
+            )
+            .post(
+                cohorts::create,
+                cohort_operation("cohorts_create", "Create a cohort of person properties")
+                    .body::<cohorts::CohortWrite>()
+                    .created::<cohorts::CohortResponse>(),
+            ),
+        ResourceSpec::at(format!("{project}/cohorts/{{cohort_id}}"))
+            .get(
+                cohorts::retrieve,
+                cohort_operation("cohorts_retrieve", "One live cohort")
+                    .ok::<cohorts::CohortResponse>(),
+            )
+            .patch(
+                cohorts::update,
+                cohort_operation(
+                    "cohorts_partial_update",
+                    "Change a cohort; `deleted: true` deletes it",
+                )
+                .body::<cohorts::CohortWrite>()
+                .ok::<cohorts::CohortResponse>(),
             ),
         ResourceSpec::at(format!("{project}/plugin_configs"))
             .get(

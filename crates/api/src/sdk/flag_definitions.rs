@@ -21,10 +21,11 @@ use crate::dto::FlagSummary;
 use crate::error::ApiError;
 use crate::extract::{Caller, FeatureFlags};
 
-/// PostHog's `LocalEvaluationResponseSerializer`. Burrow has neither groups nor cohorts, so
-/// both maps are empty; the flags are those `/flags` evaluates (serving ones, then each
-/// survey's internal targeting flag), so both ways of evaluating agree, their dependencies
-/// served as PostHog serves them.
+/// PostHog's `LocalEvaluationResponseSerializer`. Burrow has no group types, so that map is
+/// empty; `cohorts` holds, when asked for (`send_cohorts`), the cohorts the flags name (nested
+/// ones too) as PostHog's property groups. The flags are those `/flags` evaluates (serving ones,
+/// then each survey's internal targeting flag), so both ways of evaluating agree, their
+/// dependencies served as PostHog serves them.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct FlagDefinitions {
     flags: Vec<FlagSummary>,
@@ -34,8 +35,9 @@ pub(crate) struct FlagDefinitions {
     cohorts: Map<String, Value>,
 }
 
-impl<R> From<&SdkSnapshot<R>> for FlagDefinitions {
-    fn from(snapshot: &SdkSnapshot<R>) -> Self {
+impl FlagDefinitions {
+    /// The snapshot's definitions, with its cohorts when `with_cohorts`.
+    fn of<R>(snapshot: &SdkSnapshot<R>, with_cohorts: bool) -> Self {
         let flags = snapshot
             .flags
             .iter()
@@ -47,10 +49,19 @@ impl<R> From<&SdkSnapshot<R>> for FlagDefinitions {
                 flag.into()
             })
             .collect();
+        let cohorts = if with_cohorts {
+            snapshot
+                .cohorts()
+                .iter()
+                .map(|(id, filters)| (id.0.to_string(), filters.properties.to_json()))
+                .collect()
+        } else {
+            Map::new()
+        };
         Self {
             flags,
             group_type_mapping: Map::new(),
-            cohorts: Map::new(),
+            cohorts,
         }
     }
 }
@@ -99,9 +110,19 @@ pub(crate) async fn definitions(
     if let Some(bytes) = snapshot.flags_withheld {
         return Err(ApiError::flags_withheld(bytes));
     }
-    let rendered = snapshot.renderings.flag_definitions.get_or_init(|| {
+    let with_cohorts = request
+        .query_string()
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some("send_cohorts"));
+    let renderings = &snapshot.renderings;
+    let kept = if with_cohorts {
+        &renderings.flag_definitions_with_cohorts
+    } else {
+        &renderings.flag_definitions
+    };
+    let rendered = kept.get_or_init(|| {
         Rendered::new(
-            serde_json::to_vec(&FlagDefinitions::from(&*snapshot))
+            serde_json::to_vec(&FlagDefinitions::of(&snapshot, with_cohorts))
                 .expect("flag definitions of JSON values serialize"),
         )
     });

@@ -372,6 +372,7 @@ mod tests {
             project,
             ServingFlags::Loaded(flags),
             Vec::new(),
+            Vec::new(),
             &NoPatterns,
         )
     }

@@ -13,6 +13,8 @@ pub struct SnapshotRenderings {
     pub(super) remote_config_script: OnceLock<Rendered>,
     pub(super) survey_feed: OnceLock<Rendered>,
     pub(super) flag_definitions: OnceLock<Rendered>,
+    /// The definitions with the cohorts the flags name (`send_cohorts`, as the SDKs ask).
+    pub(super) flag_definitions_with_cohorts: OnceLock<Rendered>,
     /// What each flag's entry in a `/flags` answer holds whoever asks (its key, escaped, and
     /// its id), by index into `SdkSnapshot::flags`.
     pub(super) flag_entries: OnceLock<Box<[Box<[u8]>]>>,

@@ -35,15 +35,7 @@ pub(super) fn check(
         return check_flag_dependency(filter, &operator);
     }
     if kind == "cohort" {
-        // Burrow keeps no cohorts: every cohort a filter names is one that does not exist.
-        return Err(ValidationError::field(
-            "filters",
-            ValidationCode::CohortDoesNotExist,
-            format!(
-                "Cohort with id {} does not exist",
-                python_str(filter.value.as_ref())
-            ),
-        ));
+        return check_cohort(filter, &operator);
     }
     match operator {
         Operator::Regex
@@ -84,6 +76,32 @@ pub(super) fn check(
         )),
         _ => Ok(()),
     }
+}
+
+/// A cohort filter names a cohort by id (whether the project has it is checked against
+/// storage), with `in`, `not_in` or `exact`, the operators the SDKs evaluate.
+fn check_cohort(filter: &PropertyFilter, operator: &Operator) -> Result<(), ValidationError> {
+    if filter.cohort_id().is_none() {
+        return Err(ValidationError::field(
+            "filters",
+            ValidationCode::CohortDoesNotExist,
+            format!(
+                "Cohort with id {} does not exist",
+                python_str(filter.value.as_ref())
+            ),
+        ));
+    }
+    if !matches!(operator, Operator::In | Operator::NotIn | Operator::Exact) {
+        return Err(ValidationError::field(
+            "filters",
+            ValidationCode::InvalidOperator,
+            format!(
+                "The '{}' operator is not valid for cohort properties: use 'in' or 'not_in'.",
+                operator.name()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A flag dependency names a flag by id, with `flag_evaluates_to` and a value it can match:
@@ -173,11 +191,28 @@ mod tests {
     }
 
     #[test]
-    fn a_cohort_filter_names_a_cohort_that_does_not_exist() {
-        let (code, detail) =
-            checked(json!({"key": "id", "value": 12, "type": "cohort"}), false).unwrap_err();
+    fn a_cohort_filter_names_a_cohort_by_id_with_a_cohort_operator() {
+        assert!(checked(json!({"key": "id", "value": 12, "type": "cohort"}), false).is_ok());
+        assert!(
+            checked(
+                json!({"key": "id", "value": "12", "type": "cohort", "operator": "not_in"}),
+                false
+            )
+            .is_ok()
+        );
+        let (code, detail) = checked(
+            json!({"key": "id", "value": "vip", "type": "cohort"}),
+            false,
+        )
+        .unwrap_err();
         assert_eq!(code, ValidationCode::CohortDoesNotExist);
-        assert_eq!(detail, "Cohort with id 12 does not exist");
+        assert_eq!(detail, "Cohort with id vip does not exist");
+        let (code, _) = checked(
+            json!({"key": "id", "value": 12, "type": "cohort", "operator": "icontains"}),
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(code, ValidationCode::InvalidOperator);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use super::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagRef, NewFlag,
     WrittenFlag, check_new_dependencies, check_switch,
 };
+use crate::cohort::{CohortRepository, does_not_exist};
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserBasic};
@@ -20,11 +21,13 @@ pub const MAX_PROJECT_FLAG_WEIGHT: usize = 512 * 1024;
 
 pub struct FeatureFlagService {
     flags: Arc<dyn FeatureFlagRepository>,
+    /// Where the cohorts the filters name are looked up.
+    cohorts: Arc<dyn CohortRepository>,
 }
 
 impl FeatureFlagService {
-    pub fn new(flags: Arc<dyn FeatureFlagRepository>) -> Self {
-        Self { flags }
+    pub fn new(flags: Arc<dyn FeatureFlagRepository>, cohorts: Arc<dyn CohortRepository>) -> Self {
+        Self { flags, cohorts }
     }
 
     /// # Errors
@@ -90,6 +93,7 @@ impl FeatureFlagService {
         }
         self.check_dependencies(project, &written, &active, true, None)
             .await?;
+        self.check_cohorts(project, &flag.filters).await?;
         self.flags
             .create(project, Some(creator.clone()), flag)
             .await
@@ -170,6 +174,25 @@ impl FeatureFlagService {
 }
 
 impl FeatureFlagService {
+    /// Every cohort the filters name must be a live cohort of the project.
+    async fn check_cohorts(
+        &self,
+        project: ProjectId,
+        filters: &FlagFilters,
+    ) -> Result<(), DomainError> {
+        let mut checked = Vec::new();
+        for id in filters.cohort_ids() {
+            if checked.contains(&id) {
+                continue;
+            }
+            if self.cohorts.get(project, id).await?.is_none() {
+                return Err(does_not_exist(id).into());
+            }
+            checked.push(id);
+        }
+        Ok(())
+    }
+
     /// The dependency checks of a write to `written` (`active`, the project's active flags):
     /// new filters' dependencies when `filters_sent`, and, for a write that switches the flag
     /// (`action`: PostHog's word for it), what depends on it or what it depends on. A flag a

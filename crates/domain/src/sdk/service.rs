@@ -13,10 +13,11 @@ use serde_json::Map;
 use super::snapshot::SNAPSHOT_FLAG_BYTES;
 use super::{EvaluationSlots, SdkSnapshot, SentProperties, SnapshotInvalidation};
 use crate::access::AccessError;
+use crate::cohort::CohortRepository;
 use crate::error::Unexpected;
-use crate::feature_flag::evaluation::{Evaluation, Person, evaluate_until};
+use crate::feature_flag::evaluation::{Evaluation, Inputs, Person, evaluate_until};
 use crate::feature_flag::pattern::Patterns;
-use crate::feature_flag::{DependencyValues, FeatureFlagRepository, FlagId};
+use crate::feature_flag::{DependencyValues, FeatureFlagRepository, FlagId, ServingFlags};
 use crate::memory::{Memories, Memory};
 use crate::person::{PersonRepository, stored_distinct_id};
 use crate::survey::SurveyService;
@@ -61,6 +62,8 @@ pub struct SnapshotSettings {
 pub struct SnapshotSources {
     pub tenancy: Arc<dyn TenancyRepository>,
     pub flags: Arc<dyn FeatureFlagRepository>,
+    /// Read only for a project whose flags filter by cohorts.
+    pub cohorts: Arc<dyn CohortRepository>,
     pub surveys: Arc<SurveyService>,
     pub persons: Arc<dyn PersonRepository>,
     /// Compiles the flags' patterns when a snapshot is built.
@@ -303,10 +306,21 @@ impl<R: Default + Send + Sync + 'static> SdkService<R> {
             .serving(project.id, SNAPSHOT_FLAG_BYTES)
             .await?;
         let surveys = self.sources.surveys.unarchived(project.id).await?;
+        let names_cohorts = match &flags {
+            ServingFlags::Loaded(flags) => flags
+                .iter()
+                .any(|flag| !flag.filters.cohort_ids().is_empty()),
+            ServingFlags::TooLarge(_) => false,
+        };
+        let cohorts = if names_cohorts {
+            self.sources.cohorts.live(project.id).await?
+        } else {
+            Vec::new()
+        };
         let patterns = Arc::clone(&self.sources.patterns);
         let id = project.id;
         self.offloaded(id, move || {
-            SdkSnapshot::new(project, flags, surveys, &*patterns)
+            SdkSnapshot::new(project, flags, cohorts, surveys, &*patterns)
         })
         .await
     }
@@ -404,8 +418,14 @@ fn evaluated<'s, R>(
             snapshot,
             flags: &flags,
         };
-        let flag = &snapshot.flags[index];
-        match evaluate_until(flag, person, now, snapshot.patterns(), &settled, deadline) {
+        let inputs = Inputs {
+            person,
+            now,
+            patterns: snapshot.patterns(),
+            dependencies: &settled,
+            cohorts: snapshot.cohorts(),
+        };
+        match evaluate_until(&snapshot.flags[index], &inputs, deadline) {
             Some(evaluation) => flags[index] = Some(evaluation),
             None => {
                 out_of_time = true;

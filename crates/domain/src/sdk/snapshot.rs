@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use regex::Regex;
 
+use crate::cohort::{Cohort, CohortFilters, CohortId, CohortLookup};
 use crate::feature_flag::evaluation::regex_pattern;
 use crate::feature_flag::pattern::Patterns;
 use crate::feature_flag::{
-    ConditionSet, DependencyGraph, FeatureFlag, MAX_PROJECT_FLAG_WEIGHT, Operator, ServingFlags,
+    ConditionSet, DependencyGraph, FeatureFlag, MAX_PROJECT_FLAG_WEIGHT, Operator, PropertyFilter,
+    ServingFlags,
 };
 use crate::survey::Survey;
 use crate::tenancy::Project;
@@ -36,6 +38,7 @@ pub struct SdkSnapshot<R> {
     answer_order: Vec<usize>,
     dependencies: DependencyGraph,
     evaluation_order: Vec<usize>,
+    cohorts: SnapshotCohorts,
     size: u32,
     evaluation_cost: usize,
 }
@@ -63,6 +66,7 @@ impl<R: Default> SdkSnapshot<R> {
     pub fn new(
         project: Project,
         flags: ServingFlags,
+        cohorts: Vec<Cohort>,
         surveys: Vec<Survey>,
         patterns: &dyn Patterns,
     ) -> Self {
@@ -71,9 +75,10 @@ impl<R: Default> SdkSnapshot<R> {
             ServingFlags::TooLarge(bytes) => (Vec::new(), Some(bytes)),
         };
         flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
-        let patterns = CompiledPatterns::of(&flags, patterns);
+        let cohorts = SnapshotCohorts::of(&flags, cohorts);
+        let patterns = CompiledPatterns::of(&flags, &cohorts, patterns);
         let size = estimated_size(&flags, &surveys);
-        let evaluation_cost = evaluation_cost(&flags);
+        let evaluation_cost = evaluation_cost(&flags) + cohorts.person_filters().count();
         let answer_order = answer_order(&flags);
         let dependencies = DependencyGraph::of(&flags);
         let evaluation_order = dependencies.evaluation_order();
@@ -86,6 +91,7 @@ impl<R: Default> SdkSnapshot<R> {
             answer_order,
             dependencies,
             evaluation_order,
+            cohorts,
             renderings: R::default(),
             size,
             evaluation_cost,
@@ -109,6 +115,11 @@ impl<R> SdkSnapshot<R> {
     /// Who depends on whom among [`Self::flags`]: the chains the definitions serve.
     pub fn dependencies(&self) -> &DependencyGraph {
         &self.dependencies
+    }
+
+    /// The cohorts the snapshot's flags name, nested ones included.
+    pub fn cohorts(&self) -> &SnapshotCohorts {
+        &self.cohorts
     }
 
     /// Indices into [`Self::flags`], each flag after the flags it depends on: the order
@@ -137,7 +148,7 @@ impl<R> SdkSnapshot<R> {
 struct CompiledPatterns(HashMap<String, Option<Arc<Regex>>>);
 
 impl CompiledPatterns {
-    fn of(flags: &[FeatureFlag], compiler: &dyn Patterns) -> Self {
+    fn of(flags: &[FeatureFlag], cohorts: &SnapshotCohorts, compiler: &dyn Patterns) -> Self {
         let patterns = flags
             .iter()
             .flat_map(|flag| {
@@ -145,6 +156,7 @@ impl CompiledPatterns {
                     .condition_sets()
                     .flat_map(ConditionSet::properties)
             })
+            .chain(cohorts.person_filters())
             .filter_map(regex_pattern)
             .map(|pattern| {
                 let compiled = compiler.compiled(&pattern);
@@ -158,6 +170,47 @@ impl CompiledPatterns {
 impl Patterns for CompiledPatterns {
     fn compiled(&self, pattern: &str) -> Option<Arc<Regex>> {
         self.0.get(pattern).cloned().flatten()
+    }
+}
+
+/// The cohorts a snapshot's flags name, and the cohorts those name, by id: what a cohort
+/// filter is evaluated with. Others of the project are not kept.
+#[derive(Debug, Default)]
+pub struct SnapshotCohorts(HashMap<CohortId, CohortFilters>);
+
+impl SnapshotCohorts {
+    fn of(flags: &[FeatureFlag], live: Vec<Cohort>) -> Self {
+        let mut live: HashMap<CohortId, CohortFilters> = live
+            .into_iter()
+            .map(|cohort| (cohort.id, cohort.filters))
+            .collect();
+        let mut kept = HashMap::new();
+        let mut wanted: Vec<CohortId> = flags
+            .iter()
+            .flat_map(|flag| flag.filters.cohort_ids())
+            .collect();
+        while let Some(id) = wanted.pop() {
+            if let Some(filters) = live.remove(&id) {
+                wanted.extend(filters.cohort_ids());
+                kept.insert(id, filters);
+            }
+        }
+        Self(kept)
+    }
+
+    /// Each kept cohort, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (CohortId, &CohortFilters)> {
+        self.0.iter().map(|(id, filters)| (*id, filters))
+    }
+
+    fn person_filters(&self) -> impl Iterator<Item = &PropertyFilter> {
+        self.0.values().flat_map(CohortFilters::person_filters)
+    }
+}
+
+impl CohortLookup for SnapshotCohorts {
+    fn filters(&self, cohort: CohortId) -> Option<&CohortFilters> {
+        self.0.get(&cohort)
     }
 }
 

@@ -5,6 +5,7 @@
 //! `TimedMemories` and `CompiledEachTime` stand in for what the adapters keep in a node's
 //! memory: the access service's remembered answers and compiled flag patterns.
 
+mod cohorts;
 mod evaluation_slots;
 mod feature_flags;
 mod patterns;
@@ -45,6 +46,7 @@ struct State {
     memberships: Vec<(UserId, OrganizationId, MembershipLevel)>,
     keys: Vec<(String, ApiKey)>,
     flags: Vec<StoredFlag>,
+    cohorts: Vec<cohorts::StoredCohort>,
     surveys: Vec<StoredSurvey>,
     survey_activity: Vec<surveys::StoredActivity>,
     plugins: Vec<plugins::StoredPlugin>,

@@ -24,6 +24,7 @@ struct ObjectsOfA {
     tenant: Tenant,
     survey: String,
     flag: i64,
+    cohort: i64,
     plugin: i64,
     config: i64,
     response: String,
@@ -51,6 +52,17 @@ async fn objects_of_a(app: &TestApp) -> ObjectsOfA {
             &alice.key,
             &json!({"key": "secret-flag-of-a", "name": "secret-flag-of-a",
                     "filters": {"groups": [{"properties": [], "rollout_percentage": 100}]}}),
+        )
+        .await,
+    )
+    .await;
+    let cohort = json_of(
+        app.send_json(
+            Method::POST,
+            &format!("{project}/cohorts/"),
+            &alice.key,
+            &json!({"name": "secret-cohort-of-a", "filters": {"properties": {"type": "AND",
+                    "values": [{"key": "plan", "type": "person", "operator": "exact", "value": "pro"}]}}}),
         )
         .await,
     )
@@ -138,6 +150,7 @@ async fn objects_of_a(app: &TestApp) -> ObjectsOfA {
         flag: flag["id"].as_i64().unwrap(),
         plugin: plugin["id"].as_i64().unwrap(),
         config: config["id"].as_i64().unwrap(),
+        cohort: cohort["id"].as_i64().unwrap(),
         response,
         key_id: me["id"].as_str().unwrap().to_owned(),
         token,
@@ -156,6 +169,7 @@ fn path_into_a(pattern: &str, a: &ObjectsOfA) -> String {
                 Some("organization_id") => a.tenant.organization_id.0.to_string(),
                 Some("survey_id") => a.survey.clone(),
                 Some("flag_id" | "flag") => a.flag.to_string(),
+                Some("cohort_id") => a.cohort.to_string(),
                 Some("plugin_id") => a.plugin.to_string(),
                 Some("config_id") => a.config.to_string(),
                 Some("response_uuid") => a.response.clone(),

@@ -28,6 +28,9 @@ async fn rendered(url: &str) -> String {
             "--disable-gpu",
             "--disable-dev-shm-usage",
             "--no-first-run",
+            // Tall enough for every operation: with a usual window Swagger UI stops rendering
+            // operations below it once the document passes about 150 of them.
+            "--window-size=1280,40000",
             "--virtual-time-budget=15000",
             "--dump-dom",
         ])

@@ -103,6 +103,9 @@ pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> Vec<&'static str> {
     for (key, filters) in flags() {
         created.push((key, create(app, tenant, key, filters).await));
     }
+    for (key, filters) in cohort_flags(app, tenant).await {
+        created.push((key, create(app, tenant, key, filters).await));
+    }
     for (key, filters) in dependent_flags() {
         let on = |key: &str, value: Value| {
             json!({"key": id_in(&created, key).to_string(), "type": "flag",
@@ -112,6 +115,58 @@ pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> Vec<&'static str> {
         created.push((key, create(app, tenant, key, filters).await));
     }
     created.into_iter().map(|(key, _)| key).collect()
+}
+
+/// Flags filtering by cohorts: a cohort of paying persons (an OR of groups), its complement,
+/// and a cohort nesting it with a negated filter.
+async fn cohort_flags(app: &TestApp, tenant: &Tenant) -> Vec<(&'static str, Value)> {
+    let person = |key: &str, operator: &str, value: Value| json!({"key": key, "operator": operator, "value": value, "type": "person"});
+    let paying = create_cohort(
+        app,
+        tenant,
+        json!({"type": "OR", "values": [
+            {"type": "AND", "values": [person("plan", "exact", json!(["pro"]))]},
+            {"type": "AND", "values": [person("seats", "gt", json!("4"))]}]}),
+    )
+    .await;
+    let paying_outsiders = create_cohort(
+        app,
+        tenant,
+        json!({"type": "AND", "values": [
+            {"key": "id", "type": "cohort", "value": paying},
+            {"key": "email", "type": "person", "operator": "icontains", "value": "example.com",
+             "negation": true}]}),
+    )
+    .await;
+    let cohort = |id: i64, operator: &str| json!({"key": "id", "type": "cohort", "value": id, "operator": operator});
+    vec![
+        (
+            "paying-cohort",
+            json!({"groups": [{"properties": [cohort(paying, "in")], "rollout_percentage": 60}]}),
+        ),
+        (
+            "not-paying-cohort",
+            json!({"groups": [{"properties": [cohort(paying, "not_in")]}]}),
+        ),
+        (
+            "nested-cohort",
+            json!({"groups": [{"properties": [cohort(paying_outsiders, "in")]}]}),
+        ),
+    ]
+}
+
+async fn create_cohort(app: &TestApp, tenant: &Tenant, properties: Value) -> i64 {
+    let response = app
+        .send_json(
+            Method::POST,
+            &format!("/api/projects/{}/cohorts/", tenant.project_id.0),
+            &tenant.key,
+            &json!({"name": "Cohort", "filters": {"properties": properties}}),
+        )
+        .await;
+    assert_eq!(response.status(), 201);
+    let cohort: Value = response.json().await.unwrap();
+    cohort["id"].as_i64().unwrap()
 }
 
 fn id_in(created: &[(&str, i64)], key: &str) -> i64 {

@@ -7,6 +7,7 @@ mod auth;
 mod browser;
 mod capture;
 mod cli;
+mod cohorts;
 mod console;
 mod cross_tenant;
 mod deletion;

@@ -251,7 +251,10 @@ async fn posthog_pythons_flag_answers_from_burrow_agree_with_posthog() {
 async fn posthog_pythons_local_evaluation_agrees_with_flags_for_the_same_persons() {
     let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
     let ada = app
-        .tenant("ada@example.com", &["feature_flag:write", "project:read"])
+        .tenant(
+            "ada@example.com",
+            &["feature_flag:write", "cohort:write", "project:read"],
+        )
         .await;
     let token = app.project_token(&ada).await;
     let keys = local_evaluation::create_flags(&app, &ada).await;

@@ -2,6 +2,7 @@
 //! nowhere else.
 
 mod activity;
+mod cohorts;
 mod feature_flags;
 mod plugins;
 mod surveys;
@@ -10,6 +11,7 @@ mod typed_json;
 mod webhooks;
 
 pub(crate) use activity::ActivityEntryRow;
+pub(crate) use cohorts::{CohortChangeset, CohortRow, NewCohortRow};
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
 pub(crate) use plugins::{NewPluginActivityRow, PluginRow, PluginStateRow};
 pub(crate) use surveys::{NewSurveyActivityRow, SurveyRow, SurveyStateRow};

@@ -18,7 +18,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::pattern::Patterns;
-use super::{ConditionSet, DependencyValues, FeatureFlag, FlagFilters, FlagId, NoDependencies};
+use super::{
+    ConditionSet, DependencyValues, FeatureFlag, FlagFilters, FlagId, NoDependencies, Operator,
+};
+use crate::cohort::{CohortFilters, CohortId, CohortLookup};
 
 /// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
 /// ones under the ones the request sent).
@@ -135,41 +138,56 @@ pub struct Evaluation<'a> {
     pub payload: Option<&'a Value>,
 }
 
-/// Evaluates a flag that depends on no other for the person, relative dates counted from now.
+/// Evaluates a flag that depends on no other flag and no cohort for the person, relative dates
+/// counted from now.
 pub fn evaluate<'a>(
     flag: &'a FeatureFlag,
     person: &Person,
     patterns: &dyn Patterns,
 ) -> Evaluation<'a> {
-    evaluate_at(flag, person, Utc::now(), patterns, &NoDependencies)
-}
-
-/// [`evaluate`] with the clock given, for relative date filters (`-7d`), and the values of
-/// the flags it depends on.
-pub fn evaluate_at<'a>(
-    flag: &'a FeatureFlag,
-    person: &Person,
-    now: DateTime<Utc>,
-    patterns: &dyn Patterns,
-    dependencies: &dyn DependencyValues,
-) -> Evaluation<'a> {
-    let Some(evaluation) = evaluate_until(flag, person, now, patterns, dependencies, None) else {
+    let inputs = Inputs {
+        person,
+        now: Utc::now(),
+        patterns,
+        dependencies: &NoDependencies,
+        cohorts: &NoCohorts,
+    };
+    let Some(evaluation) = evaluate_until(flag, &inputs, None) else {
         unreachable!("an evaluation without a deadline always ends")
     };
     evaluation
 }
 
-/// [`evaluate_at`], given up (`None`) when `deadline` has passed before one of the flag's
-/// condition sets: a costly flag (thousands of filters over large properties) stops within one
-/// set of its budget rather than after the whole flag.
+/// What one evaluation reads besides the flag: the person, the clock (for relative dates such
+/// as `-7d`), compiled patterns, the values of the flags it depends on and the project's
+/// cohorts.
+#[derive(Clone, Copy)]
+pub struct Inputs<'i> {
+    pub person: &'i Person,
+    pub now: DateTime<Utc>,
+    pub patterns: &'i dyn Patterns,
+    pub dependencies: &'i dyn DependencyValues,
+    pub cohorts: &'i dyn CohortLookup,
+}
+
+/// No cohort known: a flag evaluated on its own (a survey's targeting) names none.
+struct NoCohorts;
+
+impl CohortLookup for NoCohorts {
+    fn filters(&self, _: CohortId) -> Option<&CohortFilters> {
+        None
+    }
+}
+
+/// The flag evaluated for `inputs`, given up (`None`) when `deadline` has passed before one of
+/// its condition sets: a costly flag (thousands of filters over large properties) stops within
+/// one set of its budget rather than after the whole flag.
 pub fn evaluate_until<'a>(
     flag: &'a FeatureFlag,
-    person: &Person,
-    now: DateTime<Utc>,
-    patterns: &dyn Patterns,
-    dependencies: &dyn DependencyValues,
+    inputs: &Inputs<'_>,
     deadline: Option<Instant>,
 ) -> Option<Evaluation<'a>> {
+    let person = inputs.person;
     let out_of_time = || deadline.is_some_and(|deadline| Instant::now() > deadline);
     let filters = &flag.filters;
     let result = |enabled: bool, variant: Option<&'a str>, reason: Reason, payload| Evaluation {
@@ -196,13 +214,7 @@ pub fn evaluate_until<'a>(
         return None;
     }
 
-    let inputs = Inputs {
-        person,
-        now,
-        patterns,
-        dependencies,
-    };
-    if let Some(outcome) = super_condition(flag, &inputs) {
+    if let Some(outcome) = super_condition(flag, inputs) {
         let reason = Reason::new(ReasonCode::SuperConditionValue, Some(0));
         return Some(result(outcome, None, reason, payload(filters, None)));
     }
@@ -212,7 +224,7 @@ pub fn evaluate_until<'a>(
         if out_of_time() {
             return None;
         }
-        let outcome = condition_outcome(&flag.key, condition, &inputs);
+        let outcome = condition_outcome(&flag.key, condition, inputs);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
         }
@@ -226,15 +238,6 @@ pub fn evaluate_until<'a>(
     Some(result(false, None, Reason::new(reason, index), None))
 }
 
-/// What one evaluation reads besides the flag.
-#[derive(Clone, Copy)]
-struct Inputs<'i> {
-    person: &'i Person,
-    now: DateTime<Utc>,
-    patterns: &'i dyn Patterns,
-    dependencies: &'i dyn DependencyValues,
-}
-
 /// A condition set's verdict for the person: `ConditionMatch`, `NoConditionMatch` (a property
 /// filter failed) or `OutOfRolloutBound` (the properties matched, the rollout did not).
 fn condition_outcome(flag_key: &str, condition: &ConditionSet, inputs: &Inputs<'_>) -> ReasonCode {
@@ -243,19 +246,24 @@ fn condition_outcome(flag_key: &str, condition: &ConditionSet, inputs: &Inputs<'
         now,
         patterns,
         dependencies,
+        cohorts,
     } = *inputs;
     // A condition set aggregated by a group type of its own cannot be evaluated for a person.
     if condition.aggregation_group_type_index.is_some() {
         return ReasonCode::NoConditionMatch;
     }
-    if !condition
-        .properties()
-        .iter()
-        .all(|filter| match filter.flag_dependency() {
-            Some(dependency) => dependency.is_met(dependencies),
-            None => properties::matches(filter, &person.properties, now, patterns),
-        })
-    {
+    if !condition.properties().iter().all(|filter| {
+        if let Some(dependency) = filter.flag_dependency() {
+            return dependency.is_met(dependencies);
+        }
+        if let Some(cohort) = filter.cohort_id() {
+            let member = cohorts.filters(cohort).is_some_and(|filters| {
+                filters.matches(&person.properties, now, patterns, cohorts, 1)
+            });
+            return member != (filter.operator() == Operator::NotIn);
+        }
+        properties::matches(filter, &person.properties, now, patterns)
+    }) {
         return ReasonCode::NoConditionMatch;
     }
     let rollout = condition.rollout();
