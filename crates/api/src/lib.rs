@@ -25,6 +25,7 @@ use actix_web::middleware::{self, NormalizePath, TrailingSlash};
 use actix_web::{App, web};
 use domain::access::AccessService;
 use domain::cohort::CohortService;
+use domain::early_access::EarlyAccessService;
 use domain::feature_flag::FeatureFlagService;
 use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
@@ -49,6 +50,7 @@ pub struct Services {
     pub access: Arc<AccessService>,
     pub flags: Arc<FeatureFlagService>,
     pub cohorts: Arc<CohortService>,
+    pub early_access: Arc<EarlyAccessService>,
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
     pub surveys: Arc<SurveyService>,
@@ -82,6 +84,7 @@ pub fn app(
         .app_data(web::Data::from(services.access))
         .app_data(web::Data::from(services.flags))
         .app_data(web::Data::from(services.cohorts))
+        .app_data(web::Data::from(services.early_access))
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))
         .app_data(web::Data::from(services.surveys))

@@ -45,6 +45,7 @@ pub mod activity;
 pub mod admin;
 pub mod api_key;
 pub mod cohort;
+pub mod early_access;
 pub mod error;
 pub mod feature_flag;
 mod json_fields;

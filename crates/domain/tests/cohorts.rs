@@ -14,21 +14,13 @@ use domain::sdk::{
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{OrganizationId, Project, ProjectId, UserBasic, UserId};
-use domain::testing::{CompiledEachTime, InMemoryStore, InPlaceSlots, TimedMemories};
+use domain::testing::{CompiledEachTime, InMemoryStore, InPlaceSlots, TimedMemories, someone};
 use serde_json::{Value, json};
 
 const PROJECT: ProjectId = ProjectId(1);
 
 fn user() -> UserBasic {
-    UserBasic {
-        id: UserId(1),
-        uuid: uuid::Uuid::nil(),
-        distinct_id: "creator".into(),
-        first_name: "Ada".into(),
-        last_name: String::new(),
-        email: "ada@example.com".into(),
-        is_email_verified: true,
-    }
+    someone(UserId(1))
 }
 
 struct World {

@@ -9,14 +9,15 @@ use actix_web::dev::Server;
 use adapters::{
     BlockingEvaluationSlots, Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters,
     MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgCohortRepository,
-    PgDeliveryQueue, PgFeatureFlagRepository, PgPersonRepository, PgPluginConfigRepository,
-    PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository,
-    PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings, SystemResolver,
-    UpstreamSettings, listen_for_sdk_changes,
+    PgDeliveryQueue, PgEarlyAccessRepository, PgFeatureFlagRepository, PgPersonRepository,
+    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
+    PgTenancyRepository, PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings,
+    SystemResolver, UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
 use domain::cohort::CohortService;
+use domain::early_access::EarlyAccessService;
 use domain::feature_flag::FeatureFlagService;
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
@@ -254,6 +255,7 @@ fn services(
     let tenancy = Arc::new(PgTenancyRepository::new(database.clone()));
     let flags = Arc::new(PgFeatureFlagRepository::new(database.clone()));
     let cohorts = Arc::new(PgCohortRepository::new(database.clone()));
+    let flag_service = Arc::new(FeatureFlagService::new(flags.clone(), cohorts.clone()));
     let survey_store = Arc::new(PgSurveyRepository::new(database.clone()));
     let surveys = Arc::new(SurveyService::new(survey_store.clone()));
     let rendered_surveys = Arc::new(RenderedSurveys::new(
@@ -272,8 +274,12 @@ fn services(
             &MokaMemories,
         )),
         rate_limiter: Arc::new(rate_limiter(args)?),
-        flags: Arc::new(FeatureFlagService::new(flags.clone(), cohorts.clone())),
+        flags: flag_service.clone(),
         cohorts: Arc::new(CohortService::new(cohorts.clone(), flags.clone())),
+        early_access: Arc::new(EarlyAccessService::new(
+            Arc::new(PgEarlyAccessRepository::new(database.clone())),
+            flag_service,
+        )),
         rendered_surveys,
         sdk: Arc::new(SdkService::new(
             SnapshotSources {

@@ -26,6 +26,7 @@ pub(crate) mod cohorts;
 pub(crate) mod confirmed;
 pub(crate) mod database;
 pub(crate) mod delivery_queue;
+pub(crate) mod early_access;
 pub(crate) mod errors;
 pub(crate) mod feature_flags;
 pub(crate) mod migrations;

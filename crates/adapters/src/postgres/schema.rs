@@ -89,6 +89,19 @@ diesel::table! {
 }
 
 diesel::table! {
+    early_access_features (id) {
+        id -> Uuid,
+        project_id -> Int4,
+        name -> Varchar,
+        description -> Text,
+        stage -> Text,
+        documentation_url -> Varchar,
+        feature_flag_id -> Int4,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     surveys (id) {
         id -> Uuid,
         project_id -> Int4,
@@ -142,6 +155,8 @@ diesel::joinable!(feature_flags -> projects (project_id));
 diesel::joinable!(feature_flags -> users (created_by_id));
 diesel::joinable!(cohorts -> projects (project_id));
 diesel::joinable!(cohorts -> users (created_by_id));
+diesel::joinable!(early_access_features -> projects (project_id));
+diesel::joinable!(early_access_features -> feature_flags (feature_flag_id));
 diesel::joinable!(surveys -> projects (project_id));
 diesel::joinable!(surveys -> users (created_by_id));
 // surveys reference feature_flags twice (linked and targeting), so there is no single
@@ -155,6 +170,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     personal_api_keys,
     feature_flags,
     cohorts,
+    early_access_features,
     surveys,
     plugins,
     plugin_source_files,

@@ -25,6 +25,7 @@ macro_rules! contract {
 }
 
 mod cohorts;
+mod early_access;
 mod feature_flags;
 mod persons;
 mod plugins;

@@ -15,6 +15,6 @@ pub use json_object::JsonObject;
 pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginated, Pagination};
 pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{
-    ActivityLogs, Cohorts, ExtractorScope, FeatureFlags, Organizations, Persons, Plugins, Projects,
-    ScopeRequirement, Surveys, Users, Webhooks, required_scope,
+    ActivityLogs, Cohorts, EarlyAccessFeatures, ExtractorScope, FeatureFlags, Organizations,
+    Persons, Plugins, Projects, ScopeRequirement, Surveys, Users, Webhooks, required_scope,
 };

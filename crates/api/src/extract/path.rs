@@ -3,6 +3,7 @@
 
 use actix_web::HttpRequest;
 use domain::cohort::CohortId;
+use domain::early_access::EarlyAccessId;
 use domain::feature_flag::FlagId;
 use domain::plugin::PluginId;
 use domain::plugin_config::PluginConfigId;
@@ -41,6 +42,14 @@ impl PathId for CohortId {
 
     fn parse(raw: &str) -> Option<Self> {
         raw.parse().ok().map(Self)
+    }
+}
+
+impl PathId for EarlyAccessId {
+    const SEGMENT: &'static str = "feature_id";
+
+    fn parse(raw: &str) -> Option<Self> {
+        Uuid::parse_str(raw).ok().map(Self)
     }
 }
 

@@ -35,6 +35,8 @@ scoped_resources! {
     FeatureFlags => FeatureFlag,
     /// `cohort:read` / `cohort:write`.
     Cohorts => Cohort,
+    /// `early_access_feature:read` / `early_access_feature:write`.
+    EarlyAccessFeatures => EarlyAccessFeature,
     /// `plugin:read` / `plugin:write`.
     Plugins => Plugin,
     /// `project:read` / `project:write`.

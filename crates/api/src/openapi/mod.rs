@@ -129,6 +129,10 @@ fn build() -> OpenApi {
                 ("plugin_configs", "A project's plugin configs"),
                 ("feature_flags", "A project's feature flags"),
                 (
+                    "early_access_features",
+                    "A project's early access features, which persons opt into",
+                ),
+                (
                     "cohorts",
                     "A project's cohorts of persons, which flags filter by",
                 ),
@@ -369,6 +373,7 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
         "plugin_id" => ("A plugin id.", integer().minimum(Some(0)).into()),
         "flag_id" => ("A flag id.", integer().into()),
         "cohort_id" => ("A cohort id.", integer().into()),
+        "feature_id" => ("An early access feature's id.", uuid().into()),
         "flag" => ("A flag's id, or its key.", string().into()),
         "config_id" => ("A plugin config id.", integer().into()),
         "token" => ("A project's public token (`phc_…`).", string().into()),

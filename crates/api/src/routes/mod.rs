@@ -6,6 +6,7 @@
 mod api_schema;
 mod cohorts;
 mod console;
+mod early_access;
 mod feature_flags;
 mod health;
 mod organizations;
@@ -322,6 +323,7 @@ mod tests {
         assert_eq!(
             listed,
             [
+                "DELETE /api/environments/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "DELETE /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "DELETE /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
@@ -329,6 +331,7 @@ mod tests {
                 "DELETE /api/environments/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
                 "DELETE /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "DELETE /api/personal_api_keys/{key_id}",
+                "DELETE /api/projects/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "DELETE /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "DELETE /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
@@ -336,8 +339,11 @@ mod tests {
                 "DELETE /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
                 "GET /_health",
                 "GET /_readyz",
+                "GET /api/early_access_features",
                 "GET /api/environments/{project_id}/cohorts cohort:read",
                 "GET /api/environments/{project_id}/cohorts/{cohort_id} cohort:read",
+                "GET /api/environments/{project_id}/early_access_feature early_access_feature:read",
+                "GET /api/environments/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:read",
                 "GET /api/environments/{project_id}/feature_flags feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag}/remote_config feature_flag:read",
@@ -377,6 +383,8 @@ mod tests {
                 "GET /api/projects/{project_id} project:read",
                 "GET /api/projects/{project_id}/cohorts cohort:read",
                 "GET /api/projects/{project_id}/cohorts/{cohort_id} cohort:read",
+                "GET /api/projects/{project_id}/early_access_feature early_access_feature:read",
+                "GET /api/projects/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:read",
                 "GET /api/projects/{project_id}/feature_flags feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag}/remote_config feature_flag:read",
@@ -416,6 +424,7 @@ mod tests {
                 "GET /static/{file}",
                 "GET /static/{version}/{file}",
                 "PATCH /api/environments/{project_id}/cohorts/{cohort_id} cohort:write",
+                "PATCH /api/environments/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
@@ -424,12 +433,14 @@ mod tests {
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
                 "PATCH /api/personal_api_keys/{key_id}",
                 "PATCH /api/projects/{project_id}/cohorts/{cohort_id} cohort:write",
+                "PATCH /api/projects/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
                 "PATCH /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PATCH /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
                 "PATCH /api/users/@me user:write",
                 "POST /api/environments/{project_id}/cohorts cohort:write",
+                "POST /api/environments/{project_id}/early_access_feature early_access_feature:write",
                 "POST /api/environments/{project_id}/feature_flags feature_flag:write",
                 "POST /api/environments/{project_id}/persons/bulk_delete person:write",
                 "POST /api/environments/{project_id}/plugin_configs plugin:write",
@@ -446,6 +457,7 @@ mod tests {
                 "POST /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/upgrade plugin:write",
                 "POST /api/personal_api_keys",
                 "POST /api/projects/{project_id}/cohorts cohort:write",
+                "POST /api/projects/{project_id}/early_access_feature early_access_feature:write",
                 "POST /api/projects/{project_id}/feature_flags feature_flag:write",
                 "POST /api/projects/{project_id}/persons/bulk_delete person:write",
                 "POST /api/projects/{project_id}/plugin_configs plugin:write",

@@ -6,7 +6,7 @@
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, cohorts, console, feature_flags, health, organizations,
+    ResourceSpec, api_schema, cohorts, console, early_access, feature_flags, health, organizations,
     personal_api_keys, plugin_configs, plugins, projects, survey_responses, surveys, users,
     webhooks,
 };
@@ -14,8 +14,8 @@ use crate::contract::schemas::{any, query, source_files, status_ok, string, succ
 use crate::contract::{Auth, Operation};
 use crate::dto::{ActivityResponse, FlagResponse};
 use crate::sdk::{
-    capture, capture_v1, flag_definitions, flags, hosted_surveys, public_surveys, remote_config,
-    static_assets,
+    capture, capture_v1, early_access_features, flag_definitions, flags, hosted_surveys,
+    public_surveys, remote_config, static_assets,
 };
 use organizations::OrganizationResponse;
 use plugin_configs::PluginConfigResponse;
@@ -222,6 +222,20 @@ fn sdk_resources() -> Vec<ResourceSpec> {
             )
             .required_body::<capture_v1::CaptureV1Body>()
             .ok::<capture_v1::CaptureV1Results>(),
+        ),
+        ResourceSpec::at("/api/early_access_features").get(
+            early_access_features::list,
+            sdk(
+                "early_access_features_sdk_list",
+                "The project's early access features in the stages asked for (posthog-js)",
+            )
+            .query(tokens())
+            .query([query(
+                "stage",
+                "A stage to list (repeatable; `beta` when none is given).",
+                string(),
+            )])
+            .ok::<early_access_features::EarlyAccessFeatureList>(),
         ),
         ResourceSpec::at("/external_surveys/{survey_id}").get(
             hosted_surveys::page,
@@ -465,6 +479,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let surveys = |id, summary| Operation::new("surveys", id, summary);
     let flags = |id, summary| Operation::new("feature_flags", id, summary);
     let cohort_operation = |id, summary| Operation::new("cohorts", id, summary);
+    let features = |id, summary| Operation::new("early_access_features", id, summary);
     let configs = |id, summary| Operation::new("plugin_configs", id, summary);
     let hooks = |id, summary| Operation::new("webhooks", id, summary);
     let all_webhooks = format!("{project}/webhooks");
@@ -776,6 +791,46 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 .body::<cohorts::CohortWrite>()
                 .ok::<cohorts::CohortResponse>(),
             ),
+        ResourceSpec::at(format!("{project}/early_access_feature"))
+            .get(
+                early_access::list,
+                features("early_access_feature_list", "The project's early access features")
+                    .paginated::<early_access::EarlyAccessResponse>(),
+            )
+            .post(
+                early_access::create,
+                features(
+                    "early_access_feature_create",
+                    "Create an early access feature (and its flag, unless one is named)",
+                )
+                .body::<early_access::EarlyAccessWrite>()
+                .created::<early_access::EarlyAccessResponse>(),
+            ),
+        ResourceSpec::at(format!(
+            "{project}/early_access_feature/{{feature_id:[0-9a-fA-F-]{{32,36}}}}"
+        ))
+        .get(
+            early_access::retrieve,
+            features("early_access_feature_retrieve", "One early access feature")
+                .ok::<early_access::EarlyAccessResponse>(),
+        )
+        .patch(
+            early_access::update,
+            features(
+                "early_access_feature_partial_update",
+                "Change a feature; a move into or out of a release stage switches enrollment",
+            )
+            .body::<early_access::EarlyAccessWrite>()
+            .ok::<early_access::EarlyAccessResponse>(),
+        )
+        .delete(
+            early_access::delete,
+            features(
+                "early_access_feature_destroy",
+                "Delete a feature (its flag stays)",
+            )
+            .no_content(),
+        ),
         ResourceSpec::at(format!("{project}/plugin_configs"))
             .get(
                 plugin_configs::list,

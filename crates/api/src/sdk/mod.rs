@@ -8,6 +8,7 @@
 
 pub(crate) mod capture;
 pub(crate) mod capture_v1;
+pub(crate) mod early_access_features;
 pub(crate) mod flag_definitions;
 pub(crate) mod flags;
 pub(crate) mod hosted_surveys;

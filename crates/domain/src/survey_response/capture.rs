@@ -40,6 +40,19 @@ pub struct CaptureBatch {
     pub sent_at: Option<DateTime<Utc>>,
 }
 
+/// The event posthog-js sends when a person joins or leaves an early access feature
+/// (`updateEarlyAccessFeatureEnrollment`), `$set`-ting its enrollment property.
+pub const ENROLLMENT_EVENT: &str = "$feature_enrollment_update";
+/// The person property that enrolls a person in the early access feature of a flag:
+/// `$feature_enrollment/<flag key>`, read by the flag's `super_groups`.
+pub const ENROLLMENT_PREFIX: &str = "$feature_enrollment/";
+
+/// Whether capture keeps an event's properties: survey events all their `$survey_*` ones and
+/// `$set`, enrollment events their `$set`.
+pub fn keeps_properties(event: &str) -> bool {
+    SurveyEventKind::parse(event).is_some() || event == ENROLLMENT_EVENT
+}
+
 impl CaptureBatch {
     /// The batch's survey events, timed by the server's clock `now`; other events are dropped.
     ///
@@ -95,21 +108,34 @@ impl CaptureBatch {
     }
 
     /// What the batch's survey events `$set` on their persons (`properties.$set`, where the SDKs
-    /// put it, e.g. `{"$survey_responded/<id>": true}`): one set per distinct id, first seen
-    /// first, later events' keys winning. Events without a `distinct_id` are skipped (the batch
-    /// is refused by [`Self::survey_events`] anyway).
+    /// put it, e.g. `{"$survey_responded/<id>": true}`), and the early-access enrollments of
+    /// `$feature_enrollment_update` events (their `$feature_enrollment/<flag key>` keys only):
+    /// one set per distinct id, first seen first, later events' keys winning. Events without a
+    /// `distinct_id` are skipped (the batch is refused by [`Self::survey_events`] anyway).
     pub fn person_sets(&self) -> Vec<PersonSet> {
         let mut sets: Vec<PersonSet> = Vec::new();
         // Where each person's set sits in `sets`: one lookup an event, whatever the batch's size.
         let mut positions: HashMap<String, usize> = HashMap::new();
         for event in &self.events {
-            if SurveyEventKind::parse(&event.event).is_none() {
+            let enrollment = event.event == ENROLLMENT_EVENT;
+            if SurveyEventKind::parse(&event.event).is_none() && !enrollment {
                 continue;
             }
             let (Some(distinct_id), Some(Value::Object(set))) =
                 (distinct_id(event), event.properties.get("$set"))
             else {
                 continue;
+            };
+            let enrolled;
+            let set = if enrollment {
+                enrolled = set
+                    .iter()
+                    .filter(|(key, _)| key.starts_with(ENROLLMENT_PREFIX))
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect();
+                &enrolled
+            } else {
+                set
             };
             if set.is_empty() {
                 continue;

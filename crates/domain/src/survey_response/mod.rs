@@ -19,7 +19,10 @@ use uuid::Uuid;
 
 use crate::error::ValidationError;
 
-pub use capture::{CaptureBatch, CapturedEvent, MAX_ID_CHARS};
+pub use capture::{
+    CaptureBatch, CapturedEvent, ENROLLMENT_EVENT, ENROLLMENT_PREFIX, MAX_ID_CHARS,
+    keeps_properties,
+};
 pub use export::{ExportCursor, ExportFormat, ExportRenderer};
 pub use filter::{AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText};
 pub use limits::{

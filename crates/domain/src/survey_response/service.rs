@@ -138,10 +138,10 @@ impl SurveyResponseService {
         batch: CaptureBatch,
     ) -> Result<usize, DomainError> {
         let events = batch.survey_events(Utc::now())?;
-        if events.is_empty() {
+        let person_sets = batch.person_sets();
+        if events.is_empty() && person_sets.is_empty() {
             return Ok(0);
         }
-        let person_sets = batch.person_sets();
         // The batch as received is not needed while the write waits: a burst of large batches
         // holds one copy of each fewer.
         drop(batch);

@@ -6,6 +6,7 @@
 //! memory: the access service's remembered answers and compiled flag patterns.
 
 mod cohorts;
+mod early_access;
 mod evaluation_slots;
 mod feature_flags;
 mod patterns;
@@ -47,6 +48,7 @@ struct State {
     keys: Vec<(String, ApiKey)>,
     flags: Vec<StoredFlag>,
     cohorts: Vec<cohorts::StoredCohort>,
+    early_access: Vec<crate::early_access::EarlyAccessFeature>,
     surveys: Vec<StoredSurvey>,
     survey_activity: Vec<surveys::StoredActivity>,
     plugins: Vec<plugins::StoredPlugin>,

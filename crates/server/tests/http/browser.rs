@@ -527,3 +527,53 @@ async fn a_hosted_survey_link_is_answered_full_page_and_the_answer_is_in_the_api
         "{responses:?}"
     );
 }
+
+#[tokio::test]
+async fn a_person_enrolls_in_an_early_access_feature_and_its_flag_turns_on() {
+    let burrow = Burrow::start("early-access").await;
+    let response = burrow
+        .client
+        .post(burrow.server.url(&format!(
+            "/api/projects/{}/early_access_feature/",
+            burrow.project_id
+        )))
+        .bearer_auth(&burrow.key)
+        .json(
+            &json!({"name": "Dark Mode", "description": "A darker shop", "stage": "beta",
+                      "documentation_url": "https://shop.example/docs/dark-mode"}),
+        )
+        .send()
+        .await
+        .expect("POST an early access feature");
+    let status = response.status();
+    let feature: Value = response.json().await.expect("a JSON body");
+    assert_eq!(status, 201, "{feature}");
+    let flag_key = feature["feature_flag"]["key"].as_str().unwrap().to_owned();
+    assert_eq!(flag_key, "dark-mode");
+
+    let report = drive(
+        "early_access.mjs",
+        "early-access",
+        &[
+            ("BURROW_URL", burrow.server.address.clone()),
+            ("TOKEN", burrow.token.clone()),
+            ("FLAG_KEY", flag_key.clone()),
+            ("PERSON", "early-adopter".to_owned()),
+        ],
+        Duration::from_secs(120),
+        || log_tail(&burrow.log),
+    )
+    .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(
+        report["features"],
+        json!([{"id": feature["id"], "name": "Dark Mode", "description": "A darker shop",
+                "stage": "beta", "documentationUrl": "https://shop.example/docs/dark-mode",
+                "flagKey": "dark-mode"}]),
+        "{pretty}"
+    );
+    assert_eq!(report["before"], false, "{pretty}");
+    assert_eq!(report["rightAfter"], true, "{pretty}");
+    // Burrow kept the enrollment: the flag is on for the person from its own /flags.
+    assert_eq!(report["freshBrowser"], true, "{pretty}");
+}

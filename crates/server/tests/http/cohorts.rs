@@ -5,26 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, parts, spawn_app};
-
-async fn send(
-    app: &TestApp,
-    tenant: &Tenant,
-    method: Method,
-    path: &str,
-    body: Value,
-) -> (u16, Value) {
-    parts(
-        app.send_json(
-            method,
-            &format!("/api/projects/{}/{path}", tenant.project_id.0),
-            &tenant.key,
-            &body,
-        )
-        .await,
-    )
-    .await
-}
+use crate::helpers::{parts, send_to_project, spawn_app};
 
 fn plan_is(plan: &str) -> Value {
     json!({"properties": {"type": "OR", "values": [{"type": "AND", "values": [
@@ -35,7 +16,7 @@ fn plan_is(plan: &str) -> Value {
 async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let (status, created) = send(
+    let (status, created) = send_to_project(
         &app,
         &ada,
         Method::POST,
@@ -65,14 +46,14 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
                "last_calculation": null, "errors_calculating": 0, "count": null,
                "experiment_set": []})
     );
-    let (status, list) = send(&app, &ada, Method::GET, "cohorts/", json!({})).await;
+    let (status, list) = send_to_project(&app, &ada, Method::GET, "cohorts/", json!({})).await;
     assert_eq!(status, 200);
     assert_eq!(
         (list["count"].clone(), list["results"][0]["id"].clone()),
         (json!(1), json!(id))
     );
 
-    let (status, changed) = send(
+    let (status, changed) = send_to_project(
         &app,
         &ada,
         Method::PATCH,
@@ -104,15 +85,14 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
             "Burrow evaluates cohorts of person properties only: static cohorts (lists of persons) are not supported.",
         ),
     ] {
-        let (status, error) = send(&app, &ada, Method::POST, "cohorts/", body).await;
+        let (status, error) = send_to_project(&app, &ada, Method::POST, "cohorts/", body).await;
         assert_eq!(status, 400, "{error}");
         assert_eq!(
             (error["attr"].as_str(), error["detail"].as_str()),
             (Some(attr), Some(detail))
         );
     }
-    let (status, error) = send(
-        &app,
+    let (status, error) = send_to_project(&app,
         &ada,
         Method::POST,
         "cohorts/",
@@ -126,7 +106,7 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
     );
 
     // DELETE is PostHog's 405; PATCH `deleted` deletes.
-    let (status, _) = send(
+    let (status, _) = send_to_project(
         &app,
         &ada,
         Method::DELETE,
@@ -135,7 +115,7 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
     )
     .await;
     assert_eq!(status, 405);
-    let (status, _) = send(
+    let (status, _) = send_to_project(
         &app,
         &ada,
         Method::PATCH,
@@ -144,7 +124,7 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
     )
     .await;
     assert_eq!(status, 200);
-    let (status, _) = send(
+    let (status, _) = send_to_project(
         &app,
         &ada,
         Method::GET,
@@ -156,7 +136,8 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
 
     // The scope is `cohort`.
     let flags_only = app.tenant("bob@example.com", &["feature_flag:write"]).await;
-    let (status, body) = send(&app, &flags_only, Method::GET, "cohorts/", json!({})).await;
+    let (status, body) =
+        send_to_project(&app, &flags_only, Method::GET, "cohorts/", json!({})).await;
     assert_eq!(
         (status, body["code"].as_str()),
         (403, Some("permission_denied")),
@@ -169,7 +150,7 @@ async fn a_flag_filtering_by_a_cohort_is_answered_and_its_cohort_served_to_the_s
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
     let token = app.project_token(&ada).await;
-    let (_, cohort) = send(
+    let (_, cohort) = send_to_project(
         &app,
         &ada,
         Method::POST,
@@ -178,7 +159,7 @@ async fn a_flag_filtering_by_a_cohort_is_answered_and_its_cohort_served_to_the_s
     )
     .await;
     let id = cohort["id"].as_i64().unwrap();
-    let (status, flag) = send(
+    let (status, flag) = send_to_project(
         &app,
         &ada,
         Method::POST,
@@ -220,7 +201,7 @@ async fn a_flag_filtering_by_a_cohort_is_answered_and_its_cohort_served_to_the_s
     assert_eq!(without["cohorts"], json!({}));
 
     // In use by an active flag, the cohort stays.
-    let (status, error) = send(
+    let (status, error) = send_to_project(
         &app,
         &ada,
         Method::PATCH,

@@ -25,6 +25,7 @@ struct ObjectsOfA {
     survey: String,
     flag: i64,
     cohort: i64,
+    feature: String,
     plugin: i64,
     config: i64,
     response: String,
@@ -63,6 +64,16 @@ async fn objects_of_a(app: &TestApp) -> ObjectsOfA {
             &alice.key,
             &json!({"name": "secret-cohort-of-a", "filters": {"properties": {"type": "AND",
                     "values": [{"key": "plan", "type": "person", "operator": "exact", "value": "pro"}]}}}),
+        )
+        .await,
+    )
+    .await;
+    let feature = json_of(
+        app.send_json(
+            Method::POST,
+            &format!("{project}/early_access_feature/"),
+            &alice.key,
+            &json!({"name": "secret-feature-of-a", "stage": "beta"}),
         )
         .await,
     )
@@ -151,6 +162,7 @@ async fn objects_of_a(app: &TestApp) -> ObjectsOfA {
         plugin: plugin["id"].as_i64().unwrap(),
         config: config["id"].as_i64().unwrap(),
         cohort: cohort["id"].as_i64().unwrap(),
+        feature: feature["id"].as_str().unwrap().to_owned(),
         response,
         key_id: me["id"].as_str().unwrap().to_owned(),
         token,
@@ -170,6 +182,7 @@ fn path_into_a(pattern: &str, a: &ObjectsOfA) -> String {
                 Some("survey_id") => a.survey.clone(),
                 Some("flag_id" | "flag") => a.flag.to_string(),
                 Some("cohort_id") => a.cohort.to_string(),
+                Some("feature_id") => a.feature.clone(),
                 Some("plugin_id") => a.plugin.to_string(),
                 Some("config_id") => a.config.to_string(),
                 Some("response_uuid") => a.response.clone(),

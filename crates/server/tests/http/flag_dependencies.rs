@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::helpers::{Tenant, TestApp, parts, send_to_project, spawn_app};
 
 async fn send(
     app: &TestApp,
@@ -14,16 +14,7 @@ async fn send(
     path: &str,
     body: Value,
 ) -> (u16, Value) {
-    parts(
-        app.send_json(
-            method,
-            &format!("/api/projects/{}/feature_flags/{path}", tenant.project_id.0),
-            &tenant.key,
-            &body,
-        )
-        .await,
-    )
-    .await
+    send_to_project(app, tenant, method, &format!("feature_flags/{path}"), body).await
 }
 
 fn on(id: &Value, value: Value) -> Value {

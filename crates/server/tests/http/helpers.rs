@@ -236,10 +236,10 @@ pub fn concrete_path(pattern: &str) -> String {
         .split('/')
         .map(|segment| match segment {
             "{project_id}" | "{organization_id}" => "@current",
-            // Survey, webhook and response ids are matched by a UUID pattern, so a route only
-            // sees UUID-like ids.
+            // Survey, webhook, response and early access feature ids are matched by a UUID
+            // pattern, so a route only sees UUID-like ids.
             parameter
-                if ["{survey_id", "{webhook_id", "{response_uuid"]
+                if ["{survey_id", "{webhook_id", "{response_uuid", "{feature_id"]
                     .iter()
                     .any(|name| parameter.starts_with(name)) =>
             {
@@ -286,4 +286,25 @@ pub async fn scraped(address: &str, series: &str) -> Option<f64> {
         .await
         .expect("the metrics text");
     sample(&metrics, series)
+}
+
+/// Sends `body` to `path` under the tenant's project (`/api/projects/{id}/<path>`) with its
+/// key; the status and JSON body.
+pub async fn send_to_project(
+    app: &TestApp,
+    tenant: &Tenant,
+    method: reqwest::Method,
+    path: &str,
+    body: serde_json::Value,
+) -> (u16, serde_json::Value) {
+    parts(
+        app.send_json(
+            method,
+            &format!("/api/projects/{}/{path}", tenant.project_id.0),
+            &tenant.key,
+            &body,
+        )
+        .await,
+    )
+    .await
 }

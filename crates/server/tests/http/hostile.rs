@@ -232,17 +232,28 @@ enum Route {
     PluginConfigPatch,
     SurveyCreate,
     FlagCreate,
+    EarlyAccessCreate,
 }
 
 /// Every length-limited column of the schema and what bounds it.
 fn bounds() -> Vec<((&'static str, &'static str), Bound)> {
     use Bound::{Elsewhere, Field};
-    use Route::{FlagCreate, PluginConfigPatch, PluginCreate, PluginPatch, SurveyCreate};
+    use Route::{
+        EarlyAccessCreate, FlagCreate, PluginConfigPatch, PluginCreate, PluginPatch, SurveyCreate,
+    };
     const CAPTURE_ID: &str =
         "capture: $survey_id and $survey_submission_id refused past 200, distinct ids truncated";
     const ADMIN: &str = "`burrow admin`, which checks the length";
     const INTERNAL: &str = "one of Burrow's own names";
     vec![
+        (
+            ("early_access_features", "documentation_url"),
+            Elsewhere("refused past 800 before it is read as a URL (early_access.rs)"),
+        ),
+        (
+            ("early_access_features", "name"),
+            Field(EarlyAccessCreate, "name"),
+        ),
         (("feature_flags", "key"), Field(FlagCreate, "key")),
         (("organizations", "name"), Elsewhere(ADMIN)),
         (("personal_api_keys", "label"), Elsewhere(ADMIN)),
@@ -376,6 +387,11 @@ async fn write(
             Method::POST,
             format!("/api/projects/{project}/feature_flags/"),
             json!({}),
+        ),
+        Route::EarlyAccessCreate => (
+            Method::POST,
+            format!("/api/projects/{project}/early_access_feature/"),
+            json!({"stage": "beta"}),
         ),
     };
     body[field] = json!(value);

@@ -12,6 +12,7 @@ mod console;
 mod cross_tenant;
 mod deletion;
 mod docs_ui;
+mod early_access;
 mod errors;
 mod export;
 mod failover;

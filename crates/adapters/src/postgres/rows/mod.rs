@@ -3,6 +3,7 @@
 
 mod activity;
 mod cohorts;
+mod early_access;
 mod feature_flags;
 mod plugins;
 mod surveys;
@@ -12,6 +13,7 @@ mod webhooks;
 
 pub(crate) use activity::ActivityEntryRow;
 pub(crate) use cohorts::{CohortChangeset, CohortRow, NewCohortRow};
+pub(crate) use early_access::{EarlyAccessChangeset, EarlyAccessRow, NewEarlyAccessRow};
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
 pub(crate) use plugins::{NewPluginActivityRow, PluginRow, PluginStateRow};
 pub(crate) use surveys::{NewSurveyActivityRow, SurveyRow, SurveyStateRow};

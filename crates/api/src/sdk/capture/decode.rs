@@ -24,6 +24,7 @@ use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::survey_response::{
     CaptureBatch, CapturedEvent, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, SurveyEventKind,
+    keeps_properties,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -262,7 +263,7 @@ impl WireEvent<'_> {
 
     fn into_captured(self) -> Result<CapturedEvent, ApiError> {
         let mut properties = Map::new();
-        if SurveyEventKind::parse(&self.name).is_some() {
+        if keeps_properties(&self.name) {
             for (key, raw) in self.properties.kept {
                 let value: Value = serde_json::from_str(raw.get()).map_err(|error| {
                     ApiError::parse_error(format!("Malformed payload: {error}"))
