@@ -56,8 +56,50 @@ pub(super) fn flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec
 /// Flags as a site has them, evaluated by `/flags` for every visitor: five kinds in turn — a
 /// plan match with a partial rollout, two condition sets (country, or email domain), a
 /// multivariate flag on a property the SDK sends, a regex on the email, and exclusions
-/// (`is_not`, `is_set`). Returns their ids.
+/// (`is_not`, `is_set`) — then a cohort's, a dependent and a group flag. Returns their ids.
 pub(super) fn site_flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec<i64>> {
+    let mut ids = plain_site_flags(api, project, count.saturating_sub(SPECIAL_SITE_FLAGS))?;
+    ids.extend(special_site_flags(api, project, ids.first().copied())?);
+    Ok(ids)
+}
+
+/// The site flags of other kinds, last among them: one filtering by a cohort (of plan or
+/// country), one depending on the first site flag, and one aggregated by a group type.
+const SPECIAL_SITE_FLAGS: usize = 3;
+
+fn special_site_flags(api: &Api, project: i64, first: Option<i64>) -> anyhow::Result<Vec<i64>> {
+    let first = first.context("the site's first flag, which one flag depends on")?;
+    let cohort = api.post(
+        &format!("/api/projects/{project}/cohorts/"),
+        &json!({"name": "Paying or American", "filters": {"properties": {"type": "OR", "values": [
+            {"type": "AND", "values": [person("plan", "exact", json!(["pro", "enterprise"]))]},
+            {"type": "AND", "values": [person("country", "exact", json!(["US"]))]}]}}}),
+    )?;
+    let cohort = id_of(&cohort)?.clone();
+    let specials = [
+        json!({"groups": [{"properties": [
+            {"key": "id", "type": "cohort", "operator": "in", "value": cohort}],
+            "rollout_percentage": 70}]}),
+        json!({"groups": [{"properties": [
+            {"key": first.to_string(), "type": "flag", "operator": "flag_evaluates_to", "value": true},
+            person("country", "is_set", json!("is_set"))]}]}),
+        json!({"aggregation_group_type_index": 0, "groups": [{"rollout_percentage": 50}]}),
+    ];
+    specials
+        .into_iter()
+        .enumerate()
+        .map(|(n, filters)| {
+            let flag = api.post(
+                &format!("/api/projects/{project}/feature_flags/"),
+                &json!({"key": format!("site-special-{n}"), "name": format!("Site special {n}"),
+                        "filters": filters}),
+            )?;
+            id_of(&flag).and_then(|id| id.as_i64().context("a flag id that is not a number"))
+        })
+        .collect()
+}
+
+fn plain_site_flags(api: &Api, project: i64, count: usize) -> anyhow::Result<Vec<i64>> {
     in_parallel(count, WORKERS, |n| {
         let filters = match n % 5 {
             0 => json!({"groups": [{

@@ -632,3 +632,87 @@ async fn hostile_targeting_filters_are_400s_and_store_nothing() {
         (0, 0)
     );
 }
+
+#[tokio::test]
+async fn deep_flag_dependency_chains_and_oversized_cohorts_are_400s() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let flags = format!("/api/projects/{}/feature_flags/", ada.project_id.0);
+    let on = |id: &Value| {
+        json!({"groups": [{"properties": [{"key": id.to_string(), "type": "flag",
+            "operator": "flag_evaluates_to", "value": true}]}]})
+    };
+    let mut last = Value::Null;
+    for n in 1..=10 {
+        let filters = if last.is_null() {
+            json!({"groups": [{"rollout_percentage": 100}]})
+        } else {
+            on(&last)
+        };
+        let (status, flag) = parts(
+            app.send_json(
+                Method::POST,
+                &flags,
+                &ada.key,
+                &json!({"key": format!("chain-{n}"), "filters": filters}),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(status, 201, "{flag}");
+        last = flag["id"].clone();
+    }
+    let (status, error) = parts(
+        app.send_json(
+            Method::POST,
+            &flags,
+            &ada.key,
+            &json!({"key": "chain-11", "filters": on(&last)}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        (status, error["attr"].as_str()),
+        (400, Some("filters")),
+        "{error}"
+    );
+    assert!(
+        error["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("A flag dependency chain may hold at most 10 flags"),
+        "{error}"
+    );
+
+    let cohorts = format!("/api/projects/{}/cohorts/", ada.project_id.0);
+    let person = json!({"key": "plan", "type": "person", "operator": "exact", "value": "pro"});
+    let mut deep = json!({"type": "AND", "values": [person]});
+    for _ in 0..5 {
+        deep = json!({"type": "AND", "values": [deep]});
+    }
+    let many: Vec<Value> = (0..101).map(|_| person.clone()).collect();
+    let huge = json!({"type": "AND", "values": [
+        {"key": "plan", "type": "person", "operator": "exact", "value": "p".repeat(70_000)}]});
+    for (properties, refusal) in [
+        (deep, "nest at most 5 deep"),
+        (json!({"type": "OR", "values": many}), "at most 100 filters"),
+        (huge, "at most 65536 bytes"),
+    ] {
+        let (status, error) = parts(
+            app.send_json(
+                Method::POST,
+                &cohorts,
+                &ada.key,
+                &json!({"filters": {"properties": properties}}),
+            )
+            .await,
+        )
+        .await;
+        assert_eq!(status, 400, "{error}");
+        assert!(
+            error["detail"].as_str().unwrap().contains(refusal),
+            "{refusal}: {error}"
+        );
+    }
+}
