@@ -211,6 +211,20 @@ async fn filters_are_checked_with_posthogs_messages() {
         .unwrap_err()
         .contains("not their events")
     );
+    // Person filters are checked as a flag's are: a regex that cannot compile, or a number
+    // where text is compared, would never match.
+    assert!(
+        parse(json!({"properties": {"type": "AND", "values": [
+            {"type": "person", "key": "email", "operator": "regex", "value": "(unclosed"}]}}))
+        .unwrap_err()
+        .starts_with("Invalid regular expression")
+    );
+    assert_eq!(
+        parse(json!({"properties": {"type": "AND", "values": [
+            {"type": "person", "key": "seats", "operator": "gt", "value": 3}]}}))
+        .unwrap_err(),
+        "Invalid value for operator gt: 3"
+    );
     // Bounded: nesting, and filters in all.
     let mut deep = json!({"type": "AND", "values": []});
     for _ in 0..6 {

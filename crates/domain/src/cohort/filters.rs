@@ -234,6 +234,7 @@ fn node(value: &Value, depth: usize, count: &mut usize) -> Result<CohortNode, Va
                 object.remove("negation");
             }
             let filter = PropertyFilter::read(filter).map_err(|error| invalid(error.detail))?;
+            filter.check_person_filter()?;
             if matches!(
                 filter.operator(),
                 Operator::In | Operator::NotIn | Operator::FlagEvaluatesTo | Operator::Other(_)

@@ -116,9 +116,7 @@ impl FlagFilters {
             }
         }
         for property in filters.condition_sets().flat_map(ConditionSet::properties) {
-            validate_pattern(property)?;
-            validate_version(property)?;
-            validate_date(property)?;
+            check_value(property)?;
         }
         let weight = filters.weight();
         if weight > MAX_FLAG_WEIGHT {
@@ -340,7 +338,25 @@ impl ConditionSet {
     }
 }
 
+/// The checks of a filter's value that need no storage: a regex that compiles, a version, a
+/// date; shared with cohorts' person filters, which are evaluated the same way.
+fn check_value(property: &PropertyFilter) -> Result<(), ValidationError> {
+    validate_pattern(property)?;
+    validate_version(property)?;
+    validate_date(property)
+}
+
 impl PropertyFilter {
+    /// Checks a person filter sent outside a flag (a cohort's): the kinds, operators and values
+    /// a flag's person condition takes.
+    ///
+    /// # Errors
+    /// PostHog's messages, `attr: filters`.
+    pub fn check_person_filter(&self) -> Result<(), ValidationError> {
+        property_rules::check(self, false)?;
+        check_value(self)
+    }
+
     /// The operator, as PostHog reads it: `exact` unless a string says otherwise.
     pub fn operator(&self) -> Operator {
         self.operator.clone().unwrap_or(Operator::Exact)
