@@ -412,7 +412,7 @@ async fn nested_filters_read_back_as_they_were_parsed(tenant: Tenant) {
             ]},
             {"key": "beta", "type": "person", "operator": "is_set"}
         ]},
-        {"key": "age", "type": "person", "value": 30, "operator": "gt"},
+        {"key": "age", "type": "person", "value": "30", "operator": "gt"},
         {"key": "id", "type": "cohort", "value": named.id.0, "negation": true}
     ]}});
     let parsed = filters(sent);
