@@ -26,6 +26,7 @@ pub use postgres::database::{Database, PoolSettings};
 pub use postgres::delivery_queue::PgDeliveryQueue;
 pub use postgres::early_access::PgEarlyAccessRepository;
 pub use postgres::feature_flags::PgFeatureFlagRepository;
+pub use postgres::groups::PgGroupRepository;
 pub use postgres::migrations::{ensure_database_exists, run_migrations};
 pub use postgres::persons::PgPersonRepository;
 pub use postgres::plugin_configs::PgPluginConfigRepository;

@@ -38,6 +38,7 @@ const TABLES: &[&str] = &[
     "survey_responses",
     "survey_response_counts",
     "person_properties",
+    "hash_key_overrides",
     "webhooks",
     "webhook_deliveries",
     "webhook_outbox",

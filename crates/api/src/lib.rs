@@ -27,6 +27,7 @@ use domain::access::AccessService;
 use domain::cohort::CohortService;
 use domain::early_access::EarlyAccessService;
 use domain::feature_flag::FeatureFlagService;
+use domain::group::GroupService;
 use domain::plugin::PluginService;
 use domain::plugin_config::PluginConfigService;
 use domain::ports::Readiness;
@@ -50,6 +51,7 @@ pub struct Services {
     pub access: Arc<AccessService>,
     pub flags: Arc<FeatureFlagService>,
     pub cohorts: Arc<CohortService>,
+    pub groups: Arc<GroupService>,
     pub early_access: Arc<EarlyAccessService>,
     pub plugins: Arc<PluginService>,
     pub plugin_configs: Arc<PluginConfigService>,
@@ -84,6 +86,7 @@ pub fn app(
         .app_data(web::Data::from(services.access))
         .app_data(web::Data::from(services.flags))
         .app_data(web::Data::from(services.cohorts))
+        .app_data(web::Data::from(services.groups))
         .app_data(web::Data::from(services.early_access))
         .app_data(web::Data::from(services.plugins))
         .app_data(web::Data::from(services.plugin_configs))

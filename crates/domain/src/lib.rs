@@ -48,6 +48,7 @@ pub mod cohort;
 pub mod early_access;
 pub mod error;
 pub mod feature_flag;
+pub mod group;
 mod json_fields;
 pub mod memory;
 pub mod patch;

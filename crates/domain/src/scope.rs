@@ -10,6 +10,7 @@ wire_enum! {
         Survey = "survey",
         FeatureFlag = "feature_flag",
         Cohort = "cohort",
+        Group = "group",
         EarlyAccessFeature = "early_access_feature",
         Plugin = "plugin",
         Project = "project",

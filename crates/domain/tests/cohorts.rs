@@ -6,11 +6,13 @@ use std::sync::Arc;
 use chrono::Utc;
 use domain::DomainError;
 use domain::cohort::{
-    CohortChanges, CohortFilters, CohortId, CohortService, MAX_COHORT_DEPTH, NewCohort,
+    CohortChanges, CohortFilters, CohortId, CohortService, MAX_COHORT_DEPTH, NamedPersons,
+    NewCohort,
 };
 use domain::feature_flag::{FeatureFlagService, FlagFilters, FlagKey, NewFlag};
 use domain::sdk::{
-    Evaluated, SdkService, SdkSnapshot, SentProperties, SnapshotSettings, SnapshotSources,
+    Evaluated, FlagsRequest, SdkService, SdkSnapshot, SentProperties, SnapshotSettings,
+    SnapshotSources,
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{OrganizationId, Project, ProjectId, UserBasic, UserId};
@@ -45,8 +47,14 @@ impl World {
             name: "Cohort".into(),
             description: String::new(),
             filters,
+            is_static: false,
         };
-        Ok(self.cohorts.create(PROJECT, &user(), cohort).await?.id)
+        Ok(self
+            .cohorts
+            .create(PROJECT, &user(), cohort, Vec::new())
+            .await?
+            .cohort
+            .id)
     }
 
     async fn flag(&self, key: &str, filters: Value) -> Result<(), DomainError> {
@@ -68,7 +76,11 @@ impl World {
                 tenancy: Arc::new(self.store.clone()),
                 flags: Arc::new(self.store.clone()),
                 cohorts: Arc::new(self.store.clone()),
-                surveys: Arc::new(SurveyService::new(Arc::new(self.store.clone()))),
+                groups: Arc::new(self.store.clone()),
+                surveys: Arc::new(SurveyService::new(
+                    Arc::new(self.store.clone()),
+                    Arc::new(self.store.clone()),
+                )),
                 persons: Arc::new(self.store.clone()),
                 patterns: Arc::new(CompiledEachTime),
                 slots: Arc::new(InPlaceSlots),
@@ -90,7 +102,11 @@ impl World {
         let Value::Object(properties) = properties else {
             panic!("properties are an object")
         };
-        let sent = SentProperties::parse(properties).unwrap();
+        let request = FlagsRequest {
+            distinct_id: "someone".to_owned(),
+            person_properties: SentProperties::parse("person_properties", properties).unwrap(),
+            ..FlagsRequest::default()
+        };
         let on = |_: &SdkSnapshot<()>, evaluated: Evaluated| {
             evaluated
                 .flags
@@ -99,9 +115,7 @@ impl World {
                 .map(|e| (e.key.to_owned(), e.enabled))
                 .collect()
         };
-        sdk.answer_flags(snapshot, "someone", sent, on)
-            .await
-            .unwrap()
+        sdk.answer_flags(snapshot, request, on).await.unwrap()
     }
 }
 
@@ -285,6 +299,7 @@ async fn nested_cohorts_must_exist_and_never_loop() {
                     filters: Some(back_to_outer),
                     ..CohortChanges::default()
                 },
+                Vec::new(),
             )
             .await
             .unwrap_err(),
@@ -337,7 +352,7 @@ async fn a_flag_names_cohorts_of_its_project_and_a_cohort_in_use_is_not_deleted(
     let (attr, detail, _) = refusal(
         world
             .cohorts
-            .update(PROJECT, vips, deletion.clone())
+            .update(PROJECT, vips, deletion.clone(), Vec::new())
             .await
             .unwrap_err(),
     );
@@ -348,4 +363,57 @@ async fn a_flag_names_cohorts_of_its_project_and_a_cohort_in_use_is_not_deleted(
          these feature flags before deleting it."
     );
     assert!(world.cohorts.get(PROJECT, vips).await.is_ok());
+}
+
+/// A static cohort's filters are empty, which would match everyone: a flag naming it, directly
+/// or through a dynamic cohort, is on for the persons it lists only.
+#[tokio::test]
+async fn a_flag_filtering_by_a_static_cohort_is_on_for_its_members_only() {
+    let world = World::new();
+    let listed = |ids: &[&str]| {
+        vec![NamedPersons::DistinctIds(
+            ids.iter().map(|id| (*id).to_owned()).collect(),
+        )]
+    };
+    let beta = NewCohort {
+        name: "Beta".into(),
+        description: String::new(),
+        filters: CohortFilters::empty(),
+        is_static: true,
+    };
+    let beta = world
+        .cohorts
+        .create(PROJECT, &user(), beta, listed(&["someone-else"]))
+        .await
+        .unwrap()
+        .cohort
+        .id;
+    let nesting = world
+        .cohort(
+            json!({"type": "AND", "values": [{"key": "id", "type": "cohort", "value": beta.0}]}),
+        )
+        .await
+        .unwrap();
+    world.flag("beta", in_cohort(beta, "in")).await.unwrap();
+    world
+        .flag("nested", in_cohort(nesting, "in"))
+        .await
+        .unwrap();
+    let mut answers = world.evaluate(json!({})).await;
+    answers.sort();
+    assert_eq!(answers, [("beta".into(), false), ("nested".into(), false)]);
+
+    world
+        .cohorts
+        .update(
+            PROJECT,
+            beta,
+            CohortChanges::default(),
+            listed(&["someone"]),
+        )
+        .await
+        .unwrap();
+    let mut answers = world.evaluate(json!({})).await;
+    answers.sort();
+    assert_eq!(answers, [("beta".into(), true), ("nested".into(), true)]);
 }

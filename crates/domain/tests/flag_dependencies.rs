@@ -10,7 +10,7 @@ use domain::feature_flag::{
     MAX_DEPENDENCY_DEPTH, NewFlag,
 };
 use domain::sdk::{
-    Evaluated, SdkService, SdkSnapshot, SentProperties, SnapshotSettings, SnapshotSources,
+    Evaluated, FlagsRequest, SdkService, SdkSnapshot, SnapshotSettings, SnapshotSources,
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{OrganizationId, Project, ProjectId, UserBasic, UserId};
@@ -76,7 +76,11 @@ impl World {
                 tenancy: Arc::new(self.store.clone()),
                 flags: Arc::new(self.store.clone()),
                 cohorts: Arc::new(self.store.clone()),
-                surveys: Arc::new(SurveyService::new(Arc::new(self.store.clone()))),
+                groups: Arc::new(self.store.clone()),
+                surveys: Arc::new(SurveyService::new(
+                    Arc::new(self.store.clone()),
+                    Arc::new(self.store.clone()),
+                )),
                 persons: Arc::new(self.store.clone()),
                 patterns: Arc::new(CompiledEachTime),
                 slots: Arc::new(InPlaceSlots),
@@ -110,10 +114,11 @@ impl World {
                 })
                 .collect()
         };
-        let sent = SentProperties::parse(serde_json::Map::new()).unwrap();
-        sdk.answer_flags(snapshot, distinct_id, sent, values)
-            .await
-            .unwrap()
+        let request = FlagsRequest {
+            distinct_id: distinct_id.to_owned(),
+            ..FlagsRequest::default()
+        };
+        sdk.answer_flags(snapshot, request, values).await.unwrap()
     }
 }
 

@@ -5,15 +5,17 @@
 use std::sync::Arc;
 
 use chrono::Utc;
+use domain::cohort::{CohortFilters, CohortId, CohortService, NamedPersons, NewCohort};
 use domain::feature_flag::evaluation::{self, Evaluation, Person, ReasonCode};
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagFilters, FlagId, FlagKey, NewFlag,
 };
+use domain::group::GroupSet;
 use domain::patch::Patch;
-use domain::person::{PersonRepository, PersonSet};
+use domain::person::{PersonRepository, PersonSet, ProfileSets};
 use domain::sdk::{
-    Evaluated as Evaluations, SdkService, SdkSnapshot, SentProperties, SnapshotSettings,
-    SnapshotSources,
+    Evaluated as Evaluations, FlagsRequest, SdkService, SdkSnapshot, SentProperties,
+    SnapshotSettings, SnapshotSources,
 };
 use domain::survey::{NewSurvey, SurveyChanges, SurveyName, SurveyService, SurveyType};
 use domain::survey_response::{
@@ -62,7 +64,11 @@ async fn merge(store: &InMemoryStore, distinct_id: &str, properties: Value) {
         distinct_id: distinct_id.to_owned(),
         properties: object(properties),
     };
-    store.record(PROJECT, vec![], vec![set]).await.unwrap();
+    let sets = ProfileSets {
+        persons: vec![set],
+        ..ProfileSets::default()
+    };
+    store.record(PROJECT, vec![], sets).await.unwrap();
 }
 
 /// Evaluation as the server does it, but with no memory of patterns: nothing here depends on one.
@@ -429,12 +435,31 @@ async fn evaluate_all(
     distinct_id: &str,
     sent_properties: &Map<String, Value>,
 ) -> Vec<Evaluated> {
+    let request = FlagsRequest {
+        distinct_id: distinct_id.to_owned(),
+        person_properties: SentProperties::parse("person_properties", sent_properties.clone())
+            .unwrap(),
+        ..FlagsRequest::default()
+    };
+    evaluate_request(store, project, request).await
+}
+
+/// Every flag of the project's snapshot, as it is now, evaluated for what `request` names.
+async fn evaluate_request(
+    store: &InMemoryStore,
+    project: ProjectId,
+    request: FlagsRequest,
+) -> Vec<Evaluated> {
     let sdk = SdkService::<()>::new(
         SnapshotSources {
             tenancy: Arc::new(store.clone()),
             flags: Arc::new(store.clone()),
             cohorts: Arc::new(store.clone()),
-            surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
+            groups: Arc::new(store.clone()),
+            surveys: Arc::new(SurveyService::new(
+                Arc::new(store.clone()),
+                Arc::new(store.clone()),
+            )),
             persons: Arc::new(store.clone()),
             patterns: Arc::new(CompiledEachTime),
             slots: Arc::new(InPlaceSlots),
@@ -462,13 +487,12 @@ async fn evaluate_all(
                 flag_id: e.flag_id,
                 key: e.key.to_owned(),
                 enabled: e.enabled,
+                variant: e.variant.map(str::to_owned),
+                reason: e.reason.code,
             })
             .collect()
     };
-    let sent = SentProperties::parse(sent_properties.clone()).unwrap();
-    sdk.answer_flags(snapshot, distinct_id, sent, owned)
-        .await
-        .unwrap()
+    sdk.answer_flags(snapshot, request, owned).await.unwrap()
 }
 
 /// What these tests read of an evaluation, kept past the snapshot it borrowed from.
@@ -476,6 +500,187 @@ struct Evaluated {
     flag_id: FlagId,
     key: String,
     enabled: bool,
+    variant: Option<String>,
+    reason: ReasonCode,
+}
+
+/// The evaluation of the flag `key` among `all`.
+fn of<'a>(all: &'a [Evaluated], key: &str) -> &'a Evaluated {
+    all.iter()
+        .find(|e| e.key == key)
+        .expect("the flag is answered")
+}
+
+/// Stores a group's properties as a `$groupidentify` capture does, naming its type.
+async fn identify_group(store: &InMemoryStore, group_type: &str, key: &str, set: Value) {
+    let sets = ProfileSets {
+        groups: vec![GroupSet {
+            group_type: group_type.to_owned(),
+            group_key: key.to_owned(),
+            properties: object(set),
+        }],
+        ..ProfileSets::default()
+    };
+    store.record(PROJECT, vec![], sets).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_group_flag_is_evaluated_for_the_requests_group_of_its_type() {
+    let store = InMemoryStore::new();
+    identify_group(&store, "team", "t1", json!({})).await;
+    identify_group(&store, "company", "acme", json!({"tier": "enterprise"})).await;
+    stored_flag(
+        &store,
+        PROJECT,
+        "enterprise",
+        json!({"aggregation_group_type_index": 1, "groups": [{"properties": [
+            {"key": "tier", "value": "enterprise", "type": "group", "group_type_index": 1}]}]}),
+    )
+    .await;
+    let asked = async |groups: Value, group_properties: Value| {
+        let request = FlagsRequest {
+            distinct_id: "p".to_owned(),
+            groups: FlagsRequest::groups_of(&object(groups)),
+            group_properties: FlagsRequest::group_properties_of(object(group_properties)).unwrap(),
+            ..FlagsRequest::default()
+        };
+        let all = evaluate_request(&store, PROJECT, request).await;
+        let flag = of(&all, "enterprise");
+        (flag.enabled, flag.reason)
+    };
+
+    let stored = asked(json!({"company": "acme"}), json!({})).await;
+    assert_eq!(stored, (true, ReasonCode::ConditionMatch));
+    let sent = asked(
+        json!({"company": "acme"}),
+        json!({"company": {"tier": "free"}}),
+    )
+    .await;
+    assert_eq!(sent, (false, ReasonCode::NoConditionMatch), "sent ones win");
+    let unknown = asked(json!({"company": "bolt"}), json!({})).await;
+    assert_eq!(unknown, (false, ReasonCode::NoConditionMatch));
+    for no_company in [
+        json!({}),
+        json!({"team": "t1"}),
+        json!({"company": ["acme"]}),
+    ] {
+        let alone = asked(no_company, json!({})).await;
+        assert_eq!(alone, (false, ReasonCode::NoGroupType));
+    }
+}
+
+#[tokio::test]
+async fn a_persons_continuity_flags_hash_the_anonymous_id_they_had_before_identify() {
+    let store = InMemoryStore::new();
+    let flags: Arc<dyn FeatureFlagRepository> = Arc::new(store.clone());
+    flags
+        .create(
+            PROJECT,
+            None,
+            NewFlag {
+                key: FlagKey::parse("continuous").unwrap(),
+                name: String::new(),
+                filters: FlagFilters::parse(json!({"groups": [{"rollout_percentage": 100}],
+                    "multivariate": {"variants": [
+                        {"key": "a", "rollout_percentage": 50},
+                        {"key": "b", "rollout_percentage": 50}]}}))
+                .unwrap(),
+                active: true,
+                ensure_experience_continuity: true,
+                is_remote_configuration: false,
+            },
+        )
+        .await
+        .unwrap();
+    let variant = async |distinct_id: &str, anonymous: Option<&str>| {
+        let request = FlagsRequest {
+            distinct_id: distinct_id.to_owned(),
+            anon_distinct_id: anonymous.map(str::to_owned),
+            ..FlagsRequest::default()
+        };
+        let all = evaluate_request(&store, PROJECT, request).await;
+        of(&all, "continuous").variant.clone()
+    };
+    let anonymous = variant("anon", None).await;
+    let mut identified = None;
+    for n in 0..50 {
+        let candidate = format!("user-{n}");
+        if variant(&candidate, None).await != anonymous {
+            identified = Some(candidate);
+            break;
+        }
+    }
+    let identified = identified.expect("one of 50 ids lands in the other variant");
+
+    assert_eq!(variant(&identified, Some("anon")).await, anonymous);
+    assert_eq!(variant(&identified, None).await, anonymous, "remembered");
+    assert_eq!(
+        variant(&identified, Some("other")).await,
+        anonymous,
+        "never replaced"
+    );
+}
+
+async fn static_cohort(cohorts: &CohortService, distinct_ids: &[&str]) -> CohortId {
+    let cohort = NewCohort {
+        name: "Listed".to_owned(),
+        description: String::new(),
+        filters: CohortFilters::empty(),
+        is_static: true,
+    };
+    let named = NamedPersons::DistinctIds(distinct_ids.iter().map(|&id| id.to_owned()).collect());
+    let created = cohorts
+        .create(PROJECT, &someone(UserId(1)), cohort, vec![named])
+        .await;
+    created.unwrap().cohort.id
+}
+
+fn dynamic_cohort(properties: Value) -> NewCohort {
+    NewCohort {
+        name: "Dynamic".to_owned(),
+        description: String::new(),
+        filters: CohortFilters::parse(&json!({"properties": properties})).unwrap(),
+        is_static: false,
+    }
+}
+
+#[tokio::test]
+async fn a_static_cohort_holds_the_persons_it_lists() {
+    let store = InMemoryStore::new();
+    let cohorts = CohortService::new(Arc::new(store.clone()), Arc::new(store.clone()));
+    let listed = static_cohort(&cohorts, &["ada"]).await;
+    let dynamic_naming_it = cohorts
+        .create(
+            PROJECT,
+            &someone(UserId(1)),
+            dynamic_cohort(json!({"type": "AND", "values": [
+                {"key": "id", "type": "cohort", "value": listed.0, "negation": true}]})),
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    let cohort_filter = |id: CohortId| {
+        json!({"groups": [{"properties": [
+        {"key": "id", "type": "cohort", "value": id.0, "operator": "in"}]}]})
+    };
+    stored_flag(&store, PROJECT, "listed", cohort_filter(listed)).await;
+    stored_flag(
+        &store,
+        PROJECT,
+        "unlisted",
+        cohort_filter(dynamic_naming_it.cohort.id),
+    )
+    .await;
+
+    let ada = evaluate_all(&store, PROJECT, "ada", &Map::new()).await;
+    assert!(of(&ada, "listed").enabled);
+    assert!(!of(&ada, "unlisted").enabled);
+    let bob = evaluate_all(&store, PROJECT, "bob", &Map::new()).await;
+    assert!(
+        !of(&bob, "listed").enabled,
+        "an empty filter group is no one"
+    );
+    assert!(of(&bob, "unlisted").enabled);
 }
 
 fn plan_is(plan: &str) -> Value {
@@ -551,7 +756,10 @@ async fn merging_properties_keeps_the_keys_not_set_again() {
 #[tokio::test]
 async fn answering_a_survey_turns_its_internal_targeting_flag_off_for_that_person() {
     let store = InMemoryStore::new();
-    let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
+    let surveys = Arc::new(SurveyService::new(
+        Arc::new(store.clone()),
+        Arc::new(store.clone()),
+    ));
     let survey = surveys
         .create(
             PROJECT,

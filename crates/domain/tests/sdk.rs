@@ -15,8 +15,8 @@ use domain::feature_flag::{
 };
 use domain::ports::{Page, PageRequest};
 use domain::sdk::{
-    Evaluated, MAX_PERSON_PROPERTIES_BYTES, SNAPSHOT_FLAG_BYTES, SdkService, SdkSnapshot,
-    SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
+    Evaluated, FlagsRequest, MAX_PERSON_PROPERTIES_BYTES, SNAPSHOT_FLAG_BYTES, SdkService,
+    SdkSnapshot, SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
 };
 use domain::survey::SurveyService;
 use domain::tenancy::{PluginsAccessLevel, ProjectId, UserBasic};
@@ -144,7 +144,11 @@ async fn world(enabled: bool) -> World {
             tenancy: Arc::new(store.clone()),
             flags: flags.clone(),
             cohorts: Arc::new(store.clone()),
-            surveys: Arc::new(SurveyService::new(Arc::new(store.clone()))),
+            groups: Arc::new(store.clone()),
+            surveys: Arc::new(SurveyService::new(
+                Arc::new(store.clone()),
+                Arc::new(store.clone()),
+            )),
             persons: Arc::new(store.clone()),
             patterns: patterns.clone(),
             slots: Arc::new(InPlaceSlots),
@@ -210,7 +214,11 @@ impl World {
         let Value::Object(properties) = properties else {
             panic!("properties are an object")
         };
-        let properties = SentProperties::parse(properties).unwrap();
+        let request = FlagsRequest {
+            distinct_id: person.to_owned(),
+            person_properties: SentProperties::parse("person_properties", properties).unwrap(),
+            ..FlagsRequest::default()
+        };
         let enabled = |_: &Snapshot, evaluated: Evaluated| {
             let enabled = evaluated
                 .flags
@@ -221,7 +229,7 @@ impl World {
             (enabled, evaluated.errors)
         };
         self.sdk
-            .answer_flags(Arc::clone(snapshot), person, properties, enabled)
+            .answer_flags(Arc::clone(snapshot), request, enabled)
             .await
             .unwrap()
     }
@@ -518,10 +526,15 @@ fn person_properties_are_bounded_and_weighed_once() {
     let fits = json!({"email": "a".repeat(MAX_PERSON_PROPERTIES_BYTES - 20)});
     let Value::Object(fits) = fits else { panic!() };
     let text = serde_json::to_vec(&fits).unwrap().len();
-    assert_eq!(SentProperties::parse(fits).unwrap().bytes(), text);
+    assert_eq!(
+        SentProperties::parse("person_properties", fits)
+            .unwrap()
+            .bytes(),
+        text
+    );
     let past = json!({"email": "a".repeat(MAX_PERSON_PROPERTIES_BYTES)});
     let Value::Object(past) = past else { panic!() };
-    let error = SentProperties::parse(past).unwrap_err();
+    let error = SentProperties::parse("person_properties", past).unwrap_err();
     assert_eq!(error.attr.as_deref(), Some("person_properties"));
     assert_eq!(error.code.as_str(), "max_length");
 }

@@ -79,7 +79,7 @@ async fn world() -> World {
             .id
     );
     World {
-        surveys: SurveyService::new(Arc::new(store.clone())),
+        surveys: SurveyService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         flags: FeatureFlagService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         store,
         home,

@@ -34,7 +34,10 @@ struct World {
 
 fn world() -> World {
     let store = InMemoryStore::new();
-    let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
+    let surveys = Arc::new(SurveyService::new(
+        Arc::new(store.clone()),
+        Arc::new(store.clone()),
+    ));
     World {
         responses: SurveyResponseService::new(Arc::new(store.clone()), surveys.clone()),
         surveys,

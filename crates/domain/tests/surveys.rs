@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chrono::{DateTime, Utc};
 use domain::ValidationError;
+use domain::cohort::{CohortFilters, CohortService, NewCohort};
 use domain::feature_flag::{
     FeatureFlagRepository, FeatureFlagService, FlagFilters, FlagFiltersPatch, FlagId, FlagKey,
     NewFlag,
@@ -33,7 +34,7 @@ struct World {
 fn world() -> World {
     let store = InMemoryStore::new();
     World {
-        surveys: SurveyService::new(Arc::new(store.clone())),
+        surveys: SurveyService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         flags: FeatureFlagService::new(Arc::new(store.clone()), Arc::new(store.clone())),
         store,
     }
@@ -278,6 +279,57 @@ async fn targeting_that_reaches_everyone_is_refused_and_nothing_is_created() {
     }
     assert_eq!(world.store.survey_count(), 0);
     assert!(world.store.all_flags(PROJECT).is_empty());
+}
+
+#[tokio::test]
+async fn targeting_filters_a_live_cohort_of_the_project() {
+    let world = world();
+    let cohorts = CohortService::new(Arc::new(world.store.clone()), Arc::new(world.store.clone()));
+    let filters = CohortFilters::parse(&json!({"properties": {"type": "AND", "values": [
+        {"key": "plan", "value": "pro", "type": "person", "operator": "exact"}]}}))
+    .unwrap();
+    let new_cohort = NewCohort {
+        name: "Pro".to_owned(),
+        description: String::new(),
+        filters,
+        is_static: false,
+    };
+    let cohort = cohorts
+        .create(PROJECT, &someone(USER), new_cohort, Vec::new())
+        .await
+        .unwrap()
+        .cohort;
+    let targeting = |id: i32| {
+        json!({"groups": [{"properties": [
+        {"key": "id", "type": "cohort", "value": id, "operator": "in"}], "rollout_percentage": 100}]})
+    };
+
+    let survey = world
+        .create(json!({"name": "Pros", "type": "popover",
+                       "targeting_flag_filters": targeting(cohort.id.0)}))
+        .await
+        .unwrap();
+    assert_eq!(
+        survey.targeting_flag.unwrap().filters.cohort_ids(),
+        [cohort.id]
+    );
+    for (project, id) in [(PROJECT, cohort.id.0 + 1), (OTHER_PROJECT, cohort.id.0)] {
+        let refused = world
+            .create_in(
+                project,
+                json!({"name": "Nobody", "type": "popover",
+                                       "targeting_flag_filters": targeting(id)}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            detail(refused),
+            (
+                Some("targeting_flag_filters".to_owned()),
+                format!("Cohort with id {id} does not exist")
+            )
+        );
+    }
 }
 
 #[tokio::test]

@@ -157,7 +157,10 @@ fn world_retrying(schedule: RetrySchedule) -> World {
 
 fn world_with(schedule: RetrySchedule, bounds: QueueBounds) -> World {
     let store = InMemoryStore::new();
-    let surveys = Arc::new(SurveyService::new(Arc::new(store.clone())));
+    let surveys = Arc::new(SurveyService::new(
+        Arc::new(store.clone()),
+        Arc::new(store.clone()),
+    ));
     let receivers = Arc::new(Receivers::default());
     let counts = Arc::new(DispatchCounts::default());
     World {

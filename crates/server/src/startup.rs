@@ -9,16 +9,17 @@ use actix_web::dev::Server;
 use adapters::{
     BlockingEvaluationSlots, Database, HttpPluginUpstream, HttpWebhookSender, LocalRateCounters,
     MokaMemories, MokaPatterns, OxcSourceAnalyzer, PgApiKeyRepository, PgCohortRepository,
-    PgDeliveryQueue, PgEarlyAccessRepository, PgFeatureFlagRepository, PgPersonRepository,
-    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
-    PgTenancyRepository, PgWebhookRepository, PoolSettings, RedisRateCounters, SenderSettings,
-    SystemResolver, UpstreamSettings, listen_for_sdk_changes,
+    PgDeliveryQueue, PgEarlyAccessRepository, PgFeatureFlagRepository, PgGroupRepository,
+    PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
+    PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository, PoolSettings,
+    RedisRateCounters, SenderSettings, SystemResolver, UpstreamSettings, listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
 use domain::cohort::CohortService;
 use domain::early_access::EarlyAccessService;
 use domain::feature_flag::FeatureFlagService;
+use domain::group::GroupService;
 use domain::plugin::{PluginService, PluginSettings};
 use domain::plugin_config::PluginConfigService;
 use domain::rate_limit::{RateCounters, RateLimiter};
@@ -257,13 +258,14 @@ fn services(
     let cohorts = Arc::new(PgCohortRepository::new(database.clone()));
     let flag_service = Arc::new(FeatureFlagService::new(flags.clone(), cohorts.clone()));
     let survey_store = Arc::new(PgSurveyRepository::new(database.clone()));
-    let surveys = Arc::new(SurveyService::new(survey_store.clone()));
+    let surveys = Arc::new(SurveyService::new(survey_store.clone(), cohorts.clone()));
     let rendered_surveys = Arc::new(RenderedSurveys::new(
         survey_store,
         api::SurveyJson::render,
         &MokaMemories,
     ));
     let persons = Arc::new(PgPersonRepository::new(database.clone()));
+    let groups = Arc::new(PgGroupRepository::new(database.clone()));
     let plugin_store = Arc::new(PgPluginRepository::new(database.clone()));
     let upstream = Arc::new(HttpPluginUpstream::new(upstream_settings(plugins))?);
     Ok(api::Services {
@@ -276,6 +278,7 @@ fn services(
         rate_limiter: Arc::new(rate_limiter(args)?),
         flags: flag_service.clone(),
         cohorts: Arc::new(CohortService::new(cohorts.clone(), flags.clone())),
+        groups: Arc::new(GroupService::new(groups.clone())),
         early_access: Arc::new(EarlyAccessService::new(
             Arc::new(PgEarlyAccessRepository::new(database.clone())),
             flag_service,
@@ -286,6 +289,7 @@ fn services(
                 tenancy: tenancy.clone(),
                 flags,
                 cohorts,
+                groups,
                 surveys: surveys.clone(),
                 persons,
                 patterns: Arc::new(MokaPatterns::default()),

@@ -262,6 +262,7 @@ pub(super) fn sdk(seeded: &Seeded<'_>) -> Vec<Scenario> {
         "token": token,
         "distinct_id": PERSON,
         "person_properties": {"$browser": "Chrome", "$os": "Mac OS X", "$current_url": "https://example.com/pricing"},
+        "groups": {"company": seed::BENCH_COMPANY},
     });
     vec![
         Scenario {

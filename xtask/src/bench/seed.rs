@@ -156,6 +156,8 @@ pub(super) fn person_ids(count: usize) -> Vec<String> {
 
 /// Stores `persons` with the properties the site's flags look at, the way capture stores them:
 /// from a survey event's `$set`. The events are `survey shown`, so the surveys get no answers.
+/// With them, the `$groupidentify` of the company every `/flags` request names
+/// ([`BENCH_COMPANY`]), which gives the project its group type for the site's group flag.
 pub(super) fn persons(
     api: &Api,
     token: &str,
@@ -187,12 +189,26 @@ pub(super) fn persons(
                 properties,
             }
         })
+        .chain([Event {
+            event: "$groupidentify",
+            distinct_id: "bench".to_owned(),
+            uuid: Uuid::now_v7(),
+            timestamp: Utc::now(),
+            properties: json!({"$group_type": "company", "$group_key": BENCH_COMPANY,
+                               "$group_set": {"name": "Acme", "employees": 120}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        }])
         .collect();
     api.capture(serde_json::to_vec(&Batch {
         api_key: token,
         batch,
     })?)
 }
+
+/// The group (of type `company`, index 0) every bench `/flags` request names.
+pub(super) const BENCH_COMPANY: &str = "acme";
 
 /// Rich surveys named `Bench survey <n>`, each linked to one of `flags` and with a targeting
 /// flag of its own.

@@ -1,23 +1,57 @@
-//! `CohortRepository` over the `cohorts` table (soft-deleted cohorts are hidden). A cold path —
-//! cohorts are written by people, and read once per SDK snapshot of a project whose flags name
-//! them — so these are plain diesel statements, one at a time.
+//! `CohortRepository` over the `cohorts` table (soft-deleted cohorts are hidden) and static
+//! cohorts' `cohort_members` (`members.rs`); writes run in a `PgTransaction`
+//! (`transaction.rs`). A cold path — cohorts are written by people, and read once per SDK
+//! snapshot of a project whose flags name them — so these are plain diesel statements, one at a
+//! time.
+
+mod members;
+mod transaction;
 
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use domain::cohort::{Cohort, CohortChanges, CohortId, CohortRepository, NewCohort};
+use domain::Unexpected;
+use domain::cohort::{
+    Cohort, CohortId, CohortListFilter, CohortPerson, CohortRepository, CohortTransaction,
+};
 use domain::ports::{Page, PageRequest};
-use domain::tenancy::{ProjectId, UserBasic};
-use domain::{DomainError, Unexpected};
+use domain::tenancy::ProjectId;
 
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
-use crate::postgres::rows::{CohortChangeset, CohortRow, NewCohortRow, UserBasicRow};
+use crate::postgres::rows::{CohortRow, UserBasicRow};
 use crate::postgres::schema::{cohorts, users};
+use crate::postgres::text::{contains_pattern, pg_text};
+use crate::postgres::transaction::PgTransaction;
+
+type Pg = diesel::pg::Pg;
 
 crate::postgres::over_the_pool! {
     /// Cohorts in PostgreSQL.
     PgCohortRepository
+}
+
+/// The project's live cohorts that `filter` keeps, each beside its creator (if any). Counting
+/// it costs no join: a left join on the users' key that nothing reads is removed by the planner.
+fn matching(
+    project: ProjectId,
+    filter: &CohortListFilter,
+) -> diesel::dsl::IntoBoxed<'static, diesel::dsl::LeftJoin<cohorts::table, users::table>, Pg> {
+    let mut query = cohorts::table
+        .left_join(users::table)
+        .filter(cohorts::project_id.eq(project.0))
+        .filter(cohorts::deleted.eq(false))
+        .into_boxed();
+    if let Some(is_static) = filter.is_static {
+        query = query.filter(cohorts::is_static.eq(is_static));
+    }
+    if let Some(user) = filter.created_by {
+        query = query.filter(cohorts::created_by_id.eq(user.0));
+    }
+    if let Some(search) = &filter.search {
+        query = query.filter(cohorts::name.ilike(contains_pattern(&pg_text(search.as_str()))));
+    }
+    query
 }
 
 /// `(cohort, creator)` rows as domain cohorts.
@@ -32,22 +66,17 @@ impl CohortRepository for PgCohortRepository {
     async fn list(
         &self,
         project: ProjectId,
+        filter: &CohortListFilter,
         page_request: PageRequest,
     ) -> Result<Page<Cohort>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let live = || {
-            cohorts::table
-                .filter(cohorts::project_id.eq(project.0))
-                .filter(cohorts::deleted.eq(false))
-        };
-        let count = live()
+        let count = matching(project, filter)
             .count()
             .get_result::<i64>(&mut conn)
             .await
             .during("counting cohorts")?;
         let rows = window(
-            live()
-                .left_join(users::table)
+            matching(project, filter)
                 .order((cohorts::created_at.desc(), cohorts::id.desc()))
                 .select((CohortRow::as_select(), Option::<UserBasicRow>::as_select())),
             page_request,
@@ -86,53 +115,27 @@ impl CohortRepository for PgCohortRepository {
         rows.into_iter().map(|row| row.into_cohort(None)).collect()
     }
 
-    async fn create(
+    async fn member_counts(
         &self,
         project: ProjectId,
-        creator: Option<UserBasic>,
-        cohort: NewCohort,
-    ) -> Result<Cohort, DomainError> {
-        let creator_id = creator.as_ref().map(|user| user.id);
-        let values = NewCohortRow::new(project, creator_id, &cohort)?;
+        cohorts: &[CohortId],
+    ) -> Result<Vec<(CohortId, u64)>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let row = diesel::insert_into(cohorts::table)
-            .values(values)
-            .returning(CohortRow::as_returning())
-            .get_result(&mut conn)
-            .await
-            .during("creating a cohort")?;
-        // The creator is the one given: nothing is read back beyond the row written.
-        Ok(row.into_cohort(creator)?)
+        members::counts(&mut conn, project, cohorts).await
     }
 
-    async fn update(
+    async fn persons(
         &self,
         project: ProjectId,
-        id: CohortId,
-        changes: CohortChanges,
-    ) -> Result<Cohort, DomainError> {
-        let changeset = CohortChangeset::new(changes)?;
+        cohort: CohortId,
+        page: PageRequest,
+        properties_bytes: usize,
+    ) -> Result<Page<CohortPerson>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let live = cohorts::table
-            .filter(cohorts::id.eq(id.0))
-            .filter(cohorts::project_id.eq(project.0))
-            .filter(cohorts::deleted.eq(false));
-        let row = if changeset.is_empty() {
-            // Diesel refuses an `UPDATE` without columns.
-            live.select(CohortRow::as_select())
-                .first(&mut conn)
-                .await
-                .optional()
-                .during("loading a cohort")?
-        } else {
-            diesel::update(live)
-                .set(changeset)
-                .returning(CohortRow::as_returning())
-                .get_result(&mut conn)
-                .await
-                .optional()
-                .during("updating a cohort")?
-        };
-        Ok(row.ok_or(DomainError::NotFound)?.into_cohort(None)?)
+        members::persons(&mut conn, project, cohort, page, properties_bytes).await
+    }
+
+    async fn begin(&self) -> Result<Box<dyn CohortTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
     }
 }

@@ -29,6 +29,7 @@ pub(crate) mod delivery_queue;
 pub(crate) mod early_access;
 pub(crate) mod errors;
 pub(crate) mod feature_flags;
+pub(crate) mod groups;
 pub(crate) mod migrations;
 pub(crate) mod paging;
 pub(crate) mod persons;

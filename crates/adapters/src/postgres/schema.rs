@@ -85,6 +85,47 @@ diesel::table! {
         deleted -> Bool,
         created_by_id -> Nullable<Int4>,
         created_at -> Timestamptz,
+        is_static -> Bool,
+    }
+}
+
+diesel::table! {
+    cohort_members (project_id, distinct_id, cohort_id) {
+        project_id -> Int4,
+        distinct_id -> Text,
+        cohort_id -> Int4,
+    }
+}
+
+diesel::table! {
+    group_types (project_id, group_type_index) {
+        project_id -> Int4,
+        group_type_index -> Int2,
+        group_type -> Varchar,
+        name_singular -> Nullable<Varchar>,
+        name_plural -> Nullable<Varchar>,
+        default_columns -> Nullable<Jsonb>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    groups (project_id, group_type, group_key) {
+        project_id -> Int4,
+        group_type -> Varchar,
+        group_key -> Varchar,
+        properties -> Jsonb,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    hash_key_overrides (project_id, distinct_id, feature_flag_key) {
+        project_id -> Int4,
+        distinct_id -> Text,
+        feature_flag_key -> Varchar,
+        hash_key -> Text,
     }
 }
 
@@ -155,6 +196,7 @@ diesel::joinable!(feature_flags -> projects (project_id));
 diesel::joinable!(feature_flags -> users (created_by_id));
 diesel::joinable!(cohorts -> projects (project_id));
 diesel::joinable!(cohorts -> users (created_by_id));
+diesel::joinable!(cohort_members -> cohorts (cohort_id));
 diesel::joinable!(early_access_features -> projects (project_id));
 diesel::joinable!(early_access_features -> feature_flags (feature_flag_id));
 diesel::joinable!(surveys -> projects (project_id));
@@ -170,6 +212,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     personal_api_keys,
     feature_flags,
     cohorts,
+    cohort_members,
     early_access_features,
     surveys,
     plugins,
@@ -292,6 +335,7 @@ diesel::table! {
         distinct_id -> Text,
         properties -> Jsonb,
         updated_at -> Timestamptz,
+        uuid -> Uuid,
     }
 }
 

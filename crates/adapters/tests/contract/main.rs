@@ -1,5 +1,5 @@
-//! Contract tests of the tenancy, API key, flag, person, survey (with its activity log), plugin
-//! and plugin config repositories and of the webhook outbox and queue, written once and run
+//! Contract tests of the tenancy, API key, flag, person, group, survey (with its activity log),
+//! plugin and plugin config repositories and of the webhook outbox and queue, written once and run
 //! against both stores: the in-memory fake (`domain::testing::InMemoryStore`) and PostgreSQL. A
 //! test that passes on one store and fails on the other means the fake has drifted from the real
 //! store.
@@ -27,6 +27,7 @@ macro_rules! contract {
 mod cohorts;
 mod early_access;
 mod feature_flags;
+mod groups;
 mod persons;
 mod plugins;
 mod postgres;

@@ -1,17 +1,24 @@
 //! The person repository's contract: a `$set` merges into what is stored (keys given replace,
 //! others stay), per project and distinct id. Persons are written the one way Burrow writes
-//! them: as a capture's person sets (`SurveyResponseRepository::record`).
+//! them: as a capture's person sets (`SurveyResponseRepository::record`). A profile read gives,
+//! beside the person's properties, the properties of the groups asked for and the person's hash
+//! key overrides, which are kept once and never replaced.
 
-use domain::person::PersonSet;
+use std::collections::HashMap;
+
+use domain::group::{GroupKey, GroupSet};
+use domain::person::{PersonSet, Profile, ProfileQuery, ProfileSets};
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value, json};
 
-use crate::stores::Stores;
+use crate::stores::{Stores, person_sets};
 
 contract!(
     an_unknown_person_has_no_properties,
     merging_replaces_the_keys_given_and_keeps_the_others,
     persons_are_kept_apart_by_project_and_distinct_id,
+    a_profile_holds_the_groups_asked_for_in_their_order,
+    hash_key_overrides_are_kept_once_per_flag_and_read_when_asked,
 );
 
 fn object(value: Value) -> Map<String, Value> {
@@ -26,7 +33,7 @@ async fn merge(stores: &Stores, project: ProjectId, distinct_id: &str, propertie
     };
     let stored = stores
         .survey_responses
-        .record(project, vec![], vec![set])
+        .record(project, vec![], person_sets(vec![set]))
         .await;
     assert_eq!(stored.unwrap(), 0, "no event to store");
 }
@@ -83,5 +90,93 @@ async fn persons_are_kept_apart_by_project_and_distinct_id(stores: Stores) {
             Map::new(),
             "{distinct_id}"
         );
+    }
+}
+
+fn group(group_type: &str, group_key: &str) -> GroupKey {
+    GroupKey {
+        group_type: group_type.to_owned(),
+        group_key: group_key.to_owned(),
+    }
+}
+
+async fn profile(stores: &Stores, project: ProjectId, query: ProfileQuery<'_>) -> Profile {
+    stores.persons.profile(project, &query).await.unwrap()
+}
+
+fn query<'a>(distinct_id: &'a str, groups: &'a [GroupKey], overrides: bool) -> ProfileQuery<'a> {
+    ProfileQuery {
+        distinct_id,
+        groups,
+        hash_key_overrides: overrides,
+        static_cohorts: &[],
+    }
+}
+
+async fn a_profile_holds_the_groups_asked_for_in_their_order(stores: Stores) {
+    merge(&stores, stores.project, "p", &json!({"plan": "pro"})).await;
+    let sets = ProfileSets {
+        persons: Vec::new(),
+        groups: vec![
+            GroupSet {
+                group_type: "company".to_owned(),
+                group_key: "acme".to_owned(),
+                properties: object(json!({"tier": "enterprise"})),
+            },
+            GroupSet {
+                group_type: "team".to_owned(),
+                group_key: "t\u{0}1".to_owned(),
+                properties: object(json!({"size": 3})),
+            },
+        ],
+    };
+    stores
+        .survey_responses
+        .record(stores.project, vec![], sets)
+        .await
+        .unwrap();
+
+    let asked = [
+        group("team", "t\u{0}1"),
+        group("company", "bolt"),
+        group("company", "acme"),
+    ];
+    let read = profile(&stores, stores.project, query("p", &asked, false)).await;
+    assert_eq!(read.properties, object(json!({"plan": "pro"})));
+    assert_eq!(
+        read.groups,
+        [
+            object(json!({"size": 3})),
+            Map::new(),
+            object(json!({"tier": "enterprise"}))
+        ]
+    );
+    assert!(read.hash_key_overrides.is_empty());
+    let elsewhere = profile(&stores, stores.other_project, query("p", &asked, false)).await;
+    assert_eq!(elsewhere.groups, [Map::new(), Map::new(), Map::new()]);
+    assert_eq!(elsewhere.properties, Map::new());
+}
+
+async fn hash_key_overrides_are_kept_once_per_flag_and_read_when_asked(stores: Stores) {
+    let persons = &stores.persons;
+    persons
+        .keep_hash_keys(stores.project, "user", "anon-1", &["a", "b"])
+        .await
+        .unwrap();
+    persons
+        .keep_hash_keys(stores.project, "user", "anon-2", &["b", "c"])
+        .await
+        .unwrap();
+    let read = profile(&stores, stores.project, query("user", &[], true)).await;
+    let expected: HashMap<String, String> = [("a", "anon-1"), ("b", "anon-1"), ("c", "anon-2")]
+        .into_iter()
+        .map(|(flag, key)| (flag.to_owned(), key.to_owned()))
+        .collect();
+    assert_eq!(read.hash_key_overrides, expected);
+    let unasked = profile(&stores, stores.project, query("user", &[], false)).await;
+    assert!(unasked.hash_key_overrides.is_empty());
+    for (project, distinct_id) in [(stores.other_project, "user"), (stores.project, "anon-1")] {
+        let other = profile(&stores, project, query(distinct_id, &[], true)).await;
+        assert!(other.hash_key_overrides.is_empty(), "{distinct_id}");
     }
 }

@@ -14,7 +14,7 @@ use diesel_async::{
 };
 use domain::DomainError;
 use domain::feature_flag::{FeatureFlag, FlagChanges};
-use domain::person::PersonSet;
+use domain::person::{PersonSet, ProfileSets};
 use domain::ports::Readiness as _;
 use domain::survey::{
     FlagReferences, ReferencedFlags, Survey, SurveyFilter, SurveyId, SurveyLock, SurveyState,
@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use crate::stores::{Stores, all, at};
+use crate::stores::{Stores, all, at, person_sets};
 
 /// How long a planner holds its transaction open, long enough for a racing write to arrive.
 const HOLD: Duration = Duration::from_millis(300);
@@ -401,7 +401,7 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
     ];
     let recorded = stores
         .survey_responses
-        .record(stores.project, vec![event], sets.to_vec())
+        .record(stores.project, vec![event], person_sets(sets.to_vec()))
         .await;
     assert_eq!(recorded.unwrap(), 1);
     let page = stores
@@ -459,7 +459,7 @@ async fn a_capture_that_fails_stores_neither_its_events_nor_its_person_sets() {
         .record(
             stores.project,
             vec![fits, too_long],
-            vec![person_set("p", json!({"answered": true}))],
+            person_sets(vec![person_set("p", json!({"answered": true}))]),
         )
         .await;
 
@@ -504,7 +504,7 @@ async fn concurrent_captures_for_the_same_persons_never_deadlock() {
             .collect();
         let repository = Arc::clone(&stores.survey_responses);
         let project = stores.project;
-        captures.spawn(async move { repository.record(project, answers, sets).await });
+        captures.spawn(async move { repository.record(project, answers, person_sets(sets)).await });
     }
     while let Some(recorded) = captures.join_next().await {
         assert_eq!(recorded.unwrap().unwrap(), PERSONS);
@@ -552,7 +552,7 @@ async fn a_large_capture_closes_its_connection_and_counting_stays_in_the_writers
     let record = |events: Vec<SurveyEvent>| {
         stores
             .survey_responses
-            .record(stores.project, events, vec![])
+            .record(stores.project, events, ProfileSets::default())
     };
     let open = || db.database.connections().open;
 
@@ -672,7 +672,8 @@ async fn captures_that_wait_for_a_writer_are_written_together() {
             // Each capture also carries its predecessor's event, as a retry would.
             events.extend(previous.replace(events[0].clone()));
             let repository = Arc::clone(&stores.survey_responses);
-            captures.spawn(async move { repository.record(project, events, sets).await });
+            captures
+                .spawn(async move { repository.record(project, events, person_sets(sets)).await });
         }
         until_a_statement_waits(&db).await;
         holder.batch_execute("COMMIT").await.unwrap();
@@ -721,7 +722,7 @@ async fn a_capture_that_fails_among_waiting_captures_fails_alone() {
     let mut captures = tokio::task::JoinSet::new();
     let mut record = |(events, sets): (Vec<SurveyEvent>, Vec<PersonSet>)| {
         let repository = Arc::clone(&stores.survey_responses);
-        captures.spawn(async move { repository.record(project, events, sets).await })
+        captures.spawn(async move { repository.record(project, events, person_sets(sets)).await })
     };
     for n in 0..CAPTURES {
         record(answer_merging_into_held(&format!("person-{n}"), "s", n));

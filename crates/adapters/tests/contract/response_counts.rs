@@ -5,6 +5,7 @@ use adapters::PgSurveyResponseRepository;
 use adapters::testing::TestDatabase;
 use chrono::Duration;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
+use domain::person::ProfileSets;
 use domain::survey_response::{
     CountFilter, SurveyEvent, SurveyEventKind, SurveyResponseRepository,
 };
@@ -58,7 +59,7 @@ async fn counting_reads_no_events_at_a_hundred_thousand_of_them() {
             .collect();
         assert_eq!(
             repository
-                .record(stores.project, events.to_vec(), vec![])
+                .record(stores.project, events.to_vec(), ProfileSets::default())
                 .await
                 .unwrap(),
             BATCH

@@ -2,6 +2,7 @@
 //! once their answers pass the budget they are given (paging on from there loses and repeats
 //! nothing), and answers stored before capture refused large ones are read cut to the limit.
 
+use domain::person::ProfileSets;
 use domain::ports::PageRequest;
 use domain::survey_response::{
     AnswerFilter, AnswerKeys, ExportCursor, MAX_ANSWER_BYTES, ResponseFilter, SurveyEvent,
@@ -31,7 +32,7 @@ async fn ten_thousand_byte_responses(stores: &Stores) -> String {
         .collect();
     stores
         .survey_responses
-        .record(stores.project, events, vec![])
+        .record(stores.project, events, ProfileSets::default())
         .await
         .unwrap();
     id
@@ -123,7 +124,7 @@ async fn answers_stored_past_the_answer_limit_are_read_cut_to_it(stores: Stores)
     ];
     stores
         .survey_responses
-        .record(stores.project, events, vec![])
+        .record(stores.project, events, ProfileSets::default())
         .await
         .unwrap();
     let page = stores
@@ -180,7 +181,7 @@ async fn values_stored_past_the_answer_limit_are_tallied_cut_to_it(stores: Store
     ];
     stores
         .survey_responses
-        .record(stores.project, events, vec![])
+        .record(stores.project, events, ProfileSets::default())
         .await
         .unwrap();
     let tallies = stores

@@ -69,7 +69,7 @@ fn named(name: &str) -> SurveyChanges {
 async fn a_survey_create_with_a_targeting_filter_takes_three_statements() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
-    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let service = stores.survey_service();
     let changes = SurveyChanges {
         targeting_flag_filters: Some(targeting_filters()),
         ..named("NPS")
@@ -132,7 +132,7 @@ async fn linked_and_targeted(service: &SurveyService, stores: &Stores) -> (Surve
 async fn a_survey_create_with_a_linked_flag_and_targeting_filters_takes_four_statements() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
-    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let service = stores.survey_service();
 
     let linked = stores.flag("linked").await;
     let changes = linked_and_targeting(linked.id);
@@ -152,7 +152,7 @@ async fn a_survey_create_with_a_linked_flag_and_targeting_filters_takes_four_sta
 async fn a_survey_create_and_rename_write_with_statements_kept_prepared() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
-    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let service = stores.survey_service();
     let linked = stores.flag("linked").await;
     let changes = linked_and_targeting(linked.id);
 
@@ -185,7 +185,7 @@ async fn a_survey_create_and_rename_write_with_statements_kept_prepared() {
 async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_four_statements() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
-    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let service = stores.survey_service();
     let (survey, linked) = linked_and_targeted(&service, &stores).await;
     let rename = SurveyChanges {
         name: Patch::Value(SurveyName::parse("Net promoter score").unwrap()),
@@ -213,7 +213,7 @@ async fn renaming_a_survey_with_a_linked_and_a_targeting_flag_takes_four_stateme
 async fn a_patch_of_targeting_filters_takes_five_statements() {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
-    let service = SurveyService::new(Arc::clone(&stores.surveys));
+    let service = stores.survey_service();
     let (survey, _) = linked_and_targeted(&service, &stores).await;
     let sent = json!({"groups": [{"properties": [], "rollout_percentage": 20}]});
     let retarget = SurveyChanges {
@@ -306,7 +306,7 @@ async fn a_plugin_install_from_a_url_takes_six_statements() {
 async fn capture_statements(answers: usize) -> Recorded {
     let db = TestDatabase::create().await;
     let stores = Stores::on_postgres(&db).await;
-    let surveys = Arc::new(SurveyService::new(Arc::clone(&stores.surveys)));
+    let surveys = Arc::new(stores.survey_service());
     let service = SurveyResponseService::new(Arc::clone(&stores.survey_responses), surveys);
     let events = (0..answers)
         .map(|n| CapturedEvent {

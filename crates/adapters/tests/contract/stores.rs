@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use adapters::testing::TestDatabase;
 use adapters::{
-    PgApiKeyRepository, PgDeliveryQueue, PgFeatureFlagRepository, PgPersonRepository,
-    PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository, PgSurveyResponseRepository,
-    PgTenancyRepository, PgWebhookRepository,
+    PgApiKeyRepository, PgCohortRepository, PgDeliveryQueue, PgFeatureFlagRepository,
+    PgGroupRepository, PgPersonRepository, PgPluginConfigRepository, PgPluginRepository,
+    PgSurveyRepository, PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository,
 };
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -19,10 +19,12 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl as _};
 use domain::DomainError;
 use domain::admin::{BootstrapPlan, BootstrapRecord, bootstrap_tenant};
 use domain::api_key::{ApiKeyRepository, NewApiKey, PlainApiKey};
+use domain::cohort::CohortRepository;
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
 };
-use domain::person::PersonRepository;
+use domain::group::GroupRepository;
+use domain::person::{PersonRepository, PersonSet, ProfileSets};
 use domain::plugin::PluginRepository;
 use domain::plugin_config::PluginConfigRepository;
 use domain::ports::PageRequest;
@@ -71,11 +73,13 @@ pub struct Stores {
     pub tenancy: Arc<dyn TenancyRepository>,
     pub keys: Arc<dyn ApiKeyRepository>,
     pub surveys: Arc<dyn SurveyRepository>,
+    pub cohorts: Arc<dyn CohortRepository>,
     pub flags: Arc<dyn FeatureFlagRepository>,
     pub plugins: Arc<dyn PluginRepository>,
     pub plugin_configs: Arc<dyn PluginConfigRepository>,
     pub survey_responses: Arc<dyn SurveyResponseRepository>,
     pub persons: Arc<dyn PersonRepository>,
+    pub groups: Arc<dyn GroupRepository>,
     pub webhooks: Arc<dyn WebhookRepository>,
     pub deliveries: Arc<dyn DeliveryQueue>,
     pub organization: OrganizationId,
@@ -198,10 +202,14 @@ impl Stores {
         let store = InMemoryStore::new();
         Self::open(
             (Arc::new(store.clone()), Arc::new(store.clone())),
-            Arc::new(store.clone()),
+            (Arc::new(store.clone()), Arc::new(store.clone())),
             Arc::new(store.clone()),
             (Arc::new(store.clone()), Arc::new(store.clone())),
-            (Arc::new(store.clone()), Arc::new(store.clone())),
+            (
+                Arc::new(store.clone()),
+                Arc::new(store.clone()),
+                Arc::new(store.clone()),
+            ),
             (Arc::new(store.clone()), Arc::new(store.clone())),
             Box::new(store),
         )
@@ -221,7 +229,10 @@ impl Stores {
                 Arc::new(PgTenancyRepository::new(database.clone())),
                 Arc::new(PgApiKeyRepository::new(database.clone())),
             ),
-            Arc::new(PgSurveyRepository::new(database.clone())),
+            (
+                Arc::new(PgSurveyRepository::new(database.clone())),
+                Arc::new(PgCohortRepository::new(database.clone())),
+            ),
             Arc::new(PgFeatureFlagRepository::new(database.clone())),
             (
                 Arc::new(PgPluginRepository::new(database.clone())),
@@ -230,6 +241,7 @@ impl Stores {
             (
                 Arc::new(PgSurveyResponseRepository::new(database.clone())),
                 Arc::new(PgPersonRepository::new(database.clone())),
+                Arc::new(PgGroupRepository::new(database.clone())),
             ),
             (
                 Arc::new(PgWebhookRepository::new(database.clone())),
@@ -244,10 +256,14 @@ impl Stores {
     /// user, organization and projects.
     async fn open(
         (tenancy, keys): (Arc<dyn TenancyRepository>, Arc<dyn ApiKeyRepository>),
-        surveys: Arc<dyn SurveyRepository>,
+        (surveys, cohorts): (Arc<dyn SurveyRepository>, Arc<dyn CohortRepository>),
         flags: Arc<dyn FeatureFlagRepository>,
         (plugins, plugin_configs): (Arc<dyn PluginRepository>, Arc<dyn PluginConfigRepository>),
-        (survey_responses, persons): (Arc<dyn SurveyResponseRepository>, Arc<dyn PersonRepository>),
+        (survey_responses, persons, groups): (
+            Arc<dyn SurveyResponseRepository>,
+            Arc<dyn PersonRepository>,
+            Arc<dyn GroupRepository>,
+        ),
         (webhooks, deliveries): (Arc<dyn WebhookRepository>, Arc<dyn DeliveryQueue>),
         backdoor: Box<dyn Backdoor>,
     ) -> Self {
@@ -266,11 +282,13 @@ impl Stores {
             tenancy,
             keys,
             surveys,
+            cohorts,
             flags,
             plugins,
             plugin_configs,
             survey_responses,
             persons,
+            groups,
             webhooks,
             deliveries,
             organization: record.organization.id,
@@ -312,9 +330,14 @@ impl Stores {
         bootstrap(self.keys.as_ref(), email, organization).await
     }
 
+    /// The survey use cases over these stores.
+    pub fn survey_service(&self) -> SurveyService {
+        SurveyService::new(Arc::clone(&self.surveys), Arc::clone(&self.cohorts))
+    }
+
     /// Deletes a survey of `project` as the user, through the service.
     pub async fn delete_survey(&self, project: ProjectId, id: SurveyId) -> Result<(), DomainError> {
-        SurveyService::new(Arc::clone(&self.surveys))
+        self.survey_service()
             .delete(project, id, self.user.id)
             .await
     }
@@ -350,6 +373,14 @@ impl Stores {
             .update(self.project, id, FlagChanges::deletion())
             .await
             .expect("deleting a flag")
+    }
+}
+
+/// What a capture sets when it sets persons only.
+pub fn person_sets(persons: Vec<PersonSet>) -> ProfileSets {
+    ProfileSets {
+        persons,
+        groups: Vec::new(),
     }
 }
 

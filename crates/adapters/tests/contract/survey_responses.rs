@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use domain::patch::Patch;
-use domain::person::PersonSet;
+use domain::person::{PersonSet, ProfileSets};
 use domain::ports::PageRequest;
-use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType};
+use domain::survey::{NewSurvey, Survey, SurveyChanges, SurveyName, SurveyType};
 use domain::survey_response::{
     AnswerFilter, AnswerKeys, CountFilter, DateWindow, EventAggregate, MAX_TALLIED_VALUES,
     ResponseFilter, SearchText, StatsAggregates, SurveyEvent, SurveyEventKind, Tally, TallyRequest,
@@ -17,7 +17,7 @@ use domain::tenancy::ProjectId;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use crate::stores::{Stores, all, at};
+use crate::stores::{Stores, all, at, person_sets};
 
 contract!(
     a_retried_event_is_stored_once,
@@ -46,7 +46,8 @@ pub(crate) async fn launched(stores: &Stores, name: &str, start: &str) -> Survey
 }
 
 async fn launched_in(stores: &Stores, project: ProjectId, name: &str, start: &str) -> Survey {
-    SurveyService::new(Arc::clone(&stores.surveys))
+    stores
+        .survey_service()
         .create(
             project,
             &stores.user,
@@ -159,14 +160,14 @@ async fn a_retried_event_is_stored_once(stores: Stores) {
     let repository = &stores.survey_responses;
     assert_eq!(
         repository
-            .record(stores.project, batch.to_vec(), vec![])
+            .record(stores.project, batch.to_vec(), ProfileSets::default())
             .await
             .unwrap(),
         2
     );
     assert_eq!(
         repository
-            .record(stores.project, batch.to_vec(), vec![])
+            .record(stores.project, batch.to_vec(), ProfileSets::default())
             .await
             .unwrap(),
         0
@@ -175,7 +176,7 @@ async fn a_retried_event_is_stored_once(stores: Stores) {
     let twice = [batch[0].clone(), batch[0].clone()];
     assert_eq!(
         repository
-            .record(stores.project, twice.to_vec(), vec![])
+            .record(stores.project, twice.to_vec(), ProfileSets::default())
             .await
             .unwrap(),
         0
@@ -208,7 +209,7 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
     let repository = &stores.survey_responses;
     assert_eq!(
         repository
-            .record(stores.project, events.to_vec(), sets.to_vec())
+            .record(stores.project, events.to_vec(), person_sets(sets.to_vec()))
             .await
             .unwrap(),
         2
@@ -216,7 +217,7 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
     // A retry stores no event twice, and merging the same sets again changes nothing.
     assert_eq!(
         repository
-            .record(stores.project, events.to_vec(), sets.to_vec())
+            .record(stores.project, events.to_vec(), person_sets(sets.to_vec()))
             .await
             .unwrap(),
         0
@@ -260,7 +261,11 @@ async fn concurrent_answers_to_one_survey_are_all_counted(stores: Stores) {
     for answer in answers.clone() {
         let repository = Arc::clone(&stores.survey_responses);
         let project = stores.project;
-        captures.spawn(async move { repository.record(project, vec![answer], vec![]).await });
+        captures.spawn(async move {
+            repository
+                .record(project, vec![answer], ProfileSets::default())
+                .await
+        });
     }
     while let Some(captured) = captures.join_next().await {
         assert_eq!(captured.unwrap().unwrap(), 1);
@@ -321,15 +326,15 @@ async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores
     let repository = &stores.survey_responses;
     // The later send arrives first; the earlier one, arriving later, must not win.
     repository
-        .record(stores.project, vec![second.clone()], vec![])
+        .record(stores.project, vec![second.clone()], ProfileSets::default())
         .await
         .unwrap();
     repository
-        .record(stores.project, vec![first], vec![])
+        .record(stores.project, vec![first], ProfileSets::default())
         .await
         .unwrap();
     repository
-        .record(stores.project, loose.to_vec(), vec![])
+        .record(stores.project, loose.to_vec(), ProfileSets::default())
         .await
         .unwrap();
 
@@ -356,7 +361,8 @@ async fn each_submission_is_one_response_and_the_latest_send_wins(stores: Stores
 }
 
 async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
-    let draft = SurveyService::new(Arc::clone(&stores.surveys))
+    let draft = stores
+        .survey_service()
         .create(
             stores.project,
             &stores.user,
@@ -375,7 +381,7 @@ async fn nothing_is_counted_until_a_survey_is_launched(stores: Stores) {
         .record(
             stores.project,
             vec![sent(&id, "ada", None, after_launch(1))],
-            vec![],
+            ProfileSets::default(),
         )
         .await
         .unwrap();
@@ -398,7 +404,7 @@ async fn responses_older_than_the_first_launch_are_not_counted(stores: Stores) {
     ];
     stores
         .survey_responses
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     let mut expected = vec![(id, 2), (unknown, 1)];
@@ -419,7 +425,7 @@ async fn counts_can_be_narrowed_to_survey_ids_and_leave_out_archived_responses(s
     ];
     let repository = &stores.survey_responses;
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     for event in [&archived, &early_archived] {
@@ -470,7 +476,7 @@ async fn archiving_names_any_send_of_the_response_and_is_undone_by_unarchiving(s
         .record(
             stores.project,
             vec![partial.clone(), last.clone(), shown.clone()],
-            vec![],
+            ProfileSets::default(),
         )
         .await
         .unwrap();
@@ -544,7 +550,7 @@ async fn responses_are_listed_newest_first_within_the_window(stores: Stores) {
         .collect();
     let repository = &stores.survey_responses;
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
 
@@ -627,7 +633,7 @@ async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
     ];
     let repository = &stores.survey_responses;
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     repository
@@ -678,14 +684,18 @@ async fn projects_never_see_each_others_events(stores: Stores) {
     let event = sent(&id, "ada", None, after_launch(1));
     let repository = &stores.survey_responses;
     repository
-        .record(stores.other_project, vec![event.clone()], vec![])
+        .record(
+            stores.other_project,
+            vec![event.clone()],
+            ProfileSets::default(),
+        )
         .await
         .unwrap();
     assert_eq!(counts(&stores, CountFilter::default()).await, []);
     // The same uuid is a different event in another project.
     assert_eq!(
         repository
-            .record(stores.project, vec![event], vec![])
+            .record(stores.project, vec![event], ProfileSets::default())
             .await
             .unwrap(),
         1
@@ -720,7 +730,7 @@ async fn responses_can_be_narrowed_to_one_questions_answers_and_a_text(stores: S
         answered(&id, "dee", 4, json!({"why": 5})),
     ];
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     let listed = async |answers: AnswerFilter| {
@@ -797,7 +807,7 @@ async fn archived_responses_can_be_left_out_of_lists_and_tallies(stores: Stores)
         answered(&id, "bob", 2, json!({"q": "b"})),
     ];
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     assert!(
@@ -864,7 +874,7 @@ async fn tallies_count_each_questions_answers_and_values(stores: Stores) {
         answered(&id, "eve", 60, json!({"nps": 1})),
     ];
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     let requests = [
@@ -929,7 +939,7 @@ async fn tallies_list_the_most_given_values_and_add_up_the_rest(stores: Stores) 
         .collect();
     events.push(answered(&id, "again", 2, json!({"q": "v0102"})));
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     let tallies = repository
@@ -973,7 +983,7 @@ async fn a_questions_answer_is_under_its_id_before_its_index_and_only_strings_an
         answered(&id, "gus", 7, json!({"q": 2.5})),
     ];
     repository
-        .record(stores.project, events.to_vec(), vec![])
+        .record(stores.project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     let q = || Some(keys("q", Some("0")));

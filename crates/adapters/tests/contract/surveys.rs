@@ -11,8 +11,8 @@ use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
     FlagReferences, Iterations, NewSurvey, ReferencedFlags, Schedule, Survey, SurveyChanges,
-    SurveyFilter, SurveyId, SurveyName, SurveyService, SurveyState, SurveyType, SurveyWrite,
-    TargetingFlag, TargetingPlan,
+    SurveyFilter, SurveyId, SurveyName, SurveyState, SurveyType, SurveyWrite, TargetingFlag,
+    TargetingPlan,
 };
 use domain::{DomainError, ValidationError};
 use serde_json::json;
@@ -1080,7 +1080,7 @@ async fn a_survey_never_shows_a_flag_of_another_project(stores: Stores) {
 /// before the write is not among the referenced flags, so the plan refuses it (PostgreSQL's
 /// side, a deletion racing the write, is in `postgres`).
 async fn a_survey_write_naming_a_deleted_flag_is_refused_and_does_not_revive_it(stores: Stores) {
-    let service = SurveyService::new(stores.surveys.clone());
+    let service = stores.survey_service();
     let gone = stores.flag("gone").await;
     stores.delete_flag(gone.id).await;
     let launched = || SurveyChanges {
@@ -1233,7 +1233,8 @@ async fn a_revision_changes_with_anything_a_whole_survey_shows_and_only_then(sto
         name: Patch::Value(SurveyName::parse("Net promoter score").unwrap()),
         ..SurveyChanges::default()
     };
-    SurveyService::new(stores.surveys.clone())
+    stores
+        .survey_service()
         .update(stores.project, created.id, stores.user.id, rename)
         .await
         .unwrap();

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use domain::DomainError;
+use domain::person::ProfileSets;
 use domain::survey::SurveyId;
 use domain::survey_response::{SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
@@ -80,7 +81,7 @@ fn sent(survey: &str, submission: &str, completed: bool, second: i64) -> SurveyE
 async fn capture(stores: &Stores, project: ProjectId, events: &[SurveyEvent]) -> FanOut {
     stores
         .survey_responses
-        .record(project, events.to_vec(), vec![])
+        .record(project, events.to_vec(), ProfileSets::default())
         .await
         .unwrap();
     fan_out(stores, &QueueBounds::default()).await
@@ -366,7 +367,7 @@ async fn fan_out_keeps_each_webhooks_newest_deliveries_within_its_share_and_repo
     let answers_made = completed(&survey, 4, 0);
     stores
         .survey_responses
-        .record(stores.project, answers_made.clone(), vec![])
+        .record(stores.project, answers_made.clone(), ProfileSets::default())
         .await
         .unwrap();
     // Three a webhook, but the project's four shared by its two enabled webhooks: two each.
@@ -411,13 +412,13 @@ async fn fan_out_takes_a_bounded_share_of_a_projects_outbox_and_drops_its_oldest
     let backlog = completed(&survey, 5, 0);
     stores
         .survey_responses
-        .record(stores.project, backlog.clone(), vec![])
+        .record(stores.project, backlog.clone(), ProfileSets::default())
         .await
         .unwrap();
     let other = completed(&survey, 1, 100);
     stores
         .survey_responses
-        .record(stores.other_project, other.clone(), vec![])
+        .record(stores.other_project, other.clone(), ProfileSets::default())
         .await
         .unwrap();
     let bounds = QueueBounds {

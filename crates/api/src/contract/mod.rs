@@ -44,6 +44,8 @@ pub(crate) struct Operation {
     pub query: Vec<Parameter>,
     /// The JSON body's schema, and whether a body is required.
     pub body: Option<(RefOr<Schema>, bool)>,
+    /// A `multipart/form-data` form taken instead of the JSON body (a file upload).
+    pub form: Option<RefOr<Schema>>,
     /// The successful status, and its body (none for 204).
     pub success: (u16, Option<RefOr<Schema>>),
     /// The successful body's media types (JSON but for metrics, static bundles and exports).
@@ -70,6 +72,7 @@ impl Operation {
             auth: Auth::PersonalKey,
             query: Vec::new(),
             body: None,
+            form: None,
             success: (200, None),
             media: &["application/json"],
             extra_errors: Vec::new(),
@@ -147,6 +150,12 @@ impl Operation {
     /// An optional JSON body described in place (no type of its own).
     pub fn body_inline(mut self, schema: impl Into<RefOr<Schema>>) -> Self {
         self.body = Some((schema.into(), false));
+        self
+    }
+
+    /// A `multipart/form-data` form also taken, described in place.
+    pub fn form(mut self, schema: impl Into<RefOr<Schema>>) -> Self {
+        self.form = Some(schema.into());
         self
     }
 

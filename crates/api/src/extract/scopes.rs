@@ -6,6 +6,7 @@ use actix_web::http::Method;
 use actix_web::{HttpRequest, web};
 use domain::scope::{AccessKind, RequiredScope, ScopeObject};
 
+use super::json_list::JsonList;
 use super::json_object::JsonObject;
 use super::pagination::{PageNumber, Pagination};
 
@@ -35,6 +36,8 @@ scoped_resources! {
     FeatureFlags => FeatureFlag,
     /// `cohort:read` / `cohort:write`.
     Cohorts => Cohort,
+    /// `group:read` / `group:write`.
+    Groups => Group,
     /// `early_access_feature:read` / `early_access_feature:write`.
     EarlyAccessFeatures => EarlyAccessFeature,
     /// `plugin:read` / `plugin:write`.
@@ -155,6 +158,7 @@ macro_rules! unscoped {
 unscoped!(
     web::Payload,
     HttpRequest,
+    JsonList,
     JsonObject,
     Pagination,
     PageNumber

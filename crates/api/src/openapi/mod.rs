@@ -136,6 +136,10 @@ fn build() -> OpenApi {
                     "cohorts",
                     "A project's cohorts of persons, which flags filter by",
                 ),
+                (
+                    "groups",
+                    "A project's group types and groups, which flags may aggregate by",
+                ),
                 ("projects", "Projects"),
                 ("organizations", "Organizations"),
                 ("users", "The key's owner"),
@@ -230,6 +234,9 @@ fn render(
                 Required::False
             }))
             .content("application/json", Content::new(Some(schema.clone())));
+        if let Some(form) = &described.form {
+            body = body.content("multipart/form-data", Content::new(Some(form.clone())));
+        }
         if described.auth == Auth::ProjectToken {
             body = body.content(
                 "application/x-www-form-urlencoded",
@@ -373,6 +380,10 @@ fn path_parameter(name: &str) -> (&'static str, RefOr<Schema>) {
         "plugin_id" => ("A plugin id.", integer().minimum(Some(0)).into()),
         "flag_id" => ("A flag id.", integer().into()),
         "cohort_id" => ("A cohort id.", integer().into()),
+        "group_type_index" => (
+            "A group type's index, 0–4.",
+            integer().minimum(Some(0)).into(),
+        ),
         "feature_id" => ("An early access feature's id.", uuid().into()),
         "flag" => ("A flag's id, or its key.", string().into()),
         "config_id" => ("A plugin config id.", integer().into()),

@@ -8,6 +8,7 @@ mod cohorts;
 mod console;
 mod early_access;
 mod feature_flags;
+mod groups;
 mod health;
 mod organizations;
 mod personal_api_keys;
@@ -325,6 +326,7 @@ mod tests {
             [
                 "DELETE /api/environments/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "DELETE /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "DELETE /api/environments/{project_id}/groups_types/{group_type_index:\\d+} group:write",
                 "DELETE /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "DELETE /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid:[0-9a-fA-F-]{32,36}} survey:write",
@@ -333,6 +335,7 @@ mod tests {
                 "DELETE /api/personal_api_keys/{key_id}",
                 "DELETE /api/projects/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "DELETE /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "DELETE /api/projects/{project_id}/groups_types/{group_type_index:\\d+} group:write",
                 "DELETE /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "DELETE /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "DELETE /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid:[0-9a-fA-F-]{32,36}} survey:write",
@@ -342,11 +345,14 @@ mod tests {
                 "GET /api/early_access_features",
                 "GET /api/environments/{project_id}/cohorts cohort:read",
                 "GET /api/environments/{project_id}/cohorts/{cohort_id} cohort:read",
+                "GET /api/environments/{project_id}/cohorts/{cohort_id}/persons person:read",
                 "GET /api/environments/{project_id}/early_access_feature early_access_feature:read",
                 "GET /api/environments/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:read",
                 "GET /api/environments/{project_id}/feature_flags feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:read",
                 "GET /api/environments/{project_id}/feature_flags/{flag}/remote_config feature_flag:read",
+                "GET /api/environments/{project_id}/groups/find group:read",
+                "GET /api/environments/{project_id}/groups_types group:read",
                 "GET /api/environments/{project_id}/plugin_configs plugin:read",
                 "GET /api/environments/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/environments/{project_id}/surveys survey:read",
@@ -383,11 +389,14 @@ mod tests {
                 "GET /api/projects/{project_id} project:read",
                 "GET /api/projects/{project_id}/cohorts cohort:read",
                 "GET /api/projects/{project_id}/cohorts/{cohort_id} cohort:read",
+                "GET /api/projects/{project_id}/cohorts/{cohort_id}/persons person:read",
                 "GET /api/projects/{project_id}/early_access_feature early_access_feature:read",
                 "GET /api/projects/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:read",
                 "GET /api/projects/{project_id}/feature_flags feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:read",
                 "GET /api/projects/{project_id}/feature_flags/{flag}/remote_config feature_flag:read",
+                "GET /api/projects/{project_id}/groups/find group:read",
+                "GET /api/projects/{project_id}/groups_types group:read",
                 "GET /api/projects/{project_id}/plugin_configs plugin:read",
                 "GET /api/projects/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/projects/{project_id}/surveys survey:read",
@@ -424,8 +433,11 @@ mod tests {
                 "GET /static/{file}",
                 "GET /static/{version}/{file}",
                 "PATCH /api/environments/{project_id}/cohorts/{cohort_id} cohort:write",
+                "PATCH /api/environments/{project_id}/cohorts/{cohort_id}/add_persons_to_static_cohort cohort:write",
+                "PATCH /api/environments/{project_id}/cohorts/{cohort_id}/remove_person_from_static_cohort cohort:write",
                 "PATCH /api/environments/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "PATCH /api/environments/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "PATCH /api/environments/{project_id}/groups_types/update_metadata group:write",
                 "PATCH /api/environments/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PATCH /api/environments/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
@@ -433,8 +445,11 @@ mod tests {
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
                 "PATCH /api/personal_api_keys/{key_id}",
                 "PATCH /api/projects/{project_id}/cohorts/{cohort_id} cohort:write",
+                "PATCH /api/projects/{project_id}/cohorts/{cohort_id}/add_persons_to_static_cohort cohort:write",
+                "PATCH /api/projects/{project_id}/cohorts/{cohort_id}/remove_person_from_static_cohort cohort:write",
                 "PATCH /api/projects/{project_id}/early_access_feature/{feature_id:[0-9a-fA-F-]{32,36}} early_access_feature:write",
                 "PATCH /api/projects/{project_id}/feature_flags/{flag_id} feature_flag:write",
+                "PATCH /api/projects/{project_id}/groups_types/update_metadata group:write",
                 "PATCH /api/projects/{project_id}/plugin_configs/{config_id} plugin:write",
                 "PATCH /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PATCH /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}} webhook:write",
@@ -476,9 +491,11 @@ mod tests {
                 "POST /flags",
                 "POST /i/v0/e",
                 "POST /i/v1/analytics/events",
+                "PUT /api/environments/{project_id}/groups_types/set_default_columns group:write",
                 "PUT /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
                 "PUT /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PUT /api/personal_api_keys/{key_id}",
+                "PUT /api/projects/{project_id}/groups_types/set_default_columns group:write",
                 "PUT /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:write",
             ]
         );

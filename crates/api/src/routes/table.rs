@@ -3,14 +3,17 @@
 //! once. Registration (`super::configure`), `route_table()` and the OpenAPI document all read
 //! this table.
 
+use domain::cohort::MAX_COHORT_SEARCH_CHARS;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
-    ResourceSpec, api_schema, cohorts, console, early_access, feature_flags, health, organizations,
-    personal_api_keys, plugin_configs, plugins, projects, survey_responses, surveys, users,
-    webhooks,
+    ResourceSpec, api_schema, cohorts, console, early_access, feature_flags, groups, health,
+    organizations, personal_api_keys, plugin_configs, plugins, projects, survey_responses, surveys,
+    users, webhooks,
 };
-use crate::contract::schemas::{any, query, source_files, status_ok, string, success, uuid};
+use crate::contract::schemas::{
+    any, integer_within, query, source_files, status_ok, string, success, uuid,
+};
 use crate::contract::{Auth, Operation};
 use crate::dto::{ActivityResponse, FlagResponse};
 use crate::sdk::{
@@ -480,6 +483,7 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
     let flags = |id, summary| Operation::new("feature_flags", id, summary);
     let cohort_operation = |id, summary| Operation::new("cohorts", id, summary);
     let features = |id, summary| Operation::new("early_access_features", id, summary);
+    let group_operation = |id, summary| Operation::new("groups", id, summary);
     let configs = |id, summary| Operation::new("plugin_configs", id, summary);
     let hooks = |id, summary| Operation::new("webhooks", id, summary);
     let all_webhooks = format!("{project}/webhooks");
@@ -768,13 +772,45 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             .get(
                 cohorts::list,
                 cohort_operation("cohorts_list", "The project's live cohorts")
+                    .query([
+                        query(
+                            "type",
+                            "Only static (`static`) or dynamic (`dynamic`) cohorts.",
+                            string().enum_values(Some(["static", "dynamic"])),
+                        ),
+                        query(
+                            "created_by_id",
+                            "Only the cohorts this user created.",
+                            integer_within(i32::MIN.into(), i32::MAX.into(), false),
+                        ),
+                        query(
+                            "search",
+                            "Only cohorts whose name holds this text, ignoring case.",
+                            string().max_length(Some(MAX_COHORT_SEARCH_CHARS)),
+                        ),
+                        query(
+                            "hide_behavioral_cohorts",
+                            "Accepted; hides none (Burrow stores no behavioral cohort).",
+                            ObjectBuilder::new().schema_type(Type::Boolean),
+                        ),
+                        query(
+                            "basic",
+                            "Each cohort without `filters`, `query` and `groups`.",
+                            ObjectBuilder::new().schema_type(Type::Boolean),
+                        ),
+                    ])
                     .paginated::<cohorts::CohortResponse>(),
             )
             .post(
                 cohorts::create,
-                cohort_operation("cohorts_create", "Create a cohort of person properties")
-                    .body::<cohorts::CohortWrite>()
-                    .created::<cohorts::CohortResponse>(),
+                cohort_operation(
+                    "cohorts_create",
+                    "Create a cohort of person properties, or a static list of persons (a CSV \
+                     form)",
+                )
+                .body::<cohorts::CohortWrite>()
+                .form(cohorts::form_schema())
+                .created::<cohorts::CohortResponse>(),
             ),
         ResourceSpec::at(format!("{project}/cohorts/{{cohort_id}}"))
             .get(
@@ -786,11 +822,82 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 cohorts::update,
                 cohort_operation(
                     "cohorts_partial_update",
-                    "Change a cohort; `deleted: true` deletes it",
+                    "Change a cohort; `deleted: true` deletes it; a CSV form adds to a static one",
                 )
                 .body::<cohorts::CohortWrite>()
+                .form(cohorts::form_schema())
                 .ok::<cohorts::CohortResponse>(),
             ),
+        ResourceSpec::at(format!(
+            "{project}/cohorts/{{cohort_id}}/add_persons_to_static_cohort"
+        ))
+        .patch(
+            cohorts::add_persons,
+            cohort_operation(
+                "cohorts_add_persons_to_static_cohort_partial_update",
+                "Add persons, by UUID, to a static cohort",
+            )
+            .body_inline(
+                ObjectBuilder::new()
+                    .property("person_ids", ArrayBuilder::new().items(uuid()))
+                    .required("person_ids"),
+            )
+            .ok_inline(success()),
+        ),
+        ResourceSpec::at(format!(
+            "{project}/cohorts/{{cohort_id}}/remove_person_from_static_cohort"
+        ))
+        .patch(
+            cohorts::remove_person,
+            cohort_operation(
+                "cohorts_remove_person_from_static_cohort_partial_update",
+                "Remove a person, by UUID, from a static cohort",
+            )
+            .body_inline(ObjectBuilder::new().property("person_id", uuid()).required("person_id"))
+            .ok_inline(success()),
+        ),
+        ResourceSpec::at(format!("{project}/cohorts/{{cohort_id}}/persons")).get(
+            cohorts::persons,
+            cohort_operation(
+                "cohorts_persons_retrieve",
+                "A static cohort's captured persons, by distinct id",
+            )
+            .paginated::<cohorts::CohortPersonResponse>(),
+        ),
+        ResourceSpec::at(format!("{project}/groups_types")).get(
+            groups::list_types,
+            group_operation("groups_types_list", "The project's group types, by index")
+                .ok_around::<groups::GroupTypeResponse>(|item| ArrayBuilder::new().items(item).into()),
+        ),
+        ResourceSpec::at(format!("{project}/groups_types/update_metadata")).patch(
+            groups::update_metadata,
+            group_operation(
+                "groups_types_update_metadata_partial_update",
+                "Rename group types (all or none); answers every type",
+            )
+            .required_body::<groups::GroupTypesMetadataWrite>()
+            .ok_around::<groups::GroupTypeResponse>(|item| ArrayBuilder::new().items(item).into()),
+        ),
+        ResourceSpec::at(format!("{project}/groups_types/set_default_columns")).put(
+            groups::set_default_columns,
+            group_operation(
+                "groups_types_set_default_columns_update",
+                "Set the console's columns for a type's groups",
+            )
+            .required_body::<groups::DefaultColumnsWrite>()
+            .ok::<groups::GroupTypeResponse>(),
+        ),
+        ResourceSpec::at(format!("{project}/groups_types/{{group_type_index:\\d+}}")).delete(
+            groups::delete_type,
+            group_operation("groups_types_destroy", "Delete a group type and its groups")
+                .no_content(),
+        ),
+        ResourceSpec::at(format!("{project}/groups/find")).get(
+            groups::find,
+            group_operation("groups_find_retrieve", "One group, by type and key")
+                .query(groups::find_parameters())
+                .ok::<groups::GroupResponse>(),
+        ),
         ResourceSpec::at(format!("{project}/early_access_feature"))
             .get(
                 early_access::list,

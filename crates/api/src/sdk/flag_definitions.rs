@@ -21,11 +21,13 @@ use crate::dto::FlagSummary;
 use crate::error::ApiError;
 use crate::extract::{Caller, FeatureFlags};
 
-/// PostHog's `LocalEvaluationResponseSerializer`. Burrow has no group types, so that map is
-/// empty; `cohorts` holds, when asked for (`send_cohorts`), the cohorts the flags name (nested
-/// ones too) as PostHog's property groups. The flags are those `/flags` evaluates (serving ones,
-/// then each survey's internal targeting flag), so both ways of evaluating agree, their
-/// dependencies served as PostHog serves them.
+/// PostHog's `LocalEvaluationResponseSerializer`: `group_type_mapping` names the project's group
+/// types by index; `cohorts` holds, when asked for (`send_cohorts`), the dynamic cohorts the
+/// flags name (nested ones too) as PostHog's property groups. Static cohorts are not served, as
+/// PostHog serves none: a flag naming one makes the SDKs ask `/flags`, which reads the person's
+/// membership. The flags are those `/flags` evaluates (serving ones, then each survey's
+/// internal targeting flag), so both ways of evaluating agree, their dependencies served as
+/// PostHog serves them.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct FlagDefinitions {
     flags: Vec<FlagSummary>,
@@ -52,15 +54,23 @@ impl FlagDefinitions {
         let cohorts = if with_cohorts {
             snapshot
                 .cohorts()
-                .iter()
+                .dynamic()
                 .map(|(id, filters)| (id.0.to_string(), filters.properties.to_json()))
                 .collect()
         } else {
             Map::new()
         };
+        let group_type_mapping = snapshot
+            .group_types()
+            .iter()
+            .map(|group_type| {
+                let index = group_type.index.get().to_string();
+                (index, Value::from(group_type.group_type.as_str()))
+            })
+            .collect();
         Self {
             flags,
-            group_type_mapping: Map::new(),
+            group_type_mapping,
             cohorts,
         }
     }

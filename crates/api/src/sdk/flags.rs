@@ -10,7 +10,7 @@ use actix_web::http::header::ContentType;
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::ValidationError;
 use domain::feature_flag::{Evaluation, FeatureFlag};
-use domain::sdk::{Evaluated, SdkService, SdkSnapshot, SentProperties};
+use domain::sdk::{Evaluated, FlagsRequest, SdkService, SdkSnapshot, SentProperties};
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::error::Category;
@@ -23,7 +23,8 @@ use super::transport::SdkBody;
 use crate::error::ApiError;
 use crate::settings::ApiSettings;
 
-/// Evaluates the flags for the body's `distinct_id` and `person_properties`; answers the v2
+/// Evaluates the flags for the body's `distinct_id`, `person_properties`, `groups` and
+/// `group_properties` (and `$anon_distinct_id`, after identify); answers the v2
 /// shape (`flags`) for `?v=2` and above, else the legacy one (`featureFlags`).
 pub(crate) async fn flags(
     request: HttpRequest,
@@ -45,15 +46,25 @@ pub(crate) async fn flags(
         .find_map(|field| field.as_ref().and_then(Value::as_str));
     let snapshot = sdk.snapshot(token).await?;
     let distinct_id = distinct_id(body.distinct_id.as_ref())?;
-    let person_properties = match body.person_properties {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(properties)) => properties,
-        Some(_) => {
-            let detail = "person_properties must be an object.";
-            return Err(ValidationError::invalid("person_properties", detail).into());
-        }
+    let person_properties = object_field("person_properties", body.person_properties)?;
+    let person_properties = SentProperties::parse("person_properties", person_properties)?;
+    let groups = FlagsRequest::groups_of(&object_field("groups", body.groups)?);
+    let group_properties = FlagsRequest::group_properties_of(object_field(
+        "group_properties",
+        body.group_properties,
+    )?)?;
+    let anon_distinct_id = match body.anon_distinct_id {
+        Some(Value::String(id)) if !id.trim().is_empty() => Some(id),
+        Some(Value::Number(id)) => Some(id.to_string()),
+        _ => None,
     };
-    let person_properties = SentProperties::parse(person_properties)?;
+    let request = FlagsRequest {
+        distinct_id,
+        anon_distinct_id,
+        person_properties,
+        groups,
+        group_properties,
+    };
     let wanted: Option<Vec<String>> =
         body.flag_keys
             .as_ref()
@@ -81,7 +92,7 @@ pub(crate) async fn flags(
         }
     };
     let body = sdk
-        .answer_flags(snapshot, &distinct_id, person_properties, answer)
+        .answer_flags(snapshot, request, answer)
         .await?
         .map_err(|error| ApiError::internal(&error))?;
     Ok(HttpResponse::Ok()
@@ -109,6 +120,17 @@ pub(crate) struct FlagsBody {
     /// Only these flags in the answer.
     #[schema(value_type = Option<Vec<String>>)]
     flag_keys: Option<Value>,
+    /// The person's groups: each group type's name with the group's key
+    /// (`{"company": "acme"}`), for flags aggregated by group.
+    #[schema(value_type = Option<Object>)]
+    groups: Option<Value>,
+    /// Properties of those groups known to the SDK, by group type, over the stored ones.
+    #[schema(value_type = Option<Object>)]
+    group_properties: Option<Value>,
+    /// The id the person had before identify: their flags that ensure experience continuity
+    /// keep hashing it.
+    #[schema(rename = "$anon_distinct_id", value_type = Option<String>)]
+    anon_distinct_id: Option<Value>,
 }
 
 impl FlagsBody {
@@ -141,6 +163,10 @@ enum FlagsField {
     DistinctId,
     PersonProperties,
     FlagKeys,
+    Groups,
+    GroupProperties,
+    #[serde(rename = "$anon_distinct_id")]
+    AnonDistinctId,
     #[serde(other)]
     Other,
 }
@@ -172,6 +198,9 @@ impl<'de> Visitor<'de> for FlagsBodyVisitor {
                 FlagsField::DistinctId => &mut body.distinct_id,
                 FlagsField::PersonProperties => &mut body.person_properties,
                 FlagsField::FlagKeys => &mut body.flag_keys,
+                FlagsField::Groups => &mut body.groups,
+                FlagsField::GroupProperties => &mut body.group_properties,
+                FlagsField::AnonDistinctId => &mut body.anon_distinct_id,
                 FlagsField::Other => {
                     map.next_value::<IgnoredAny>()?;
                     continue;
@@ -180,6 +209,15 @@ impl<'de> Visitor<'de> for FlagsBodyVisitor {
             *field = Some(map.next_value()?);
         }
         Ok(body)
+    }
+}
+
+/// An object field of the body: none (or `null`) reads as empty.
+fn object_field(attr: &'static str, sent: Option<Value>) -> Result<Map<String, Value>, ApiError> {
+    match sent {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(fields)) => Ok(fields),
+        Some(_) => Err(ValidationError::invalid(attr, format!("{attr} must be an object.")).into()),
     }
 }
 
@@ -373,6 +411,7 @@ mod tests {
             ServingFlags::Loaded(flags),
             Vec::new(),
             Vec::new(),
+            Vec::new(),
             &NoPatterns,
         )
     }
@@ -453,12 +492,13 @@ mod tests {
     #[test]
     fn a_flags_body_is_an_object_whose_later_key_counts_and_other_keys_go_unread() {
         let body = FlagsBody::read(
-            br#"{"token":"a","$groups":{"deep":[1,{"x":null}]},"token":"b","distinct_id":7}"#,
+            br#"{"token":"a","$groups":{"deep":[1,{"x":null}]},"token":"b","distinct_id":7,"$anon_distinct_id":"anon"}"#,
         )
         .unwrap();
         assert_eq!(body.token, Some(json!("b")));
         assert_eq!(body.distinct_id, Some(json!(7)));
         assert_eq!(body.api_key, None);
+        assert_eq!(body.anon_distinct_id, Some(json!("anon")));
 
         for not_an_object in [
             &br#"["phc_token", null, "id", null, null]"#[..],

@@ -51,10 +51,41 @@ pub enum CohortNode {
     },
 }
 
-/// Whether a person is in the cohorts a cohort names: `None` for one not known (deleted since,
-/// or static, whose members are not in the snapshot), which matches no one.
+/// A cohort as one evaluation knows it.
+#[derive(Debug, Clone, Copy)]
+pub enum KnownCohort<'a> {
+    /// Evaluated from the person's properties.
+    Dynamic(&'a CohortFilters),
+    /// A list of persons, looked up for the person asking.
+    Static { member: bool },
+}
+
+/// The cohorts an evaluation may meet: `None` for one not known (deleted since), which matches
+/// no one.
 pub trait CohortLookup {
-    fn filters(&self, cohort: CohortId) -> Option<&CohortFilters>;
+    fn cohort(&self, cohort: CohortId) -> Option<KnownCohort<'_>>;
+}
+
+/// Whether a person with `properties` is in `cohort`, as `cohorts` knows it; `depth` counts the
+/// cohorts entered (1 for one a flag names), so a loop stored by a race ends.
+pub fn contains(
+    cohorts: &dyn CohortLookup,
+    cohort: CohortId,
+    properties: &Map<String, Value>,
+    now: DateTime<Utc>,
+    patterns: &dyn Patterns,
+    depth: usize,
+) -> bool {
+    if depth > super::MAX_COHORT_DEPTH {
+        return false;
+    }
+    match cohorts.cohort(cohort) {
+        None => false,
+        Some(KnownCohort::Static { member }) => member,
+        Some(KnownCohort::Dynamic(filters)) => {
+            filters.matches(properties, now, patterns, cohorts, depth)
+        }
+    }
 }
 
 impl CohortFilters {
@@ -79,6 +110,23 @@ impl CohortFilters {
             )));
         }
         Ok(parsed)
+    }
+
+    /// What a static cohort holds: an `AND` group of nothing. It is never evaluated (a static
+    /// cohort's members are its list, `KnownCohort::Static`), since it would match everyone.
+    pub fn empty() -> Self {
+        Self {
+            properties: CohortGroup {
+                all: true,
+                values: Vec::new(),
+            },
+        }
+    }
+
+    /// Whether any group holds a filter (PostHog's `cohort_filters_have_values`): what a static
+    /// cohort may not have.
+    pub fn has_values(&self) -> bool {
+        !self.person_filters().is_empty() || !self.cohort_ids().is_empty()
     }
 
     /// The cohorts these filters name, each as often as named.
@@ -146,11 +194,7 @@ impl CohortGroup {
                 property_matches(filter, properties, now, patterns) != *negation
             }
             CohortNode::Cohort { id, negation } => {
-                let member = depth < super::MAX_COHORT_DEPTH
-                    && cohorts.filters(*id).is_some_and(|nested| {
-                        nested.matches(properties, now, patterns, cohorts, depth + 1)
-                    });
-                member != *negation
+                contains(cohorts, *id, properties, now, patterns, depth + 1) != *negation
             }
         };
         if self.all {

@@ -58,8 +58,11 @@ pub struct ConditionSet {
     pub extra: Map<String, Value>,
 }
 
-/// One property filter. A filter evaluation cannot apply (a cohort, an operator it does not
-/// know) matches no one.
+/// The `type` of a group property filter (its group type in `group_type_index`).
+pub const GROUP_FILTER_TYPE: &str = "group";
+
+/// One property filter. A filter evaluation cannot apply (an operator it does not know)
+/// matches no one.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PropertyFilter {
     pub key: Option<String>,
@@ -362,8 +365,7 @@ impl PropertyFilter {
         self.operator.clone().unwrap_or(Operator::Exact)
     }
 
-    /// Whether it is about the person's properties (no `type`, or `person`): cohort and flag
-    /// filters match no one here.
+    /// Whether it is about the person's properties (no `type`, or `person`).
     pub fn about_persons(&self) -> bool {
         self.kind.as_deref().is_none_or(|kind| kind == "person")
     }

@@ -22,8 +22,9 @@ pub use dependency_graph::{
 };
 pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
 pub use filters::{
-    ConditionSet, FlagFilters, FlagFiltersPatch, MAX_CONDITION_SETS, MAX_FLAG_WEIGHT,
-    MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Multivariate, PropertyFilter, REGEX_WEIGHT, Variant,
+    ConditionSet, FlagFilters, FlagFiltersPatch, GROUP_FILTER_TYPE, MAX_CONDITION_SETS,
+    MAX_FLAG_WEIGHT, MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Multivariate, PropertyFilter,
+    REGEX_WEIGHT, Variant,
 };
 pub use key::{FlagKey, KEY_PATTERN, MAX_KEY_CHARS};
 pub use operator::Operator;

@@ -8,7 +8,7 @@ use super::{
     FeatureFlag, FeatureFlagRepository, FlagChanges, FlagFilters, FlagId, FlagRef, NewFlag,
     WrittenFlag, check_new_dependencies, check_switch,
 };
-use crate::cohort::{CohortRepository, does_not_exist};
+use crate::cohort::{CohortRepository, check_named_cohorts};
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserBasic};
@@ -93,7 +93,7 @@ impl FeatureFlagService {
         }
         self.check_dependencies(project, &written, &active, true, None)
             .await?;
-        self.check_cohorts(project, &flag.filters).await?;
+        check_named_cohorts(&*self.cohorts, project, &flag.filters, "filters").await?;
         self.flags
             .create(project, Some(creator.clone()), flag)
             .await
@@ -174,25 +174,6 @@ impl FeatureFlagService {
 }
 
 impl FeatureFlagService {
-    /// Every cohort the filters name must be a live cohort of the project.
-    async fn check_cohorts(
-        &self,
-        project: ProjectId,
-        filters: &FlagFilters,
-    ) -> Result<(), DomainError> {
-        let mut checked = Vec::new();
-        for id in filters.cohort_ids() {
-            if checked.contains(&id) {
-                continue;
-            }
-            if self.cohorts.get(project, id).await?.is_none() {
-                return Err(does_not_exist(id).into());
-            }
-            checked.push(id);
-        }
-        Ok(())
-    }
-
     /// The dependency checks of a write to `written` (`active`, the project's active flags):
     /// new filters' dependencies when `filters_sent`, and, for a write that switches the flag
     /// (`action`: PostHog's word for it), what depends on it or what it depends on. A flag a

@@ -5,26 +5,28 @@
 //! when something it holds changes.
 //!
 //! Freshness across nodes: storage announces every committed change to a project's flags,
-//! surveys or the project itself, and each node's listener ([`SnapshotInvalidation`]) forgets
+//! surveys, cohorts, group types or the project itself, and each node's listener ([`SnapshotInvalidation`]) forgets
 //! that project's snapshot as it hears it. A node that cannot hear (its listener is connecting
 //! or reconnecting) keeps nothing and reads storage on every request, so no node answers from
 //! a snapshot older than the last change it could have heard of. Kept snapshots also expire
 //! after [`SNAPSHOT_LIFETIME`], a safety net.
 
 mod evaluation_slots;
+mod flags_request;
 mod hosted;
 mod sent_properties;
 mod service;
 mod snapshot;
 
 pub use evaluation_slots::EvaluationSlots;
+pub use flags_request::FlagsRequest;
 pub use hosted::HostedSurvey;
 pub use sent_properties::{MAX_PERSON_PROPERTIES_BYTES, SentProperties};
 pub use service::{
     EVALUATION_BUDGET, Evaluated, SNAPSHOT_LIFETIME, SdkService, SnapshotCounts, SnapshotSettings,
     SnapshotSources,
 };
-pub use snapshot::{SNAPSHOT_FLAG_BYTES, SdkSnapshot};
+pub use snapshot::{PersonCohorts, SNAPSHOT_FLAG_BYTES, SdkSnapshot, SnapshotCohorts};
 
 use crate::tenancy::ProjectId;
 

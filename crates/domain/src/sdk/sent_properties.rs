@@ -1,13 +1,14 @@
-//! The `person_properties` a `/flags` request sent, checked once on the way in: every filter of
-//! every flag may scan them, so their size is bounded, and it is kept, since it also decides
-//! whether the request's evaluation is costly.
+//! The `person_properties` (or `group_properties`) a `/flags` request sent, checked once on the
+//! way in: every filter of every flag may scan them, so their size is bounded, and it is kept,
+//! since it also decides whether the request's evaluation is costly.
 
 use serde_json::{Map, Value};
 
 use crate::error::{ValidationCode, ValidationError};
 use crate::json_fields::json_length;
 
-/// The most `person_properties` one `/flags` request may send, as JSON text.
+/// The most `person_properties` one `/flags` request may send, as JSON text; and the most
+/// `group_properties`, all groups together.
 pub const MAX_PERSON_PROPERTIES_BYTES: usize = 64 * 1024;
 
 /// Properties a `/flags` request sent, within [`MAX_PERSON_PROPERTIES_BYTES`].
@@ -18,17 +19,20 @@ pub struct SentProperties {
 }
 
 impl SentProperties {
+    /// The properties sent as the field `attr`.
+    ///
     /// # Errors
-    /// `max_length` (`attr: person_properties`) past [`MAX_PERSON_PROPERTIES_BYTES`].
-    pub fn parse(properties: Map<String, Value>) -> Result<Self, ValidationError> {
+    /// `max_length` (`attr`) past [`MAX_PERSON_PROPERTIES_BYTES`].
+    pub fn parse(
+        attr: &'static str,
+        properties: Map<String, Value>,
+    ) -> Result<Self, ValidationError> {
         let bytes = json_length(&properties);
         if bytes > MAX_PERSON_PROPERTIES_BYTES {
             return Err(ValidationError::field(
-                "person_properties",
+                attr,
                 ValidationCode::MaxLength,
-                format!(
-                    "Ensure person_properties has no more than {MAX_PERSON_PROPERTIES_BYTES} bytes."
-                ),
+                format!("Ensure {attr} has no more than {MAX_PERSON_PROPERTIES_BYTES} bytes."),
             ));
         }
         Ok(Self { properties, bytes })
@@ -41,5 +45,10 @@ impl SentProperties {
 
     pub fn into_map(self) -> Map<String, Value> {
         self.properties
+    }
+
+    /// The properties sent under `key` (a group type's, in `group_properties`).
+    pub fn take(&mut self, key: &str) -> Option<Value> {
+        self.properties.remove(key)
     }
 }

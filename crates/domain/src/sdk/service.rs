@@ -8,18 +8,21 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
-use serde_json::Map;
+use serde_json::{Map, Value};
 
 use super::snapshot::SNAPSHOT_FLAG_BYTES;
-use super::{EvaluationSlots, SdkSnapshot, SentProperties, SnapshotInvalidation};
+use super::{EvaluationSlots, FlagsRequest, SdkSnapshot, SnapshotInvalidation};
 use crate::access::AccessError;
-use crate::cohort::CohortRepository;
+use crate::cohort::{CohortId, CohortRepository};
 use crate::error::Unexpected;
-use crate::feature_flag::evaluation::{Evaluation, Inputs, Person, evaluate_until};
+use crate::feature_flag::evaluation::{
+    Evaluation, GroupSubject, GroupSubjects, Inputs, Person, evaluate_until,
+};
 use crate::feature_flag::pattern::Patterns;
 use crate::feature_flag::{DependencyValues, FeatureFlagRepository, FlagId, ServingFlags};
+use crate::group::{GroupKey, GroupRepository, GroupTypeIndex};
 use crate::memory::{Memories, Memory};
-use crate::person::{PersonRepository, stored_distinct_id};
+use crate::person::{PersonRepository, ProfileQuery, stored_distinct_id};
 use crate::survey::SurveyService;
 use crate::tenancy::{Project, ProjectId, TenancyRepository};
 
@@ -64,6 +67,7 @@ pub struct SnapshotSources {
     pub flags: Arc<dyn FeatureFlagRepository>,
     /// Read only for a project whose flags filter by cohorts.
     pub cohorts: Arc<dyn CohortRepository>,
+    pub groups: Arc<dyn GroupRepository>,
     pub surveys: Arc<SurveyService>,
     pub persons: Arc<dyn PersonRepository>,
     /// Compiles the flags' patterns when a snapshot is built.
@@ -317,10 +321,11 @@ impl<R: Default + Send + Sync + 'static> SdkService<R> {
         } else {
             Vec::new()
         };
+        let group_types = self.sources.groups.types(project.id).await?;
         let patterns = Arc::clone(&self.sources.patterns);
         let id = project.id;
         self.offloaded(id, move || {
-            SdkSnapshot::new(project, flags, cohorts, surveys, &*patterns)
+            SdkSnapshot::new(project, flags, cohorts, group_types, surveys, &*patterns)
         })
         .await
     }
@@ -342,76 +347,144 @@ impl<R: Default + Send + Sync + 'static> SdkService<R> {
         done.ok_or_else(|| Unexpected::new("an evaluation slot ended without a result"))
     }
 
-    /// Every flag of the snapshot evaluated for the person (the properties stored for
-    /// `distinct_id`, overridden by the ones the request sent) within [`EVALUATION_BUDGET`], and
-    /// `answer` made of them: on the request's thread when that is cheap, else in one of the
-    /// node's [`EvaluationSlots`], so a project's costly flags take only its own share of them.
-    /// One evaluation per flag, in the order of `snapshot.flags`, so an answer finds each by
-    /// the index [`SdkSnapshot::answer_order`] gives.
+    /// Every flag of the snapshot evaluated for the request's person and groups (the
+    /// properties stored for them, overridden by the ones the request sent) within
+    /// [`EVALUATION_BUDGET`], and `answer` made of them: on the request's thread when that is
+    /// cheap, else in one of the node's [`EvaluationSlots`], so a project's costly flags take
+    /// only its own share of them. One evaluation per flag, in the order of `snapshot.flags`, so
+    /// an answer finds each by the index [`SdkSnapshot::answer_order`] gives.
     ///
     /// # Errors
     /// `Unexpected` when storage fails, or (busy) no slot frees in time.
     pub async fn answer_flags<A: Send + 'static>(
         &self,
         snapshot: Arc<SdkSnapshot<R>>,
-        distinct_id: &str,
-        sent_properties: SentProperties,
+        request: FlagsRequest,
         answer: impl for<'s> FnOnce(&'s SdkSnapshot<R>, Evaluated<'s>) -> A + Send + 'static,
     ) -> Result<A, Unexpected> {
         let cost = snapshot
             .evaluation_cost()
-            .saturating_mul(1 + sent_properties.bytes() / 4096);
-        let person = self.person(&snapshot, distinct_id, sent_properties).await?;
+            .saturating_mul(1 + request.sent_bytes() / 4096);
+        let asking = self.asking(&snapshot, request).await?;
         let now = Utc::now();
         if cost < INLINE_EVALUATION_COST {
-            let evaluated = evaluated(&snapshot, &person, now, false);
+            let evaluated = evaluated(&snapshot, &asking, now, false);
             return Ok(answer(&snapshot, evaluated));
         }
         let project = snapshot.project.id;
         self.offloaded(project, move || {
-            answer(&snapshot, evaluated(&snapshot, &person, now, true))
+            answer(&snapshot, evaluated(&snapshot, &asking, now, true))
         })
         .await
     }
 
-    /// Who the flags are evaluated for: the properties stored for `distinct_id` (read only if
-    /// the snapshot has flags), overridden by `sent_properties`.
-    async fn person(
+    /// Whom the flags are evaluated for, read in one statement when the snapshot has flags:
+    /// the person's stored properties under the sent ones, the request's groups of the types
+    /// flags aggregate by (stored properties under sent ones, with `$group_key`, as the SDKs
+    /// add it), the person's hash key overrides when flags ensure experience continuity, and
+    /// which of the flags' static cohorts list the person. A request after identify
+    /// (`$anon_distinct_id`) first keeps the anonymous id as the person's hash key for those
+    /// flags, as PostHog does.
+    async fn asking(
         &self,
         snapshot: &SdkSnapshot<R>,
-        distinct_id: &str,
-        sent_properties: SentProperties,
-    ) -> Result<Person, Unexpected> {
+        mut request: FlagsRequest,
+    ) -> Result<Asking, Unexpected> {
         if snapshot.flags.is_empty() {
-            return Ok(Person {
-                distinct_id: distinct_id.to_owned(),
+            return Ok(Asking::person(Person {
+                distinct_id: request.distinct_id,
                 properties: Map::new(),
-            });
+            }));
         }
-        let mut properties = self
-            .sources
-            .persons
-            .properties(snapshot.project.id, &stored_distinct_id(distinct_id))
-            .await?;
-        properties.extend(sent_properties.into_map());
-        Ok(Person {
-            distinct_id: distinct_id.to_owned(),
-            properties,
+        let project = snapshot.project.id;
+        let distinct_id = stored_distinct_id(&request.distinct_id);
+        let continuity = snapshot.continuity_flags();
+        if let Some(anonymous) = request.anon_distinct_id.as_deref().map(stored_distinct_id)
+            && !continuity.is_empty()
+            && anonymous != distinct_id
+        {
+            let keys: Vec<&str> = continuity.iter().map(String::as_str).collect();
+            self.sources
+                .persons
+                .keep_hash_keys(project, &distinct_id, &anonymous, &keys)
+                .await?;
+        }
+        let groups: Vec<(GroupTypeIndex, GroupKey)> = std::mem::take(&mut request.groups)
+            .into_iter()
+            .filter_map(|group| Some((snapshot.aggregated_type(&group.group_type)?, group)))
+            .collect();
+        let keys: Vec<GroupKey> = groups.iter().map(|(_, group)| group.clone()).collect();
+        let query = ProfileQuery {
+            distinct_id: &distinct_id,
+            groups: &keys,
+            hash_key_overrides: !continuity.is_empty(),
+            static_cohorts: snapshot.cohorts().statics(),
+        };
+        let profile = self.sources.persons.profile(project, &query).await?;
+        let mut properties = profile.properties;
+        properties.extend(request.person_properties.into_map());
+        let mut subjects = GroupSubjects::default();
+        for ((index, group), stored) in groups.into_iter().zip(profile.groups) {
+            let mut properties = stored;
+            if let Some(Value::Object(sent)) = request.group_properties.take(&group.group_type) {
+                properties.extend(sent);
+            }
+            properties.insert(
+                "$group_key".to_owned(),
+                Value::from(group.group_key.clone()),
+            );
+            subjects.insert(
+                index,
+                GroupSubject {
+                    group_key: group.group_key,
+                    properties,
+                },
+            );
+        }
+        Ok(Asking {
+            person: Person {
+                distinct_id: request.distinct_id,
+                properties,
+            },
+            groups: subjects,
+            hash_key_overrides: profile.hash_key_overrides,
+            static_cohorts: profile.static_cohorts,
         })
     }
 }
 
-/// The snapshot's flags evaluated for `person` in order, relative dates counted from one clock
+/// Whom one `/flags` request's flags are evaluated for.
+struct Asking {
+    person: Person,
+    groups: GroupSubjects,
+    hash_key_overrides: HashMap<String, String>,
+    /// The snapshot's static cohorts that list the person.
+    static_cohorts: Vec<CohortId>,
+}
+
+impl Asking {
+    fn person(person: Person) -> Self {
+        Self {
+            person,
+            groups: GroupSubjects::default(),
+            hash_key_overrides: HashMap::new(),
+            static_cohorts: Vec::new(),
+        }
+    }
+}
+
+/// The snapshot's flags evaluated for `asking` in order, relative dates counted from one clock
 /// reading, `now`; when `budgeted`, only until [`EVALUATION_BUDGET`] is spent from now (checked
 /// before each condition set, so a cheap evaluation, which is not budgeted, reads no clock).
 fn evaluated<'s, R>(
     snapshot: &'s SdkSnapshot<R>,
-    person: &Person,
+    asking: &Asking,
     now: DateTime<Utc>,
     budgeted: bool,
 ) -> Evaluated<'s> {
     let deadline = budgeted.then(|| Instant::now() + EVALUATION_BUDGET);
     let mut flags: Vec<Option<Evaluation<'s>>> = vec![None; snapshot.flags.len()];
+    let cohorts = snapshot.cohorts().for_person(&asking.static_cohorts);
     let mut out_of_time = false;
     for &index in snapshot.evaluation_order() {
         let settled = Settled {
@@ -419,11 +492,13 @@ fn evaluated<'s, R>(
             flags: &flags,
         };
         let inputs = Inputs {
-            person,
+            person: &asking.person,
+            groups: &asking.groups,
+            hash_key_overrides: &asking.hash_key_overrides,
             now,
             patterns: snapshot.patterns(),
             dependencies: &settled,
-            cohorts: snapshot.cohorts(),
+            cohorts: &cohorts,
         };
         match evaluate_until(&snapshot.flags[index], &inputs, deadline) {
             Some(evaluation) => flags[index] = Some(evaluation),

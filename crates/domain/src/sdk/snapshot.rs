@@ -7,13 +7,15 @@ use std::sync::Arc;
 
 use regex::Regex;
 
-use crate::cohort::{Cohort, CohortFilters, CohortId, CohortLookup};
+use crate::cohort::{Cohort, CohortFilters, CohortId, CohortLookup, KnownCohort};
 use crate::feature_flag::evaluation::regex_pattern;
 use crate::feature_flag::pattern::Patterns;
 use crate::feature_flag::{
     ConditionSet, DependencyGraph, FeatureFlag, MAX_PROJECT_FLAG_WEIGHT, Operator, PropertyFilter,
     ServingFlags,
 };
+use crate::group::{GroupType, GroupTypeIndex, MAX_GROUP_TYPES};
+use crate::json_fields::json_length;
 use crate::survey::Survey;
 use crate::tenancy::Project;
 
@@ -39,6 +41,12 @@ pub struct SdkSnapshot<R> {
     dependencies: DependencyGraph,
     evaluation_order: Vec<usize>,
     cohorts: SnapshotCohorts,
+    group_types: Vec<GroupType>,
+    /// By group type index: whether some flag aggregates by the type, so `/flags` reads the
+    /// properties of the request's group of it.
+    aggregated: [bool; MAX_GROUP_TYPES as usize],
+    /// The keys of the flags that ensure experience continuity.
+    continuity_flags: Vec<String>,
     size: u32,
     evaluation_cost: usize,
 }
@@ -60,13 +68,14 @@ impl<R> std::fmt::Debug for SdkSnapshot<R> {
 pub const SNAPSHOT_FLAG_BYTES: u64 = 2 * MAX_PROJECT_FLAG_WEIGHT as u64;
 
 impl<R: Default> SdkSnapshot<R> {
-    /// The snapshot of `project` holding `flags` (serving ones, by id) and `surveys`
-    /// (unarchived, newest first), with every pattern its flags filter by compiled by
-    /// `patterns`.
+    /// The snapshot of `project` holding `flags` (serving ones, by id), the cohorts they name
+    /// (of the project's live `cohorts`), its `group_types` and `surveys` (unarchived, newest
+    /// first), with every pattern its flags filter by compiled by `patterns`.
     pub fn new(
         project: Project,
         flags: ServingFlags,
         cohorts: Vec<Cohort>,
+        group_types: Vec<GroupType>,
         surveys: Vec<Survey>,
         patterns: &dyn Patterns,
     ) -> Self {
@@ -77,8 +86,20 @@ impl<R: Default> SdkSnapshot<R> {
         flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
         let cohorts = SnapshotCohorts::of(&flags, cohorts);
         let patterns = CompiledPatterns::of(&flags, &cohorts, patterns);
-        let size = estimated_size(&flags, &surveys);
-        let evaluation_cost = evaluation_cost(&flags) + cohorts.person_filters().count();
+        let size = estimated_size(&flags, &cohorts, &surveys);
+        let evaluation_cost = evaluation_cost(&flags, &cohorts);
+        let mut aggregated = [false; MAX_GROUP_TYPES as usize];
+        for flag in &flags {
+            let index = flag.filters.aggregation_group_type_index;
+            if let Some(index) = index.and_then(GroupTypeIndex::new) {
+                aggregated[usize::from(index.get())] = true;
+            }
+        }
+        let continuity_flags = flags
+            .iter()
+            .filter(|flag| flag.ensure_experience_continuity && flag.active && !flag.deleted)
+            .map(|flag| flag.key.clone())
+            .collect();
         let answer_order = answer_order(&flags);
         let dependencies = DependencyGraph::of(&flags);
         let evaluation_order = dependencies.evaluation_order();
@@ -92,6 +113,9 @@ impl<R: Default> SdkSnapshot<R> {
             dependencies,
             evaluation_order,
             cohorts,
+            group_types,
+            aggregated,
+            continuity_flags,
             renderings: R::default(),
             size,
             evaluation_cost,
@@ -120,6 +144,27 @@ impl<R> SdkSnapshot<R> {
     /// The cohorts the snapshot's flags name, nested ones included.
     pub fn cohorts(&self) -> &SnapshotCohorts {
         &self.cohorts
+    }
+
+    /// The project's group types, by index: the definitions' `group_type_mapping`.
+    pub fn group_types(&self) -> &[GroupType] {
+        &self.group_types
+    }
+
+    /// The index of the group type named `group_type`, when some flag aggregates by it: the
+    /// groups of a `/flags` request whose properties are read.
+    pub fn aggregated_type(&self, group_type: &str) -> Option<GroupTypeIndex> {
+        self.group_types
+            .iter()
+            .find(|known| known.group_type == group_type)
+            .map(|known| known.index)
+            .filter(|index| self.aggregated[usize::from(index.get())])
+    }
+
+    /// The keys of the flags that ensure experience continuity (hash key overrides are read,
+    /// and written on identify, only when there are some).
+    pub fn continuity_flags(&self) -> &[String] {
+        &self.continuity_flags
     }
 
     /// Indices into [`Self::flags`], each flag after the flags it depends on: the order
@@ -174,43 +219,88 @@ impl Patterns for CompiledPatterns {
 }
 
 /// The cohorts a snapshot's flags name, and the cohorts those name, by id: what a cohort
-/// filter is evaluated with. Others of the project are not kept.
+/// filter is evaluated with (a static cohort by the membership each request reads). Others of
+/// the project are not kept.
 #[derive(Debug, Default)]
-pub struct SnapshotCohorts(HashMap<CohortId, CohortFilters>);
+pub struct SnapshotCohorts {
+    /// `None` for a static cohort.
+    kept: HashMap<CohortId, Option<CohortFilters>>,
+    statics: Vec<CohortId>,
+}
 
 impl SnapshotCohorts {
     fn of(flags: &[FeatureFlag], live: Vec<Cohort>) -> Self {
-        let mut live: HashMap<CohortId, CohortFilters> = live
-            .into_iter()
-            .map(|cohort| (cohort.id, cohort.filters))
-            .collect();
+        let mut live: HashMap<CohortId, Cohort> =
+            live.into_iter().map(|cohort| (cohort.id, cohort)).collect();
         let mut kept = HashMap::new();
+        let mut statics = Vec::new();
         let mut wanted: Vec<CohortId> = flags
             .iter()
             .flat_map(|flag| flag.filters.cohort_ids())
             .collect();
         while let Some(id) = wanted.pop() {
-            if let Some(filters) = live.remove(&id) {
-                wanted.extend(filters.cohort_ids());
-                kept.insert(id, filters);
+            let Some(cohort) = live.remove(&id) else {
+                continue;
+            };
+            if cohort.is_static {
+                statics.push(id);
+                kept.insert(id, None);
+            } else {
+                wanted.extend(cohort.filters.cohort_ids());
+                kept.insert(id, Some(cohort.filters));
             }
         }
-        Self(kept)
+        statics.sort_unstable();
+        Self { kept, statics }
     }
 
-    /// Each kept cohort, by id.
-    pub fn iter(&self) -> impl Iterator<Item = (CohortId, &CohortFilters)> {
-        self.0.iter().map(|(id, filters)| (*id, filters))
+    /// Each kept dynamic cohort, by id: what the SDKs can evaluate themselves.
+    pub fn dynamic(&self) -> impl Iterator<Item = (CohortId, &CohortFilters)> {
+        self.kept
+            .iter()
+            .filter_map(|(id, filters)| Some((*id, filters.as_ref()?)))
+    }
+
+    /// The kept static cohorts: whose membership a `/flags` request reads.
+    pub fn statics(&self) -> &[CohortId] {
+        &self.statics
+    }
+
+    /// The cohorts as one person's evaluation sees them: static ones listing them are
+    /// `members` (read for the request).
+    pub fn for_person<'a>(&'a self, members: &'a [CohortId]) -> PersonCohorts<'a> {
+        PersonCohorts {
+            kept: self,
+            members,
+        }
     }
 
     fn person_filters(&self) -> impl Iterator<Item = &PropertyFilter> {
-        self.0.values().flat_map(CohortFilters::person_filters)
+        self.dynamic()
+            .flat_map(|(_, filters)| filters.person_filters())
+    }
+
+    fn json_length(&self) -> usize {
+        self.dynamic()
+            .map(|(_, filters)| json_length(filters))
+            .sum()
     }
 }
 
-impl CohortLookup for SnapshotCohorts {
-    fn filters(&self, cohort: CohortId) -> Option<&CohortFilters> {
-        self.0.get(&cohort)
+/// A snapshot's cohorts for one person ([`SnapshotCohorts::for_person`]).
+pub struct PersonCohorts<'a> {
+    kept: &'a SnapshotCohorts,
+    members: &'a [CohortId],
+}
+
+impl CohortLookup for PersonCohorts<'_> {
+    fn cohort(&self, cohort: CohortId) -> Option<KnownCohort<'_>> {
+        Some(match self.kept.kept.get(&cohort)? {
+            Some(filters) => KnownCohort::Dynamic(filters),
+            None => KnownCohort::Static {
+                member: self.members.contains(&cohort),
+            },
+        })
     }
 }
 
@@ -224,28 +314,59 @@ fn answer_order(flags: &[FeatureFlag]) -> Vec<usize> {
 }
 
 /// Each filter counts 1; a regex or substring filter scans its value (one substring filter
-/// may hold several), so counts 8.
-fn evaluation_cost(flags: &[FeatureFlag]) -> usize {
+/// may hold several), so counts 8; a cohort filter counts its cohort's filters (nested ones
+/// included), each time a flag names it.
+fn evaluation_cost(flags: &[FeatureFlag], cohorts: &SnapshotCohorts) -> usize {
+    let cohort_costs: HashMap<CohortId, usize> = cohorts
+        .dynamic()
+        .map(|(id, _)| (id, cohort_cost(id, cohorts, 1)))
+        .collect();
     flags
         .iter()
         .flat_map(|flag| flag.filters.condition_sets())
         .flat_map(ConditionSet::properties)
-        .map(|filter| match filter.operator() {
-            Operator::Regex
-            | Operator::NotRegex
-            | Operator::IContains
-            | Operator::NotIContains
-            | Operator::IContainsMulti
-            | Operator::NotIContainsMulti => 8,
-            _ => 1,
+        .map(|filter| match filter.cohort_id() {
+            Some(id) => 1 + cohort_costs.get(&id).copied().unwrap_or_default(),
+            None => filter_cost(filter),
         })
         .sum()
 }
 
+/// What evaluating a dynamic cohort costs: its person filters and its nested cohorts', as
+/// often as they are named, down to where evaluation stops.
+fn cohort_cost(id: CohortId, cohorts: &SnapshotCohorts, depth: usize) -> usize {
+    let Some(Some(filters)) = cohorts.kept.get(&id) else {
+        return 1;
+    };
+    if depth > crate::cohort::MAX_COHORT_DEPTH {
+        return 1;
+    }
+    let own: usize = filters.person_filters().into_iter().map(filter_cost).sum();
+    let nested: usize = filters
+        .cohort_ids()
+        .into_iter()
+        .map(|nested| cohort_cost(nested, cohorts, depth + 1))
+        .sum();
+    own.saturating_add(nested)
+}
+
+fn filter_cost(filter: &PropertyFilter) -> usize {
+    match filter.operator() {
+        Operator::Regex
+        | Operator::NotRegex
+        | Operator::IContains
+        | Operator::NotIContains
+        | Operator::IContainsMulti
+        | Operator::NotIContainsMulti => 8,
+        _ => 1,
+    }
+}
+
 /// What the snapshot's flags weigh (their JSON, and 4 KiB for each regex filter, which covers
-/// its compiled program) and its surveys' JSON, times a factor for their parsed form and the
-/// renderings made from them; an estimate, which is all a memory budget needs.
-fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey]) -> u32 {
+/// its compiled program), the cohorts they name and its surveys' JSON, times a factor for their
+/// parsed form and the renderings made from them; an estimate, which is all a memory budget
+/// needs.
+fn estimated_size(flags: &[FeatureFlag], cohorts: &SnapshotCohorts, surveys: &[Survey]) -> u32 {
     const PARSED_AND_RENDERED: usize = 6;
     let json_len = |value: Result<Vec<u8>, serde_json::Error>| value.map_or(0, |v| v.len());
     let flags: usize = flags
@@ -263,5 +384,6 @@ fn estimated_size(flags: &[FeatureFlag], surveys: &[Survey]) -> u32 {
                 + 256
         })
         .sum();
-    u32::try_from((flags + surveys + 1024).saturating_mul(PARSED_AND_RENDERED)).unwrap_or(u32::MAX)
+    let total = flags + cohorts.json_length() + surveys + 1024;
+    u32::try_from(total.saturating_mul(PARSED_AND_RENDERED)).unwrap_or(u32::MAX)
 }

@@ -332,13 +332,6 @@ fn check_targeting_filters(filters: &FlagFiltersPatch) -> Result<(), ValidationE
              (linked_flag_id) instead.",
         ));
     }
-    if !filters.filters().cohort_ids().is_empty() {
-        return Err(ValidationError::invalid(
-            "targeting_flag_filters",
-            "Survey targeting cannot filter by cohorts yet; link the survey to a flag that does \
-             (linked_flag_id) instead.",
-        ));
-    }
     if filters.filters().serves_everyone() {
         return Err(ValidationError::invalid(
             "targeting_flag_filters",

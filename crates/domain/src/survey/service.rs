@@ -15,19 +15,37 @@ use super::{
 };
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
+use crate::cohort::{CohortRepository, check_named_cohorts};
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
-use crate::feature_flag::FlagChanges;
+use crate::feature_flag::{FlagChanges, FlagFilters, FlagFiltersPatch};
 use crate::in_transaction;
 use crate::ports::PageRequest;
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
 pub struct SurveyService {
     surveys: Arc<dyn SurveyRepository>,
+    /// Where the cohorts targeting filters name are looked up.
+    cohorts: Arc<dyn CohortRepository>,
 }
 
 impl SurveyService {
-    pub fn new(surveys: Arc<dyn SurveyRepository>) -> Self {
-        Self { surveys }
+    pub fn new(surveys: Arc<dyn SurveyRepository>, cohorts: Arc<dyn CohortRepository>) -> Self {
+        Self { surveys, cohorts }
+    }
+
+    /// The cohorts targeting filters name must be live cohorts of `project`, as a flag's must.
+    async fn check_targeting_cohorts(
+        &self,
+        project: ProjectId,
+        filters: Option<&FlagFilters>,
+    ) -> Result<(), DomainError> {
+        match filters {
+            Some(filters) => {
+                check_named_cohorts(&*self.cohorts, project, filters, "targeting_flag_filters")
+                    .await
+            }
+            None => Ok(()),
+        }
     }
 
     /// Every unarchived survey of the project, newest first: what the SDKs' public feed and
@@ -78,6 +96,9 @@ impl SurveyService {
         creator: &UserBasic,
         survey: NewSurvey,
     ) -> Result<Survey, DomainError> {
+        let targeting = survey.changes.targeting_flag_filters.as_ref();
+        self.check_targeting_cohorts(project, targeting.map(FlagFiltersPatch::filters))
+            .await?;
         let references = references(&survey.changes);
         let id = SurveyId::generate();
         in_transaction!(self.surveys.begin(), |tx| {
@@ -102,6 +123,9 @@ impl SurveyService {
         editor: UserId,
         changes: SurveyChanges,
     ) -> Result<Survey, DomainError> {
+        let targeting = changes.targeting_flag_filters.as_ref();
+        self.check_targeting_cohorts(project, targeting.map(FlagFiltersPatch::filters))
+            .await?;
         in_transaction!(self.surveys.begin(), |tx| {
             let locked = writes::lock_for_update(tx, project, id, references(&changes)).await?;
             let write = plan_update(&locked.planned, &changes, &locked.referenced(), editor)?;
@@ -160,6 +184,13 @@ impl SurveyService {
                 id: SurveyId::generate(),
             })
             .collect();
+        // The copies' targeting names the source's cohorts, which each project must have.
+        let targeting = source.targeting_flag.as_ref().filter(|flag| !flag.deleted);
+        for target in &targets {
+            let filters = targeting.map(|flag| &flag.filters);
+            self.check_targeting_cohorts(target.project, filters)
+                .await?;
+        }
         let now = Utc::now();
         let prefix = name_prefix(&source.state.name);
         in_transaction!(self.surveys.begin(), |tx| {

@@ -9,6 +9,7 @@ use uuid::Uuid;
 
 use super::{SurveyEvent, SurveyEventKind};
 use crate::error::{ValidationCode, ValidationError};
+use crate::group::{GroupSet, MAX_GROUP_NAME_CHARS};
 use crate::person::{PersonSet, stored_distinct_id};
 
 /// Longest `distinct_id`, `$survey_id` or `$survey_submission_id` kept; PostHog truncates
@@ -47,10 +48,16 @@ pub const ENROLLMENT_EVENT: &str = "$feature_enrollment_update";
 /// `$feature_enrollment/<flag key>`, read by the flag's `super_groups`.
 pub const ENROLLMENT_PREFIX: &str = "$feature_enrollment/";
 
+/// The event posthog-js's `group()` and the server SDKs' `group_identify` send: it names a
+/// group (`$group_type`, `$group_key`) and sets its properties (`$group_set`).
+pub const GROUP_IDENTIFY_EVENT: &str = "$groupidentify";
+
 /// Whether capture keeps an event's properties: survey events all their `$survey_*` ones and
-/// `$set`, enrollment events their `$set`.
+/// `$set`, enrollment events their `$set`, group identifies their `$group_*` ones.
 pub fn keeps_properties(event: &str) -> bool {
-    SurveyEventKind::parse(event).is_some() || event == ENROLLMENT_EVENT
+    SurveyEventKind::parse(event).is_some()
+        || event == ENROLLMENT_EVENT
+        || event == GROUP_IDENTIFY_EVENT
 }
 
 impl CaptureBatch {
@@ -147,6 +154,50 @@ impl CaptureBatch {
                     sets.push(PersonSet {
                         distinct_id,
                         properties: set.clone(),
+                    });
+                }
+            }
+        }
+        sets
+    }
+
+    /// What the batch's `$groupidentify` events set: one set per group (type and key), first
+    /// seen first, later events' `$group_set` keys winning. An event naming no type (or one that
+    /// is not a string), no key (a string or a number, taken as its text), or either longer than
+    /// [`MAX_GROUP_NAME_CHARS`] is dropped, as PostHog's ingestion drops it, without refusing
+    /// the batch; a `$group_set` that is absent or not an object sets nothing, but the group is
+    /// still identified.
+    pub fn group_sets(&self) -> Vec<GroupSet> {
+        let mut sets: Vec<GroupSet> = Vec::new();
+        // Where each group's set sits in `sets`: one lookup an event, whatever the batch's size.
+        let mut positions: HashMap<(String, String), usize> = HashMap::new();
+        for event in &self.events {
+            if event.event != GROUP_IDENTIFY_EVENT {
+                continue;
+            }
+            let Some(Value::String(group_type)) = event.properties.get("$group_type") else {
+                continue;
+            };
+            let Some(group_key) = property_string(&event.properties, "$group_key") else {
+                continue;
+            };
+            let named =
+                |text: &str| !text.is_empty() && text.chars().count() <= MAX_GROUP_NAME_CHARS;
+            if !named(group_type) || !named(&group_key) {
+                continue;
+            }
+            let set = match event.properties.get("$group_set") {
+                Some(Value::Object(set)) => set.clone(),
+                _ => Map::new(),
+            };
+            match positions.get(&(group_type.clone(), group_key.clone())) {
+                Some(&position) => sets[position].properties.extend(set),
+                None => {
+                    positions.insert((group_type.clone(), group_key.clone()), sets.len());
+                    sets.push(GroupSet {
+                        group_type: group_type.clone(),
+                        group_key,
+                        properties: set,
                     });
                 }
             }
@@ -275,6 +326,78 @@ mod tests {
                 },
             ]
         );
+    }
+
+    fn group_set(group_type: &str, group_key: &str, properties: Value) -> GroupSet {
+        GroupSet {
+            group_type: group_type.to_owned(),
+            group_key: group_key.to_owned(),
+            properties: properties.as_object().unwrap().clone(),
+        }
+    }
+
+    #[test]
+    fn group_sets_gather_each_groups_group_set_later_keys_winning() {
+        let batch = batch(vec![
+            event(
+                "$groupidentify",
+                json!({"distinct_id": "p", "$group_type": "company", "$group_key": "acme",
+                       "$group_set": {"name": "Acme", "plan": "free"}}),
+            ),
+            event(
+                "$pageview",
+                json!({"distinct_id": "p", "$group_type": "company", "$group_key": "acme",
+                       "$group_set": {"name": "Ignored"}}),
+            ),
+            event(
+                "$groupidentify",
+                json!({"distinct_id": "p", "$group_type": "team", "$group_key": 42}),
+            ),
+            event(
+                "$groupidentify",
+                json!({"distinct_id": "p", "$group_type": "company", "$group_key": "acme",
+                       "$group_set": {"plan": "pro"}}),
+            ),
+        ]);
+        assert_eq!(
+            batch.group_sets(),
+            vec![
+                group_set("company", "acme", json!({"name": "Acme", "plan": "pro"})),
+                group_set("team", "42", json!({})),
+            ]
+        );
+    }
+
+    #[test]
+    fn group_identifies_without_a_usable_type_or_key_are_dropped_not_refused() {
+        let long = "x".repeat(MAX_GROUP_NAME_CHARS + 1);
+        let longest = "x".repeat(MAX_GROUP_NAME_CHARS);
+        let identify = |properties: Value| event("$groupidentify", properties);
+        let batch = batch(vec![
+            identify(json!({"distinct_id": "p", "$group_key": "acme"})),
+            identify(json!({"distinct_id": "p", "$group_type": 1, "$group_key": "acme"})),
+            identify(json!({"distinct_id": "p", "$group_type": "", "$group_key": "acme"})),
+            identify(json!({"distinct_id": "p", "$group_type": "company"})),
+            identify(json!({"distinct_id": "p", "$group_type": "company", "$group_key": ""})),
+            identify(json!({"distinct_id": "p", "$group_type": "company", "$group_key": true})),
+            identify(json!({"distinct_id": "p", "$group_type": long, "$group_key": "acme"})),
+            identify(json!({"distinct_id": "p", "$group_type": "company", "$group_key": long})),
+            identify(
+                json!({"distinct_id": "p", "$group_type": "company", "$group_key": longest,
+                            "$group_set": "not an object"}),
+            ),
+        ]);
+        assert_eq!(batch.survey_events(at(0)).unwrap(), vec![]);
+        assert_eq!(
+            batch.group_sets(),
+            vec![group_set("company", &longest, json!({}))]
+        );
+    }
+
+    #[test]
+    fn group_identifies_keep_their_properties() {
+        assert!(keeps_properties(GROUP_IDENTIFY_EVENT));
+        assert!(!keeps_properties("$pageview"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::activity::NewActivity;
 use crate::error::Unexpected;
-use crate::person::PersonSet;
+use crate::person::ProfileSets;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::tenancy::ProjectId;
@@ -26,8 +26,14 @@ pub struct Forgotten {
 #[async_trait]
 pub trait SurveyResponseRepository: Send + Sync {
     /// Stores one capture whole or not at all: the events; for each `survey sent`, the response
-    /// of its submission (the latest send of a submission wins); and each of `person_sets`
-    /// merged into its person's properties. An event whose uuid the project already has is
+    /// of its submission (the latest send of a submission wins); each of `sets.persons` merged
+    /// into its person's properties; and each of `sets.groups` merged into its group's
+    /// properties the same way (the group created if new). A group set naming a type the
+    /// project does not have gives the type the lowest free index, in the order the sets name
+    /// new types; past [`MAX_GROUP_TYPES`](crate::group::MAX_GROUP_TYPES) types its sets are
+    /// dropped, as PostHog's ingestion drops them. (A type another capture creates at the same
+    /// instant may find its index taken by this one's: its sets are then dropped too, and the
+    /// group's next identify stores them.) An event whose uuid the project already has is
     /// skipped, so a retried batch stores no event twice (its sets merge again, to the same
     /// properties). Returns how many events were new.
     ///
@@ -47,7 +53,7 @@ pub trait SurveyResponseRepository: Send + Sync {
         &self,
         project: ProjectId,
         events: Vec<SurveyEvent>,
-        person_sets: Vec<PersonSet>,
+        sets: ProfileSets,
     ) -> Result<usize, Unexpected>;
 
     /// Responses by `$survey_id` whose latest send is at or after the earliest `start_date` of

@@ -14,7 +14,7 @@ use super::{
     SurveyResults, SurveyStats, TallyRequest,
 };
 use crate::error::{DomainError, Unexpected, ValidationError};
-use crate::person::stored_distinct_id;
+use crate::person::{ProfileSets, stored_distinct_id};
 use crate::ports::{Page, PageRequest};
 use crate::survey::activity as survey_activity;
 use crate::survey::{Question, Questions, Survey, SurveyId, SurveyService};
@@ -128,7 +128,8 @@ impl SurveyResponseService {
 
     /// Stores the batch's survey events (other events are dropped) together with what they
     /// `$set` on their persons, so flags (a survey's own targeting flag first) see that the
-    /// person answered or dismissed it. Returns how many events were new.
+    /// person answered or dismissed it, and what its `$groupidentify` events set on their groups,
+    /// which group flags target. Returns how many events were new.
     ///
     /// # Errors
     /// `Invalid` for a malformed event (nothing of the batch is stored); `Unexpected`.
@@ -138,14 +139,17 @@ impl SurveyResponseService {
         batch: CaptureBatch,
     ) -> Result<usize, DomainError> {
         let events = batch.survey_events(Utc::now())?;
-        let person_sets = batch.person_sets();
-        if events.is_empty() && person_sets.is_empty() {
+        let sets = ProfileSets {
+            persons: batch.person_sets(),
+            groups: batch.group_sets(),
+        };
+        if events.is_empty() && sets.is_empty() {
             return Ok(0);
         }
         // The batch as received is not needed while the write waits: a burst of large batches
         // holds one copy of each fewer.
         drop(batch);
-        Ok(self.responses.record(project, events, person_sets).await?)
+        Ok(self.responses.record(project, events, sets).await?)
     }
 
     /// # Errors

@@ -9,6 +9,7 @@ mod cohorts;
 mod early_access;
 mod evaluation_slots;
 mod feature_flags;
+mod groups;
 mod patterns;
 mod persons;
 mod plugins;
@@ -57,6 +58,10 @@ struct State {
     survey_events: Vec<(ProjectId, crate::survey_response::SurveyEvent)>,
     survey_responses: Vec<survey_responses::StoredResponse>,
     person_properties: Vec<persons::StoredPerson>,
+    hash_key_overrides: Vec<persons::HashKeyOverride>,
+    cohort_members: Vec<persons::CohortMember>,
+    group_types: Vec<groups::StoredGroupType>,
+    groups: Vec<groups::StoredGroup>,
     webhooks: Vec<webhooks::StoredWebhook>,
     /// In the order they were made.
     deliveries: Vec<webhooks::StoredDelivery>,

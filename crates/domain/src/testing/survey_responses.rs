@@ -1,5 +1,5 @@
 //! The survey response port, faked: events deduplicated by uuid, one response per submission,
-//! person sets merged and webhook deliveries made under the same lock (so a capture is all or
+//! person and group sets merged and webhook deliveries made under the same lock (so a capture is all or
 //! nothing here too), counts and stats computed from them directly, by the port's rules
 //! (`rules.rs`).
 
@@ -12,7 +12,7 @@ use uuid::Uuid;
 
 use crate::activity::NewActivity;
 use crate::error::Unexpected;
-use crate::person::PersonSet;
+use crate::person::ProfileSets;
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::survey_response::{
@@ -172,11 +172,14 @@ impl SurveyResponseRepository for InMemoryStore {
         &self,
         project: ProjectId,
         events: Vec<SurveyEvent>,
-        person_sets: Vec<PersonSet>,
+        sets: ProfileSets,
     ) -> Result<usize, Unexpected> {
         let mut state = self.lock();
-        for set in &person_sets {
+        for set in &sets.persons {
             state.merge_person(project, set);
+        }
+        for set in &sets.groups {
+            state.merge_group(project, set);
         }
         let mut stored = 0;
         // For the webhook outbox: the new sends, and the responses this call created.

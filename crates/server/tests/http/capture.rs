@@ -61,7 +61,7 @@ fn web_answer(token: &str, survey: &str, question: &str, submission: &str, uuid:
     })
 }
 
-fn web_batch(token: &str, events: Vec<Value>) -> Value {
+pub(crate) fn web_batch(token: &str, events: Vec<Value>) -> Value {
     json!({"api_key": token, "batch": events, "sent_at": "2026-11-23T10:00:01.000Z"})
 }
 
@@ -72,7 +72,11 @@ fn gzip(body: &Value) -> Vec<u8> {
 }
 
 /// Posts like the web SDK with gzip-js: text/plain, no query flag, from another origin.
-async fn post_gzip_as_web_sdk(app: &TestApp, path: &str, body: &Value) -> reqwest::Response {
+pub(crate) async fn post_gzip_as_web_sdk(
+    app: &TestApp,
+    path: &str,
+    body: &Value,
+) -> reqwest::Response {
     app.request(Method::POST, path)
         .header(CONTENT_TYPE, "text/plain")
         .header(ORIGIN, "https://site.example")

@@ -1,6 +1,6 @@
 //! `/api/projects/{id}/cohorts/` over HTTP: PostHog's shape and messages, soft deletion, the
-//! `cohort` scope, and a flag filtering by a cohort answered by `/flags` and served with its
-//! cohorts by the definitions.
+//! list's filters, the `cohort` scope, and a flag filtering by a cohort answered by `/flags` and
+//! served with its cohorts by the definitions.
 
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -81,8 +81,8 @@ async fn cohorts_are_created_read_changed_and_deleted_as_posthog_shows_them() {
         ),
         (
             json!({"is_static": true, "filters": plan_is("pro")}),
-            "is_static",
-            "Burrow evaluates cohorts of person properties only: static cohorts (lists of persons) are not supported.",
+            "filters",
+            "Burrow fills a static cohort from a CSV or person ids, not from filters: create it without filters.",
         ),
     ] {
         let (status, error) = send_to_project(&app, &ada, Method::POST, "cohorts/", body).await;
@@ -215,4 +215,152 @@ async fn a_flag_filtering_by_a_cohort_is_answered_and_its_cohort_served_to_the_s
         "This cohort is used in 1 active feature flag(s): pro-feature. Please remove the cohort \
          from these feature flags before deleting it."
     );
+}
+
+#[tokio::test]
+async fn the_list_takes_posthogs_filters_keeps_them_in_its_links_and_refuses_what_it_cannot_apply()
+{
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let mut ada_id = Value::Null;
+    for body in [
+        json!({"name": "Pro users", "filters": plan_is("pro")}),
+        json!({"name": "Beta 50% list", "is_static": true}),
+        json!({"name": "pro trial", "filters": plan_is("trial")}),
+    ] {
+        let (status, created) = send_to_project(&app, &ada, Method::POST, "cohorts/", body).await;
+        assert_eq!(status, 201, "{created}");
+        ada_id = created["created_by"]["id"].clone();
+    }
+    let list = async |query: &str| {
+        send_to_project(
+            &app,
+            &ada,
+            Method::GET,
+            &format!("cohorts/?{query}"),
+            json!({}),
+        )
+        .await
+    };
+    let names = |body: &Value| -> Vec<String> {
+        body["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|cohort| cohort["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    for (query, kept) in [
+        ("type=static", vec!["Beta 50% list"]),
+        ("type=dynamic", vec!["pro trial", "Pro users"]),
+        ("search=50%25", vec!["Beta 50% list"]),
+        ("search=PRO&type=dynamic", vec!["pro trial", "Pro users"]),
+        (
+            &format!("created_by_id={ada_id}"),
+            vec!["pro trial", "Beta 50% list", "Pro users"],
+        ),
+        (
+            &format!("created_by_id={}", ada_id.as_i64().unwrap() + 1000),
+            vec![],
+        ),
+        // Burrow stores no behavioral cohort, so hiding them hides none.
+        (
+            "hide_behavioral_cohorts=true",
+            vec!["pro trial", "Beta 50% list", "Pro users"],
+        ),
+    ] {
+        let (status, body) = list(query).await;
+        assert_eq!(status, 200, "{query}: {body}");
+        assert_eq!(
+            (body["count"].as_u64(), names(&body)),
+            (
+                Some(kept.len() as u64),
+                kept.iter().map(|n| n.to_string()).collect()
+            ),
+            "{query}"
+        );
+    }
+
+    // Paging keeps the filters: the next page is the rest of what they keep.
+    let (_, first) = list("search=pro&type=dynamic&limit=1").await;
+    assert_eq!(
+        (first["count"].as_u64(), names(&first)),
+        (Some(2), vec!["pro trial".into()])
+    );
+    let next = first["next"].as_str().unwrap();
+    assert!(
+        next.ends_with("/cohorts/?limit=1&offset=1&search=pro&type=dynamic"),
+        "{next}"
+    );
+    let next_query = next.split_once('?').unwrap().1;
+    let (_, second) = list(next_query).await;
+    assert_eq!(names(&second), ["Pro users"]);
+    assert!(
+        second["previous"]
+            .as_str()
+            .unwrap()
+            .ends_with("/cohorts/?limit=1&search=pro&type=dynamic"),
+        "{second}"
+    );
+
+    // `basic=true` leaves each cohort's definition out, as PostHog's basic list does.
+    let (status, basic) = list("basic=true&type=static").await;
+    assert_eq!(status, 200, "{basic}");
+    let cohort = basic["results"][0].as_object().unwrap();
+    for field in ["filters", "query", "groups"] {
+        assert!(!cohort.contains_key(field), "{field}: {basic}");
+    }
+    assert_eq!(
+        (cohort["name"].as_str(), cohort["count"].as_u64()),
+        (Some("Beta 50% list"), Some(0))
+    );
+    let (_, full) = list("basic=false&type=static").await;
+    assert_eq!(full["results"][0]["groups"], json!([]));
+
+    for (query, attr, detail) in [
+        (
+            "type=behavioral".to_owned(),
+            "type",
+            "\"behavioral\" is not a valid choice: use \"static\" or \"dynamic\".",
+        ),
+        (
+            "created_by_id=ada".to_owned(),
+            "created_by_id",
+            "A valid integer is required.",
+        ),
+        (
+            format!("search={}", "x".repeat(201)),
+            "search",
+            "Search query must be 200 characters or fewer.",
+        ),
+        (
+            "hide_behavioral_cohorts=maybe".to_owned(),
+            "hide_behavioral_cohorts",
+            "Must be a valid boolean.",
+        ),
+        (
+            "basic=maybe".to_owned(),
+            "basic",
+            "Must be a valid boolean.",
+        ),
+    ] {
+        let (status, error) = list(&query).await;
+        assert_eq!(status, 400, "{query}: {error}");
+        assert_eq!(
+            (
+                error["type"].as_str(),
+                error["code"].as_str(),
+                error["attr"].as_str(),
+                error["detail"].as_str()
+            ),
+            (
+                Some("validation_error"),
+                Some("invalid_input"),
+                Some(attr),
+                Some(detail)
+            ),
+            "{query}"
+        );
+    }
 }

@@ -11,12 +11,13 @@ use serde_json::{Value, json};
 use crate::helpers::{Tenant, TestApp, spawn_app_with};
 
 /// Strings only A's data contains: any of them in an answer to an outsider is a leak.
-const MARKERS: [&str; 5] = [
+const MARKERS: [&str; 6] = [
     "secret-survey-of-a",
     "secret-flag-of-a",
     "Secret plugin of A",
     "secret answer of A",
     "alice-a@example.com",
+    "secret-group-of-a",
 ];
 
 /// A's objects, one of each kind a path can name.
@@ -122,7 +123,10 @@ async fn objects_of_a(app: &TestApp) -> ObjectsOfA {
         .request(Method::POST, "/batch/")
         .json(&json!({"api_key": token, "batch": [{
             "event": "survey sent", "distinct_id": "person-of-a", "uuid": response,
-            "properties": {"$survey_id": survey_id, "$survey_response": "secret answer of A"}}]}))
+            "properties": {"$survey_id": survey_id, "$survey_response": "secret answer of A"}}, {
+            "event": "$groupidentify", "distinct_id": "person-of-a",
+            "properties": {"$group_type": "secret-group-of-a", "$group_key": "secret-group-of-a",
+                           "$group_set": {"name": "secret-group-of-a"}}}]}))
         .send()
         .await
         .unwrap();
@@ -189,6 +193,8 @@ fn path_into_a(pattern: &str, a: &ObjectsOfA) -> String {
                 Some("key_id") => a.key_id.clone(),
                 Some("webhook_id") => a.webhook.clone(),
                 Some("delivery_id") => a.delivery.clone(),
+                // A's one group type, captured above.
+                Some("group_type_index") => "0".to_owned(),
                 // The SDK routes name a project by its public token, which anyone may hold.
                 Some("token") => a.token.clone(),
                 Some("version") => "1.449.2".to_owned(),
@@ -306,6 +312,15 @@ async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
     .await;
     assert_eq!(flag["key"], "secret-flag-of-a");
     assert_eq!(flag["deleted"], false);
+    let cohort = json_of(
+        app.get(&format!("{project}/cohorts/{}/", a.cohort), &a.tenant.key)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (cohort["name"].clone(), cohort["deleted"].clone()),
+        (json!("secret-cohort-of-a"), json!(false))
+    );
     let plugin = json_of(
         app.get(
             &format!(
@@ -336,6 +351,19 @@ async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
     )
     .await;
     assert_eq!(responses["count"], 1, "{responses}");
+    let group_types = json_of(
+        app.get(&format!("{project}/groups_types/"), &a.tenant.key)
+            .await,
+    )
+    .await;
+    assert_eq!(
+        (
+            group_types[0]["group_type"].clone(),
+            group_types[0]["name_singular"].clone()
+        ),
+        (json!("secret-group-of-a"), Value::Null),
+        "{group_types}"
+    );
     assert_eq!(
         app.rows("surveys").await,
         1,

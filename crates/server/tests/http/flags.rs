@@ -1,5 +1,6 @@
 //! `POST /flags/?v=2`: the project's flags evaluated for one person, however the SDK packed the
-//! body, and each survey's internal targeting flag turning off once that person answers.
+//! body, and each survey's internal targeting flag turning off once that person answers; flags
+//! aggregated by group, and experience continuity across identify.
 
 use std::io::Write as _;
 
@@ -340,4 +341,151 @@ async fn huge_versions_a_client_sends_are_read_as_the_sdks_read_them() {
             assert_eq!(answer["flags"][key]["enabled"], enabled, "{key}");
         }
     }
+}
+
+/// Captures one `$groupidentify`, as posthog-js's `posthog.group(type, key, properties)` sends it.
+pub async fn identify_group(app: &TestApp, token: &str, group_type: &str, key: &str, set: Value) {
+    let response = app
+        .request(Method::POST, "/batch/")
+        .json(&json!({"api_key": token, "batch": [{
+            "event": "$groupidentify", "distinct_id": "someone",
+            "properties": {"$group_type": group_type, "$group_key": key, "$group_set": set}}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+}
+
+#[tokio::test]
+async fn a_group_flag_is_evaluated_for_the_group_the_request_names() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    identify_group(
+        &app,
+        &token,
+        "company",
+        "acme",
+        json!({"tier": "enterprise"}),
+    )
+    .await;
+    identify_group(&app, &token, "company", "bolt", json!({"tier": "free"})).await;
+    flag(
+        &app,
+        &ada,
+        json!({"key": "enterprise", "filters": {"aggregation_group_type_index": 0, "groups": [
+            {"properties": [{"key": "tier", "type": "group", "group_type_index": 0,
+                             "operator": "exact", "value": ["enterprise"]}],
+             "rollout_percentage": 100}]}}),
+    )
+    .await;
+    flag(
+        &app,
+        &ada,
+        json!({"key": "half-of-companies", "filters": {"aggregation_group_type_index": 0,
+            "groups": [{"rollout_percentage": 50}]}}),
+    )
+    .await;
+    let answer = async |body: Value| {
+        let mut body = body;
+        body["token"] = json!(token);
+        let (status, answer) = ask(&app, "?v=2", &body).await;
+        assert_eq!(status, 200, "{answer}");
+        answer["flags"].clone()
+    };
+
+    let acme = answer(json!({"distinct_id": "p1", "groups": {"company": "acme"}})).await;
+    assert_eq!(
+        acme["enterprise"]["enabled"], true,
+        "stored group properties"
+    );
+    let sent_wins = answer(json!({"distinct_id": "p1", "groups": {"company": "acme"},
+        "group_properties": {"company": {"tier": "free"}}}))
+    .await;
+    assert_eq!(sent_wins["enterprise"]["enabled"], false, "sent ones win");
+    let bolt = answer(json!({"distinct_id": "p1", "groups": {"company": "bolt"}})).await;
+    assert_eq!(bolt["enterprise"]["enabled"], false);
+    for no_group in [json!({}), json!({"team": "acme"})] {
+        let alone = answer(json!({"distinct_id": "p1", "groups": no_group})).await;
+        assert_eq!(alone["enterprise"]["enabled"], false);
+        assert_eq!(alone["enterprise"]["reason"]["code"], "no_group_type");
+    }
+    // A rollout by group: every person of a company gets the company's answer.
+    for company in ["acme", "bolt", "cray", "dyno"] {
+        let mut seen = Vec::new();
+        for person in ["p1", "p2", "p3"] {
+            let flags =
+                answer(json!({"distinct_id": person, "groups": {"company": company}})).await;
+            seen.push(flags["half-of-companies"]["enabled"].clone());
+        }
+        assert!(seen.iter().all(|v| v == &seen[0]), "{company}: {seen:?}");
+    }
+
+    let (status, definitions) = parts(
+        app.get(&format!("/flags/definitions?token={token}"), &ada.key)
+            .await,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(definitions["group_type_mapping"], json!({"0": "company"}));
+
+    let (status, error) = ask(
+        &app,
+        "?v=2",
+        &json!({"token": token, "distinct_id": "p1", "groups": ["acme"]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error,
+        json!({"type": "validation_error", "code": "invalid_input",
+               "detail": "groups must be an object.", "attr": "groups"})
+    );
+}
+
+#[tokio::test]
+async fn experience_continuity_keeps_the_anonymous_variant_after_identify() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let token = app.project_token(&ada).await;
+    flag(
+        &app,
+        &ada,
+        json!({"key": "checkout", "ensure_experience_continuity": true, "filters": {
+            "groups": [{"rollout_percentage": 100}],
+            "multivariate": {"variants": [
+                {"key": "one", "rollout_percentage": 50},
+                {"key": "two", "rollout_percentage": 50}]}}}),
+    )
+    .await;
+    let variant = async |body: Value| {
+        let mut body = body;
+        body["token"] = json!(token);
+        let (status, answer) = ask(&app, "?v=2", &body).await;
+        assert_eq!(status, 200, "{answer}");
+        answer["flags"]["checkout"]["variant"].clone()
+    };
+    let anonymous = variant(json!({"distinct_id": "anon-1"})).await;
+    // Someone whose own id lands in the other variant.
+    let mut identified = None;
+    for candidate in (0..50).map(|i| format!("user-{i}")) {
+        if variant(json!({"distinct_id": candidate})).await != anonymous {
+            identified = Some(candidate);
+            break;
+        }
+    }
+    let identified = identified.expect("one of 50 ids lands in the other variant");
+
+    let after_identify =
+        variant(json!({"distinct_id": identified, "$anon_distinct_id": "anon-1"})).await;
+    assert_eq!(after_identify, anonymous, "the anonymous variant is kept");
+    let later = variant(json!({"distinct_id": identified})).await;
+    assert_eq!(later, anonymous, "and remembered");
+    let another_anonymous =
+        variant(json!({"distinct_id": identified, "$anon_distinct_id": "anon-2"})).await;
+    assert_eq!(
+        another_anonymous, anonymous,
+        "the first override is never replaced"
+    );
+    assert_eq!(app.rows("hash_key_overrides").await, 1);
 }

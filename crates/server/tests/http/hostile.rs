@@ -245,6 +245,10 @@ fn bounds() -> Vec<((&'static str, &'static str), Bound)> {
         "capture: $survey_id and $survey_submission_id refused past 200, distinct ids truncated";
     const ADMIN: &str = "`burrow admin`, which checks the length";
     const INTERNAL: &str = "one of Burrow's own names";
+    const GROUP_NAME: &str = "capture: a $groupidentify whose $group_type or $group_key passes 400 \
+         is dropped (domain capture tests)";
+    const GROUP_TYPE_NAME: &str =
+        "update_metadata refuses past 400, its body a list (groups.rs, domain groups tests)";
     vec![
         (
             ("early_access_features", "documentation_url"),
@@ -255,6 +259,15 @@ fn bounds() -> Vec<((&'static str, &'static str), Bound)> {
             Field(EarlyAccessCreate, "name"),
         ),
         (("feature_flags", "key"), Field(FlagCreate, "key")),
+        (("group_types", "group_type"), Elsewhere(GROUP_NAME)),
+        (("group_types", "name_plural"), Elsewhere(GROUP_TYPE_NAME)),
+        (("group_types", "name_singular"), Elsewhere(GROUP_TYPE_NAME)),
+        (("groups", "group_key"), Elsewhere(GROUP_NAME)),
+        (("groups", "group_type"), Elsewhere(GROUP_NAME)),
+        (
+            ("hash_key_overrides", "feature_flag_key"),
+            Elsewhere("a flag's key, refused past 400 when the flag is written"),
+        ),
         (("organizations", "name"), Elsewhere(ADMIN)),
         (("personal_api_keys", "label"), Elsewhere(ADMIN)),
         (

@@ -1,12 +1,15 @@
 //! What PostHog's server SDKs evaluate locally (from `/flags/definitions`) and through `/flags`
 //! in the agreement tests (`posthog_python.rs`, `posthog_node.rs`): one flag of each kind Burrow
-//! evaluates, and persons whose properties tell them apart. Each driver reads the persons on its
-//! standard input and fails on any answer that differs between its two ways.
+//! evaluates, and persons whose properties (and groups) tell them apart. Each driver reads the
+//! persons on its standard input and fails on any answer that differs between its two ways, and
+//! on any local answer for the flags PostHog's server makes the SDKs ask `/flags` for.
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::flags::identify_group;
 use crate::helpers::{Tenant, TestApp};
+use crate::static_cohorts::static_from_csv;
 
 /// How many persons each SDK evaluates every flag for, both ways.
 pub const PERSONS: usize = 200;
@@ -97,10 +100,64 @@ fn dependent_flags() -> Vec<(&'static str, DependentFilters)> {
     ]
 }
 
+/// The flags' keys: those the SDKs evaluate locally, and those they must ask `/flags` for.
+pub struct FlagKeys {
+    pub local: Vec<&'static str>,
+    pub remote_only: Vec<&'static str>,
+}
+
+impl FlagKeys {
+    /// The drivers' `FLAG_KEYS` and `REMOTE_ONLY_KEYS`.
+    pub fn joined(&self) -> (String, String) {
+        (self.local.join(","), self.remote_only.join(","))
+    }
+
+    pub fn all(&self) -> Vec<&'static str> {
+        self.local
+            .iter()
+            .chain(&self.remote_only)
+            .copied()
+            .collect()
+    }
+}
+
+/// Flags aggregated by the `company` group type (index 0, named by a `$groupidentify` capture
+/// first, as the definitions' `group_type_mapping` must show it): group properties, a rollout
+/// by group and variants by group.
+fn group_flags() -> Vec<(&'static str, Value)> {
+    let group = |key: &str, operator: &str, value: Value| json!({"key": key, "operator": operator, "value": value, "type": "group", "group_type_index": 0});
+    vec![
+        (
+            "company-tier",
+            json!({"aggregation_group_type_index": 0, "groups": [
+                {"properties": [group("tier", "exact", json!(["enterprise", "startup"]))],
+                 "rollout_percentage": 70},
+                {"properties": [group("employees", "gt", json!("60"))]}]}),
+        ),
+        (
+            "company-variants",
+            json!({"aggregation_group_type_index": 0, "groups": [{"rollout_percentage": 80}],
+                   "multivariate": {"variants": [
+                       {"key": "small", "rollout_percentage": 50},
+                       {"key": "large", "rollout_percentage": 50}]}}),
+        ),
+    ]
+}
+
 /// Creates the flags in the tenant's project, those that depend on others last; their keys.
-pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> Vec<&'static str> {
+pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> FlagKeys {
+    // The group type of the group flags, named by one company's `$groupidentify`.
+    let token = app.project_token(tenant).await;
+    identify_group(
+        app,
+        &token,
+        "company",
+        "co_0",
+        json!({"name": "Company zero"}),
+    )
+    .await;
     let mut created: Vec<(&'static str, i64)> = Vec::new();
-    for (key, filters) in flags() {
+    for (key, filters) in flags().into_iter().chain(group_flags()) {
         created.push((key, create(app, tenant, key, filters).await));
     }
     for (key, filters) in cohort_flags(app, tenant).await {
@@ -114,7 +171,29 @@ pub async fn create_flags(app: &TestApp, tenant: &Tenant) -> Vec<&'static str> {
         let filters = filters(&on);
         created.push((key, create(app, tenant, key, filters).await));
     }
-    created.into_iter().map(|(key, _)| key).collect()
+    // A static cohort, which PostHog does not serve, and experience continuity (which keeps a
+    // person's variant across identify) make the SDKs ask `/flags`.
+    let listed: String = (0..PERSONS)
+        .filter(|i| i % 3 == 1)
+        .map(|i| format!("distinct_id_{i}\n"))
+        .collect();
+    let listed = static_from_csv(app, tenant, &listed).await;
+    let in_listed = json!({"groups": [{"properties": [
+        {"key": "id", "type": "cohort", "value": listed, "operator": "in"}]}]});
+    create(app, tenant, "static-cohort", in_listed).await;
+    let continuity = json!({"groups": [{"rollout_percentage": 50}]});
+    create_with(
+        app,
+        tenant,
+        "continuity",
+        continuity,
+        json!({"ensure_experience_continuity": true}),
+    )
+    .await;
+    FlagKeys {
+        local: created.into_iter().map(|(key, _)| key).collect(),
+        remote_only: vec!["static-cohort", "continuity"],
+    }
 }
 
 /// Flags filtering by cohorts: a cohort of paying persons (an OR of groups), its complement,
@@ -178,12 +257,27 @@ fn id_in(created: &[(&str, i64)], key: &str) -> i64 {
 }
 
 async fn create(app: &TestApp, tenant: &Tenant, key: &str, filters: Value) -> i64 {
+    create_with(app, tenant, key, filters, json!({})).await
+}
+
+/// Creates a flag with more fields than its key and filters.
+async fn create_with(
+    app: &TestApp,
+    tenant: &Tenant,
+    key: &str,
+    filters: Value,
+    more: Value,
+) -> i64 {
+    let mut flag = json!({"key": key, "name": key, "filters": filters});
+    flag.as_object_mut()
+        .unwrap()
+        .extend(more.as_object().unwrap().clone());
     let response = app
         .send_json(
             Method::POST,
             &format!("/api/projects/{}/feature_flags/", tenant.project_id.0),
             &tenant.key,
-            &json!({"key": key, "name": key, "filters": filters}),
+            &flag,
         )
         .await;
     assert_eq!(response.status(), 201, "{key}");
@@ -191,7 +285,8 @@ async fn create(app: &TestApp, tenant: &Tenant, key: &str, filters: Value) -> i6
     flag["id"].as_i64().unwrap()
 }
 
-/// The persons, as the drivers read them: `[{"distinct_id", "properties"}]`, as JSON.
+/// The persons, as the drivers read them: `[{"distinct_id", "properties", "groups",
+/// "group_properties"}]`, as JSON; three in four belong to one of 17 companies.
 pub fn persons() -> Vec<u8> {
     let versions = ["1.1.9", "v1.2.0", "1.2.0-beta.2", "1.10", "2.0.1", "0.9.3"];
     let urls = [
@@ -199,9 +294,21 @@ pub fn persons() -> Vec<u8> {
         "http://example.com",
         "HTTPS://Docs.example.org",
     ];
+    let tiers = ["enterprise", "startup", "free"];
     let persons: Vec<Value> = (0..PERSONS)
         .map(|i| {
+            let company = i % 17;
+            let (groups, group_properties) = if i % 4 == 0 {
+                (json!({}), json!({}))
+            } else {
+                (
+                    json!({"company": format!("co_{company}")}),
+                    json!({"company": {"tier": tiers[company % 3], "employees": company * 7}}),
+                )
+            };
             json!({
+                "groups": groups,
+                "group_properties": group_properties,
                 "distinct_id": format!("distinct_id_{i}"),
                 "properties": {
                     "plan": if i % 2 == 1 { "pro" } else { "free" },

@@ -90,6 +90,7 @@ async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons()
         .await;
     let token = app.project_token(&ada).await;
     let keys = local_evaluation::create_flags(&app, &ada).await;
+    let (flag_keys, remote_only) = keys.joined();
 
     let output = drive(
         "local_evaluation.mjs",
@@ -97,12 +98,13 @@ async fn posthog_nodes_local_evaluation_agrees_with_flags_for_the_same_persons()
             ("BURROW_URL", &app.address),
             ("BURROW_TOKEN", &token),
             ("BURROW_KEY", &ada.key),
-            ("FLAG_KEYS", &keys.join(",")),
+            ("FLAG_KEYS", &flag_keys),
+            ("REMOTE_ONLY_KEYS", &remote_only),
         ],
         &local_evaluation::persons(),
     )
     .await;
-    local_evaluation::assert_answered(&output, &keys);
+    local_evaluation::assert_answered(&output, &keys.all());
 }
 
 #[tokio::test]

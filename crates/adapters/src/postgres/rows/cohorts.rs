@@ -17,6 +17,7 @@ pub(crate) struct CohortRow {
     pub name: String,
     pub description: String,
     pub filters: Value,
+    pub is_static: bool,
     pub deleted: bool,
     pub created_at: DateTime<Utc>,
 }
@@ -38,6 +39,7 @@ impl CohortRow {
             name: self.name,
             description: self.description,
             filters,
+            is_static: self.is_static,
             deleted: self.deleted,
             created_at: self.created_at,
             created_by,
@@ -64,6 +66,7 @@ pub(crate) struct NewCohortRow<'a> {
     pub name: &'a str,
     pub description: &'a str,
     pub filters: Value,
+    pub is_static: bool,
     pub created_by_id: Option<i32>,
 }
 
@@ -78,6 +81,7 @@ impl<'a> NewCohortRow<'a> {
             name: &cohort.name,
             description: &cohort.description,
             filters: filters_json(&cohort.filters)?,
+            is_static: cohort.is_static,
             created_by_id: creator.map(|user| user.0),
         })
     }

@@ -5,6 +5,7 @@ mod activity;
 mod cohorts;
 mod early_access;
 mod feature_flags;
+mod groups;
 mod plugins;
 mod surveys;
 mod tenancy;
@@ -15,6 +16,7 @@ pub(crate) use activity::ActivityEntryRow;
 pub(crate) use cohorts::{CohortChangeset, CohortRow, NewCohortRow};
 pub(crate) use early_access::{EarlyAccessChangeset, EarlyAccessRow, NewEarlyAccessRow};
 pub(crate) use feature_flags::{FlagChangeset, FlagRow, NewFlagRow};
+pub(crate) use groups::{GroupRow, GroupTypeChangeset, GroupTypeRow};
 pub(crate) use plugins::{NewPluginActivityRow, PluginRow, PluginStateRow};
 pub(crate) use surveys::{NewSurveyActivityRow, SurveyRow, SurveyStateRow};
 pub(crate) use tenancy::{

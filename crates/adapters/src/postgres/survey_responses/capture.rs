@@ -12,7 +12,8 @@ use diesel::sql_types::{
     Array, Bool, Int4, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar,
 };
 use domain::Unexpected;
-use domain::person::PersonSet;
+use domain::group::GroupSet;
+use domain::person::{PersonSet, ProfileSets};
 use domain::survey_response::{SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
@@ -31,14 +32,22 @@ use crate::postgres::text::{pg_object, pg_string, pg_text};
 pub(super) struct Capture {
     pub(super) project: ProjectId,
     pub(super) events: Vec<SurveyEvent>,
-    pub(super) person_sets: Vec<PersonSet>,
+    pub(super) sets: ProfileSets,
 }
 
-/// Events one statement takes at most (always at least one capture, whatever its size): what a
-/// statement's parameters hold, and its connection's buffers keep, stays bounded however many
-/// captures queue. A connection that wrote a larger capture is closed after it
-/// ([`write_captures`]).
-pub(super) const MOST_EVENTS_TOGETHER: usize = 1_000;
+impl Capture {
+    /// The rows it writes at most: its events and its sets (a batch of `$groupidentify` events
+    /// has sets and no survey event).
+    pub(super) fn rows(&self) -> usize {
+        self.events.len() + self.sets.persons.len() + self.sets.groups.len()
+    }
+}
+
+/// Rows (events and sets) one statement takes at most (always at least one capture, whatever
+/// its size): what a statement's parameters hold, and its connection's buffers keep, stays
+/// bounded however many captures queue. A connection that wrote a larger capture is closed after
+/// it ([`write_captures`]).
+pub(super) const MOST_ROWS_TOGETHER: usize = 1_000;
 
 /// What [`RECORD_CAPTURE`] answers that the caller needs: the uuids of the events it stored.
 #[derive(QueryableByName)]
@@ -77,12 +86,16 @@ impl CounterSlot {
 /// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
 /// entry and internal targeting flag follow at once, through the surveys trigger's notification;
 /// captures racing past the limit together may overshoot it by their own responses, and the next
-/// one stops it); and, when the project has an enabled webhook, each new send goes to the
-/// webhook outbox, once whatever the number of webhooks (an acknowledged answer is delivered
-/// even if the process dies next; the dispatcher fans it out, `delivery_queue.rs`; a project
-/// without webhooks pays one index probe). Every input is
-/// an array, so a batch of any size takes these 19 parameters (PostgreSQL allows 65,535). It
-/// answers the uuids of the events it stored.
+/// one stops it); the group sets name their types, and those the project lacks are inserted with
+/// its lowest free indices in the order the sets first name them (never past index 4; an index
+/// or name another capture took meanwhile is skipped, `ON CONFLICT DO NOTHING`), then the sets
+/// of the types that existed before the statement or that it inserted are merged into their
+/// groups with jsonb `||` (the rest are dropped, as the repository's contract says); and, when
+/// the project has an enabled webhook, each new send goes to the webhook outbox, once whatever
+/// the number of webhooks (an acknowledged answer is delivered even if the process dies next;
+/// the dispatcher fans it out, `delivery_queue.rs`; a project without webhooks pays one index
+/// probe). Every input is an array, so a batch of any size takes these 23 parameters
+/// (PostgreSQL allows 65,535). It answers the uuids of the events it stored.
 ///
 /// The statement is sent kept prepared (`prepared.rs`), so each pooled connection plans it
 /// once: sent as text, it was planned for every capture, and planning took longer than running
@@ -90,19 +103,19 @@ impl CounterSlot {
 /// which measured no faster: `docs/benchmarks.md`.)
 ///
 /// Concurrent captures lock rows table by table in one order (events, responses, counters,
-/// persons; the outbox only inserts), each in key order (the arrays arrive sorted; `ORDER BY`
-/// where SQL regroups), so they may wait on each other but never deadlock. That order is the
-/// final `SELECT`'s: its subqueries run in turn, each reading its step to the end. Outbox
-/// entries are inserted in event order (time, then uuid), which their `seq` keeps.
+/// persons, group types, groups; the outbox only inserts), each in key order (the arrays arrive
+/// sorted; `ORDER BY` where SQL regroups), so they may wait on each other but never deadlock.
+/// That order is the final `SELECT`'s: its subqueries run in turn, each reading its step to the
+/// end. Outbox entries are inserted in event order (time, then uuid), which their `seq` keeps.
 const RECORD_CAPTURE: &str = include_str!("record_capture.sql");
 
 /// Writes captures of one project with one [`RECORD_CAPTURE`] statement, as if one after the
 /// other: one copy of each uuid (a retried event is one event), each submission's latest send,
-/// each person's sets merged in turn, new responses counted in `slot`. Answers the uuids of the
-/// events that were new.
+/// each person's and group's sets merged in turn, new responses counted in `slot`. Answers the
+/// uuids of the events that were new.
 ///
 /// A connection keeps buffers as large as the largest statement it sent for as long as it lives
-/// (tokio-postgres never shrinks them), so after more events than the queue puts in one
+/// (tokio-postgres never shrinks them), so after more rows than the queue puts in one
 /// statement (one large batch), the connection is closed rather than pooled: a burst of large
 /// batches leaves no memory behind.
 pub(super) async fn write_captures(
@@ -123,10 +136,12 @@ pub(super) async fn write_captures(
     let answers: Vec<Map<String, Value>> = sends.iter().map(|(_, e)| e.answers()).collect();
     let outbox = webhook_sends(&events);
     let (distinct_ids, properties): (Vec<String>, Vec<Value>) =
-        storable_sets(captures.iter().flat_map(|capture| &capture.person_sets))
+        storable_sets(captures.iter().flat_map(|capture| &capture.sets.persons))
             .into_iter()
             .map(|(distinct_id, set)| (distinct_id, Value::Object(set)))
             .unzip();
+    let groups = StorableGroups::of(captures.iter().flat_map(|capture| &capture.sets.groups));
+    let rows: usize = captures.iter().map(|capture| capture.rows()).sum();
     let mut conn = database.writer_connection().await?;
     let recorded: Recorded = confirmed(
         prepared(
@@ -149,7 +164,11 @@ pub(super) async fn write_captures(
                 .bind::<Array<SqlUuid>, _>(column(&outbox, |send| send.uuid))
                 .bind::<Array<Varchar>, _>(column(&outbox, |send| &send.submission_key))
                 .bind::<Array<Bool>, _>(column(&outbox, |send| send.earliest))
-                .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes)),
+                .bind::<Array<Bool>, _>(column(&outbox, |send| send.completes))
+                .bind::<Array<Text>, _>(groups.named_types)
+                .bind::<Array<Text>, _>(groups.types)
+                .bind::<Array<Text>, _>(groups.keys)
+                .bind::<Array<Jsonb>, _>(groups.properties),
         ),
         &mut conn,
     )
@@ -160,7 +179,7 @@ pub(super) async fn write_captures(
         }
     })
     .during("recording a capture")?;
-    if events.len() > MOST_EVENTS_TOGETHER {
+    if rows > MOST_ROWS_TOGETHER {
         Database::close(conn);
     }
     Ok(recorded.stored.into_iter().collect())
@@ -250,6 +269,48 @@ fn webhook_sends(events: &[&SurveyEvent]) -> Vec<WebhookSend> {
             }
         })
         .collect()
+}
+
+/// The group sets as the statement takes them, stored as `text.rs` stores text.
+struct StorableGroups {
+    /// Each type the sets name, once, in the order they first name it: new types get free
+    /// indices in this order.
+    named_types: Vec<String>,
+    /// One set per group, in `(type, key)` order so groups are locked in key order; sets of one
+    /// group (alike as stored) merged in turn.
+    types: Vec<String>,
+    keys: Vec<String>,
+    properties: Vec<Value>,
+}
+
+impl StorableGroups {
+    fn of<'a>(sets: impl Iterator<Item = &'a GroupSet>) -> Self {
+        let mut named_types: Vec<String> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut merged: BTreeMap<(String, String), Map<String, Value>> = BTreeMap::new();
+        for set in sets {
+            let group_type = pg_text(&set.group_type).into_owned();
+            if seen.insert(group_type.clone()) {
+                named_types.push(group_type.clone());
+            }
+            merged
+                .entry((group_type, pg_text(&set.group_key).into_owned()))
+                .or_default()
+                .extend(pg_object(set.properties.clone()));
+        }
+        let mut groups = Self {
+            named_types,
+            types: Vec::with_capacity(merged.len()),
+            keys: Vec::with_capacity(merged.len()),
+            properties: Vec::with_capacity(merged.len()),
+        };
+        for ((group_type, key), properties) in merged {
+            groups.types.push(group_type);
+            groups.keys.push(key);
+            groups.properties.push(Value::Object(properties));
+        }
+        groups
+    }
 }
 
 /// The person sets as stored (`text.rs`), keyed by distinct id so persons are locked in key

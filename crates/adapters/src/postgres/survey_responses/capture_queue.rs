@@ -19,7 +19,7 @@ use futures_util::future::join_all;
 use tokio::sync::oneshot;
 use uuid::Uuid;
 
-use super::capture::{Capture, CounterSlot, MOST_EVENTS_TOGETHER, write_captures};
+use super::capture::{Capture, CounterSlot, MOST_ROWS_TOGETHER, write_captures};
 use crate::postgres::database::Database;
 
 /// Captures waiting for a writer, and the writers that run.
@@ -37,13 +37,13 @@ struct Queue {
 }
 
 impl Queue {
-    /// The captures that waited longest, up to [`MOST_EVENTS_TOGETHER`] events.
+    /// The captures that waited longest, up to [`MOST_ROWS_TOGETHER`] rows (events and sets).
     fn next_statement(&mut self) -> Vec<Waiting> {
-        let mut events = 0;
+        let mut rows = 0;
         let mut next = Vec::new();
         while let Some(first) = self.waiting.front() {
-            events += first.capture.events.len();
-            if events > MOST_EVENTS_TOGETHER && !next.is_empty() {
+            rows += first.capture.rows();
+            if rows > MOST_ROWS_TOGETHER && !next.is_empty() {
                 break;
             }
             next.extend(self.waiting.pop_front());

@@ -1,8 +1,9 @@
 //! `SurveyResponseRepository` over `survey_events` (every kept event, once per uuid),
 //! `survey_responses` (one row per submission, the latest send wins),
 //! `survey_response_counts` (per survey id, in a few slots that concurrent captures add to
-//! without waiting on each other) and `person_properties` (what the events `$set`): a capture
-//! writes all four in one statement, and counting reads a few rows per survey whatever the
+//! without waiting on each other), `person_properties` (what the events `$set`) and
+//! `group_types` and `groups` (what `$groupidentify` events name and `$group_set`): a capture
+//! writes them all in one statement, and counting reads a few rows per survey whatever the
 //! number of events.
 
 mod aggregates;
@@ -18,7 +19,7 @@ mod tallies;
 use async_trait::async_trait;
 use domain::Unexpected;
 use domain::activity::NewActivity;
-use domain::person::PersonSet;
+use domain::person::ProfileSets;
 use domain::ports::{Page, PageRequest};
 use domain::survey::SurveyId;
 use domain::survey_response::{
@@ -64,13 +65,13 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         &self,
         project: ProjectId,
         events: Vec<SurveyEvent>,
-        person_sets: Vec<PersonSet>,
+        sets: ProfileSets,
     ) -> Result<usize, Unexpected> {
         self.captures
             .record(Capture {
                 project,
                 events: events.into_iter().map(storable).collect(),
-                person_sets,
+                sets,
             })
             .await
     }

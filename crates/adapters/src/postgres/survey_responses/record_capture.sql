@@ -48,6 +48,39 @@ merged AS (
         updated_at = now()
     RETURNING distinct_id
 ),
+new_types AS (
+    SELECT n.group_type, row_number() OVER (ORDER BY n.position) AS rank
+    FROM unnest($20::text[]) WITH ORDINALITY AS n(group_type, position)
+    WHERE NOT EXISTS (
+        SELECT 1 FROM group_types t WHERE t.project_id = $1 AND t.group_type = n.group_type)
+),
+free_indices AS (
+    SELECT i AS group_type_index, row_number() OVER (ORDER BY i) AS rank
+    FROM generate_series(0, 4) AS i
+    WHERE cardinality($20::text[]) > 0 AND NOT EXISTS (
+        SELECT 1 FROM group_types t WHERE t.project_id = $1 AND t.group_type_index = i)
+),
+typed AS (
+    INSERT INTO group_types (project_id, group_type_index, group_type)
+    SELECT $1, f.group_type_index, n.group_type
+    FROM new_types n JOIN free_indices f USING (rank)
+    ORDER BY f.group_type_index
+    ON CONFLICT DO NOTHING
+    RETURNING group_type
+),
+grouped AS (
+    INSERT INTO groups AS g (project_id, group_type, group_key, properties)
+    SELECT $1, s.group_type, s.group_key, s.properties
+    FROM unnest($21::text[], $22::text[], $23::jsonb[]) AS s(group_type, group_key, properties)
+    WHERE s.group_type IN (SELECT group_type FROM typed)
+       OR EXISTS (
+           SELECT 1 FROM group_types t WHERE t.project_id = $1 AND t.group_type = s.group_type)
+    ORDER BY s.group_type, s.group_key
+    ON CONFLICT (project_id, group_type, group_key) DO UPDATE SET
+        properties = g.properties || EXCLUDED.properties,
+        updated_at = now()
+    RETURNING 1
+),
 limited AS (
     UPDATE surveys s SET end_date = now(), responses_limit = NULL
     FROM (SELECT survey_id, count(*) AS added FROM responses WHERE added GROUP BY survey_id) a
@@ -79,5 +112,6 @@ outbox AS (
     RETURNING 1
 )
 SELECT (SELECT coalesce(array_agg(uuid), '{}') FROM inserted) AS stored, (SELECT count(*) FROM counted),
-       (SELECT count(*) FROM merged), (SELECT count(*) FROM limited),
+       (SELECT count(*) FROM merged), (SELECT count(*) FROM typed),
+       (SELECT count(*) FROM grouped), (SELECT count(*) FROM limited),
        (SELECT count(*) FROM outbox)

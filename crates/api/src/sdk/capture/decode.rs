@@ -5,8 +5,9 @@
 //! Nothing is built that Burrow will not keep, so a small body cannot take memory out of
 //! proportion: events are counted as they are read and the read stops past the limit; of each
 //! event only its name, ids, times and token are read, and of its properties only the
-//! `$survey_*` ones and `$set`, left as slices of the body until the token is known and the
-//! event turns out to be a survey event ([`CapturePayload::into_batch`]).
+//! `$survey_*` ones, `$set` and the `$group_*` ones of `$groupidentify`, left as slices of the
+//! body until the token is known and the event turns out to be one whose properties are kept
+//! ([`CapturePayload::into_batch`]): a survey event, an enrollment, or a group identify.
 //!
 //! Sizes are bounded as they are read, as PostHog's capture bounds them: an event's bytes are
 //! counted as its keys and values go by (each value is taken as the slice of the body it spans:
@@ -195,7 +196,7 @@ struct WireEvent<'b> {
     properties: WireProperties<'b>,
 }
 
-/// The properties capture reads: the ids, and the `$survey_*` and `$set` values.
+/// The properties capture reads: the ids, and the `$survey_*`, `$set` and `$group_*` values.
 #[derive(Debug, Default)]
 struct WireProperties<'b> {
     ids: Ids,
@@ -516,7 +517,7 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
             if properties.ids.take(&key, raw) {
                 continue;
             }
-            if key == "$set" || key.starts_with("$survey_") {
+            if read_property(&key) {
                 properties.kept.push((key, raw));
             }
         }
@@ -528,6 +529,13 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
         self.0.count("null".len())?;
         Ok(WireProperties::default())
     }
+}
+
+/// Whether a property is one capture may keep (`keeps_properties` decides, once the event's
+/// name is known): survey events' `$survey_*` and `$set`, and `$groupidentify`'s group.
+fn read_property(key: &str) -> bool {
+    matches!(key, "$set" | "$group_type" | "$group_key" | "$group_set")
+        || key.starts_with("$survey_")
 }
 
 /// An object key, borrowed from the body where it has no escapes.
@@ -821,6 +829,26 @@ mod tests {
             Value::Object(sent.properties.clone()),
             json!({"$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}})
         );
+    }
+
+    #[test]
+    fn group_identifies_keep_their_group_and_other_events_drop_it() {
+        let batch = json!([
+            {"event": "$groupidentify", "properties": {"distinct_id": "p", "$group_type": "company",
+             "$group_key": 42, "$group_set": {"name": "Acme"}, "$lib": "web", "$set": {"a": 1}}},
+            {"event": "$pageview", "properties": {"distinct_id": "p", "$group_type": "company",
+             "$group_key": "acme", "$group_set": {"name": "Ignored"}}},
+        ]);
+        let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
+        let [identify, pageview] = &decoded.batch.events[..] else {
+            panic!("two events");
+        };
+        assert_eq!(
+            Value::Object(identify.properties.clone()),
+            json!({"$group_type": "company", "$group_key": 42, "$group_set": {"name": "Acme"},
+                   "$set": {"a": 1}})
+        );
+        assert!(pageview.properties.is_empty());
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! its property filters AND-ed and its rollout checked by PostHog's hash, variants chosen by the
 //! same hash salted `"variant"`, payloads by the resulting value.
 //!
-//! Pure: [`evaluate`] reads only the flag and the person (and the clock, for relative dates),
-//! with regex filters' patterns compiled by a [`Patterns`] it is given.
+//! Pure: [`evaluate_until`] reads only the flag and its [`Inputs`] (the person, the groups the
+//! request names, the clock for relative dates, …), with regex filters' patterns compiled by a
+//! [`Patterns`] it is given.
 
 mod hash;
 mod properties;
@@ -12,6 +13,7 @@ mod properties;
 pub use hash::{ROLLOUT_SALT, VARIANT_SALT, hash};
 pub use properties::{matches as property_matches, parse_date, regex_pattern};
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -21,7 +23,8 @@ use super::pattern::Patterns;
 use super::{
     ConditionSet, DependencyValues, FeatureFlag, FlagFilters, FlagId, NoDependencies, Operator,
 };
-use crate::cohort::{CohortFilters, CohortId, CohortLookup};
+use crate::cohort::{CohortId, CohortLookup, KnownCohort, contains};
+use crate::group::{GroupTypeIndex, MAX_GROUP_TYPES};
 
 /// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
 /// ones under the ones the request sent).
@@ -40,7 +43,7 @@ pub enum ReasonCode {
     NoConditionMatch,
     /// A condition set's properties matched but the person is outside its rollout.
     OutOfRolloutBound,
-    /// The flag aggregates by a group type, and persons are evaluated without groups.
+    /// The flag aggregates by a group type the request names no group of.
     NoGroupType,
     /// An early-access enrollment (`super_groups`) decided the value.
     SuperConditionValue,
@@ -138,8 +141,8 @@ pub struct Evaluation<'a> {
     pub payload: Option<&'a Value>,
 }
 
-/// Evaluates a flag that depends on no other flag and no cohort for the person, relative dates
-/// counted from now.
+/// Evaluates a flag that depends on no other flag, no cohort and no group for the person,
+/// relative dates counted from now.
 pub fn evaluate<'a>(
     flag: &'a FeatureFlag,
     person: &Person,
@@ -147,6 +150,8 @@ pub fn evaluate<'a>(
 ) -> Evaluation<'a> {
     let inputs = Inputs {
         person,
+        groups: &GroupSubjects::default(),
+        hash_key_overrides: &HashMap::new(),
         now: Utc::now(),
         patterns,
         dependencies: &NoDependencies,
@@ -158,25 +163,64 @@ pub fn evaluate<'a>(
     evaluation
 }
 
-/// What one evaluation reads besides the flag: the person, the clock (for relative dates such
-/// as `-7d`), compiled patterns, the values of the flags it depends on and the project's
-/// cohorts.
+/// What one evaluation reads besides the flag: the person, the groups the request names, the
+/// person's hash key overrides, the clock (for relative dates such as `-7d`), compiled
+/// patterns, the values of the flags it depends on and the project's cohorts.
 #[derive(Clone, Copy)]
 pub struct Inputs<'i> {
     pub person: &'i Person,
+    pub groups: &'i GroupSubjects,
+    /// By flag key: what a flag ensuring experience continuity hashes instead of the person's
+    /// distinct id (the anonymous id they had when they were identified).
+    pub hash_key_overrides: &'i HashMap<String, String>,
     pub now: DateTime<Utc>,
     pub patterns: &'i dyn Patterns,
     pub dependencies: &'i dyn DependencyValues,
     pub cohorts: &'i dyn CohortLookup,
 }
 
+/// One group a request names (`groups`), as flags aggregated by its type see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupSubject {
+    /// What its flags hash, as a person's flags hash the distinct id.
+    pub group_key: String,
+    /// Stored ones under the ones the request sent (`group_properties`), with `$group_key`.
+    pub properties: Map<String, Value>,
+}
+
+/// The groups a request names, by type index.
+#[derive(Debug, Clone, Default)]
+pub struct GroupSubjects([Option<GroupSubject>; MAX_GROUP_TYPES as usize]);
+
+impl GroupSubjects {
+    /// Names `group` as the request's group of type `index`.
+    pub fn insert(&mut self, index: GroupTypeIndex, group: GroupSubject) {
+        self.0[usize::from(index.get())] = Some(group);
+    }
+
+    fn get(&self, index: u64) -> Option<&GroupSubject> {
+        let index = GroupTypeIndex::new(index)?;
+        self.0[usize::from(index.get())].as_ref()
+    }
+}
+
 /// No cohort known: a flag evaluated on its own (a survey's targeting) names none.
 struct NoCohorts;
 
 impl CohortLookup for NoCohorts {
-    fn filters(&self, _: CohortId) -> Option<&CohortFilters> {
+    fn cohort(&self, _: CohortId) -> Option<KnownCohort<'_>> {
         None
     }
+}
+
+/// Whom a flag is evaluated for: the person, or the group of its type the request names.
+#[derive(Clone, Copy)]
+struct Subject<'s> {
+    /// What rollouts and variants hash.
+    id: &'s str,
+    properties: &'s Map<String, Value>,
+    /// The group type the subject is a group of; `None` for the person.
+    group_type_index: Option<u64>,
 }
 
 /// The flag evaluated for `inputs`, given up (`None`) when `deadline` has passed before one of
@@ -187,7 +231,6 @@ pub fn evaluate_until<'a>(
     inputs: &Inputs<'_>,
     deadline: Option<Instant>,
 ) -> Option<Evaluation<'a>> {
-    let person = inputs.person;
     let out_of_time = || deadline.is_some_and(|deadline| Instant::now() > deadline);
     let filters = &flag.filters;
     let result = |enabled: bool, variant: Option<&'a str>, reason: Reason, payload| Evaluation {
@@ -206,15 +249,29 @@ pub fn evaluate_until<'a>(
             None,
         ));
     }
-    if filters.aggregation_group_type_index.is_some() {
-        let reason = Reason::new(ReasonCode::NoGroupType, None);
-        return Some(result(false, None, reason, None));
-    }
+    let subject = match filters.aggregation_group_type_index {
+        Some(index) => match inputs.groups.get(index) {
+            Some(group) => Subject {
+                id: &group.group_key,
+                properties: &group.properties,
+                group_type_index: Some(index),
+            },
+            None => {
+                let reason = Reason::new(ReasonCode::NoGroupType, None);
+                return Some(result(false, None, reason, None));
+            }
+        },
+        None => Subject {
+            id: hashed_id(flag, inputs),
+            properties: &inputs.person.properties,
+            group_type_index: None,
+        },
+    };
     if out_of_time() {
         return None;
     }
 
-    if let Some(outcome) = super_condition(flag, inputs) {
+    if let Some(outcome) = super_condition(flag, subject, inputs) {
         let reason = Reason::new(ReasonCode::SuperConditionValue, Some(0));
         return Some(result(outcome, None, reason, payload(filters, None)));
     }
@@ -224,13 +281,13 @@ pub fn evaluate_until<'a>(
         if out_of_time() {
             return None;
         }
-        let outcome = condition_outcome(&flag.key, condition, inputs);
+        let outcome = condition_outcome(&flag.key, condition, subject, inputs);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
         }
         if outcome == ReasonCode::ConditionMatch {
             let variant = variant_override(filters, condition)
-                .or_else(|| matching_variant(&flag.key, filters, &person.distinct_id));
+                .or_else(|| matching_variant(&flag.key, filters, subject.id));
             let payload = payload(filters, variant);
             return Some(result(true, variant, Reason::new(reason, index), payload));
         }
@@ -238,18 +295,37 @@ pub fn evaluate_until<'a>(
     Some(result(false, None, Reason::new(reason, index), None))
 }
 
-/// A condition set's verdict for the person: `ConditionMatch`, `NoConditionMatch` (a property
+/// What a person's flag hashes: the person's hash key override for a flag ensuring experience
+/// continuity, else their distinct id.
+fn hashed_id<'i>(flag: &FeatureFlag, inputs: &Inputs<'i>) -> &'i str {
+    let overridden = flag
+        .ensure_experience_continuity
+        .then(|| inputs.hash_key_overrides.get(&flag.key))
+        .flatten();
+    overridden.unwrap_or(&inputs.person.distinct_id)
+}
+
+/// A condition set's verdict for the subject: `ConditionMatch`, `NoConditionMatch` (a property
 /// filter failed) or `OutOfRolloutBound` (the properties matched, the rollout did not).
-fn condition_outcome(flag_key: &str, condition: &ConditionSet, inputs: &Inputs<'_>) -> ReasonCode {
+fn condition_outcome(
+    flag_key: &str,
+    condition: &ConditionSet,
+    subject: Subject<'_>,
+    inputs: &Inputs<'_>,
+) -> ReasonCode {
     let Inputs {
-        person,
         now,
         patterns,
         dependencies,
         cohorts,
+        ..
     } = *inputs;
-    // A condition set aggregated by a group type of its own cannot be evaluated for a person.
-    if condition.aggregation_group_type_index.is_some() {
+    // A condition set aggregated by a group type of its own is evaluated only for that type's
+    // group: the SDKs evaluate a group flag's sets for the flag's group.
+    if condition
+        .aggregation_group_type_index
+        .is_some_and(|index| subject.group_type_index != Some(index))
+    {
         return ReasonCode::NoConditionMatch;
     }
     if !condition.properties().iter().all(|filter| {
@@ -257,17 +333,15 @@ fn condition_outcome(flag_key: &str, condition: &ConditionSet, inputs: &Inputs<'
             return dependency.is_met(dependencies);
         }
         if let Some(cohort) = filter.cohort_id() {
-            let member = cohorts.filters(cohort).is_some_and(|filters| {
-                filters.matches(&person.properties, now, patterns, cohorts, 1)
-            });
+            let member = contains(cohorts, cohort, subject.properties, now, patterns, 1);
             return member != (filter.operator() == Operator::NotIn);
         }
-        properties::matches(filter, &person.properties, now, patterns)
+        properties::matches(filter, subject.properties, now, patterns)
     }) {
         return ReasonCode::NoConditionMatch;
     }
     let rollout = condition.rollout();
-    if rollout >= 100.0 || hash(flag_key, &person.distinct_id, ROLLOUT_SALT) <= rollout / 100.0 {
+    if rollout >= 100.0 || hash(flag_key, subject.id, ROLLOUT_SALT) <= rollout / 100.0 {
         ReasonCode::ConditionMatch
     } else {
         ReasonCode::OutOfRolloutBound
@@ -276,13 +350,13 @@ fn condition_outcome(flag_key: &str, condition: &ConditionSet, inputs: &Inputs<'
 
 /// An early-access enrollment: when the person has the property of the first super condition
 /// set (`$feature_enrollment/<key>`), that set alone decides (`Some(matched)`).
-fn super_condition(flag: &FeatureFlag, inputs: &Inputs<'_>) -> Option<bool> {
+fn super_condition(flag: &FeatureFlag, subject: Subject<'_>, inputs: &Inputs<'_>) -> Option<bool> {
     let condition = flag.filters.super_groups.as_ref()?.first()?;
     let key = condition.properties().first()?.key.as_deref()?;
-    if !inputs.person.properties.contains_key(key) {
+    if !subject.properties.contains_key(key) {
         return None;
     }
-    let outcome = condition_outcome(&flag.key, condition, inputs);
+    let outcome = condition_outcome(&flag.key, condition, subject, inputs);
     Some(outcome == ReasonCode::ConditionMatch)
 }
 

@@ -10,20 +10,22 @@ use serde_json::{Map, Value};
 
 use crate::feature_flag::pattern::Patterns;
 use crate::feature_flag::semver;
-use crate::feature_flag::{Operator, PropertyFilter};
+use crate::feature_flag::{GROUP_FILTER_TYPE, Operator, PropertyFilter};
 
-/// Whether the person's `properties` satisfy one filter of a condition set, `now` anchoring
-/// relative dates such as `-7d` and `patterns` compiling regex filters.
+/// Whether `properties` (a person's, or a group's in a flag aggregated by group) satisfy one
+/// filter of a condition set, `now` anchoring relative dates such as `-7d` and `patterns`
+/// compiling regex filters.
 ///
-/// Only `person` filters (or legacy ones without a type) are evaluated; cohort, group, flag and
-/// other filters need data Burrow does not hold and never match.
+/// `person` filters (or legacy ones without a type) and `group` ones are evaluated against the
+/// properties given, as the SDKs do (writes keep each kind in conditions of its own
+/// aggregation); cohort and flag filters are evaluated by the caller, other kinds never match.
 pub fn matches(
     filter: &PropertyFilter,
     properties: &Map<String, Value>,
     now: DateTime<Utc>,
     patterns: &dyn Patterns,
 ) -> bool {
-    if !filter.about_persons() {
+    if !filter.about_persons() && filter.kind.as_deref() != Some(GROUP_FILTER_TYPE) {
         return false;
     }
     let Some(key) = filter.key.as_deref() else {
@@ -767,10 +769,13 @@ mod tests {
             json!({"key": "plan", "value": "pro"}),
             properties.clone()
         ));
-        for kind in ["cohort", "group", "flag", "event"] {
+        for kind in ["cohort", "flag", "event"] {
             let filter = json!({"key": "plan", "value": "pro", "operator": "exact", "type": kind});
             assert!(!check(filter, properties.clone()), "{kind}");
         }
+        // A group filter reads the properties it is given: a group's, in a group flag.
+        let group = json!({"key": "plan", "value": "pro", "type": "group", "group_type_index": 0});
+        assert!(check(group, properties.clone()));
         assert!(!check(
             person("plan", "semver_gt", json!("1.0.0")),
             properties.clone()
