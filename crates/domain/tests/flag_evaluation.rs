@@ -570,6 +570,56 @@ async fn a_group_flag_is_evaluated_for_the_requests_group_of_its_type() {
 }
 
 #[tokio::test]
+async fn a_condition_set_of_its_own_group_type_is_evaluated_for_that_group() {
+    let store = InMemoryStore::new();
+    identify_group(&store, "company", "acme", json!({"tier": "enterprise"})).await;
+    stored_flag(
+        &store,
+        PROJECT,
+        "mixed",
+        json!({"groups": [
+            {"properties": [{"key": "plan", "value": "pro", "type": "person", "operator": "exact"}]},
+            {"aggregation_group_type_index": 0, "properties": [
+                {"key": "tier", "value": "enterprise", "type": "group", "group_type_index": 0,
+                 "operator": "exact"}]}]}),
+    )
+    .await;
+    let asked = async |plan: &str, groups: Value| {
+        let request = FlagsRequest {
+            distinct_id: "p".to_owned(),
+            person_properties: SentProperties::parse(
+                "person_properties",
+                object(json!({"plan": plan})),
+            )
+            .unwrap(),
+            groups: FlagsRequest::groups_of(&object(groups)),
+            ..FlagsRequest::default()
+        };
+        let all = evaluate_request(&store, PROJECT, request).await;
+        let flag = of(&all, "mixed");
+        (flag.enabled, flag.reason)
+    };
+    assert_eq!(
+        asked("pro", json!({})).await,
+        (true, ReasonCode::ConditionMatch)
+    );
+    assert_eq!(
+        asked("free", json!({"company": "acme"})).await,
+        (true, ReasonCode::ConditionMatch),
+        "the company's set"
+    );
+    assert_eq!(
+        asked("free", json!({})).await,
+        (false, ReasonCode::NoConditionMatch),
+        "no company: its set matches no one"
+    );
+    assert_eq!(
+        asked("free", json!({"company": "bolt"})).await,
+        (false, ReasonCode::NoConditionMatch)
+    );
+}
+
+#[tokio::test]
 async fn a_persons_continuity_flags_hash_the_anonymous_id_they_had_before_identify() {
     let store = InMemoryStore::new();
     let flags: Arc<dyn FeatureFlagRepository> = Arc::new(store.clone());

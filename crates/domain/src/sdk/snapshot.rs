@@ -42,8 +42,8 @@ pub struct SdkSnapshot<R> {
     evaluation_order: Vec<usize>,
     cohorts: SnapshotCohorts,
     group_types: Vec<GroupType>,
-    /// By group type index: whether some flag aggregates by the type, so `/flags` reads the
-    /// properties of the request's group of it.
+    /// By group type index: whether some flag (or condition set) aggregates by the type, so
+    /// `/flags` reads the properties of the request's group of it.
     aggregated: [bool; MAX_GROUP_TYPES as usize],
     /// The keys of the flags that ensure experience continuity.
     continuity_flags: Vec<String>,
@@ -89,11 +89,13 @@ impl<R: Default> SdkSnapshot<R> {
         let size = estimated_size(&flags, &cohorts, &surveys);
         let evaluation_cost = evaluation_cost(&flags, &cohorts);
         let mut aggregated = [false; MAX_GROUP_TYPES as usize];
-        for flag in &flags {
-            let index = flag.filters.aggregation_group_type_index;
-            if let Some(index) = index.and_then(GroupTypeIndex::new) {
-                aggregated[usize::from(index.get())] = true;
-            }
+        let indices = flags.iter().flat_map(|flag| {
+            let sets = flag.filters.groups.iter();
+            let own = sets.map(|set| set.aggregation_group_type_index);
+            std::iter::once(flag.filters.aggregation_group_type_index).chain(own)
+        });
+        for index in indices.flatten().filter_map(GroupTypeIndex::new) {
+            aggregated[usize::from(index.get())] = true;
         }
         let continuity_flags = flags
             .iter()

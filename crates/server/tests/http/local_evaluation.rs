@@ -123,7 +123,8 @@ impl FlagKeys {
 
 /// Flags aggregated by the `company` group type (index 0, named by a `$groupidentify` capture
 /// first, as the definitions' `group_type_mapping` must show it): group properties, a rollout
-/// by group and variants by group.
+/// by group, variants by group, and mixed targeting (a person condition set, then one of the
+/// person's company).
 fn group_flags() -> Vec<(&'static str, Value)> {
     let group = |key: &str, operator: &str, value: Value| json!({"key": key, "operator": operator, "value": value, "type": "group", "group_type_index": 0});
     vec![
@@ -133,6 +134,18 @@ fn group_flags() -> Vec<(&'static str, Value)> {
                 {"properties": [group("tier", "exact", json!(["enterprise", "startup"]))],
                  "rollout_percentage": 70},
                 {"properties": [group("employees", "gt", json!("60"))]}]}),
+        ),
+        (
+            "mixed-targeting",
+            json!({"groups": [
+                {"properties": [{"key": "plan", "operator": "exact", "value": ["pro"], "type": "person"}],
+                 "rollout_percentage": 30},
+                {"aggregation_group_type_index": 0,
+                 "properties": [group("tier", "exact", json!(["enterprise"]))],
+                 "rollout_percentage": 60}],
+                "multivariate": {"variants": [
+                    {"key": "one", "rollout_percentage": 50},
+                    {"key": "two", "rollout_percentage": 50}]}}),
         ),
         (
             "company-variants",

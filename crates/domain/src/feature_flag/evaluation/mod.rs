@@ -213,14 +213,13 @@ impl CohortLookup for NoCohorts {
     }
 }
 
-/// Whom a flag is evaluated for: the person, or the group of its type the request names.
+/// Whom a flag (or one of its condition sets) is evaluated for: the person, or the group of its
+/// type the request names.
 #[derive(Clone, Copy)]
 struct Subject<'s> {
     /// What rollouts and variants hash.
     id: &'s str,
     properties: &'s Map<String, Value>,
-    /// The group type the subject is a group of; `None` for the person.
-    group_type_index: Option<u64>,
 }
 
 /// The flag evaluated for `inputs`, given up (`None`) when `deadline` has passed before one of
@@ -254,7 +253,6 @@ pub fn evaluate_until<'a>(
             Some(group) => Subject {
                 id: &group.group_key,
                 properties: &group.properties,
-                group_type_index: Some(index),
             },
             None => {
                 let reason = Reason::new(ReasonCode::NoGroupType, None);
@@ -264,7 +262,6 @@ pub fn evaluate_until<'a>(
         None => Subject {
             id: hashed_id(flag, inputs),
             properties: &inputs.person.properties,
-            group_type_index: None,
         },
     };
     if out_of_time() {
@@ -281,6 +278,20 @@ pub fn evaluate_until<'a>(
         if out_of_time() {
             return None;
         }
+        // Mixed targeting: a set aggregated by a group type of its own is evaluated for the
+        // request's group of that type, and matches no one without one, as the SDKs do.
+        let subject = match condition.aggregation_group_type_index {
+            Some(own) if Some(own) != filters.aggregation_group_type_index => {
+                match inputs.groups.get(own) {
+                    Some(group) => Subject {
+                        id: &group.group_key,
+                        properties: &group.properties,
+                    },
+                    None => continue,
+                }
+            }
+            _ => subject,
+        };
         let outcome = condition_outcome(&flag.key, condition, subject, inputs);
         if reason.rank() <= outcome.rank() {
             (reason, index) = (outcome, Some(position));
@@ -320,14 +331,6 @@ fn condition_outcome(
         cohorts,
         ..
     } = *inputs;
-    // A condition set aggregated by a group type of its own is evaluated only for that type's
-    // group: the SDKs evaluate a group flag's sets for the flag's group.
-    if condition
-        .aggregation_group_type_index
-        .is_some_and(|index| subject.group_type_index != Some(index))
-    {
-        return ReasonCode::NoConditionMatch;
-    }
     if !condition.properties().iter().all(|filter| {
         if let Some(dependency) = filter.flag_dependency() {
             return dependency.is_met(dependencies);
