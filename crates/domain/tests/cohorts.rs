@@ -417,3 +417,44 @@ async fn a_flag_filtering_by_a_static_cohort_is_on_for_its_members_only() {
     answers.sort();
     assert_eq!(answers, [("beta".into(), true), ("nested".into(), true)]);
 }
+
+/// What one project's cohorts may weigh together is its own: the next cohort past it is refused
+/// for that project only, so a tenant with huge cohorts never grows another's snapshot.
+#[tokio::test]
+async fn a_projects_cohorts_weigh_at_most_a_mebibyte_together() {
+    let world = World::new();
+    let heavy = |n: usize| {
+        let filters = json!({"properties": {"type": "AND", "values": [
+            person("email", "exact", json!(format!("{n}{}", "x".repeat(62_000))))]}});
+        NewCohort {
+            name: format!("Heavy {n}"),
+            description: String::new(),
+            filters: CohortFilters::parse(&filters).unwrap(),
+            is_static: false,
+        }
+    };
+    for n in 0..16 {
+        world
+            .cohorts
+            .create(PROJECT, &user(), heavy(n), Vec::new())
+            .await
+            .unwrap();
+    }
+    let refused = world
+        .cohorts
+        .create(PROJECT, &user(), heavy(16), Vec::new())
+        .await
+        .unwrap_err();
+    let (attr, detail, code) = refusal(refused);
+    assert_eq!((attr.as_deref(), code), (Some("filters"), "invalid_input"));
+    assert!(
+        detail.starts_with("A project's cohorts may weigh at most 1048576 bytes of filters"),
+        "{detail}"
+    );
+    let other_project = ProjectId(PROJECT.0 + 1);
+    world
+        .cohorts
+        .create(other_project, &user(), heavy(16), Vec::new())
+        .await
+        .expect("another project's cohorts weigh apart");
+}
