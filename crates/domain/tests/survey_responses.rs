@@ -7,7 +7,6 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use domain::DomainError;
 use domain::patch::Patch;
-use domain::person::PersonRepository;
 use domain::ports::PageRequest;
 use domain::survey::{
     NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType,
@@ -17,7 +16,7 @@ use domain::survey_response::{
     ResponseFilter, ResponseListing, SearchText, SurveyResponseService,
 };
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{InMemoryStore, someone};
+use domain::testing::{InMemoryStore, person_properties, someone};
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -166,7 +165,9 @@ async fn a_batch_with_one_bad_event_stores_nothing() {
         .await
         .unwrap();
     assert!(counts.is_empty());
-    let ada = world.persons.properties(PROJECT, "ada").await.unwrap();
+    let ada = person_properties(&world.persons, PROJECT, "ada")
+        .await
+        .unwrap();
     assert!(ada.is_empty(), "{ada:?}");
 }
 

@@ -3,12 +3,15 @@
 //! what `/flags` reads beside it: `groups`, `hash_key_overrides` and `cohort_members`. Distinct
 //! ids are captured text, so they are looked up as PostgreSQL stores them (`text.rs`).
 
+use std::sync::LazyLock;
+
 use async_trait::async_trait;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Int4, Jsonb, Nullable, Text};
+use diesel::sql_types::{Array, Int4, Jsonb, Nullable, Text};
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::cohort::CohortId;
+use domain::group::MAX_GROUP_TYPES;
 use domain::person::{PersonRepository, Profile, ProfileQuery};
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
@@ -24,30 +27,59 @@ crate::postgres::over_the_pool! {
 }
 
 /// Everything a `/flags` request asks beyond the person's properties, in one statement: the
-/// properties of the groups named (in the order named, `{}` for one never identified), the
-/// person's hash key overrides (when `$5`), and which of the static cohorts `$6` list them.
-const PROFILE: &str = "\
-SELECT
-  (SELECT properties FROM person_properties WHERE project_id = $1 AND distinct_id = $2)
-    AS properties,
-  (SELECT coalesce(jsonb_agg(coalesce(g.properties, '{}'::jsonb) ORDER BY w.position), '[]')
-     FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS w(group_type, group_key, position)
-     LEFT JOIN groups g ON g.project_id = $1 AND g.group_type = w.group_type
-                       AND g.group_key = w.group_key)
-    AS groups,
-  (SELECT coalesce(jsonb_object_agg(feature_flag_key, hash_key), '{}')
-     FROM hash_key_overrides WHERE $5 AND project_id = $1 AND distinct_id = $2)
-    AS hash_key_overrides,
-  (SELECT coalesce(array_agg(cohort_id), '{}') FROM cohort_members
-     WHERE project_id = $1 AND distinct_id = $2 AND cohort_id = ANY($6))
-    AS static_cohorts";
+/// properties of the groups named (`$3` types and `$4` keys, in the order named, `{}` for one
+/// never identified), the person's hash key overrides (when `overrides`), and which of the
+/// static cohorts `$5` list them (when `statics`). Each group is a scalar subquery of its own
+/// and each part is left out when not asked for: `unnest` with an aggregate, and the parts
+/// not asked for, cost PostgreSQL as much again as the person read (`docs/benchmarks.md`).
+/// One text for each shape, so at most `(MAX_GROUP_TYPES + 1) × 4` texts are kept prepared.
+fn profile_statement(groups: usize, overrides: bool, statics: bool) -> String {
+    let group_reads: Vec<String> = (1..=groups)
+        .map(|n| {
+            format!(
+                "coalesce((SELECT properties FROM groups WHERE project_id = $1 \
+                 AND group_type = $3[{n}] AND group_key = $4[{n}]), '{{}}')"
+            )
+        })
+        .collect();
+    let overrides = if overrides {
+        "(SELECT coalesce(jsonb_object_agg(feature_flag_key, hash_key), '{}')
+            FROM hash_key_overrides WHERE project_id = $1 AND distinct_id = $2)"
+    } else {
+        "'{}'::jsonb"
+    };
+    let statics = if statics {
+        "(SELECT coalesce(array_agg(cohort_id), '{}') FROM cohort_members
+            WHERE project_id = $1 AND distinct_id = $2 AND cohort_id = ANY($5))"
+    } else {
+        "'{}'::int4[]"
+    };
+    format!(
+        "SELECT (SELECT properties FROM person_properties WHERE project_id = $1 AND distinct_id = $2)
+           AS properties,
+         ARRAY[{}]::jsonb[] AS groups,
+         {overrides} AS hash_key_overrides,
+         {statics} AS static_cohorts",
+        group_reads.join(", ")
+    )
+}
+
+/// [`profile_statement`]'s texts, made once: by number of groups, then overrides, then statics.
+static PROFILE_STATEMENTS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    (0..=usize::from(MAX_GROUP_TYPES))
+        .flat_map(|groups| {
+            [(false, false), (false, true), (true, false), (true, true)]
+                .map(|(overrides, statics)| profile_statement(groups, overrides, statics))
+        })
+        .collect()
+});
 
 #[derive(QueryableByName)]
 struct ProfileRow {
     #[diesel(sql_type = Nullable<Jsonb>)]
     properties: Option<Value>,
-    #[diesel(sql_type = Jsonb)]
-    groups: Value,
+    #[diesel(sql_type = Array<Jsonb>)]
+    groups: Vec<Value>,
     #[diesel(sql_type = Jsonb)]
     hash_key_overrides: Value,
     #[diesel(sql_type = Array<Int4>)]
@@ -97,25 +129,28 @@ impl PersonRepository for PgPersonRepository {
             })
             .unzip();
         let statics: Vec<i32> = query.static_cohorts.iter().map(|cohort| cohort.0).collect();
+        let shape = types.len() * 4
+            + usize::from(query.hash_key_overrides) * 2
+            + usize::from(!statics.is_empty());
+        let statement = PROFILE_STATEMENTS.get(shape).ok_or_else(|| {
+            Unexpected::new("a profile read naming more groups than a project has")
+        })?;
         let row = prepared(
-            diesel::sql_query(PROFILE)
+            diesel::sql_query(statement.as_str())
                 .bind::<Int4, _>(project.0)
                 .bind::<Text, _>(distinct_id.as_ref())
                 .bind::<Array<Text>, _>(&types)
                 .bind::<Array<Text>, _>(&keys)
-                .bind::<Bool, _>(query.hash_key_overrides)
                 .bind::<Array<Int4>, _>(&statics),
         )
         .get_result::<ProfileRow>(&mut conn)
         .await
         .during("loading a person's profile")?;
-        let groups = match row.groups {
-            Value::Array(groups) => groups
-                .into_iter()
-                .map(|group| object(Some(group)))
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => return Err(Unexpected::new("group properties are not a list")),
-        };
+        let groups = row
+            .groups
+            .into_iter()
+            .map(|group| object(Some(group)))
+            .collect::<Result<Vec<_>, _>>()?;
         let hash_key_overrides = match row.hash_key_overrides {
             Value::Object(overrides) => overrides
                 .into_iter()

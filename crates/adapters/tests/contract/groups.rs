@@ -16,6 +16,7 @@ contract! {
     new_types_take_the_lowest_free_indices_in_the_order_captures_name_them,
     a_project_has_at_most_five_types_and_a_sixth_types_sets_are_dropped,
     group_sets_merge_into_the_stored_properties,
+    a_group_set_that_would_carry_the_properties_past_their_bound_is_dropped,
     renaming_changes_the_names_given_and_is_all_or_none,
     default_columns_are_set_on_an_existing_type_only,
     deleting_a_type_frees_its_index_and_removes_its_groups,
@@ -227,6 +228,56 @@ async fn group_sets_merge_into_the_stored_properties(stores: Stores) {
             .len(),
         4
     );
+}
+
+async fn a_group_set_that_would_carry_the_properties_past_their_bound_is_dropped(stores: Stores) {
+    let project = stores.project;
+    let heavy = |kib: usize| Value::String("x".repeat(kib * 1024));
+    capture(
+        &stores,
+        project,
+        vec![set("company", "acme", json!({"a": heavy(400)}))],
+    )
+    .await;
+    capture(
+        &stores,
+        project,
+        vec![set(
+            "company",
+            "acme",
+            json!({"b": heavy(400), "plan": "pro"}),
+        )],
+    )
+    .await;
+    let stored = group_properties(&stores, project, 0, "acme").await.unwrap();
+    assert_eq!(
+        stored.keys().collect::<Vec<_>>(),
+        ["a"],
+        "the set past the bound is dropped"
+    );
+    // Two sets in one capture are weighed together.
+    capture(
+        &stores,
+        project,
+        vec![
+            set("company", "globex", json!({"a": heavy(400)})),
+            set("company", "globex", json!({"b": heavy(400)})),
+        ],
+    )
+    .await;
+    assert_eq!(
+        group_properties(&stores, project, 0, "globex").await,
+        Some(Map::new()),
+        "identified, without the sets past the bound"
+    );
+    capture(
+        &stores,
+        project,
+        vec![set("company", "acme", json!({"plan": "pro"}))],
+    )
+    .await;
+    let stored = group_properties(&stores, project, 0, "acme").await.unwrap();
+    assert_eq!(stored["plan"], "pro", "a set within the bound still merges");
 }
 
 async fn renaming_changes_the_names_given_and_is_all_or_none(stores: Stores) {

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use domain::group::{GroupKey, GroupSet};
 use domain::person::{PersonSet, Profile, ProfileQuery, ProfileSets};
 use domain::tenancy::ProjectId;
+use domain::testing::person_properties;
 use serde_json::{Map, Value, json};
 
 use crate::stores::{Stores, person_sets};
@@ -16,6 +17,7 @@ use crate::stores::{Stores, person_sets};
 contract!(
     an_unknown_person_has_no_properties,
     merging_replaces_the_keys_given_and_keeps_the_others,
+    a_set_that_would_carry_the_properties_past_their_bound_is_dropped,
     persons_are_kept_apart_by_project_and_distinct_id,
     a_profile_holds_the_groups_asked_for_in_their_order,
     hash_key_overrides_are_kept_once_per_flag_and_read_when_asked,
@@ -39,7 +41,7 @@ async fn merge(stores: &Stores, project: ProjectId, distinct_id: &str, propertie
 }
 
 async fn an_unknown_person_has_no_properties(stores: Stores) {
-    let properties = stores.persons.properties(stores.project, "nobody").await;
+    let properties = person_properties(&*stores.persons, stores.project, "nobody").await;
     assert_eq!(properties.unwrap(), Map::new());
 }
 
@@ -48,8 +50,7 @@ async fn merging_replaces_the_keys_given_and_keeps_the_others(stores: Stores) {
     let first = json!({"$survey_responded/s1": true, "plan": "free", "nested": {"a": 1}});
     merge(&stores, stores.project, "person-1", &first).await;
     assert_eq!(
-        persons
-            .properties(stores.project, "person-1")
+        person_properties(&**persons, stores.project, "person-1")
             .await
             .unwrap(),
         object(first)
@@ -59,8 +60,7 @@ async fn merging_replaces_the_keys_given_and_keeps_the_others(stores: Stores) {
     merge(&stores, stores.project, "person-1", &second).await;
     merge(&stores, stores.project, "person-1", &json!({})).await;
     assert_eq!(
-        persons
-            .properties(stores.project, "person-1")
+        person_properties(&**persons, stores.project, "person-1")
             .await
             .unwrap(),
         object(json!({
@@ -73,6 +73,54 @@ async fn merging_replaces_the_keys_given_and_keeps_the_others(stores: Stores) {
     );
 }
 
+/// A string property weighing about `kib` KiB.
+fn heavy(kib: usize) -> Value {
+    Value::String("x".repeat(kib * 1024))
+}
+
+async fn a_set_that_would_carry_the_properties_past_their_bound_is_dropped(stores: Stores) {
+    let (persons, project) = (&stores.persons, stores.project);
+    merge(&stores, project, "big", &json!({"a": heavy(400)})).await;
+    // 800 KiB together: past 640 KiB, so the whole set is dropped, its small key too.
+    merge(
+        &stores,
+        project,
+        "big",
+        &json!({"b": heavy(400), "plan": "pro"}),
+    )
+    .await;
+    let stored = person_properties(&**persons, project, "big").await.unwrap();
+    assert_eq!(stored.keys().collect::<Vec<_>>(), ["a"]);
+    // Replacing a heavy key with a light one keeps within the bound, and later sets merge.
+    merge(&stores, project, "big", &json!({"a": "light"})).await;
+    merge(
+        &stores,
+        project,
+        "big",
+        &json!({"b": heavy(400), "plan": "pro"}),
+    )
+    .await;
+    let stored = person_properties(&**persons, project, "big").await.unwrap();
+    assert_eq!(stored["a"], "light");
+    assert_eq!(stored["plan"], "pro");
+    // A new person whose first set is past the bound is stored without it.
+    merge(&stores, project, "born-big", &json!({"a": heavy(700)})).await;
+    assert_eq!(
+        person_properties(&**persons, project, "born-big")
+            .await
+            .unwrap(),
+        Map::new()
+    );
+    // Another person of the project is not held back by these.
+    merge(&stores, project, "small", &json!({"plan": "free"})).await;
+    assert_eq!(
+        person_properties(&**persons, project, "small")
+            .await
+            .unwrap(),
+        object(json!({"plan": "free"}))
+    );
+}
+
 async fn persons_are_kept_apart_by_project_and_distinct_id(stores: Stores) {
     merge(&stores, stores.project, "person-1", &json!({"plan": "pro"})).await;
     for (project, distinct_id) in [
@@ -82,9 +130,7 @@ async fn persons_are_kept_apart_by_project_and_distinct_id(stores: Stores) {
         (stores.project, "PERSON-1"),
     ] {
         assert_eq!(
-            stores
-                .persons
-                .properties(project, distinct_id)
+            person_properties(&*stores.persons, project, distinct_id)
                 .await
                 .unwrap(),
             Map::new(),

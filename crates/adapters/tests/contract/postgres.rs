@@ -23,6 +23,7 @@ use domain::survey::{
 use domain::survey_response::{
     AnswerFilter, CountFilter, ResponseFilter, SurveyEvent, SurveyEventKind,
 };
+use domain::testing::person_properties;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use uuid::Uuid;
@@ -426,7 +427,7 @@ async fn captured_nul_characters_are_stored_as_the_replacement_character() {
 
     // A person is written and looked up under the id as captured, so both find the same row.
     for lookup in ["p\0", "p\u{FFFD}"] {
-        let found = stores.persons.properties(stores.project, lookup).await;
+        let found = person_properties(&*stores.persons, stores.project, lookup).await;
         assert_eq!(
             Value::Object(found.unwrap()),
             json!({"k\u{FFFD}": "v\u{FFFD}", "n": 2}),
@@ -467,7 +468,7 @@ async fn a_capture_that_fails_stores_neither_its_events_nor_its_person_sets() {
     for table in ["survey_events", "survey_responses"] {
         assert_eq!(db.count_rows(table).await, 0, "{table}");
     }
-    let person = stores.persons.properties(stores.project, "p").await;
+    let person = person_properties(&*stores.persons, stores.project, "p").await;
     assert_eq!(person.unwrap(), serde_json::Map::new());
 }
 
@@ -521,7 +522,7 @@ async fn concurrent_captures_for_the_same_persons_never_deadlock() {
     );
     for n in 0..PERSONS {
         let person = format!("person-{n}");
-        let properties = stores.persons.properties(stores.project, &person).await;
+        let properties = person_properties(&*stores.persons, stores.project, &person).await;
         assert_eq!(properties.unwrap().len(), CAPTURES, "{person}");
     }
 }
@@ -705,7 +706,9 @@ async fn captures_that_wait_for_a_writer_are_written_together() {
         counts.into_iter().collect::<Vec<_>>(),
         [(survey_id, CAPTURES as u64)]
     );
-    let held = stores.persons.properties(project, "held").await.unwrap();
+    let held = person_properties(&*stores.persons, project, "held")
+        .await
+        .unwrap();
     assert_eq!(held.len(), CAPTURES, "every capture's merge is kept");
 }
 
@@ -748,10 +751,12 @@ async fn a_capture_that_fails_among_waiting_captures_fails_alone() {
         }
     }
     assert_eq!(db.count_rows("survey_events").await, CAPTURES as i64);
-    let held = stores.persons.properties(project, "held").await.unwrap();
+    let held = person_properties(&*stores.persons, project, "held")
+        .await
+        .unwrap();
     assert_eq!(held.len(), CAPTURES);
     assert!(!held.contains_key(&format!("capture-{CAPTURES}")));
-    let failed = stores.persons.properties(project, "person-x").await;
+    let failed = person_properties(&*stores.persons, project, "person-x").await;
     assert_eq!(failed.unwrap(), serde_json::Map::new());
 }
 

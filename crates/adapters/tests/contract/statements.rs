@@ -15,7 +15,7 @@ use domain::survey::{
 };
 use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
 use domain::tenancy::PluginsAccessLevel;
-use domain::testing::{CannedUpstream, WordAnalyzer};
+use domain::testing::{CannedUpstream, WordAnalyzer, person_properties};
 use domain::{DomainError, ValidationError};
 use serde_json::json;
 use uuid::Uuid;
@@ -333,11 +333,13 @@ async fn capture_statements(answers: usize) -> Recorded {
         recorded_of(&db.database, service.capture(stores.project, batch)).await;
 
     assert_eq!(stored.expect("capturing the batch"), answers);
-    let last = stores
-        .persons
-        .properties(stores.project, &format!("person-{}", answers - 1))
-        .await
-        .unwrap();
+    let last = person_properties(
+        &*stores.persons,
+        stores.project,
+        &format!("person-{}", answers - 1),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         last,
         json!({"$survey_responded/survey": true})

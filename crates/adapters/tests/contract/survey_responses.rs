@@ -14,6 +14,7 @@ use domain::survey_response::{
     ResponseFilter, SearchText, StatsAggregates, SurveyEvent, SurveyEventKind, Tally, TallyRequest,
 };
 use domain::tenancy::ProjectId;
+use domain::testing::person_properties;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
@@ -228,9 +229,7 @@ async fn a_capture_stores_its_events_and_merges_what_they_set_together(stores: S
         [(id.clone(), 1)]
     );
     for expected in &sets {
-        let stored = stores
-            .persons
-            .properties(stores.project, &expected.distinct_id)
+        let stored = person_properties(&*stores.persons, stores.project, &expected.distinct_id)
             .await
             .unwrap();
         assert_eq!(stored, expected.properties, "{}", expected.distinct_id);

@@ -52,6 +52,21 @@ pub struct PersonSet {
     pub properties: Map<String, Value>,
 }
 
+/// The most a person's or a group's stored properties may weigh, in bytes as stored (PostHog's
+/// `check_properties_size`, 640 KiB). A set that would carry them past it is dropped, as PostHog
+/// rejects the update, and the capture still succeeds (the sets of one person or group written
+/// together, in one capture or in captures that wait together, are merged first and weighed as
+/// one): `/flags` reads a person's and their
+/// groups' properties on every request, so a client holding the public token must not grow
+/// them without end.
+pub const MAX_PROPERTIES_BYTES: usize = 655_360;
+
+/// Whether properties weigh at most [`MAX_PROPERTIES_BYTES`], counted as their JSON text (what
+/// PostgreSQL's `jsonb` stores them in, give or take a few bytes a key).
+pub fn within_properties_bound(properties: &Map<String, Value>) -> bool {
+    serde_json::to_vec(properties).is_ok_and(|bytes| bytes.len() <= MAX_PROPERTIES_BYTES)
+}
+
 /// What one capture sets beside its events: each person's `$set` and each group's
 /// `$group_set`, written with the events (`SurveyResponseRepository::record`).
 #[derive(Debug, Clone, PartialEq, Default)]

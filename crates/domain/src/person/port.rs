@@ -3,12 +3,10 @@
 //! static cohorts list them. Properties are written by capture, together with the events that
 //! `$set` them (`SurveyResponseRepository::record`).
 
-use async_trait::async_trait;
-use serde_json::{Map, Value};
-
 use super::{Profile, ProfileQuery};
 use crate::error::Unexpected;
 use crate::tenancy::ProjectId;
+use async_trait::async_trait;
 
 #[async_trait]
 pub trait PersonRepository: Send + Sync {
@@ -20,21 +18,6 @@ pub trait PersonRepository: Send + Sync {
         project: ProjectId,
         query: &ProfileQuery<'_>,
     ) -> Result<Profile, Unexpected>;
-
-    /// The properties stored for the person alone; empty for a person never seen.
-    async fn properties(
-        &self,
-        project: ProjectId,
-        distinct_id: &str,
-    ) -> Result<Map<String, Value>, Unexpected> {
-        let query = ProfileQuery {
-            distinct_id,
-            groups: &[],
-            hash_key_overrides: false,
-            static_cohorts: &[],
-        };
-        Ok(self.profile(project, &query).await?.properties)
-    }
 
     /// Experience continuity after identify: for each of `flag_keys` the person `distinct_id`
     /// has no hash key override of yet, keeps `hash_key` (the anonymous id they had) as theirs.

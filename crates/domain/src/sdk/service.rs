@@ -409,11 +409,11 @@ impl<R: Default + Send + Sync + 'static> SdkService<R> {
                 .keep_hash_keys(project, &distinct_id, &anonymous, &keys)
                 .await?;
         }
-        let groups: Vec<(GroupTypeIndex, GroupKey)> = std::mem::take(&mut request.groups)
-            .into_iter()
-            .filter_map(|group| Some((snapshot.aggregated_type(&group.group_type)?, group)))
-            .collect();
-        let keys: Vec<GroupKey> = groups.iter().map(|(_, group)| group.clone()).collect();
+        let (indices, keys): (Vec<GroupTypeIndex>, Vec<GroupKey>) =
+            std::mem::take(&mut request.groups)
+                .into_iter()
+                .filter_map(|group| Some((snapshot.aggregated_type(&group.group_type)?, group)))
+                .unzip();
         let query = ProfileQuery {
             distinct_id: &distinct_id,
             groups: &keys,
@@ -424,7 +424,7 @@ impl<R: Default + Send + Sync + 'static> SdkService<R> {
         let mut properties = profile.properties;
         properties.extend(request.person_properties.into_map());
         let mut subjects = GroupSubjects::default();
-        for ((index, group), stored) in groups.into_iter().zip(profile.groups) {
+        for ((index, group), stored) in indices.into_iter().zip(keys).zip(profile.groups) {
             let mut properties = stored;
             if let Some(Value::Object(sent)) = request.group_properties.take(&group.group_type) {
                 properties.extend(sent);

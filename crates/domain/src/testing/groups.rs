@@ -11,6 +11,7 @@ use crate::group::{
     Group, GroupKey, GroupRepository, GroupSet, GroupType, GroupTypeIndex, GroupTypeNames,
     MAX_GROUP_TYPES,
 };
+use crate::person::within_properties_bound;
 use crate::tenancy::ProjectId;
 
 use super::{InMemoryStore, State};
@@ -161,7 +162,8 @@ impl State {
     }
 
     /// Merges `set` into its group's properties like jsonb `||`, giving its type the lowest free
-    /// index when new; a set naming a type past [`MAX_GROUP_TYPES`] is dropped.
+    /// index when new; a set naming a type past [`MAX_GROUP_TYPES`], or one that would carry the
+    /// properties past [`MAX_PROPERTIES_BYTES`](crate::person::MAX_PROPERTIES_BYTES), is dropped.
     pub(super) fn merge_group(&mut self, project: ProjectId, set: &GroupSet) {
         let types = self.group_types_of(project);
         if !types.iter().any(|t| t.group_type == set.group_type) {
@@ -186,12 +188,22 @@ impl State {
         match self.groups.iter_mut().find(|g| {
             g.project == project && g.group_type == set.group_type && g.group_key == set.group_key
         }) {
-            Some(stored) => stored.properties.extend(set.properties.clone()),
+            Some(stored) => {
+                let mut merged = stored.properties.clone();
+                merged.extend(set.properties.clone());
+                if within_properties_bound(&merged) {
+                    stored.properties = merged;
+                }
+            }
             None => self.groups.push(StoredGroup {
                 project,
                 group_type: set.group_type.clone(),
                 group_key: set.group_key.clone(),
-                properties: set.properties.clone(),
+                properties: if within_properties_bound(&set.properties) {
+                    set.properties.clone()
+                } else {
+                    Map::new()
+                },
                 created_at: Utc::now(),
             }),
         }

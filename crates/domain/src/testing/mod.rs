@@ -23,6 +23,7 @@ mod webhooks;
 
 pub use evaluation_slots::InPlaceSlots;
 pub use patterns::CompiledEachTime;
+pub use persons::person_properties;
 pub use timed_memories::TimedMemories;
 pub use upstream::{CannedUpstream, WordAnalyzer};
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use crate::cohort::CohortId;
 use crate::error::Unexpected;
-use crate::person::{PersonRepository, PersonSet, Profile, ProfileQuery};
+use crate::person::{PersonRepository, PersonSet, Profile, ProfileQuery, within_properties_bound};
 use crate::tenancy::ProjectId;
 
 use super::{InMemoryStore, State};
@@ -124,7 +124,8 @@ impl State {
         (before - self.person_properties.len()) as u64
     }
 
-    /// Merges `set` into its person's properties like jsonb `||`, creating the person if needed.
+    /// Merges `set` into its person's properties like jsonb `||`, creating the person if needed;
+    /// a set that would carry them past [`MAX_PROPERTIES_BYTES`](crate::person::MAX_PROPERTIES_BYTES) is dropped.
     pub(super) fn merge_person(&mut self, project: ProjectId, set: &PersonSet) {
         let index = match self
             .person_properties
@@ -143,6 +144,26 @@ impl State {
             }
         };
         let stored = &mut self.person_properties[index].properties;
-        stored.extend(set.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        let mut merged = stored.clone();
+        merged.extend(set.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if within_properties_bound(&merged) {
+            *stored = merged;
+        }
     }
+}
+
+/// The properties stored for the person alone, empty for a person never seen: what tests read
+/// back after a capture `$set` them.
+pub async fn person_properties(
+    persons: &dyn PersonRepository,
+    project: ProjectId,
+    distinct_id: &str,
+) -> Result<Map<String, Value>, Unexpected> {
+    let query = ProfileQuery {
+        distinct_id,
+        groups: &[],
+        hash_key_overrides: false,
+        static_cohorts: &[],
+    };
+    Ok(persons.profile(project, &query).await?.properties)
 }

@@ -12,7 +12,8 @@ use uuid::Uuid;
 
 use crate::activity::NewActivity;
 use crate::error::Unexpected;
-use crate::person::ProfileSets;
+use crate::group::GroupSet;
+use crate::person::{PersonSet, ProfileSets};
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::survey_response::{
@@ -175,10 +176,32 @@ impl SurveyResponseRepository for InMemoryStore {
         sets: ProfileSets,
     ) -> Result<usize, Unexpected> {
         let mut state = self.lock();
-        for set in &sets.persons {
+        // One write merges each person's and group's sets into one before storing it, as the
+        // statement does, so the size bound weighs them together.
+        let mut persons: Vec<PersonSet> = Vec::new();
+        for set in sets.persons {
+            match persons
+                .iter_mut()
+                .find(|p| p.distinct_id == set.distinct_id)
+            {
+                Some(merged) => merged.properties.extend(set.properties),
+                None => persons.push(set),
+            }
+        }
+        let mut groups: Vec<GroupSet> = Vec::new();
+        for set in sets.groups {
+            match groups
+                .iter_mut()
+                .find(|g| g.group_type == set.group_type && g.group_key == set.group_key)
+            {
+                Some(merged) => merged.properties.extend(set.properties),
+                None => groups.push(set),
+            }
+        }
+        for set in &persons {
             state.merge_person(project, set);
         }
-        for set in &sets.groups {
+        for set in &groups {
             state.merge_group(project, set);
         }
         let mut stored = 0;

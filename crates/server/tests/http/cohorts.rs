@@ -171,15 +171,10 @@ async fn a_flag_filtering_by_a_cohort_is_answered_and_its_cohort_served_to_the_s
     assert_eq!(status, 201, "{flag}");
 
     for (plan, enabled) in [("pro", true), ("free", false)] {
-        let (status, answer) = parts(
-            app.request(Method::POST, "/flags/?v=2")
-                .json(&json!({"token": token, "distinct_id": "someone",
+        let (status, answer) = app
+            .flags(&json!({"token": token, "distinct_id": "someone",
                               "person_properties": {"plan": plan}}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+            .await;
         assert_eq!(status, 200, "{answer}");
         assert_eq!(answer["flags"]["pro-feature"]["enabled"], enabled, "{plan}");
     }

@@ -8,14 +8,9 @@ use serde_json::json;
 use crate::helpers::{TestApp, parts, send_to_project, spawn_app};
 
 async fn flag_on(app: &TestApp, token: &str, person: &str, key: &str) -> bool {
-    let (status, answer) = parts(
-        app.request(Method::POST, "/flags/?v=2")
-            .json(&json!({"token": token, "distinct_id": person}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, answer) = app
+        .flags(&json!({"token": token, "distinct_id": person}))
+        .await;
     assert_eq!(status, 200, "{answer}");
     answer["flags"][key]["enabled"] == true
 }

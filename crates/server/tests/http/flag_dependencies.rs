@@ -100,15 +100,10 @@ async fn dependencies_are_checked_served_and_evaluated_as_posthog_does() {
 
     // `/flags` evaluates each after what it depends on.
     for (plan, expected) in [("pro", [true, true, false]), ("free", [false, false, true])] {
-        let (status, answer) = parts(
-            app.request(Method::POST, "/flags/?v=2")
-                .json(&json!({"token": token, "distinct_id": "someone",
+        let (status, answer) = app
+            .flags(&json!({"token": token, "distinct_id": "someone",
                               "person_properties": {"plan": plan}}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+            .await;
         assert_eq!(status, 200, "{answer}");
         let enabled: Vec<&Value> = ["pro", "gated", "chained"]
             .iter()

@@ -226,6 +226,41 @@ async fn a_sixth_type_and_overlong_names_are_dropped_without_refusing_the_captur
 }
 
 #[tokio::test]
+async fn a_groups_properties_stop_at_their_bound_in_their_project_only() {
+    let app = spawn_app().await;
+    let ada = app.tenant("ada@example.com", &["*"]).await;
+    let bob = app.tenant("bob@example.com", &["*"]).await;
+    let (ada_token, bob_token) = (app.project_token(&ada).await, app.project_token(&bob).await);
+    // Each set weighs 300 KiB: two fit in 640 KiB, a third would not.
+    for n in 0..3 {
+        let set = json!({format!("k{n}"): "x".repeat(300 * 1024)});
+        let identify = web_group_identify(&ada_token, "company", "acme", set);
+        identify_from_the_web(&app, &ada_token, vec![identify]).await;
+    }
+    let identify = web_group_identify(&bob_token, "company", "acme", json!({"plan": "pro"}));
+    identify_from_the_web(&app, &bob_token, vec![identify]).await;
+
+    let find = "groups/find/?group_type_index=0&group_key=acme";
+    let (status, found) = get(&app, &ada, find).await;
+    assert_eq!(status, 200);
+    let keys: Vec<&String> = found["group_properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        keys,
+        ["k0", "k1"],
+        "the set that would pass the bound is dropped"
+    );
+    let (status, found) = get(&app, &bob, find).await;
+    assert_eq!(
+        (status, found["group_properties"].clone()),
+        (200, json!({"plan": "pro"}))
+    );
+}
+
+#[tokio::test]
 async fn bad_group_requests_are_refused_with_posthogs_messages() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;

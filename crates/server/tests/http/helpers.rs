@@ -140,6 +140,19 @@ impl TestApp {
             .request(method, format!("{}{path}", self.address))
     }
 
+    /// `POST /flags/?v=2` with `body` (token, distinct id, …) as the SDKs send it: the answer's
+    /// status and JSON.
+    pub async fn flags(&self, body: &Value) -> (u16, Value) {
+        parts(
+            self.request(Method::POST, "/flags/?v=2")
+                .json(body)
+                .send()
+                .await
+                .expect("POST /flags sent"),
+        )
+        .await
+    }
+
     /// GET with the key in the Authorization header.
     pub async fn get(&self, path: &str, key: &str) -> Response {
         self.request(Method::GET, path)

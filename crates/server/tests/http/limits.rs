@@ -45,14 +45,9 @@ async fn the_response_that_reaches_the_limit_stops_the_survey_at_once() {
         assert_eq!(response.status(), 200);
     };
     let flag_for_someone_new = async || {
-        let (_, flags) = parts(
-            app.request(Method::POST, "/flags/?v=2")
-                .json(&json!({"token": token, "distinct_id": "someone-new"}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (_, flags) = app
+            .flags(&json!({"token": token, "distinct_id": "someone-new"}))
+            .await;
         flags["flags"][&internal]["enabled"].clone()
     };
     let survey_path = format!("/api/projects/{}/surveys/{id}/", tenant.project_id);

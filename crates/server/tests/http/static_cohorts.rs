@@ -510,14 +510,9 @@ async fn a_flag_naming_a_static_cohort_is_on_for_its_members_only() {
     .await;
     assert_eq!(status, 201, "{flag}");
     for (distinct_id, enabled) in [("listed", true), ("anyone-else", false)] {
-        let (status, answer) = parts(
-            app.request(Method::POST, "/flags/?v=2")
-                .json(&json!({"token": token, "distinct_id": distinct_id}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (status, answer) = app
+            .flags(&json!({"token": token, "distinct_id": distinct_id}))
+            .await;
         assert_eq!(status, 200, "{answer}");
         assert_eq!(answer["flags"]["beta"]["enabled"], enabled, "{distinct_id}");
     }

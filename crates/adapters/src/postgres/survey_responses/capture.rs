@@ -13,7 +13,7 @@ use diesel::sql_types::{
 };
 use domain::Unexpected;
 use domain::group::GroupSet;
-use domain::person::{PersonSet, ProfileSets};
+use domain::person::{MAX_PROPERTIES_BYTES, PersonSet, ProfileSets};
 use domain::survey_response::{SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
@@ -82,7 +82,8 @@ impl CounterSlot {
 /// (uuids the project has are skipped); the sends among them that are new upsert their
 /// submission's response (a later send replaces it, an earlier one does not); new responses are
 /// added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
-/// merged with jsonb `||`; a survey whose responses reach its `responses_limit` is stopped in the
+/// merged with jsonb `||`, unless the person's properties would then weigh more than
+/// [`MAX_PROPERTIES_BYTES`] (the set is dropped, and so for groups); a survey whose responses reach its `responses_limit` is stopped in the
 /// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
 /// entry and internal targeting flag follow at once, through the surveys trigger's notification;
 /// captures racing past the limit together may overshoot it by their own responses, and the next
@@ -94,7 +95,7 @@ impl CounterSlot {
 /// the project has an enabled webhook, each new send goes to the webhook outbox, once whatever
 /// the number of webhooks (an acknowledged answer is delivered even if the process dies next;
 /// the dispatcher fans it out, `delivery_queue.rs`; a project without webhooks pays one index
-/// probe). Every input is an array, so a batch of any size takes these 23 parameters
+/// probe). Every input is an array, so a batch of any size takes these 24 parameters
 /// (PostgreSQL allows 65,535). It answers the uuids of the events it stored.
 ///
 /// The statement is sent kept prepared (`prepared.rs`), so each pooled connection plans it
@@ -168,7 +169,8 @@ pub(super) async fn write_captures(
                 .bind::<Array<Text>, _>(groups.named_types)
                 .bind::<Array<Text>, _>(groups.types)
                 .bind::<Array<Text>, _>(groups.keys)
-                .bind::<Array<Jsonb>, _>(groups.properties),
+                .bind::<Array<Jsonb>, _>(groups.properties)
+                .bind::<Int4, _>(MAX_PROPERTIES_BYTES as i32),
         ),
         &mut conn,
     )

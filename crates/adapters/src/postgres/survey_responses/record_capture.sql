@@ -41,10 +41,12 @@ counted AS (
 ),
 merged AS (
     INSERT INTO person_properties AS p (project_id, distinct_id, properties)
-    SELECT $1, m.distinct_id, m.properties
+    SELECT $1, m.distinct_id,
+           CASE WHEN pg_column_size(m.properties) <= $24::int THEN m.properties ELSE '{}' END
     FROM unnest($14, $15) AS m(distinct_id, properties)
     ON CONFLICT (project_id, distinct_id) DO UPDATE SET
-        properties = p.properties || EXCLUDED.properties,
+        properties = CASE WHEN pg_column_size(p.properties || EXCLUDED.properties) <= $24::int
+                          THEN p.properties || EXCLUDED.properties ELSE p.properties END,
         updated_at = now()
     RETURNING distinct_id
 ),
@@ -70,14 +72,16 @@ typed AS (
 ),
 grouped AS (
     INSERT INTO groups AS g (project_id, group_type, group_key, properties)
-    SELECT $1, s.group_type, s.group_key, s.properties
+    SELECT $1, s.group_type, s.group_key,
+           CASE WHEN pg_column_size(s.properties) <= $24::int THEN s.properties ELSE '{}' END
     FROM unnest($21::text[], $22::text[], $23::jsonb[]) AS s(group_type, group_key, properties)
     WHERE s.group_type IN (SELECT group_type FROM typed)
        OR EXISTS (
            SELECT 1 FROM group_types t WHERE t.project_id = $1 AND t.group_type = s.group_type)
     ORDER BY s.group_type, s.group_key
     ON CONFLICT (project_id, group_type, group_key) DO UPDATE SET
-        properties = g.properties || EXCLUDED.properties,
+        properties = CASE WHEN pg_column_size(g.properties || EXCLUDED.properties) <= $24::int
+                          THEN g.properties || EXCLUDED.properties ELSE g.properties END,
         updated_at = now()
     RETURNING 1
 ),
