@@ -11,8 +11,21 @@ use tokio::process::Command;
 
 use crate::helpers::{chromium, spawn_app};
 
-/// The DOM of `url` once its scripts have run, as Chromium renders it.
+/// The DOM of `url` once its scripts have run, as Chromium renders it. On a machine loaded
+/// with builds, headless Chromium now and then exits successfully having printed nothing (seen
+/// once in 1,124 tests, after 46 s); that says nothing of the page, so it is asked again, up
+/// to three times. A failed run, or a DOM without the operations, still fails the test.
 async fn rendered(url: &str) -> String {
+    for _ in 0..2 {
+        let dom = rendered_once(url).await;
+        if !dom.is_empty() {
+            return dom;
+        }
+    }
+    rendered_once(url).await
+}
+
+async fn rendered_once(url: &str) -> String {
     // A profile of its own per call: the tests run in parallel, and two Chromiums sharing one
     // profile refuse to start ("SingletonLock: File exists").
     static CALLS: AtomicUsize = AtomicUsize::new(0);
@@ -47,7 +60,7 @@ async fn rendered(url: &str) -> String {
         });
     let dom = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
-        output.status.success() && !dom.is_empty(),
+        output.status.success(),
         "chromium failed ({}): {}",
         output.status,
         String::from_utf8_lossy(&output.stderr)
