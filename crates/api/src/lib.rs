@@ -35,6 +35,7 @@ use domain::rate_limit::RateLimiter;
 use domain::sdk::SdkService;
 use domain::survey::{RenderedSurveys, SurveyService};
 use domain::survey_response::SurveyResponseService;
+use domain::tenancy::ProjectService;
 use domain::webhook::{DispatchCounts, WebhookService};
 
 pub use body_budget::BodyBudget;
@@ -49,6 +50,8 @@ pub use settings::{ApiSettings, StaticAssets};
 #[derive(Clone)]
 pub struct Services {
     pub access: Arc<AccessService>,
+    /// A project as stored, and its settings' writes.
+    pub projects: Arc<ProjectService>,
     pub flags: Arc<FeatureFlagService>,
     pub cohorts: Arc<CohortService>,
     pub groups: Arc<GroupService>,
@@ -84,6 +87,7 @@ pub fn app(
 > {
     App::new()
         .app_data(web::Data::from(services.access))
+        .app_data(web::Data::from(services.projects))
         .app_data(web::Data::from(services.flags))
         .app_data(web::Data::from(services.cohorts))
         .app_data(web::Data::from(services.groups))

@@ -63,19 +63,26 @@ impl FieldChange {
 
     /// PostHog's wire form: `{type, action, field, before, after}`.
     pub fn to_json(&self, scope: &str) -> Value {
-        let action = match (&self.before, &self.after) {
-            (Value::Null, _) => "created",
-            (_, Value::Null) => "deleted",
-            _ => "changed",
-        };
-        json!({
-            "type": scope,
-            "action": action,
-            "field": self.field,
-            "before": self.before,
-            "after": self.after,
-        })
+        change_json(scope, self.field, &self.before, &self.after)
     }
+}
+
+/// One change in PostHog's wire form, for a field named at run time (a key of a JSON setting):
+/// its action is `created` when it was null before, `deleted` when it is null after, `changed`
+/// otherwise.
+pub fn change_json(scope: &str, field: &str, before: &Value, after: &Value) -> Value {
+    let action = match (before, after) {
+        (Value::Null, _) => "created",
+        (_, Value::Null) => "deleted",
+        _ => "changed",
+    };
+    json!({
+        "type": scope,
+        "action": action,
+        "field": field,
+        "before": before,
+        "after": after,
+    })
 }
 
 #[cfg(test)]

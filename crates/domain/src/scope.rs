@@ -19,6 +19,9 @@ wire_enum! {
         ActivityLog = "activity_log",
         Webhook = "webhook",
         Person = "person",
+        /// PostHog's scope for reading through its query engine: the JSON responses list
+        /// needs it beside `survey:read`, as PostHog's does.
+        Query = "query",
     }
 }
 

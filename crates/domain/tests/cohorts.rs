@@ -97,6 +97,7 @@ impl World {
             name: "Project".into(),
             api_token: "phc_1".into(),
             created_at: Utc::now(),
+            survey_config: None,
         };
         let snapshot = Arc::new(sdk.build(project).await.unwrap());
         let Value::Object(properties) = properties else {

@@ -211,7 +211,7 @@ fn an_enrollment_event_sets_only_its_enrollment_on_the_person() {
         ],
         sent_at: None,
     };
-    let sets = batch.person_sets();
+    let sets = batch.person_sets(chrono::Utc::now());
     assert_eq!(sets.len(), 1);
     let mut expected = Map::new();
     expected.insert("$feature_enrollment/dark-mode".into(), json!(true));

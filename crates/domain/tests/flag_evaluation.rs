@@ -478,6 +478,7 @@ async fn evaluate_request(
         name: "Project".into(),
         api_token: format!("phc_{}", project.0),
         created_at: Utc::now(),
+        survey_config: None,
     };
     let snapshot = Arc::new(sdk.build(project).await.unwrap());
     let owned = |_: &SdkSnapshot<()>, evaluated: Evaluations| {

@@ -13,7 +13,7 @@ use domain::survey::{
 };
 use domain::survey_response::{
     CaptureBatch, CapturedEvent, CountFilter, DateWindow, EXPORT_CHUNK_ANSWER_BYTES, ExportFormat,
-    ResponseFilter, ResponseListing, SearchText, SurveyResponseService,
+    ResponseFilter, ResponseListing, SearchText, StatsOptions, SurveyResponseService,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, person_properties, someone};
@@ -194,7 +194,7 @@ async fn another_projects_survey_is_not_found() {
     missing(
         world
             .responses
-            .survey_stats(PROJECT, theirs.id, DateWindow::default())
+            .survey_stats(PROJECT, theirs.id, StatsOptions::default())
             .await
             .map(|_| ()),
     );
@@ -219,7 +219,7 @@ async fn survey_stats_only_count_events_of_the_surveys_run() {
         .unwrap();
     let report = world
         .responses
-        .survey_stats(PROJECT, survey.id, DateWindow::default())
+        .survey_stats(PROJECT, survey.id, StatsOptions::default())
         .await
         .unwrap();
     assert_eq!(report.stats.unwrap().shown.total_count, 2);

@@ -13,8 +13,9 @@ use domain::feature_flag::{
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
-    Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, Schedule, Survey,
-    SurveyChanges, SurveyFilter, SurveyId, SurveyName, SurveyRepository, SurveyService, SurveyType,
+    Appearance, Conditions, MAX_LABELLED_SURVEYS, NewSurvey, Questions, RenderedSurveys, Rendering,
+    Schedule, SearchMatch, SearchTerm, SentBaseLanguage, Survey, SurveyChanges, SurveyFilter,
+    SurveyId, SurveyName, SurveyRepository, SurveyService, SurveyTranslations, SurveyType, Switch,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, TimedMemories, someone};
@@ -90,6 +91,11 @@ fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
         iteration_frequency_days: integer("iteration_frequency_days"),
         enable_partial_responses: field("enable_partial_responses")
             .map(|v| v.as_bool().expect("a boolean")),
+        base_language: text("base_language")
+            .value()
+            .map(SentBaseLanguage::parse)
+            .transpose()?,
+        translations: field("translations").try_map(SurveyTranslations::parse)?,
     })
 }
 
@@ -666,13 +672,16 @@ async fn unknown_and_foreign_ids_are_not_found() {
 }
 
 #[tokio::test]
-async fn lists_filter_by_search_terms_and_archived_newest_first() {
+async fn lists_filter_by_archived_newest_first() {
     let world = world();
     world
         .create(json!({"name": "Product feedback", "type": "popover"}))
         .await
         .unwrap();
-    world.create(json!({"name": "Pricing", "type": "popover", "description": "about PRODUCT plans", "archived": true})).await.unwrap();
+    world
+        .create(json!({"name": "Pricing", "type": "popover", "archived": true}))
+        .await
+        .unwrap();
     world
         .create(json!({"name": "Churn", "type": "popover"}))
         .await
@@ -692,34 +701,89 @@ async fn lists_filter_by_search_terms_and_archived_newest_first() {
         .await
         .unwrap();
     assert_eq!(names(all.items), ["Churn", "Pricing", "Product feedback"]);
-    let product = SurveyRepository::list(
-        &world.store,
-        PROJECT,
-        &SurveyFilter::default().with_search("product"),
-        page,
-    )
-    .await
-    .unwrap();
-    assert_eq!(names(product.items), ["Pricing", "Product feedback"]);
-    let both_terms = SurveyRepository::list(
-        &world.store,
-        PROJECT,
-        &SurveyFilter::default().with_search("product plans"),
-        page,
-    )
-    .await
-    .unwrap();
-    assert_eq!(names(both_terms.items), ["Pricing"]);
     let live = SurveyFilter {
         archived: Some(false),
         ..SurveyFilter::default()
     };
+    let live = SurveyRepository::list(&world.store, PROJECT, &live, page)
+        .await
+        .unwrap();
     assert_eq!(
-        SurveyRepository::list(&world.store, PROJECT, &live, page)
+        (live.count, names(live.items)),
+        (2, vec!["Churn".to_owned(), "Product feedback".to_owned()])
+    );
+}
+
+/// Renders the name alone (not counted: `render`'s count belongs to the test below).
+fn name_only(survey: Survey) -> Result<NameAndLink, Unexpected> {
+    Ok(NameAndLink(survey.state.name, None))
+}
+
+#[tokio::test]
+async fn a_search_answers_exact_matches_only_and_similar_ones_when_none_is_exact() {
+    let world = world();
+    for (name, description, archived) in [
+        ("Onboarding feedback", "", false),
+        ("Landing", "Shown on the landing page", false),
+        ("Pricing page", "", true),
+    ] {
+        world
+            .create(json!({"name": name, "type": "popover", "description": description, "archived": archived}))
             .await
-            .unwrap()
-            .count,
-        2
+            .unwrap();
+    }
+    let rendered = RenderedSurveys::new(Arc::new(world.store.clone()), name_only, &TimedMemories);
+    let search = async |filter: SurveyFilter, term: &str| {
+        let term = SearchTerm::parse(term).unwrap();
+        let page = PageRequest {
+            limit: 10,
+            offset: 0,
+        };
+        let listed = rendered.list(PROJECT, filter, term, page).await.unwrap();
+        let names: Vec<String> = listed.page.items.into_iter().map(|r| r.0).collect();
+        (listed.matched, listed.page.count, names)
+    };
+    let exact = Some(SearchMatch::Exact);
+    let similar = Some(SearchMatch::Similar);
+    // "Onboarding feedback" is similar to "landing", but "Landing" holds it.
+    assert_eq!(
+        search(SurveyFilter::default(), "LANDING").await,
+        (exact, 1, vec!["Landing".to_owned()])
+    );
+    assert_eq!(
+        search(SurveyFilter::default(), " onbording ").await,
+        (
+            similar,
+            2,
+            vec!["Onboarding feedback".to_owned(), "Landing".to_owned()]
+        )
+    );
+    let unarchived = SurveyFilter {
+        archived: Some(false),
+        ..SurveyFilter::default()
+    };
+    assert_eq!(
+        search(SurveyFilter::default(), "page").await,
+        (
+            exact,
+            2,
+            vec!["Pricing page".to_owned(), "Landing".to_owned()]
+        )
+    );
+    // The tier is decided among what the filters keep: "Pricing page", the one survey holding
+    // "pricing", is archived; without it the similar tier answers, and nothing is similar enough.
+    assert_eq!(
+        search(unarchived.clone(), "pricing").await,
+        (similar, 0, Vec::new())
+    );
+    // A blank search is no search: newest first, no tier.
+    assert_eq!(
+        search(unarchived, " ").await,
+        (
+            None,
+            2,
+            vec!["Landing".to_owned(), "Onboarding feedback".to_owned()]
+        )
     );
 }
 
@@ -793,10 +857,11 @@ async fn rendered_reads_render_each_survey_once_until_it_or_a_flag_it_shows_chan
         .await
         .unwrap();
     let names = async || {
-        let page = rendered
+        let listed = rendered
             .list(
                 PROJECT,
-                &SurveyFilter::default(),
+                SurveyFilter::default(),
+                None,
                 PageRequest {
                     limit: 10,
                     offset: 0,
@@ -804,7 +869,8 @@ async fn rendered_reads_render_each_survey_once_until_it_or_a_flag_it_shows_chan
             )
             .await
             .unwrap();
-        (page.count, page.items)
+        assert_eq!(listed.matched, None);
+        (listed.page.count, listed.page.items)
     };
 
     let both = (
@@ -844,4 +910,193 @@ async fn rendered_reads_render_each_survey_once_until_it_or_a_flag_it_shows_chan
     assert!(matches!(missing, Err(DomainError::NotFound)), "{missing:?}");
     let foreign = rendered.get(OTHER_PROJECT, first.id).await;
     assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
+}
+
+/// The survey's log, newest first: each entry's activity and its changes.
+async fn logged(world: &World, survey: &Survey) -> Vec<(String, Value)> {
+    let page = PageRequest {
+        limit: 10,
+        offset: 0,
+    };
+    let log = world
+        .surveys
+        .activity(PROJECT, Some(survey.id), page)
+        .await
+        .unwrap();
+    log.entries
+        .into_iter()
+        .map(|entry| (entry.activity, entry.detail["changes"].clone()))
+        .collect()
+}
+
+#[tokio::test]
+async fn launch_and_stop_set_their_date_switch_the_targeting_flag_and_log_it_once() {
+    let world = world();
+    let survey = world.targeted("Lifecycle").await;
+    assert!(!world.targeting_active(&survey));
+    let before = chrono::Utc::now();
+    let launched = world
+        .surveys
+        .switch(PROJECT, survey.id, USER, Switch::Launch)
+        .await
+        .unwrap();
+    let start = launched.state.start_date.expect("launched");
+    assert!(start >= before - chrono::Duration::milliseconds(1) && start <= chrono::Utc::now());
+    assert_eq!(
+        start.timestamp_subsec_nanos() % 1000,
+        0,
+        "to the microsecond"
+    );
+    assert!(world.targeting_active(&launched));
+    assert!(launched.internal_targeting_flag(None).active);
+    assert_eq!(
+        Some(launched.clone()),
+        SurveyRepository::get(&world.store, PROJECT, survey.id)
+            .await
+            .unwrap(),
+        "the answer is the survey as stored"
+    );
+
+    let again = world
+        .surveys
+        .switch(PROJECT, survey.id, USER, Switch::Launch)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.state.start_date,
+        Some(start),
+        "launched already: nothing changes"
+    );
+
+    let stopped = world
+        .surveys
+        .switch(PROJECT, survey.id, USER, Switch::Stop)
+        .await
+        .unwrap();
+    let end = stopped.state.end_date.expect("stopped");
+    assert!(!world.targeting_active(&stopped));
+    assert!(!stopped.internal_targeting_flag(None).active);
+    world
+        .surveys
+        .switch(PROJECT, survey.id, USER, Switch::Stop)
+        .await
+        .unwrap();
+
+    let change = |field: &str, before: Value, after: chrono::DateTime<chrono::Utc>| json!([{"type": "Survey", "action": "changed", "field": field, "before": before, "after": after}]);
+    assert_eq!(
+        logged(&world, &survey).await,
+        [
+            ("stopped".to_owned(), change("end_date", Value::Null, end)),
+            (
+                "launched".to_owned(),
+                change("start_date", Value::Null, start)
+            ),
+            ("created".to_owned(), Value::Null),
+        ],
+        "the no-ops are not logged"
+    );
+}
+
+#[tokio::test]
+async fn launch_and_stop_refuse_archived_and_ended_surveys_and_other_projects() {
+    let world = world();
+    let archived = world
+        .create(json!({"name": "Archived", "type": "popover", "archived": true}))
+        .await
+        .unwrap();
+    for (switch, message) in [
+        (
+            Switch::Launch,
+            "Cannot launch an archived survey. Unarchive it first.",
+        ),
+        (
+            Switch::Stop,
+            "Cannot stop an archived survey. Unarchive it first if needed.",
+        ),
+    ] {
+        let refused = world
+            .surveys
+            .switch(PROJECT, archived.id, USER, switch)
+            .await;
+        assert_eq!(detail(refused.unwrap_err()), (None, message.to_owned()));
+    }
+    let ended = world
+        .create(json!({"name": "Ended", "type": "popover", "start_date": "2024-01-01T00:00:00Z", "end_date": "2024-02-01T00:00:00Z"}))
+        .await
+        .unwrap();
+    let refused = world
+        .surveys
+        .switch(PROJECT, ended.id, USER, Switch::Launch)
+        .await;
+    assert_eq!(
+        detail(refused.unwrap_err()),
+        (
+            None,
+            "Cannot launch a survey with end_date in the past. Extend the end_date first."
+                .to_owned()
+        )
+    );
+    let stored = SurveyRepository::get(&world.store, PROJECT, ended.id).await;
+    assert_eq!(
+        stored.unwrap().map(|survey| survey.state),
+        Some(ended.state.clone()),
+        "a refusal writes nothing"
+    );
+    for switch in [Switch::Launch, Switch::Stop] {
+        let foreign = world
+            .surveys
+            .switch(OTHER_PROJECT, ended.id, USER, switch)
+            .await;
+        assert!(matches!(foreign, Err(DomainError::NotFound)), "{foreign:?}");
+    }
+}
+
+#[tokio::test]
+async fn question_labels_cover_the_newest_surveys_up_to_the_bound() {
+    let world = world();
+    let oldest = world
+        .create(json!({"name": "Oldest", "type": "popover", "questions": [{"id": "q-old", "type": "open", "question": "Old?"}]}))
+        .await
+        .unwrap();
+    for index in 1..MAX_LABELLED_SURVEYS {
+        world
+            .create(json!({"name": format!("Survey {index}"), "type": "api",
+                           "questions": [{"id": format!("q-{index}"), "type": "open", "question": "?"}]}))
+            .await
+            .unwrap();
+    }
+    let labels = world.surveys.question_labels(PROJECT).await.unwrap();
+    assert_eq!(labels.len(), MAX_LABELLED_SURVEYS as usize);
+    assert_eq!(labels.last().unwrap().question_id, "q-old");
+    assert_eq!(labels.last().unwrap().survey_id, oldest.id);
+
+    world
+        .create(
+            json!({"name": "Newest", "type": "popover", "archived": true,
+                       "questions": [{"id": "q-new", "type": "open", "question": "New?"}]}),
+        )
+        .await
+        .unwrap();
+    let labels = world.surveys.question_labels(PROJECT).await.unwrap();
+    assert_eq!(labels.len(), MAX_LABELLED_SURVEYS as usize);
+    assert_eq!(
+        (
+            labels[0].question_id.as_str(),
+            labels[0].survey_name.as_str()
+        ),
+        ("q-new", "Newest"),
+        "archived surveys are labelled"
+    );
+    assert!(
+        labels.iter().all(|label| label.survey_id != oldest.id),
+        "the oldest survey is past the bound"
+    );
+    assert!(
+        world
+            .surveys
+            .question_labels(OTHER_PROJECT)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

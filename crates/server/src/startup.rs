@@ -26,6 +26,7 @@ use domain::rate_limit::{RateCounters, RateLimiter};
 use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSources};
 use domain::survey::{RenderedSurveys, SurveyService};
 use domain::survey_response::SurveyResponseService;
+use domain::tenancy::ProjectService;
 use domain::webhook::{
     DispatchCounts, DispatchSettings, QueueBounds, RetrySchedule, TargetPolicy, WebhookDispatcher,
     WebhookService,
@@ -275,6 +276,7 @@ fn services(
             Duration::from_millis(args.access_cache_ms),
             &MokaMemories,
         )),
+        projects: Arc::new(ProjectService::new(tenancy.clone())),
         rate_limiter: Arc::new(rate_limiter(args)?),
         flags: flag_service.clone(),
         cohorts: Arc::new(CohortService::new(cohorts.clone(), flags.clone())),

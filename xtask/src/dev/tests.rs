@@ -138,7 +138,7 @@ fn the_printed_demo_page_shows_the_survey_and_its_answer_is_counted() {
 
     let responses = api
         .get(&format!(
-            "/api/projects/{}/surveys/{}/responses/",
+            "/api/projects/{}/surveys/{}/responses/browse/",
             demo.project_id, demo.survey_id
         ))
         .expect("the responses");

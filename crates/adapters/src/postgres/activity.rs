@@ -1,7 +1,8 @@
 //! The one listing of every activity log table (`plugin_activity`, `survey_activity`,
 //! `webhook_activity`): an owner's entries (an organization's, a project's), or one item's,
-//! newest first (ties by id), each with its user's name and email while the user exists;
-//! counted, then windowed, as every list is.
+//! newest first (ties by id), each with its user's name and email while the user exists, and
+//! an `item_id` of `""` when about no item (a project's survey settings); counted, then
+//! windowed, as every list is.
 
 use diesel::QueryableByName;
 use diesel::pg::Pg;
@@ -93,7 +94,7 @@ impl ActivityLog {
         let offset = if item.is_some() { "$4" } else { "$3" };
         let rows: Vec<ActivityEntryRow> = bound(
             format!(
-                "SELECT a.id, a.{item_column}::text AS item_id, {own_scope} AS scope, \
+                "SELECT a.id, coalesce(a.{item_column}::text, '') AS item_id, {own_scope} AS scope, \
                  a.activity, a.detail, a.created_at, u.first_name, u.email \
                  FROM {table} a LEFT JOIN users u ON u.id = a.user_id WHERE {filter} \
                  ORDER BY a.created_at DESC, a.id DESC LIMIT {limit} OFFSET {offset}"

@@ -44,6 +44,7 @@ pub(crate) mod sdk_changes;
 pub(crate) mod server_watch;
 pub(crate) mod statement_log;
 pub(crate) mod survey_responses;
+pub(crate) mod survey_search;
 pub(crate) mod surveys;
 pub(crate) mod tenancy;
 pub(crate) mod text;

@@ -16,6 +16,7 @@ diesel::table! {
         name -> Varchar,
         api_token -> Varchar,
         created_at -> Timestamptz,
+        survey_config -> Nullable<Jsonb>,
     }
 }
 
@@ -170,6 +171,8 @@ diesel::table! {
         current_iteration -> Nullable<Int4>,
         current_iteration_start_date -> Nullable<Timestamptz>,
         enable_partial_responses -> Bool,
+        base_language -> Varchar,
+        translations -> Nullable<Jsonb>,
     }
 }
 
@@ -177,7 +180,7 @@ diesel::table! {
     survey_activity (id) {
         id -> Uuid,
         project_id -> Int4,
-        survey_id -> Uuid,
+        survey_id -> Nullable<Uuid>,
         user_id -> Nullable<Int4>,
         activity -> Varchar,
         detail -> Jsonb,
@@ -316,6 +319,8 @@ diesel::table! {
         answers -> Jsonb,
         completed -> Nullable<Bool>,
         archived -> Bool,
+        partially_completed -> Bool,
+        context -> Jsonb,
     }
 }
 

@@ -16,8 +16,8 @@ use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use domain::ports::{Page, PageRequest};
 use domain::survey::{
-    DeletedSurvey, FlagLock, OwnedNewFlag, Survey, SurveyFilter, SurveyId, SurveyLock,
-    SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
+    DeletedSurvey, FlagLock, OwnedNewFlag, SearchTerm, Survey, SurveyFilter, SurveyId, SurveyLock,
+    SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyStatus, SurveyTransaction,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
@@ -33,6 +33,7 @@ use crate::postgres::paging::{page, window};
 use crate::postgres::prepared::prepared;
 use crate::postgres::rows::{FlagRow, NewSurveyActivityRow, SurveyStateRow};
 use crate::postgres::schema::{survey_activity, surveys};
+use crate::postgres::survey_search::{by_relevance, exactly_matching, in_tier};
 use crate::postgres::text::contains_pattern;
 use crate::postgres::transaction::{PgTransaction, logged, with};
 use crate::postgres::whole_surveys::{
@@ -78,39 +79,52 @@ async fn count_matching(
         .during("counting surveys")
 }
 
-/// The project's surveys that match `filter`.
+/// The project's surveys that `filter` keeps.
 fn matching(project: ProjectId, filter: &SurveyFilter) -> surveys::BoxedQuery<'static, Pg> {
     let mut query = surveys::table
         .filter(surveys::project_id.eq(project.0))
         .into_boxed();
+    if let Some(ids) = &filter.ids {
+        let ids: Vec<Uuid> = ids.iter().map(|id| id.0).collect();
+        query = query.filter(surveys::id.eq_any(ids));
+    }
+    if let Some(kind) = filter.survey_type {
+        query = query.filter(surveys::survey_type.eq(kind.as_str()));
+    }
     if let Some(archived) = filter.archived {
         query = query.filter(surveys::archived.eq(archived));
     }
-    for term in &filter.search {
-        let pattern = contains_pattern(term);
-        query = query.filter(
-            surveys::name
-                .ilike(pattern.clone())
-                .or(surveys::description.ilike(pattern)),
-        );
+    if let Some(creator) = filter.created_by {
+        query = query.filter(surveys::created_by_id.eq(creator.0));
+    }
+    query = match filter.status {
+        None => query,
+        Some(SurveyStatus::Draft) => query.filter(surveys::start_date.is_null()),
+        Some(SurveyStatus::Running) => query
+            .filter(surveys::start_date.is_not_null())
+            .filter(surveys::end_date.is_null()),
+        Some(SurveyStatus::Complete) => query.filter(surveys::end_date.is_not_null()),
+    };
+    if let Some(search) = &filter.search {
+        query = query.filter(in_tier(search));
     }
     query
 }
 
-/// The ids of the requested page of the matching surveys, newest first, as a query to read
-/// them by: the page's ids come from the index alone, then only those rows are read, so a deep
-/// offset skips index entries, not joined rows.
+/// The ids of the requested page of the matching surveys, newest first (a search's, most
+/// relevant first), as a query to read them by: the page's ids come from the index alone, then
+/// only those rows are read, so a deep offset skips index entries, not joined rows.
 fn page_ids(
     project: ProjectId,
     filter: &SurveyFilter,
     page_request: PageRequest,
 ) -> SurveyIds<'static> {
-    window(
-        matching(project, filter)
-            .order((surveys::created_at.desc(), surveys::id.desc()))
-            .select(surveys::id),
-        page_request,
-    )
+    let ids = matching(project, filter).select(surveys::id);
+    let ordered = match &filter.search {
+        None => ids.order((surveys::created_at.desc(), surveys::id.desc())),
+        Some(search) => ids.order(by_relevance(&search.term)),
+    };
+    window(ordered, page_request)
 }
 
 /// One survey of the project, whole.
@@ -133,8 +147,39 @@ impl SurveyRepository for PgSurveyRepository {
         let mut conn = self.database.connection().await?;
         let count = count_matching(&mut conn, project, filter).await?;
         let ids = page_ids(project, filter, page_request);
-        let surveys = load_whole(&mut conn, project, ids).await?;
+        let surveys = match &filter.search {
+            None => load_whole(&mut conn, project, ids).await?,
+            // Whole reads come newest first: a search's page is read as ids first, in its order.
+            Some(_) => {
+                let ids: Vec<Uuid> = ids.load(&mut conn).await.during("searching surveys")?;
+                let ids: Vec<SurveyId> = ids.into_iter().map(SurveyId).collect();
+                let mut surveys = load_whole(&mut conn, project, among(&ids)).await?;
+                surveys.sort_by_key(|survey| ids.iter().position(|id| *id == survey.id));
+                surveys
+            }
+        };
         Ok(page(count, surveys))
+    }
+
+    async fn holds_term(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        term: &SearchTerm,
+    ) -> Result<bool, Unexpected> {
+        let filter = SurveyFilter {
+            search: None,
+            ..filter.clone()
+        };
+        let mut conn = self.database.connection().await?;
+        let holding = matching(project, &filter)
+            .filter(exactly_matching(term))
+            .select(surveys::id)
+            .first::<Uuid>(&mut conn)
+            .await
+            .optional()
+            .during("looking for a survey holding the search term")?;
+        Ok(holding.is_some())
     }
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected> {
@@ -153,9 +198,10 @@ impl SurveyRepository for PgSurveyRepository {
         // the other, so a page costs one round trip.
         let conn: &AsyncPgConnection = &conn;
         let ids = page_ids(project, filter, page_request);
+        let search = filter.search.as_ref().map(|search| &search.term);
         let (count, revisions) = try_join(
             count_matching(&mut &*conn, project, filter),
-            load_revisions(&mut &*conn, project, RevisionsOf::Page(ids)),
+            load_revisions(&mut &*conn, project, RevisionsOf::Page(ids), search),
         )
         .await?;
         Ok(page(count, revisions))
@@ -167,7 +213,8 @@ impl SurveyRepository for PgSurveyRepository {
         id: SurveyId,
     ) -> Result<Option<SurveyRevision>, Unexpected> {
         let mut conn = self.database.connection().await?;
-        let revisions = load_revisions(&mut conn, project, RevisionsOf::One(only(id))).await?;
+        let revisions =
+            load_revisions(&mut conn, project, RevisionsOf::One(only(id)), None).await?;
         Ok(revisions.into_iter().next().map(|(_, revision)| revision))
     }
 

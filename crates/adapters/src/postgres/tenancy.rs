@@ -4,19 +4,23 @@ use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
+use domain::activity::NewActivity;
 use domain::ports::{Page, PageRequest};
 use domain::tenancy::{AsSeenBy, TenancyRepository, TenancyTransaction, VisibleProjects};
 use domain::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
-    PluginsAccessLevel, Project, ProjectId, User, UserId,
+    PluginsAccessLevel, Project, ProjectId, SurveyConfig, User, UserId,
 };
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::postgres::confirmed::confirmed;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::paging::{page, window};
 use crate::postgres::rows::{OrganizationRow, ProjectRow, UserRow, membership_level};
-use crate::postgres::schema::{organization_memberships, organizations, projects, users};
+use crate::postgres::schema::{
+    organization_memberships, organizations, projects, survey_activity, users,
+};
 use crate::postgres::transaction::PgTransaction;
 
 diesel::define_sql_function!(fn lower(value: diesel::sql_types::Text) -> diesel::sql_types::Text);
@@ -321,6 +325,10 @@ impl TenancyRepository for PgTenancyRepository {
             .during("deactivating a user")?;
         Ok(())
     }
+
+    async fn begin(&self) -> Result<Box<dyn TenancyTransaction>, Unexpected> {
+        Ok(Box::new(PgTransaction::open(&self.database).await?))
+    }
 }
 
 #[async_trait]
@@ -411,6 +419,48 @@ impl TenancyTransaction for PgTransaction {
             .get_result(self.connection().await?)
             .await
             .during("switching a user's current organization and project")?;
+        Ok(row.into())
+    }
+
+    async fn lock_project(&mut self, id: ProjectId) -> Result<Option<Project>, Unexpected> {
+        let row = projects::table
+            .find(id.0)
+            .select(ProjectRow::as_select())
+            .for_update()
+            .first(self.connection().await?)
+            .await
+            .optional()
+            .during("locking a project")?;
+        Ok(row.map(Into::into))
+    }
+
+    async fn set_survey_config(
+        &mut self,
+        id: ProjectId,
+        config: Option<&SurveyConfig>,
+        activity: Option<&NewActivity>,
+    ) -> Result<Project, Unexpected> {
+        let stored = config.map(|config| Value::Object(config.as_map().clone()));
+        let row = diesel::update(projects::table.find(id.0))
+            .set(projects::survey_config.eq(stored))
+            .returning(ProjectRow::as_returning())
+            .get_result(self.connection().await?)
+            .await
+            .during("storing a project's survey_config")?;
+        if let Some(activity) = activity {
+            // About no survey: its `survey_id` is NULL, listed with an `item_id` of "".
+            diesel::insert_into(survey_activity::table)
+                .values((
+                    survey_activity::id.eq(Uuid::now_v7()),
+                    survey_activity::project_id.eq(id.0),
+                    survey_activity::user_id.eq(activity.user.0),
+                    survey_activity::activity.eq(activity.activity),
+                    survey_activity::detail.eq(&activity.detail),
+                ))
+                .execute(self.connection().await?)
+                .await
+                .during("logging a change of a project's survey_config")?;
+        }
         Ok(row.into())
     }
 }

@@ -10,12 +10,13 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types;
 use diesel_async::{AsyncConnectionCore, RunQueryDsl};
 use domain::Unexpected;
-use domain::survey::{Survey, SurveyId, SurveyRevision};
+use domain::survey::{SearchTerm, Survey, SurveyId, SurveyRevision};
 use domain::tenancy::ProjectId;
 
 use crate::postgres::errors::StorageContext;
 use crate::postgres::rows::{FlagRow, SurveyRow, UserBasicRow};
 use crate::postgres::schema::{feature_flags, surveys, users};
+use crate::postgres::survey_search::by_relevance;
 use crate::postgres::transaction::for_update_of;
 
 /// Which surveys to read: a query of survey ids (narrowed, ordered and windowed as the caller
@@ -169,17 +170,22 @@ pub(crate) enum RevisionsOf<'a> {
 }
 
 /// The revisions of the project's surveys named by `ids`, newest first (ties by id,
-/// descending), as whole reads order them.
+/// descending), as whole reads order them; for a `search`'s page, most relevant first, as the
+/// page is ordered.
 pub(crate) async fn load_revisions(
     conn: &mut impl AsyncConnectionCore<Backend = Pg>,
     project: ProjectId,
     ids: RevisionsOf<'_>,
+    search: Option<&SearchTerm>,
 ) -> Result<Vec<(SurveyId, SurveyRevision)>, Unexpected> {
     let query = surveys::table
         .filter(surveys::project_id.eq(project.0))
-        .order((surveys::created_at.desc(), surveys::id.desc()))
         .select((surveys::id, RevisionColumns))
         .into_boxed();
+    let query = match search {
+        None => query.order((surveys::created_at.desc(), surveys::id.desc())),
+        Some(term) => query.order(by_relevance(term)),
+    };
     let query = match ids {
         RevisionsOf::One(ids) => query.filter(surveys::id.eq_any(ids)),
         RevisionsOf::Page(ids) => query.filter(surveys::id.eq_any(diesel::dsl::array(ids))),

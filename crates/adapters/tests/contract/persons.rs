@@ -21,6 +21,7 @@ contract!(
     persons_are_kept_apart_by_project_and_distinct_id,
     a_profile_holds_the_groups_asked_for_in_their_order,
     hash_key_overrides_are_kept_once_per_flag_and_read_when_asked,
+    the_last_seen_survey_date_only_moves_forward,
 );
 
 fn object(value: Value) -> Map<String, Value> {
@@ -225,4 +226,77 @@ async fn hash_key_overrides_are_kept_once_per_flag_and_read_when_asked(stores: S
         let other = profile(&stores, project, query(distinct_id, &[], true)).await;
         assert!(other.hash_key_overrides.is_empty(), "{distinct_id}");
     }
+}
+
+/// `$last_seen_survey_date` as capture writes it, `seconds` past a fixed moment.
+fn seen(seconds: i64) -> Value {
+    let moment = chrono::DateTime::from_timestamp(1_800_000_000 + seconds, 0).unwrap();
+    domain::person::last_seen_survey_date(moment)
+}
+
+async fn the_last_seen_survey_date_only_moves_forward(stores: Stores) {
+    let read = async || {
+        person_properties(&*stores.persons, stores.project, "p")
+            .await
+            .unwrap()
+    };
+    merge(
+        &stores,
+        stores.project,
+        "p",
+        &json!({"$last_seen_survey_date": seen(60), "$survey_last_seen_date": "as sent"}),
+    )
+    .await;
+    // An older date arriving later is dropped; the set's other keys still replace.
+    merge(
+        &stores,
+        stores.project,
+        "p",
+        &json!({"$last_seen_survey_date": seen(0), "$survey_last_seen_date": "newer text"}),
+    )
+    .await;
+    assert_eq!(
+        read().await,
+        object(json!({"$last_seen_survey_date": seen(60), "$survey_last_seen_date": "newer text"}))
+    );
+    merge(
+        &stores,
+        stores.project,
+        "p",
+        &json!({"$last_seen_survey_date": seen(120)}),
+    )
+    .await;
+    assert_eq!(read().await["$last_seen_survey_date"], seen(120));
+    // Two sets of one person written together, out of order: the later date stays.
+    let set = |seconds| PersonSet {
+        distinct_id: "p".to_owned(),
+        properties: object(json!({"$last_seen_survey_date": seen(seconds)})),
+    };
+    stores
+        .survey_responses
+        .record(
+            stores.project,
+            vec![],
+            person_sets(vec![set(240), set(180)]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(read().await["$last_seen_survey_date"], seen(240));
+    // A value of another shape, either side, is set as any key is.
+    merge(
+        &stores,
+        stores.project,
+        "p",
+        &json!({"$last_seen_survey_date": "2099-01-01"}),
+    )
+    .await;
+    assert_eq!(read().await["$last_seen_survey_date"], json!("2099-01-01"));
+    merge(
+        &stores,
+        stores.project,
+        "p",
+        &json!({"$last_seen_survey_date": seen(0)}),
+    )
+    .await;
+    assert_eq!(read().await["$last_seen_survey_date"], seen(0));
 }

@@ -620,7 +620,8 @@ async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
         shown("bob", 3),
         shown("cy", 4),
         dismissed("bob", 5, json!(false)),
-        // A partially completed submission's dismissal is not a dismissal.
+        // A partially completed submission's dismissal is a response (each of these its own
+        // submission), never a dismissal.
         dismissed("cy", 6, json!(true)),
         dismissed("cy", 6, json!("true")),
         sent(&id, "ada", Some("s"), after_launch(7)),
@@ -642,7 +643,12 @@ async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
 
     let window = DateWindow::new(None, Some(after_launch(50))).unwrap();
     let aggregates = repository
-        .aggregates(stores.project, &[id.clone(), "unrelated".into()], window)
+        .aggregates(
+            stores.project,
+            &[id.clone(), "unrelated".into()],
+            window,
+            true,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -661,16 +667,34 @@ async fn aggregates_add_up_each_kind_of_event(stores: Stores) {
                 last_seen: Some(after_launch(5)),
             },
             sent: EventAggregate {
-                total_count: 2,
-                unique_persons: 2,
-                first_seen: Some(after_launch(8)),
+                total_count: 4,
+                unique_persons: 3,
+                first_seen: Some(after_launch(6)),
                 last_seen: Some(after_launch(8)),
             },
             dismissed_and_sent_persons: 1,
         }
     );
+    // Archived responses are counted unless left out, as PostHog counts them.
+    let with_archived = repository
+        .aggregates(stores.project, std::slice::from_ref(&id), window, false)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            with_archived.sent.total_count,
+            with_archived.sent.unique_persons,
+            with_archived.sent.last_seen
+        ),
+        (5, 4, Some(after_launch(9)))
+    );
     let nothing = repository
-        .aggregates(stores.project, &["unrelated".into()], DateWindow::default())
+        .aggregates(
+            stores.project,
+            &["unrelated".into()],
+            DateWindow::default(),
+            false,
+        )
         .await
         .unwrap();
     assert_eq!(nothing, StatsAggregates::default());
@@ -977,7 +1001,8 @@ async fn a_questions_answer_is_under_its_id_before_its_index_and_only_strings_an
         answered(&id, "cy", 3, json!({"q": false})),
         answered(&id, "dee", 4, json!({"q": {"x": 1}})),
         answered(&id, "eve", 5, json!({"q": ["a", 2, {"x": 1}, true]})),
-        // The id's `null` is the answer, whatever the index holds.
+        // A capture keeps given answers only: the id's `null` is none, so the index's is read,
+        // as PostHog's coalesce reads it.
         answered(&id, "fay", 6, json!({"q": null, "0": "legacy too"})),
         answered(&id, "gus", 7, json!({"q": 2.5})),
     ];
@@ -1001,8 +1026,8 @@ async fn a_questions_answer_is_under_its_id_before_its_index_and_only_strings_an
             search: None
         })
         .await,
-        ["gus", "eve", "dee", "cy", "bob", "ada"],
-        "false and objects are given answers; the id's null is none"
+        ["gus", "fay", "eve", "dee", "cy", "bob", "ada"],
+        "false and objects are given answers"
     );
     assert_eq!(
         listed(AnswerFilter {
@@ -1010,7 +1035,7 @@ async fn a_questions_answer_is_under_its_id_before_its_index_and_only_strings_an
             search: SearchText::parse("LEGACY").unwrap()
         })
         .await,
-        ["bob"],
+        ["fay", "bob"],
         "the index is read only without the id"
     );
     assert_eq!(
@@ -1040,8 +1065,8 @@ async fn a_questions_answer_is_under_its_id_before_its_index_and_only_strings_an
     assert_eq!(
         tallies.questions,
         [Tally {
-            answered: 6,
-            values: values(&["2", "2.5", "a", "legacy", "own"]),
+            answered: 7,
+            values: values(&["2", "2.5", "a", "legacy", "legacy too", "own"]),
             others: 0,
         }]
     );

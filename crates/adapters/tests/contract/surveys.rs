@@ -1,6 +1,7 @@
 //! The survey repository's contract: a write stores the planned state and executes its
 //! targeting plan exactly, in one all-or-nothing step; the planner is shown the stored survey
-//! and only the live flags of the project; lists filter, order and page alike on both stores.
+//! and only the live flags of the project; lists order and page alike on both stores (their
+//! filters and search: `survey_lists.rs`).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +26,6 @@ contract! {
     surveys_are_listed_newest_first_in_pages_with_their_count,
     surveys_created_at_the_same_instant_are_listed_by_id_descending,
     the_list_filters_by_archived,
-    every_search_term_must_appear_in_the_name_or_the_description_in_any_case,
-    search_wildcards_and_backslashes_match_literally,
     a_survey_name_is_unique_within_a_project_on_create_and_on_update,
     a_new_targeting_flag_is_created_as_planned_and_owned_by_the_survey,
     an_existing_flag_is_adopted_with_the_planned_changes_without_being_owned,
@@ -349,65 +348,6 @@ async fn the_list_filters_by_archived(stores: Stores) {
         .list(stores.project, &filter(false), all())
         .await;
     assert_eq!(live.unwrap().count, 2);
-}
-
-async fn every_search_term_must_appear_in_the_name_or_the_description_in_any_case(stores: Stores) {
-    let onboarding = SurveyState {
-        description: "Asked after SIGNUP".into(),
-        ..state("Onboarding feedback")
-    };
-    stores.create(onboarding, TargetingPlan::default()).await;
-    stores
-        .create(state("Pricing Feedback"), TargetingPlan::default())
-        .await;
-    stores
-        .create(state("Churn"), TargetingPlan::default())
-        .await;
-
-    let search = |raw: &str| SurveyFilter::default().with_search(raw);
-    assert_eq!(
-        stores.names(&search("feedBACK")).await,
-        ["Pricing Feedback", "Onboarding feedback"]
-    );
-    assert_eq!(
-        stores.names(&search("feedback signup")).await,
-        ["Onboarding feedback"],
-        "terms are ANDed, across name and description"
-    );
-    assert_eq!(
-        stores.names(&search("signup")).await,
-        ["Onboarding feedback"]
-    );
-    assert!(stores.names(&search("feedback, nothing")).await.is_empty());
-    let counted = stores
-        .surveys
-        .list(stores.project, &search("FEEDBACK"), all())
-        .await;
-    assert_eq!(counted.unwrap().count, 2);
-
-    let archived_only = SurveyFilter {
-        archived: Some(true),
-        ..search("feedback")
-    };
-    assert!(stores.names(&archived_only).await.is_empty());
-}
-
-async fn search_wildcards_and_backslashes_match_literally(stores: Stores) {
-    for name in [
-        "100% satisfied",
-        "1000 satisfied",
-        "a_b test",
-        "axb test",
-        r"back\slash",
-        "backslash",
-    ] {
-        stores.create(state(name), TargetingPlan::default()).await;
-    }
-    let search = |raw: &str| SurveyFilter::default().with_search(raw);
-    assert_eq!(stores.names(&search("100%")).await, ["100% satisfied"]);
-    assert_eq!(stores.names(&search("0%s")).await, Vec::<String>::new());
-    assert_eq!(stores.names(&search("a_b")).await, ["a_b test"]);
-    assert_eq!(stores.names(&search(r"k\s")).await, [r"back\slash"]);
 }
 
 async fn a_survey_name_is_unique_within_a_project_on_create_and_on_update(stores: Stores) {

@@ -60,7 +60,10 @@ export async function renderResults({ project, scopes, params, main }, surveyId)
   try {
     [survey, stats, results] = await Promise.all([
       get(`${base}/`),
-      get(`${base}/stats/`, { date_from: range.date_from, date_to: range.date_to }),
+      get(`${base}/stats/`, {
+        date_from: range.date_from, date_to: range.date_to,
+        exclude_archived: range.exclude_archived,
+      }),
       get(`${base}/results/`, range),
     ]);
   } catch (error) {
@@ -233,7 +236,7 @@ function openAnswers(question, index, { base, range, window: read }) {
     fill(list, h("p", { class: "help" }, "Loading…"));
     let page;
     try {
-      page = await get(`${base}/responses/`, {
+      page = await get(`${base}/responses/browse/`, {
         question: question.id,
         search: input.value,
         date_from: read.date_from,

@@ -4,7 +4,7 @@
 //! A hand-written schema is named as its type (`ToSchema`'s default `name`).
 
 use domain::plugin::PluginType as DomainPluginType;
-use domain::survey::{Schedule, SurveyType as DomainSurveyType};
+use domain::survey::{Schedule, SearchMatch, SurveyType as DomainSurveyType};
 use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::{KnownFormat, RefOr, Required, SchemaFormat};
@@ -48,6 +48,20 @@ impl PartialSchema for SurveySchedule {
 }
 
 impl ToSchema for SurveySchedule {}
+
+/// A survey's `search_match_type`.
+pub(crate) struct SurveySearchMatch;
+
+impl PartialSchema for SurveySearchMatch {
+    fn schema() -> RefOr<Schema> {
+        choice(
+            "How the survey matched a searched list's `search`.",
+            SearchMatch::ALL.map(SearchMatch::as_str),
+        )
+    }
+}
+
+impl ToSchema for SurveySearchMatch {}
 
 /// A plugin's `plugin_type`.
 pub(crate) struct PluginType;

@@ -4,8 +4,9 @@
 //! kept as sent (`additionalProperties`).
 
 use domain::survey::{
-    BRANCHING_TYPES, ContentType, END, MatchType, QuestionType, RatingDisplay, appearance_keys,
-    condition_keys, question_keys,
+    BRANCHING_TYPES, ContentType, END, MAX_TRANSLATION_LANGUAGES, MAX_TRANSLATIONS_BYTES,
+    MatchType, QuestionType, RatingDisplay, appearance_keys, condition_keys, question_keys,
+    translation_keys,
 };
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{
@@ -76,6 +77,53 @@ fn branching() -> RefOr<Schema> {
     .into()
 }
 
+/// Translations keyed by language code, each entry an object of `fields`' strings (and
+/// `extra` fields), its other fields dropped.
+fn by_language<'a>(
+    fields: impl IntoIterator<Item = &'a str>,
+    extra: impl IntoIterator<Item = (&'a str, RefOr<Schema>)>,
+) -> ObjectBuilder {
+    let entry = fields
+        .into_iter()
+        .map(|field| (field, RefOr::from(string())))
+        .chain(extra)
+        .fold(
+            ObjectBuilder::new().schema_type(Type::Object),
+            |object, (key, schema)| object.property(key, schema),
+        );
+    ObjectBuilder::new()
+        .schema_type(Type::Object)
+        .max_properties(Some(MAX_TRANSLATION_LANGUAGES))
+        .additional_properties(Some(AdditionalProperties::RefOr(entry.into())))
+        .description(Some(format!(
+            "By BCP-47 language code (normalised: lower case, `-`), never the survey's \
+             `base_language`; other fields of an entry are dropped, and entries left empty. At \
+             most {MAX_TRANSLATION_LANGUAGES} languages and {MAX_TRANSLATIONS_BYTES} bytes as JSON."
+        )))
+}
+
+/// A question's `translations`: its texts and choices by language.
+fn question_translations() -> RefOr<Schema> {
+    use question_keys::*;
+    by_language(
+        [
+            QUESTION,
+            DESCRIPTION,
+            BUTTON_TEXT,
+            LOWER_BOUND_LABEL,
+            UPPER_BOUND_LABEL,
+            LINK,
+        ],
+        [(
+            CHOICES,
+            strings()
+                .description(Some("As many as the question's choices."))
+                .into(),
+        )],
+    )
+    .into()
+}
+
 /// One question of type `kind`: what every question has, and its type's own keys.
 fn question(kind: QuestionType) -> RefOr<Schema> {
     use question_keys::*;
@@ -95,6 +143,7 @@ fn question(kind: QuestionType) -> RefOr<Schema> {
         (OPTIONAL, boolean().into()),
         (BUTTON_TEXT, string().into()),
         (BRANCHING, branching()),
+        (TRANSLATIONS, question_translations()),
     ];
     match kind {
         QuestionType::Open => {}
@@ -202,6 +251,17 @@ impl PartialSchema for SurveyConditions {
 }
 
 impl ToSchema for SurveyConditions {}
+
+/// A survey's `translations`: its own texts by language.
+pub(crate) struct SurveyTranslations;
+
+impl PartialSchema for SurveyTranslations {
+    fn schema() -> RefOr<Schema> {
+        by_language(translation_keys::ALL, []).into()
+    }
+}
+
+impl ToSchema for SurveyTranslations {}
 
 /// How a survey looks.
 pub(crate) struct SurveyAppearance;

@@ -54,7 +54,7 @@ impl FromRequest for KeyHolder {
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        authorized(request, payload, None, |_, principal, _| async move {
+        authorized(request, payload, &[], |_, principal, _| async move {
             Ok(KeyHolder(principal))
         })
     }
@@ -69,12 +69,9 @@ impl<R: ScopedResource> FromRequest for Caller<R> {
     type Future = Extraction<Self>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        authorized(
-            request,
-            payload,
-            Some(R::OBJECT),
-            |_, principal, _| async move { Ok(Caller(principal, PhantomData)) },
-        )
+        authorized(request, payload, R::OBJECTS, |_, principal, _| async move {
+            Ok(Caller(principal, PhantomData))
+        })
     }
 }
 
@@ -86,7 +83,7 @@ impl<R: ScopedResource> FromRequest for ProjectCaller<R> {
         authorized(
             request,
             payload,
-            Some(R::OBJECT),
+            R::OBJECTS,
             |access, principal, request| async move {
                 let project = tenant_ref(&request, "project_id", |raw| {
                     raw.parse().ok().map(ProjectId)
@@ -109,7 +106,7 @@ impl<R: ScopedResource> FromRequest for OrganizationCaller<R> {
         authorized(
             request,
             payload,
-            Some(R::OBJECT),
+            R::OBJECTS,
             |access, principal, request| async move {
                 let organization = tenant_ref(&request, "organization_id", |raw| {
                     Uuid::parse_str(raw).ok().map(OrganizationId)
@@ -148,12 +145,12 @@ fn tenant_ref<Id>(
     }
 }
 
-/// The extraction shared by every caller type: authorize for `object`, then let `resolve`
+/// The extraction shared by every caller type: authorize for `objects`, then let `resolve`
 /// finish the job (for tenant routes, resolving the path's project or organization).
 fn authorized<T, F, Fut>(
     request: &HttpRequest,
     payload: &mut Payload,
-    object: Option<ScopeObject>,
+    objects: &'static [ScopeObject],
     resolve: F,
 ) -> Extraction<T>
 where
@@ -164,16 +161,17 @@ where
     let request = request.clone();
     let body = SharedBody::of(&request, payload);
     Box::pin(async move {
-        let (access, principal) = authorize(&request, &body, object).await?;
+        let (access, principal) = authorize(&request, &body, objects).await?;
         resolve(access, principal, request).await
     })
 }
 
-/// Authenticates the request and checks its key holds the scope `object` needs for its method.
+/// Authenticates the request and checks its key holds the scope each of `objects` needs for its
+/// method, in order (the 403 names the first it lacks).
 async fn authorize(
     request: &HttpRequest,
     body: &SharedBody,
-    object: Option<ScopeObject>,
+    objects: &[ScopeObject],
 ) -> Result<(web::Data<AccessService>, Principal), ApiError> {
     let access = request
         .app_data::<web::Data<AccessService>>()
@@ -182,8 +180,8 @@ async fn authorize(
     let presented = presented_key(request, body).await?;
     let principal = access.authenticate(presented).await?;
     within_rate_limit(request, &principal).await?;
-    if let Some(object) = object {
-        AccessService::require_scope(&principal, required_scope(object, request.method()))?;
+    for object in objects {
+        AccessService::require_scope(&principal, required_scope(*object, request.method()))?;
     }
     Ok((access, principal))
 }

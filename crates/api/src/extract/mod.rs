@@ -20,6 +20,6 @@ pub use pagination::{DEFAULT_LIMIT, MAX_LIMIT, NumberedPage, PageNumber, Paginat
 pub(crate) use path::{ResponseUuid, path_id};
 pub use scopes::{
     ActivityLogs, Cohorts, EarlyAccessFeatures, ExtractorScope, FeatureFlags, Groups,
-    Organizations, Persons, Plugins, Projects, ScopeRequirement, Surveys, Users, Webhooks,
-    required_scope,
+    Organizations, Persons, Plugins, Projects, ScopeRequirement, SurveyQueries, Surveys, Users,
+    Webhooks, required_scope,
 };

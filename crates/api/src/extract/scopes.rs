@@ -1,6 +1,8 @@
-//! The scope a route requires, as a type: a handler taking `ProjectCaller<Surveys>` cannot run
+//! The scopes a route requires, as a type: a handler taking `ProjectCaller<Surveys>` cannot run
 //! without `survey:read` (GET) or `survey:write`, and the route table reads that same type back
-//! from the handler's signature, so the scope it lists is the one enforced.
+//! from the handler's signature, so the scopes it lists are the ones enforced. A marker may name
+//! more than one object (`SurveyQueries`: `survey` and `query`), for the routes PostHog guards
+//! with two scopes.
 
 use actix_web::http::Method;
 use actix_web::{HttpRequest, web};
@@ -10,51 +12,56 @@ use super::json_list::JsonList;
 use super::json_object::JsonObject;
 use super::pagination::{PageNumber, Pagination};
 
-/// A kind of object that keys are granted access to, named by a marker type so that the scope a
-/// handler needs is part of its signature, not configuration its route could forget.
+/// Kinds of object that keys are granted access to, named by a marker type so that the scopes a
+/// handler needs are part of its signature, not configuration its route could forget.
 pub trait ScopedResource: 'static {
-    const OBJECT: ScopeObject;
+    /// Each object's scope is needed, checked in this order: a key lacking several is told of
+    /// the first, as PostHog tells it.
+    const OBJECTS: &'static [ScopeObject];
 }
 
-/// Declares marker types, each naming one scope object.
+/// Declares marker types, each naming the scope objects it needs.
 macro_rules! scoped_resources {
-    ($($(#[$doc:meta])* $marker:ident => $object:ident,)+) => {$(
+    ($($(#[$doc:meta])* $marker:ident => [$($object:ident),+],)+) => {$(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy)]
         pub enum $marker {}
 
         impl ScopedResource for $marker {
-            const OBJECT: ScopeObject = ScopeObject::$object;
+            const OBJECTS: &'static [ScopeObject] = &[$(ScopeObject::$object),+];
         }
     )+};
 }
 
 scoped_resources! {
     /// `survey:read` / `survey:write`.
-    Surveys => Survey,
+    Surveys => [Survey],
+    /// `survey:read` and `query:read`: PostHog's JSON responses list reads through its query
+    /// engine, so it needs both.
+    SurveyQueries => [Survey, Query],
     /// `feature_flag:read` / `feature_flag:write`.
-    FeatureFlags => FeatureFlag,
+    FeatureFlags => [FeatureFlag],
     /// `cohort:read` / `cohort:write`.
-    Cohorts => Cohort,
+    Cohorts => [Cohort],
     /// `group:read` / `group:write`.
-    Groups => Group,
+    Groups => [Group],
     /// `early_access_feature:read` / `early_access_feature:write`.
-    EarlyAccessFeatures => EarlyAccessFeature,
+    EarlyAccessFeatures => [EarlyAccessFeature],
     /// `plugin:read` / `plugin:write`.
-    Plugins => Plugin,
+    Plugins => [Plugin],
     /// `project:read` / `project:write`.
-    Projects => Project,
+    Projects => [Project],
     /// `organization:read` / `organization:write`.
-    Organizations => Organization,
+    Organizations => [Organization],
     /// `user:read` / `user:write`.
-    Users => User,
+    Users => [User],
     /// `activity_log:read` / `activity_log:write`: a resource's activity log is its own scope in
     /// PostHog, so a key may read surveys without reading who changed them, and the reverse.
-    ActivityLogs => ActivityLog,
+    ActivityLogs => [ActivityLog],
     /// `webhook:read` / `webhook:write`.
-    Webhooks => Webhook,
+    Webhooks => [Webhook],
     /// `person:read` / `person:write`.
-    Persons => Person,
+    Persons => [Person],
 }
 
 /// The scope a request on `object` with `method` needs: GET, HEAD and OPTIONS read, every other
@@ -72,17 +79,18 @@ pub fn required_scope(object: ScopeObject, method: &Method) -> RequiredScope {
 #[derive(Debug, Clone, Copy)]
 pub enum Unscoped {}
 
-/// A marker or [`Unscoped`]: at most one scope object, readable at compile time.
+/// A marker or [`Unscoped`]: the scope objects needed (none for `Unscoped`), readable at
+/// compile time.
 pub trait ScopeRequirement {
-    const OBJECT: Option<ScopeObject>;
+    const OBJECTS: &'static [ScopeObject];
 }
 
 impl<R: ScopedResource> ScopeRequirement for R {
-    const OBJECT: Option<ScopeObject> = Some(R::OBJECT);
+    const OBJECTS: &'static [ScopeObject] = R::OBJECTS;
 }
 
 impl ScopeRequirement for Unscoped {
-    const OBJECT: Option<ScopeObject> = None;
+    const OBJECTS: &'static [ScopeObject] = &[];
 }
 
 /// The scope an extractor, or a handler's whole argument tuple, enforces. The route table
@@ -95,8 +103,9 @@ pub trait ExtractorScope {
     type Resource: ScopeRequirement;
 }
 
-/// Two arguments' requirements as one. Only one argument of a handler may name a scope object:
-/// two callers in one signature do not compile.
+/// Two arguments' requirements as one. Only one argument of a handler may name scope objects
+/// (a marker naming several is how a route needs several): two callers in one signature do not
+/// compile.
 pub trait JoinScope<Other: ScopeRequirement>: ScopeRequirement {
     type Joined: ScopeRequirement;
 }

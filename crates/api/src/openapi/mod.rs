@@ -115,7 +115,8 @@ fn build() -> OpenApi {
                     "PostHog's API for organization plugins and project surveys, as Burrow \
                      serves it. Every route also answers with a trailing slash, `HEAD` wherever \
                      it answers `GET`, and `OPTIONS`. A keyed operation names the scope it needs \
-                     in `x-required-scope`; `/api/environments/{project_id}/…` serves the same \
+                     in `x-required-scope` (space-separated when it needs more than one); \
+                     `/api/environments/{project_id}/…` serves the same \
                      resources as `/api/projects/{project_id}/…`.",
                 ))
                 .build(),
@@ -197,12 +198,20 @@ fn render(
     errors.extend(described.extra_errors);
     errors.sort_unstable();
     errors.dedup();
-    match (described.auth, route.scope) {
+    match (described.auth, route.scope_list()) {
         (Auth::PersonalKey, scope) => {
-            let needs = scope.map_or_else(
-                || "any valid personal API key".to_owned(),
-                |scope| format!("scope `{scope}`"),
-            );
+            let needs = match route.scopes.as_slice() {
+                [] => "any valid personal API key".to_owned(),
+                [scope] => format!("scope `{scope}`"),
+                scopes => format!(
+                    "scopes {}",
+                    scopes
+                        .iter()
+                        .map(|scope| format!("`{scope}`"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+            };
             builder = builder
                 .description(Some(format!("Needs {needs}.")))
                 .security(SecurityRequirement::new(
@@ -213,7 +222,7 @@ fn render(
                     ExtensionsBuilder::new()
                         .add(
                             "x-required-scope",
-                            scope.map_or(serde_json::Value::Null, |scope| scope.to_string().into()),
+                            scope.map_or(serde_json::Value::Null, Into::into),
                         )
                         .build(),
                 ));

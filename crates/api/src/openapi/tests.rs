@@ -50,7 +50,7 @@ fn every_keyed_operation_names_the_scope_its_handler_enforces() {
         let path = openapi_path(&route.path);
         let operation = &document["paths"][&path][route.method.as_str().to_lowercase()];
         let keyed = operation["security"].as_array().is_some();
-        let scope = route.scope.map(|scope| scope.to_string());
+        let scope = route.scope_list();
         if keyed {
             assert_eq!(
                 operation["x-required-scope"].as_str().map(str::to_owned),

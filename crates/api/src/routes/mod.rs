@@ -35,21 +35,36 @@ use table::table;
 pub(crate) use self::api_schema::ApiDocument;
 pub use self::surveys::SurveyJson;
 
-/// A route as clients see it: method, path pattern, and the scope its handler enforces (`None`
-/// when it needs no key). Lets tests outside this crate walk every route.
+/// A route as clients see it: method, path pattern, and the scopes its handler enforces, in the
+/// order it checks them (none when it needs no key, or any valid key). Lets tests outside this
+/// crate walk every route.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteInfo {
     pub method: Method,
     pub path: String,
-    pub scope: Option<RequiredScope>,
+    pub scopes: Vec<RequiredScope>,
+}
+
+impl RouteInfo {
+    /// The scopes, space-separated as OAuth writes a scope list (`survey:read query:read`);
+    /// `None` when there are none.
+    pub fn scope_list(&self) -> Option<String> {
+        (!self.scopes.is_empty()).then(|| {
+            self.scopes
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    }
 }
 
 impl fmt::Display for RouteInfo {
     /// `GET /api/projects/{project_id}/surveys survey:read`; no scope, nothing after the path.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} {}", self.method, self.path)?;
-        match self.scope {
-            Some(scope) => write!(f, " {scope}"),
+        match self.scope_list() {
+            Some(scopes) => write!(f, " {scopes}"),
             None => Ok(()),
         }
     }
@@ -64,7 +79,7 @@ pub fn route_table() -> Vec<RouteInfo> {
             resource.routes.into_iter().map(move |route| RouteInfo {
                 method: route.method,
                 path: path.clone(),
-                scope: route.scope,
+                scopes: route.scopes,
             })
         })
         .collect()
@@ -81,7 +96,7 @@ pub(crate) fn operations() -> Vec<(RouteInfo, Operation)> {
                 let info = RouteInfo {
                     method: route.method,
                     path: path.clone(),
-                    scope: route.scope,
+                    scopes: route.scopes,
                 };
                 Some((info, route.operation?))
             })
@@ -169,11 +184,11 @@ struct ResourceSpec {
     family: Option<String>,
 }
 
-/// One method of a resource: its handler, the scope the handler's extractors enforce, and its
+/// One method of a resource: its handler, the scopes the handler's extractors enforce, and its
 /// operation (none for the pages that render the document).
 struct RouteSpec {
     method: Method,
-    scope: Option<RequiredScope>,
+    scopes: Vec<RequiredScope>,
     handler: Route,
     /// For a `GET`: the same handler answering `HEAD`.
     head: Option<Route>,
@@ -294,13 +309,15 @@ impl ResourceSpec {
         Args: FromRequest + ExtractorScope + 'static,
         F::Output: Responder + 'static,
     {
-        let scope = <Args::Resource as ScopeRequirement>::OBJECT
-            .map(|object| required_scope(object, &method));
+        let scopes = <Args::Resource as ScopeRequirement>::OBJECTS
+            .iter()
+            .map(|object| required_scope(*object, &method))
+            .collect();
         let head = (method == Method::GET).then(|| web::method(Method::HEAD).to(handler.clone()));
         self.routes.push(RouteSpec {
             handler: web::method(method.clone()).to(handler),
             method,
-            scope,
+            scopes,
             head,
             operation,
         });
@@ -343,6 +360,7 @@ mod tests {
                 "GET /_health",
                 "GET /_readyz",
                 "GET /api/early_access_features",
+                "GET /api/environments/{project_id} project:read",
                 "GET /api/environments/{project_id}/cohorts cohort:read",
                 "GET /api/environments/{project_id}/cohorts/{cohort_id} cohort:read",
                 "GET /api/environments/{project_id}/cohorts/{cohort_id}/persons person:read",
@@ -357,12 +375,14 @@ mod tests {
                 "GET /api/environments/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/environments/{project_id}/surveys survey:read",
                 "GET /api/environments/{project_id}/surveys/activity activity_log:read",
+                "GET /api/environments/{project_id}/surveys/question_labels survey:read",
                 "GET /api/environments/{project_id}/surveys/responses_count survey:read",
                 "GET /api/environments/{project_id}/surveys/stats survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/activity activity_log:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
-                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read query:read",
+                "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/browse survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/export survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/results survey:read",
                 "GET /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
@@ -401,12 +421,14 @@ mod tests {
                 "GET /api/projects/{project_id}/plugin_configs/{config_id} plugin:read",
                 "GET /api/projects/{project_id}/surveys survey:read",
                 "GET /api/projects/{project_id}/surveys/activity activity_log:read",
+                "GET /api/projects/{project_id}/surveys/question_labels survey:read",
                 "GET /api/projects/{project_id}/surveys/responses_count survey:read",
                 "GET /api/projects/{project_id}/surveys/stats survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}} survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/activity activity_log:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/archived-response-uuids survey:read",
-                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses survey:read query:read",
+                "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/browse survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/export survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/results survey:read",
                 "GET /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stats survey:read",
@@ -432,6 +454,7 @@ mod tests {
                 "GET /metrics",
                 "GET /static/{file}",
                 "GET /static/{version}/{file}",
+                "PATCH /api/environments/{project_id} project:write",
                 "PATCH /api/environments/{project_id}/cohorts/{cohort_id} cohort:write",
                 "PATCH /api/environments/{project_id}/cohorts/{cohort_id}/add_persons_to_static_cohort cohort:write",
                 "PATCH /api/environments/{project_id}/cohorts/{cohort_id}/remove_person_from_static_cohort cohort:write",
@@ -444,6 +467,7 @@ mod tests {
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+} plugin:write",
                 "PATCH /api/organizations/{organization_id}/plugins/{plugin_id:\\d+}/update_source plugin:write",
                 "PATCH /api/personal_api_keys/{key_id}",
+                "PATCH /api/projects/{project_id} project:write",
                 "PATCH /api/projects/{project_id}/cohorts/{cohort_id} cohort:write",
                 "PATCH /api/projects/{project_id}/cohorts/{cohort_id}/add_persons_to_static_cohort cohort:write",
                 "PATCH /api/projects/{project_id}/cohorts/{cohort_id}/remove_person_from_static_cohort cohort:write",
@@ -461,9 +485,11 @@ mod tests {
                 "POST /api/environments/{project_id}/plugin_configs plugin:write",
                 "POST /api/environments/{project_id}/surveys survey:write",
                 "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/duplicate_to_projects survey:write",
+                "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/launch survey:write",
                 "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/reset survey:write",
                 "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/archive survey:write",
                 "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/unarchive survey:write",
+                "POST /api/environments/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stop survey:write",
                 "POST /api/environments/{project_id}/webhooks webhook:write",
                 "POST /api/environments/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}}/deliveries/{delivery_id}/retry webhook:write",
                 "POST /api/environments/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}}/rotate_secret webhook:write",
@@ -478,9 +504,11 @@ mod tests {
                 "POST /api/projects/{project_id}/plugin_configs plugin:write",
                 "POST /api/projects/{project_id}/surveys survey:write",
                 "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/duplicate_to_projects survey:write",
+                "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/launch survey:write",
                 "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/reset survey:write",
                 "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/archive survey:write",
                 "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/responses/{response_uuid}/unarchive survey:write",
+                "POST /api/projects/{project_id}/surveys/{survey_id:[0-9a-fA-F-]{32,36}}/stop survey:write",
                 "POST /api/projects/{project_id}/webhooks webhook:write",
                 "POST /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}}/deliveries/{delivery_id}/retry webhook:write",
                 "POST /api/projects/{project_id}/webhooks/{webhook_id:[0-9a-fA-F-]{32,36}}/rotate_secret webhook:write",

@@ -1,8 +1,11 @@
-//! `/api/projects/{project_id}/surveys/`: the survey resource, its activity log, and copies
-//! into other projects.
+//! `/api/projects/{project_id}/surveys/`: the survey resource, its launch and stop, its
+//! activity log, and copies into other projects.
 
+mod list_query;
+mod question_labels;
 mod request;
 
+pub(crate) use question_labels::{QuestionLabels, question_labels};
 pub(crate) use request::{DuplicateToProjects, SurveyWrite};
 
 use std::sync::Arc;
@@ -13,9 +16,10 @@ use chrono::{DateTime, Utc};
 use domain::Unexpected;
 use domain::access::{AccessError, AccessService, ProjectAccess};
 use domain::feature_flag::FlagFilters;
+use domain::ports::Page;
 use domain::survey::{
-    Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, Survey, SurveyFilter,
-    SurveyId, SurveyService,
+    Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, SearchMatch, Survey,
+    SurveyId, SurveyService, SurveyTranslations, Switch,
 };
 use domain::tenancy::UserBasic;
 use serde::Serialize;
@@ -23,7 +27,7 @@ use serde_json::value::RawValue;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::contract::schemas::{SurveySchedule, SurveyType};
+use crate::contract::schemas::{SurveySchedule, SurveySearchMatch, SurveyType};
 use crate::contract::survey_shapes;
 use crate::dto::{ActivityResponse, FlagSummary, UserBasicResponse};
 use crate::error::ApiError;
@@ -75,6 +79,15 @@ pub(crate) struct SurveyResponse {
     current_iteration: Option<i32>,
     current_iteration_start_date: Option<DateTime<Utc>>,
     enable_partial_responses: bool,
+    /// The language of the survey's own texts, normalised (`en` unless set).
+    #[schema(max_length = 20)]
+    base_language: String,
+    #[schema(value_type = Option<survey_shapes::SurveyTranslations>)]
+    translations: Option<SurveyTranslations>,
+    /// How the survey matched a searched list (`exact`, `similar`); `null` everywhere else.
+    /// Last, so a rendering ends with it ([`SurveyJson::matched`]).
+    #[schema(value_type = Option<SurveySearchMatch>)]
+    search_match_type: Option<&'static str>,
 }
 
 impl SurveyResponse {
@@ -107,15 +120,22 @@ impl SurveyResponse {
             current_iteration: state.iterations.current,
             current_iteration_start_date: state.iterations.current_start_date,
             enable_partial_responses: state.enable_partial_responses,
+            base_language: state.base_language.as_str().to_owned(),
+            translations: state.translations,
+            search_match_type: None,
         }
     }
 }
 
 /// A survey as reads answer it ([`SurveyResponse`]), rendered once and kept by
 /// [`RenderedSurveys`] while the survey's revision stays the stored one; written into answers
-/// as it is.
+/// as it is. The rendering is the same for every request, so it says `search_match_type: null`;
+/// a searched list writes how each survey matched over it ([`Self::matched`]).
 #[derive(Debug, Clone)]
 pub struct SurveyJson(Arc<RawValue>);
+
+/// How every rendering ends: `search_match_type`, the response's last field, null.
+const UNMATCHED_END: &str = r#","search_match_type":null}"#;
 
 impl SurveyJson {
     /// Renders `survey` as reads answer it.
@@ -126,6 +146,24 @@ impl SurveyJson {
     pub fn render(survey: Survey) -> Result<Self, Unexpected> {
         let json = serde_json::value::to_raw_value(&SurveyResponse::new(survey, None))
             .map_err(Unexpected::new)?;
+        Ok(Self(Arc::from(json)))
+    }
+
+    /// This rendering as a searched list answers it: with how the survey matched, in place of
+    /// the rendering's `null` (a copy; the kept rendering is left as it is).
+    ///
+    /// # Errors
+    /// When the rendering does not end with [`UNMATCHED_END`] (it always does).
+    fn matched(self, matched: Option<SearchMatch>) -> Result<Self, Unexpected> {
+        let Some(matched) = matched else {
+            return Ok(self);
+        };
+        let rendered = self.0.get();
+        let fields = rendered.strip_suffix(UNMATCHED_END).ok_or_else(|| {
+            Unexpected::new("a survey's rendering does not end with its search_match_type")
+        })?;
+        let json = format!(r#"{fields},"search_match_type":"{matched}"}}"#);
+        let json = RawValue::from_string(json).map_err(Unexpected::new)?;
         Ok(Self(Arc::from(json)))
     }
 }
@@ -142,36 +180,34 @@ impl Rendering for SurveyJson {
     }
 }
 
-/// `?search=` (terms in name or description) and `?archived=true|false`; newest first.
+/// Newest first, narrowed by PostHog's filters (`list_query`); a `search` answers its most
+/// relevant surveys first, each with how it matched.
 pub(crate) async fn list(
     request: HttpRequest,
     surveys: web::Data<RenderedSurveys<SurveyJson>>,
     ProjectCaller(access, _): ProjectCaller<Surveys>,
     pagination: Pagination,
 ) -> Result<Json<Paginated<SurveyJson>>, ApiError> {
-    let filter = list_filter(request.query_string());
-    let page = surveys
-        .list(access.project.id, &filter, pagination.page_request())
+    let query = list_query::list_query(request.query_string())?;
+    let listed = surveys
+        .list(
+            access.project.id,
+            query.filter,
+            query.search,
+            pagination.page_request(),
+        )
         .await?;
+    let items = listed
+        .page
+        .items
+        .into_iter()
+        .map(|survey| survey.matched(listed.matched))
+        .collect::<Result<_, _>>()?;
+    let page = Page {
+        count: listed.page.count,
+        items,
+    };
     Ok(Json(Paginated::new(&request, pagination, page)))
-}
-
-fn list_filter(query: &str) -> SurveyFilter {
-    let mut filter = SurveyFilter::default();
-    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
-        match key.as_ref() {
-            "search" => filter = filter.with_search(&value),
-            "archived" => {
-                filter.archived = match value.to_ascii_lowercase().as_str() {
-                    "true" | "1" => Some(true),
-                    "false" | "0" => Some(false),
-                    _ => None,
-                }
-            }
-            _ => {}
-        }
-    }
-    filter
 }
 
 pub(crate) async fn create(
@@ -248,6 +284,38 @@ async fn update(
         .update(access.project.id, id, access.principal.user.id, changes)
         .await?;
     Ok(Json(SurveyResponse::new(survey, echo)))
+}
+
+/// `launch/`: `start_date` becomes now, as PostHog's dedicated endpoint sets it (`Switch`).
+pub(crate) async fn launch(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    caller: ProjectCaller<Surveys>,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    switch(&request, &surveys, caller, Switch::Launch).await
+}
+
+/// `stop/`: `end_date` becomes now.
+pub(crate) async fn stop(
+    request: HttpRequest,
+    surveys: web::Data<SurveyService>,
+    caller: ProjectCaller<Surveys>,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    switch(&request, &surveys, caller, Switch::Stop).await
+}
+
+/// Launches or stops the survey of the path (no body), answering it as reads do.
+async fn switch(
+    request: &HttpRequest,
+    surveys: &SurveyService,
+    ProjectCaller(access, _): ProjectCaller<Surveys>,
+    switch: Switch,
+) -> Result<Json<SurveyResponse>, ApiError> {
+    let id = path_id::<SurveyId>(request)?;
+    let survey = surveys
+        .switch(access.project.id, id, access.principal.user.id, switch)
+        .await?;
+    Ok(Json(SurveyResponse::new(survey, None)))
 }
 
 pub(crate) async fn delete(
@@ -350,4 +418,51 @@ pub(crate) async fn duplicate_to_projects(
         count: created_surveys.len(),
         created_surveys,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use domain::survey::{SurveyState, SurveyType};
+    use domain::tenancy::ProjectId;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn rendered() -> SurveyJson {
+        SurveyJson::render(Survey {
+            id: SurveyId::generate(),
+            project_id: ProjectId(1),
+            state: SurveyState::draft("NPS".into(), SurveyType::Popover),
+            linked_flag: None,
+            targeting_flag: None,
+            owns_targeting_flag: false,
+            created_at: Utc::now(),
+            created_by: None,
+        })
+        .unwrap()
+    }
+
+    fn json(survey: &SurveyJson) -> Value {
+        serde_json::to_value(survey).unwrap()
+    }
+
+    #[test]
+    fn a_searched_list_shows_how_each_survey_matched_over_the_kept_rendering() {
+        let kept = rendered();
+        assert_eq!(json(&kept)["search_match_type"], Value::Null);
+        let unsearched = kept.clone().matched(None).unwrap();
+        assert!(
+            Arc::ptr_eq(&unsearched.0, &kept.0),
+            "no copy without a search"
+        );
+        let similar = kept.clone().matched(Some(SearchMatch::Similar)).unwrap();
+        let mut expected = json(&kept);
+        expected["search_match_type"] = json!("similar");
+        assert_eq!(json(&similar), expected);
+        assert_eq!(
+            json(&kept)["search_match_type"],
+            Value::Null,
+            "the kept one is unchanged"
+        );
+    }
 }

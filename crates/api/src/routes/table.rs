@@ -4,6 +4,8 @@
 //! this table.
 
 use domain::cohort::MAX_COHORT_SEARCH_CHARS;
+use domain::survey::{MAX_FILTERED_IDS, MAX_SEARCH_CHARS, SurveyStatus};
+use utoipa::PartialSchema as _;
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
 
 use super::{
@@ -12,7 +14,8 @@ use super::{
     users, webhooks,
 };
 use crate::contract::schemas::{
-    any, integer_within, query, source_files, status_ok, string, success, uuid,
+    SurveyType as SchemaSurveyType, any, integer_within, query, source_files, status_ok, string,
+    success, uuid,
 };
 use crate::contract::{Auth, Operation};
 use crate::dto::{ActivityResponse, FlagResponse};
@@ -23,9 +26,13 @@ use crate::sdk::{
 use organizations::OrganizationResponse;
 use plugin_configs::PluginConfigResponse;
 use plugins::PluginResponse;
-use projects::ProjectResponse;
-use survey_responses::{BulkDeleteWrite, DeletedBody, ResponseBody, ResultsBody, StatsBody};
-use surveys::{DuplicateToProjects, DuplicatedResponse, SurveyResponse, SurveyWrite};
+use projects::{ProjectDetailResponse, ProjectResponse};
+use survey_responses::{
+    BulkDeleteWrite, DeletedBody, ResponseBody, ResponseListBody, ResultsBody, StatsBody,
+};
+use surveys::{
+    DuplicateToProjects, DuplicatedResponse, QuestionLabels, SurveyResponse, SurveyWrite,
+};
 use webhooks::{DeliveryResponse, WebhookResponse, WebhookWithSecret, WebhookWrite};
 
 /// The whole API. Each path is one `web::resource`, and no two patterns match the same path, so
@@ -143,11 +150,29 @@ pub(super) fn table() -> Vec<ResourceSpec> {
             )
             .paginated::<ProjectResponse>(),
         ),
-        ResourceSpec::at("/api/projects/{project_id}").get(
-            projects::retrieve,
-            Operation::new("projects", "projects_retrieve", "One project").ok::<ProjectResponse>(),
-        ),
     ];
+    // PostHog writes a project's settings under both prefixes (`/api/environments/{id}/` is the
+    // team's own URL); each is registered before the family of resources under it.
+    for prefix in ["/api/projects", "/api/environments"] {
+        table.push(
+            ResourceSpec::at(format!("{prefix}/{{project_id}}"))
+                .get(
+                    projects::retrieve,
+                    Operation::new("projects", "projects_retrieve", "One project")
+                        .ok::<ProjectDetailResponse>(),
+                )
+                .patch(
+                    projects::update,
+                    Operation::new(
+                        "projects",
+                        "projects_partial_update",
+                        "Change a project's survey_config (the one field Burrow writes)",
+                    )
+                    .body::<projects::ProjectWrite>()
+                    .ok::<ProjectDetailResponse>(),
+                ),
+        );
+    }
     table.extend(sdk_resources());
     table.extend(flag_definition_resources());
     table.extend(organization_resources("/api/organizations"));
@@ -374,7 +399,7 @@ fn organization_resources(prefix: &str) -> Vec<ResourceSpec> {
                 "organizations_projects_retrieve",
                 "One of the organization's projects",
             )
-            .ok::<ProjectResponse>(),
+            .ok::<ProjectDetailResponse>(),
         ),
         ResourceSpec::at(all_plugins.clone())
             .get(
@@ -568,14 +593,39 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                 surveys("surveys_list", "The project's surveys, newest first")
                     .query([
                         query(
-                            "search",
-                            "Terms that must all appear in the name or description.",
+                            "ids",
+                            &format!(
+                                "Comma-separated survey ids (at most {MAX_FILTERED_IDS}); ids of \
+                                 no survey of the project are left out."
+                            ),
                             string(),
                         ),
+                        query("type", "Only surveys of this type.", SchemaSurveyType::schema()),
                         query(
                             "archived",
                             "Only archived (`true`) or unarchived (`false`) surveys.",
                             ObjectBuilder::new().schema_type(Type::Boolean),
+                        ),
+                        query(
+                            "created_by",
+                            "Only the surveys of the user with this id.",
+                            ObjectBuilder::new().schema_type(Type::Integer),
+                        ),
+                        query(
+                            "status",
+                            "`draft` (no start date), `running` (a start date and no end \
+                             date) or `complete` (an end date).",
+                            string().enum_values(Some(SurveyStatus::ALL.map(SurveyStatus::as_str))),
+                        ),
+                        query(
+                            "search",
+                            &format!(
+                                "Surveys whose name or description contains this text (at most \
+                                 {MAX_SEARCH_CHARS} characters), ignoring case; when none does, \
+                                 those with a similar word (pg_trgm). Most relevant first, each \
+                                 with its `search_match_type`."
+                            ),
+                            string(),
                         ),
                     ])
                     .paginated::<SurveyResponse>(),
@@ -586,6 +636,14 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
                     .body::<SurveyWrite>()
                     .created::<SurveyResponse>(),
             ),
+        ResourceSpec::at(format!("{all_surveys}/question_labels")).get(
+            surveys::question_labels,
+            surveys(
+                "surveys_question_labels",
+                "The questions of the project's newest surveys, by question id",
+            )
+            .ok::<QuestionLabels>(),
+        ),
         ResourceSpec::at(format!("{all_surveys}/responses_count")).get(
             survey_responses::responses_count,
             surveys("surveys_responses_count", "Responses per survey id")
@@ -611,12 +669,33 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             survey_responses::survey_stats,
             surveys("surveys_survey_stats", "One survey's events")
                 .date_window()
+                .query([
+                    exclude_archived(),
+                    query(
+                        "include_per_question_stats",
+                        "Add each question's stats (`per_question_stats`).",
+                        ObjectBuilder::new().schema_type(Type::Boolean),
+                    ),
+                ])
                 .ok::<StatsBody>(),
         ),
         ResourceSpec::at(format!("{survey}/responses")).get(
             survey_responses::list,
-            surveys("surveys_responses_list", "One survey's responses")
-                .date_window()
+            surveys(
+                "surveys_responses_list",
+                "One survey's responses, merged per submission (PostHog's JSON list)",
+            )
+            .query(responses_list_parameters())
+            .ok::<ResponseListBody>(),
+        ),
+        // `browse` is no UUID, so it never reads as a response.
+        ResourceSpec::at(format!("{survey}/responses/browse")).get(
+            survey_responses::browse,
+            surveys(
+                "surveys_responses_browse",
+                "One survey's responses, counted and searchable, with `next` links (Burrow)",
+            )
+            .date_window()
                 .query([
                     exclude_archived(),
                     query(
@@ -723,6 +802,22 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
             surveys::survey_activity,
             surveys("surveys_survey_activity", "One survey's activity")
                 .numbered::<ActivityResponse>(),
+        ),
+        ResourceSpec::at(format!("{survey}/launch")).post(
+            surveys::launch,
+            surveys(
+                "surveys_launch",
+                "Launch the survey: `start_date` becomes now (nothing changes once launched)",
+            )
+            .ok::<SurveyResponse>(),
+        ),
+        ResourceSpec::at(format!("{survey}/stop")).post(
+            surveys::stop,
+            surveys(
+                "surveys_stop",
+                "Stop the survey: `end_date` becomes now (nothing changes once stopped)",
+            )
+            .ok::<SurveyResponse>(),
         ),
         ResourceSpec::at(format!("{survey}/duplicate_to_projects")).post(
             surveys::duplicate_to_projects,
@@ -991,6 +1086,56 @@ fn project_resources(prefix: &str) -> Vec<ResourceSpec> {
         ),
     ];
     ResourceSpec::family(&project, resources)
+}
+
+/// PostHog's JSON responses list's parameters.
+fn responses_list_parameters() -> Vec<utoipa::openapi::path::Parameter> {
+    let datetime = || {
+        string().format(Some(utoipa::openapi::schema::SchemaFormat::KnownFormat(
+            utoipa::openapi::schema::KnownFormat::DateTime,
+        )))
+    };
+    let number = || ObjectBuilder::new().schema_type(Type::Number);
+    vec![
+        query(
+            "since",
+            "Only responses at or after this (default: the survey's start, else its creation).",
+            datetime(),
+        ),
+        query(
+            "until",
+            "Only responses at or before this (default: the survey's end, else now).",
+            datetime(),
+        ),
+        query(
+            "question_id",
+            "Only responses that answered this question, showing only its answer.",
+            string(),
+        ),
+        query(
+            "score_lte",
+            "Only responses whose answer to `question_id` is a number at most this.",
+            number(),
+        ),
+        query(
+            "score_gte",
+            "Only responses whose answer to `question_id` is a number at least this.",
+            number(),
+        ),
+        exclude_archived(),
+        query(
+            "limit",
+            "Responses per slice, 1 to 500 (default 100).",
+            integer_within(1, 500, false),
+        ),
+        query(
+            "offset",
+            "Responses skipped (default 0).",
+            ObjectBuilder::new()
+                .schema_type(Type::Integer)
+                .minimum(Some(0)),
+        ),
+    ]
 }
 
 /// `exclude_archived`, as every read of responses takes it.

@@ -405,6 +405,7 @@ mod tests {
             name: String::new(),
             api_token: "phc_test".into(),
             created_at: Utc::now(),
+            survey_config: None,
         };
         SdkSnapshot::new(
             project,

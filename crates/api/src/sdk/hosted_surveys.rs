@@ -6,10 +6,12 @@
 //! Every inline script carries a per-request nonce named by a strict Content-Security-Policy.
 
 use actix_web::http::StatusCode;
-use actix_web::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_FRAME_OPTIONS};
+use actix_web::http::header::{
+    ACCEPT_LANGUAGE, CACHE_CONTROL, CONTENT_SECURITY_POLICY, X_FRAME_OPTIONS,
+};
 use actix_web::{HttpRequest, HttpResponse, web};
 use domain::sdk::{HostedSurvey, SdkService};
-use domain::survey::SurveyId;
+use domain::survey::{Survey, SurveyId, is_right_to_left};
 use serde_json::json;
 use uuid::Uuid;
 
@@ -34,7 +36,7 @@ pub(crate) async fn page(
         ));
     };
     Ok(match sdk.hosted_survey(SurveyId(id)).await? {
-        HostedSurvey::Open { survey, token } => survey_page(&survey, &token),
+        HostedSurvey::Open { survey, token } => survey_page(&request, &survey, &token),
         HostedSurvey::Closed { name } => notice(
             StatusCode::GONE,
             &name,
@@ -48,17 +50,34 @@ pub(crate) async fn page(
     })
 }
 
-fn survey_page(survey: &domain::survey::Survey, token: &str) -> HttpResponse {
+/// The page in the visitor's language (`Accept-Language`; PostHog's hosted page has no
+/// parameter for it): the survey's texts in the translation it matches, else its own.
+fn survey_page(request: &HttpRequest, survey: &Survey, token: &str) -> HttpResponse {
     let nonce = Uuid::new_v4().simple().to_string();
+    let accepted = request
+        .headers()
+        .get(ACCEPT_LANGUAGE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    let language = survey.state.display_language(accepted);
+    let shown = Survey {
+        state: survey.state.in_language(language.as_deref()),
+        ..survey.clone()
+    };
+    let lang = language
+        .as_deref()
+        .unwrap_or(survey.state.base_language.as_str());
+    let dir = if is_right_to_left(lang) { "rtl" } else { "ltr" };
     let data = script_json(&json!({
-        "survey": PublicSurvey::from(survey),
+        "survey": PublicSurvey::from(&shown),
         "token": token,
         "container": CONTAINER,
+        "language": language,
     }));
-    let title = html_escape::encode_text(&survey.state.name);
+    let title = html_escape::encode_text(&shown.state.name);
     let body = format!(
         r#"<!doctype html>
-<html lang="en">
+<html lang="{lang}" dir="{dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -85,7 +104,8 @@ body {{ display: flex; justify-content: center; align-items: flex-start; padding
 (function () {{
   var page = {data};
   var params = new URLSearchParams(window.location.search);
-  var properties = {{}};
+  // posthog-js's own property when it shows a translation: the key it matched.
+  var properties = page.language ? {{ "$survey_language": page.language }} : {{}};
   params.forEach(function (value, key) {{
     if (key !== "distinct_id" && key !== "auto_submit" && key !== "__posthog_debug__" && !/^q\d+$/.test(key)) {{
       properties[key] = value;

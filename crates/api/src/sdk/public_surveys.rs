@@ -6,9 +6,8 @@ use actix_web::web;
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use domain::sdk::SdkService;
-use domain::survey::{Appearance, Conditions, Questions, Survey};
+use domain::survey::{Appearance, Conditions, Questions, Survey, SurveyTranslations};
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
@@ -19,12 +18,12 @@ use crate::contract::schemas::{SurveySchedule, SurveyType};
 use crate::contract::survey_shapes;
 use crate::error::ApiError;
 
-/// The feed: PostHog also sends the team's survey config, which Burrow does not have.
+/// The feed, `{"surveys": […]}` only, as PostHog's current `get_surveys_response` answers it:
+/// older releases added the project's `survey_config`, which posthog-js never reads (its
+/// project-wide wait acts through each survey's internal targeting flag, in `/flags`).
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct SurveyFeed {
     surveys: Vec<PublicSurvey>,
-    #[schema(value_type = Option<Object>)]
-    survey_config: Option<Value>,
 }
 
 /// PostHog's public survey fields; `description` is deliberately left out, and flag keys are
@@ -55,6 +54,12 @@ pub(crate) struct PublicSurvey {
     #[schema(value_type = SurveySchedule)]
     schedule: &'static str,
     enable_partial_responses: bool,
+    /// Survey-level texts by language (`name` and the thank-you message), for posthog-js to
+    /// show in the page's language; left out when there are none. Only BCP-47 keys other than
+    /// the base language, normalised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<survey_shapes::SurveyTranslations>)]
+    translations: Option<SurveyTranslations>,
 }
 
 impl From<&Survey> for PublicSurvey {
@@ -67,7 +72,10 @@ impl From<&Survey> for PublicSurvey {
             survey_type: state.survey_type.as_str(),
             linked_flag_key: survey.linked_flag.as_ref().map(|flag| flag.key.clone()),
             targeting_flag_key: survey.targeting_flag.as_ref().map(|flag| flag.key.clone()),
-            questions: state.questions.clone(),
+            questions: state
+                .questions
+                .as_ref()
+                .map(|questions| questions.for_feed(&state.base_language)),
             conditions: state.conditions.clone(),
             appearance: state.appearance.clone(),
             start_date: state.start_date,
@@ -76,6 +84,11 @@ impl From<&Survey> for PublicSurvey {
             current_iteration_start_date: state.iterations.current_start_date,
             schedule: state.schedule.as_str(),
             enable_partial_responses: state.enable_partial_responses,
+            translations: state
+                .translations
+                .as_ref()
+                .map(|translations| translations.for_feed(&state.base_language))
+                .filter(|translations| !translations.is_empty()),
         }
     }
 }
@@ -89,7 +102,6 @@ pub(crate) async fn feed(
     let rendered = snapshot.renderings.survey_feed.get_or_init(|| {
         let feed = SurveyFeed {
             surveys: snapshot.surveys.iter().map(Into::into).collect(),
-            survey_config: None,
         };
         Rendered::new(serde_json::to_vec(&feed).expect("a feed of JSON values serializes"))
     });

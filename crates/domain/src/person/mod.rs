@@ -4,8 +4,10 @@
 //! breath (the groups a request names, hash key overrides, static cohort membership).
 
 mod port;
+mod set_merge;
 
 pub use port::PersonRepository;
+pub use set_merge::{LAST_SEEN_SURVEY_DATE, last_seen_survey_date, merge_set};
 
 use std::collections::HashMap;
 
@@ -43,8 +45,9 @@ pub struct Profile {
 }
 
 /// What a capture's events `$set` on one person. It is merged into the stored properties as
-/// PostHog applies `$set` (each key given replaces the stored value, other stored keys stay),
-/// creating the person if needed, in the same write as the capture's events
+/// PostHog applies `$set` (each key given replaces the stored value, other stored keys stay;
+/// [`merge_set`]: an older `$last_seen_survey_date` does not replace a newer one), creating the
+/// person if needed, in the same write as the capture's events
 /// (`SurveyResponseRepository::record`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PersonSet {

@@ -25,7 +25,8 @@ use crate::tenancy::Project;
 pub struct SdkSnapshot<R> {
     pub project: Project,
     /// What `/flags` evaluates, in the order it answers: the project's serving flags by id,
-    /// then the internal targeting flag of each unarchived survey.
+    /// then the internal targeting flag of each unarchived survey (with the project's wait
+    /// period, `survey_config`, as it was when the snapshot was built).
     pub flags: Vec<FeatureFlag>,
     /// The survey feed: every unarchived survey, newest first.
     pub surveys: Vec<Survey>,
@@ -83,7 +84,12 @@ impl<R: Default> SdkSnapshot<R> {
             ServingFlags::Loaded(flags) => (flags, None),
             ServingFlags::TooLarge(bytes) => (Vec::new(), Some(bytes)),
         };
-        flags.extend(surveys.iter().map(Survey::internal_targeting_flag));
+        let config = project.survey_config.as_ref();
+        flags.extend(
+            surveys
+                .iter()
+                .map(|survey| survey.internal_targeting_flag(config)),
+        );
         let cohorts = SnapshotCohorts::of(&flags, cohorts);
         let patterns = CompiledPatterns::of(&flags, &cohorts, patterns);
         let size = estimated_size(&flags, &cohorts, &surveys);

@@ -3,6 +3,7 @@
 //! changed, before and after, and `deleted`. PostHog's rules: an update that changes nothing is
 //! not recorded, and a change's action is `created`/`deleted` when one side is null.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
@@ -52,6 +53,26 @@ pub(crate) fn response_deleted(name: &str, response: Uuid, user: UserId) -> NewA
 /// Every response of the survey deleted (`responses/reset/`).
 pub(crate) fn responses_reset(name: &str, user: UserId) -> NewActivity {
     entry("responses_reset", name, Value::Null, user)
+}
+
+/// A launch or a stop through PostHog's dedicated endpoints (`activity` `launched` or
+/// `stopped`): the one date it set, recorded as `changed` even from null, as PostHog records it.
+pub(crate) fn switched(
+    activity: &'static str,
+    name: &str,
+    field: &'static str,
+    before: Option<DateTime<Utc>>,
+    after: DateTime<Utc>,
+    user: UserId,
+) -> NewActivity {
+    let change = json!({
+        "type": SCOPE,
+        "action": "changed",
+        "field": field,
+        "before": before,
+        "after": after,
+    });
+    entry(activity, name, json!([change]), user)
 }
 
 /// An update from `before` to `after`, `None` when no field changed.
@@ -144,6 +165,16 @@ pub fn changes(
             "enable_partial_responses",
             value(before.enable_partial_responses),
             value(after.enable_partial_responses),
+        ),
+        (
+            "base_language",
+            value(&before.base_language),
+            value(&after.base_language),
+        ),
+        (
+            "translations",
+            value(&before.translations),
+            value(&after.translations),
         ),
     ];
     pairs
@@ -259,6 +290,8 @@ mod tests {
             iteration_count: Some(2),
             iteration_frequency_days: Some(7),
             enable_partial_responses: true,
+            base_language: crate::survey::LanguageCode::parse_base("fr").unwrap(),
+            translations: serde_json::from_value(json!({"de": {"name": "N"}})).unwrap(),
             iterations: before.iterations.clone(),
         };
         assert_eq!(
@@ -280,7 +313,26 @@ mod tests {
                 "iteration_count",
                 "iteration_frequency_days",
                 "enable_partial_responses",
+                "base_language",
+                "translations",
             ]
+        );
+    }
+
+    #[test]
+    fn a_launch_or_stop_records_its_date_as_changed_even_from_null() {
+        let at = Utc.with_ymd_and_hms(2026, 11, 29, 4, 0, 0).unwrap();
+        let launched = switched("launched", "NPS", "start_date", None, at, USER);
+        assert_eq!((launched.user, launched.activity), (USER, "launched"));
+        assert_eq!(
+            launched.detail,
+            json!({"name": "NPS", "changes": [{"type": "Survey", "action": "changed", "field": "start_date", "before": null, "after": "2026-11-29T04:00:00Z"}]})
+        );
+        let later = at + chrono::Duration::days(1);
+        let stopped = switched("stopped", "NPS", "end_date", Some(later), at, USER);
+        assert_eq!(
+            stopped.detail["changes"][0],
+            json!({"type": "Survey", "action": "changed", "field": "end_date", "before": "2026-11-30T04:00:00Z", "after": "2026-11-29T04:00:00Z"})
         );
     }
 

@@ -5,6 +5,7 @@
 use super::name::SurveyName;
 use super::questions::Questions;
 use super::settings::{Appearance, Conditions};
+use super::translations::{SentBaseLanguage, SurveyTranslations};
 use super::{Schedule, SurveyType};
 use crate::error::ValidationError;
 use crate::feature_flag::{FlagFiltersPatch, FlagId};
@@ -34,6 +35,10 @@ pub struct SurveyChanges {
     pub iteration_count: Patch<i32>,
     pub iteration_frequency_days: Patch<i32>,
     pub enable_partial_responses: Patch<bool>,
+    /// Never null (`This field may not be null.`).
+    pub base_language: Option<SentBaseLanguage>,
+    /// Keys as sent: checked against the base language and the stored keys in `plan`.
+    pub translations: Patch<SurveyTranslations>,
 }
 
 impl SurveyChanges {

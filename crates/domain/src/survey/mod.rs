@@ -9,18 +9,25 @@
 pub mod activity;
 mod command;
 mod copy;
+mod display_language;
 mod html;
 mod internal_flag;
 mod iterations;
+mod lifecycle;
+mod list_filter;
 mod name;
 mod plan;
 mod port;
 mod question;
+mod question_labels;
 mod question_parser;
+mod question_translations;
 mod questions;
 mod rendered;
+mod search;
 mod service;
 mod settings;
+mod translations;
 pub mod writes;
 
 use chrono::{DateTime, Utc};
@@ -30,7 +37,10 @@ use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
 use crate::tenancy::{ProjectId, UserBasic, UserId};
 
 pub use command::{NewSurvey, SurveyChanges};
+pub use display_language::is_right_to_left;
 pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
+pub use lifecycle::Switch;
+pub use list_filter::{MAX_FILTERED_IDS, SurveyFilter, SurveyStatus};
 pub use name::{MAX_NAME_CHARS, SurveyName};
 pub use port::{
     CopyTarget, DeletedSurvey, FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, SurveyLock,
@@ -41,11 +51,21 @@ pub use question::{
     LinkQuestion, OpenQuestion, Question, QuestionBase, QuestionType, RatingDisplay,
     RatingQuestion, question_keys,
 };
+pub use question_labels::{MAX_LABELLED_SURVEYS, QuestionLabel, question_labels};
+pub use question_translations::{QuestionTranslation, QuestionTranslations};
 pub use questions::Questions;
-pub use rendered::{RenderedSurveys, Rendering};
+pub use rendered::{RenderedPage, RenderedSurveys, Rendering};
+pub use search::{
+    DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, MAX_SEARCH_CHARS, NAME_SIMILARITY, SearchMatch,
+    SearchTerm, SurveySearch,
+};
 pub use service::SurveyService;
 pub use settings::{
     Appearance, ConditionValues, Conditions, MatchType, appearance_keys, condition_keys,
+};
+pub use translations::{
+    LanguageCode, MAX_LANGUAGE_CHARS, MAX_TRANSLATION_LANGUAGES, MAX_TRANSLATIONS_BYTES,
+    SentBaseLanguage, SurveyTranslation, SurveyTranslations, translation_keys,
 };
 
 /// A survey's UUID.
@@ -109,6 +129,10 @@ pub struct SurveyState {
     pub iteration_count: Option<i32>,
     pub iteration_frequency_days: Option<i32>,
     pub enable_partial_responses: bool,
+    /// The language the survey's own texts are in (`en` unless set).
+    pub base_language: LanguageCode,
+    /// Its texts in other languages, keyed by language.
+    pub translations: Option<SurveyTranslations>,
     /// Derived from the iteration fields and `start_date` on every write.
     pub iterations: Iterations,
 }
@@ -132,6 +156,8 @@ impl SurveyState {
             iteration_count: None,
             iteration_frequency_days: None,
             enable_partial_responses: false,
+            base_language: LanguageCode::default(),
+            translations: None,
             iterations: Iterations::default(),
         }
     }
@@ -189,25 +215,5 @@ impl TargetingFlag {
             Self::New { .. } => true,
             Self::Existing { owned, .. } => *owned,
         }
-    }
-}
-
-/// List filters.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SurveyFilter {
-    /// Every term must appear (case-insensitively) in the name or the description.
-    pub search: Vec<String>,
-    pub archived: Option<bool>,
-}
-
-impl SurveyFilter {
-    /// Splits `?search=` into terms on whitespace and commas, as DRF's SearchFilter does.
-    pub fn with_search(mut self, raw: &str) -> Self {
-        self.search = raw
-            .split(|c: char| c.is_whitespace() || c == ',')
-            .filter(|term| !term.is_empty())
-            .map(str::to_owned)
-            .collect();
-        self
     }
 }

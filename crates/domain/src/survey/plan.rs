@@ -225,6 +225,7 @@ fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState
         .enable_partial_responses
         .apply(Some(state.enable_partial_responses))
         .unwrap_or(false);
+    apply_languages(&mut state, base, changes)?;
     state.iterations = Iterations::compute(
         state.iteration_count,
         state.iteration_frequency_days,
@@ -232,6 +233,59 @@ fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState
         &base.iterations,
     )?;
     Ok(state)
+}
+
+/// `base_language` and `translations` over `base`: sent translation keys are checked against
+/// the next base language (PostHog names it as sent) and kept unchecked when already stored; a
+/// base language sent alone may not be one of the stored keys.
+fn apply_languages(
+    state: &mut SurveyState,
+    base: &SurveyState,
+    changes: &SurveyChanges,
+) -> Result<(), ValidationError> {
+    if let Some(language) = &changes.base_language {
+        state.base_language = language.code.clone();
+    }
+    let raw_base = changes
+        .base_language
+        .as_ref()
+        .map(|language| language.sent.as_str());
+    if matches!(changes.questions, Patch::Value(_))
+        && let Some(questions) = state.questions.take()
+    {
+        state.questions = Some(questions.with_checked_translations(
+            &state.base_language,
+            raw_base,
+            base.questions.as_ref(),
+        )?);
+    }
+    match &changes.translations {
+        Patch::Absent => {
+            let collides = base
+                .translations
+                .as_ref()
+                .is_some_and(|stored| stored.names(&state.base_language));
+            if changes.base_language.is_some() && collides {
+                return Err(ValidationError::invalid(
+                    "base_language",
+                    format!(
+                        "'{}' already exists as a translation key on this survey. Remove the \
+                         translation first, or pick a different base language.",
+                        state.base_language.as_str()
+                    ),
+                ));
+            }
+        }
+        Patch::Null => state.translations = None,
+        Patch::Value(sent) => {
+            state.translations = Some(sent.clone().with_checked_keys(
+                &state.base_language,
+                raw_base,
+                base.translations.as_ref(),
+            )?);
+        }
+    }
+    Ok(())
 }
 
 fn check_rules(

@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{Survey, SurveyFilter, SurveyId, SurveyRevision, SurveyState, TargetingPlan};
+use super::{
+    SearchTerm, Survey, SurveyFilter, SurveyId, SurveyRevision, SurveyState, TargetingPlan,
+};
 use crate::activity::{ActivityPage, NewActivity};
 use crate::error::{DomainError, Unexpected};
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
@@ -211,14 +213,41 @@ pub enum FlagLock {
 
 #[async_trait]
 pub trait SurveyRepository: Send + Sync {
-    /// The project's surveys matching `filter`, newest first (ties by id, descending), with
-    /// their flags and creators, in a fixed number of queries.
+    /// The project's surveys that `filter` keeps, with their flags and creators, in a fixed
+    /// number of queries; the filters apply before paging, and `count` is of all they keep.
+    ///
+    /// What each filter keeps: `ids`, the surveys among them; `survey_type`, `archived`,
+    /// `created_by`, those with that value; `status`, those [`SurveyStatus::holds`] of. A
+    /// `search` in the exact tier keeps the surveys whose name or description contains the
+    /// term, ignoring case (`%`, `_` and `\` are ordinary characters); in the similar tier,
+    /// those that do not but whose `word_similarity(term, name)` is above
+    /// [`NAME_SIMILARITY`] or `word_similarity(term, description)` above
+    /// [`DESCRIPTION_SIMILARITY`] (pg_trgm's, `float4`, compared as `float8`).
+    ///
+    /// Order: newest first (ties by id, descending); with a `search`, by score descending, then
+    /// name, the score being `word_similarity(term, name) + similarity(name, term) +`
+    /// [`DESCRIPTION_WEIGHT`]` × word_similarity(term, description)`, summed as `float8`.
+    ///
+    /// [`SurveyStatus::holds`]: super::SurveyStatus::holds
+    /// [`NAME_SIMILARITY`]: super::NAME_SIMILARITY
+    /// [`DESCRIPTION_SIMILARITY`]: super::DESCRIPTION_SIMILARITY
+    /// [`DESCRIPTION_WEIGHT`]: super::DESCRIPTION_WEIGHT
     async fn list(
         &self,
         project: ProjectId,
         filter: &SurveyFilter,
         page: PageRequest,
     ) -> Result<Page<Survey>, Unexpected>;
+
+    /// Whether any of the project's surveys that `filter` keeps (its `search` left out) holds
+    /// `term` in its name or description, ignoring case: what decides a search's tier
+    /// ([`SurveySearch::among`](super::SurveySearch::among)).
+    async fn holds_term(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        term: &SearchTerm,
+    ) -> Result<bool, Unexpected>;
 
     async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Option<Survey>, Unexpected>;
 

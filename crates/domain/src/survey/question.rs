@@ -28,16 +28,18 @@ pub mod question_keys {
     pub const CHOICES: &str = "choices";
     pub const HAS_OPEN_CHOICE: &str = "hasOpenChoice";
     pub const SHUFFLE_OPTIONS: &str = "shuffleOptions";
+    pub const TRANSLATIONS: &str = "translations";
     /// A `specific_question` branching's target.
     pub const INDEX: &str = "index";
     /// A `response_based` branching's targets by answer.
     pub const RESPONSE_VALUES: &str = "responseValues";
 }
 
+use super::question_translations::QuestionTranslations;
 use question_keys::{
     BRANCHING, BUTTON_TEXT, CHOICES, DESCRIPTION, DESCRIPTION_CONTENT_TYPE, DISPLAY,
     HAS_OPEN_CHOICE, ID, INDEX, LINK, LOWER_BOUND_LABEL, OPTIONAL, QUESTION, RESPONSE_VALUES,
-    SCALE, SHUFFLE_OPTIONS, TYPE, UPPER_BOUND_LABEL,
+    SCALE, SHUFFLE_OPTIONS, TRANSLATIONS, TYPE, UPPER_BOUND_LABEL,
 };
 
 wire_enum! {
@@ -84,6 +86,8 @@ pub struct QuestionBase {
     pub optional: Option<bool>,
     pub button_text: Option<String>,
     pub branching: Option<Branching>,
+    /// Its texts in other languages; keys checked against the survey's base language.
+    pub translations: Option<QuestionTranslations>,
     /// Every other key as sent, and a known key whose value is null or of another shape.
     pub extra: Map<String, Value>,
 }
@@ -196,7 +200,7 @@ impl Question {
         }
     }
 
-    fn base_mut(&mut self) -> &mut QuestionBase {
+    pub(super) fn base_mut(&mut self) -> &mut QuestionBase {
         match self {
             Self::Open(question) => &mut question.base,
             Self::Link(question) => &mut question.base,
@@ -256,6 +260,7 @@ impl Serialize for Question {
             SHUFFLE_OPTIONS,
             choice.and_then(|question| question.shuffle_options.as_ref()),
         )?;
+        json.field(TRANSLATIONS, base.translations.as_ref())?;
         json.field(TYPE, Some(self.question_type().as_str()))?;
         json.field(
             UPPER_BOUND_LABEL,
@@ -327,6 +332,7 @@ mod tests {
                 optional: Some(true),
                 button_text: Some("Next".into()),
                 branching: None,
+                translations: None,
                 extra: Map::new(),
             }
         );

@@ -14,17 +14,18 @@ use super::html::sanitize;
 use super::question::question_keys::{
     BRANCHING, BUTTON_TEXT, CHOICES, DESCRIPTION, DESCRIPTION_CONTENT_TYPE, DISPLAY,
     HAS_OPEN_CHOICE, ID, INDEX, LINK, LOWER_BOUND_LABEL, OPTIONAL, QUESTION, RESPONSE_VALUES,
-    SCALE, SHUFFLE_OPTIONS, TYPE, UPPER_BOUND_LABEL,
+    SCALE, SHUFFLE_OPTIONS, TRANSLATIONS, TYPE, UPPER_BOUND_LABEL,
 };
 use super::question::{
     BRANCHING_TYPES, BranchTarget, Branching, BranchingRule, ChoiceQuestion, END, LinkQuestion,
     NEXT_QUESTION, OpenQuestion, Question, QuestionBase, QuestionType, RESPONSE_BASED,
     RatingDisplay, RatingQuestion, SPECIFIC_QUESTION,
 };
+use super::question_translations::QuestionTranslations;
 use crate::json_fields::{Fields, Source, WrongShape};
 
 /// The keys a question's types read: set apart while a question is read (`Fields`).
-const QUESTION_KEYS: [&str; 16] = [
+const QUESTION_KEYS: [&str; 17] = [
     TYPE,
     ID,
     QUESTION,
@@ -41,6 +42,7 @@ const QUESTION_KEYS: [&str; 16] = [
     CHOICES,
     HAS_OPEN_CHOICE,
     SHUFFLE_OPTIONS,
+    TRANSLATIONS,
 ];
 
 const BRANCHING_KEYS: [&str; 3] = [TYPE, INDEX, RESPONSE_VALUES];
@@ -48,7 +50,7 @@ const BRANCHING_KEYS: [&str; 3] = [TYPE, INDEX, RESPONSE_VALUES];
 /// A question's entries while it is read, with where they come from and the question's 1-based
 /// number, which some of PostHog's messages name.
 struct Reader {
-    fields: Fields<16>,
+    fields: Fields<17>,
     source: Source,
     number: usize,
 }
@@ -147,6 +149,7 @@ impl Question {
         let id = read.take(ID, |_| "Question id must be a string".to_owned())?;
         let optional = read.flag(OPTIONAL)?;
         let branching = read_branching(&mut read)?;
+        let translations = read_translations(&mut read, choice_options.is_some())?;
         let mut base = QuestionBase {
             id,
             question,
@@ -155,6 +158,7 @@ impl Question {
             optional,
             button_text,
             branching,
+            translations,
             extra: read.fields.into_extra(),
         };
         // What every question is checked for but only some types hold stays with the rest.
@@ -269,7 +273,7 @@ fn read_link(read: &mut Reader) -> Result<Option<String>, String> {
     Ok(link)
 }
 
-fn check_link(link: &str) -> Result<(), String> {
+pub(super) fn check_link(link: &str) -> Result<(), String> {
     let scheme = link
         .split_once(':')
         .map(|(scheme, _)| scheme.to_ascii_lowercase())
@@ -339,6 +343,26 @@ fn read_rating(read: &mut Reader) -> Result<(Option<RatingDisplay>, Option<u8>),
         return Err(scale_error());
     }
     Ok((display, scale))
+}
+
+/// `translations`: a stored value that does not read stays in `extra`; a sent one must.
+fn read_translations(
+    read: &mut Reader,
+    has_choices: bool,
+) -> Result<Option<QuestionTranslations>, String> {
+    if !read.sent() {
+        return Ok(read
+            .fields
+            .take_as(TRANSLATIONS, Source::Stored)
+            .unwrap_or(None));
+    }
+    // Any value is a `Value`: a null stays in `extra`, anything else is read.
+    let sent: Option<Value> = read
+        .fields
+        .take_as(TRANSLATIONS, Source::Sent)
+        .unwrap_or(None);
+    sent.map(|value| QuestionTranslations::parse_sent(value, read.number, has_choices))
+        .transpose()
 }
 
 /// `branching`: a stored one that does not read stays in `extra`; a sent one must.

@@ -7,6 +7,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use super::question::{BranchTarget, BranchingRule, Question};
+use super::translations::LanguageCode;
 use crate::error::ValidationError;
 
 /// A survey's checked list of questions: sanitized, with an `id` each. Stored lists were
@@ -45,6 +46,59 @@ impl Questions {
             check_targets(index, count, question)?;
         }
         Ok(Self(questions))
+    }
+
+    /// The questions with their translations' keys checked against the survey's `base`
+    /// language (`raw_base` as sent, which the messages name), each question's stored keys
+    /// (the `stored` question at the same index) kept as they are.
+    ///
+    /// # Errors
+    /// The first bad key or choice count (`attr: questions`).
+    pub(crate) fn with_checked_translations(
+        mut self,
+        base: &LanguageCode,
+        raw_base: Option<&str>,
+        stored: Option<&Self>,
+    ) -> Result<Self, ValidationError> {
+        for (index, question) in self.0.iter_mut().enumerate() {
+            let choice_count = match &*question {
+                Question::SingleChoice(choice) | Question::MultipleChoice(choice) => {
+                    Some(choice.choices.len())
+                }
+                _ => None,
+            };
+            let stored = stored
+                .and_then(|stored| stored.0.get(index))
+                .and_then(|stored| stored.base().translations.as_ref());
+            let base_fields = question.base_mut();
+            if let Some(translations) = base_fields.translations.take() {
+                base_fields.translations = Some(
+                    translations
+                        .with_checked_keys(index + 1, base, raw_base, stored, choice_count)
+                        .map_err(invalid)?,
+                );
+            }
+        }
+        Ok(self)
+    }
+
+    /// The questions as the public feed carries them: each one's translations under the keys
+    /// PostHog keeps for a survey in `base` language, normalised, and left out when none is.
+    pub fn for_feed(&self, base: &LanguageCode) -> Self {
+        let mut questions = self.clone();
+        for question in &mut questions.0 {
+            let fields = question.base_mut();
+            fields.translations = fields
+                .translations
+                .take()
+                .and_then(|translations| translations.for_feed(base));
+        }
+        questions
+    }
+
+    /// Changes each question in place.
+    pub(crate) fn each_mut(&mut self, change: impl FnMut(&mut Question)) {
+        self.0.iter_mut().for_each(change);
     }
 
     pub fn iter(&self) -> std::slice::Iter<'_, Question> {

@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Survey, SurveyFilter, SurveyId, SurveyRepository, SurveyRevision};
+use super::{
+    SearchMatch, SearchTerm, Survey, SurveyFilter, SurveyId, SurveyRepository, SurveyRevision,
+    SurveySearch,
+};
 use crate::error::{DomainError, Unexpected};
 use crate::memory::{Memories, Memory};
 use crate::ports::{Page, PageRequest};
@@ -28,6 +31,13 @@ const FRESHNESS: Duration = Duration::from_secs(600);
 const BUDGET_BYTES: u64 = 8 * 1024 * 1024;
 
 type Kept<R> = (SurveyRevision, R);
+
+/// A page of a list, rendered, and for a search the tier every survey of it matched in.
+#[derive(Debug)]
+pub struct RenderedPage<R> {
+    pub page: Page<R>,
+    pub matched: Option<SearchMatch>,
+}
 
 /// Reads of whole surveys that reuse renderings while their revision is the stored one.
 pub struct RenderedSurveys<R> {
@@ -64,22 +74,35 @@ impl<R: Rendering> RenderedSurveys<R> {
         rendered.pop().flatten().ok_or(DomainError::NotFound)
     }
 
-    /// A page of the project's surveys (as `SurveyRepository::list` pages them), rendered. A
-    /// survey deleted between the two reads is left out of the page.
+    /// A page of the project's surveys that `filter` keeps (as `SurveyRepository::list` pages
+    /// them), rendered; with a `search`, those matching it in its tier
+    /// ([`SurveySearch::among`]: one more read first). A survey deleted between the reads is
+    /// left out of the page.
     ///
     /// # Errors
     /// `Unexpected` when storage or rendering fails.
     pub async fn list(
         &self,
         project: ProjectId,
-        filter: &SurveyFilter,
+        filter: SurveyFilter,
+        search: Option<SearchTerm>,
         page: PageRequest,
-    ) -> Result<Page<R>, Unexpected> {
-        let revisions = self.surveys.revisions(project, filter, page).await?;
+    ) -> Result<RenderedPage<R>, Unexpected> {
+        let filter = match search {
+            Some(term) => SurveyFilter {
+                search: Some(SurveySearch::among(&*self.surveys, project, &filter, term).await?),
+                ..filter
+            },
+            None => filter,
+        };
+        let revisions = self.surveys.revisions(project, &filter, page).await?;
         let rendered = self.rendered(project, &revisions.items).await?;
-        Ok(Page {
-            count: revisions.count,
-            items: rendered.into_iter().flatten().collect(),
+        Ok(RenderedPage {
+            page: Page {
+                count: revisions.count,
+                items: rendered.into_iter().flatten().collect(),
+            },
+            matched: filter.search.map(|search| search.tier),
         })
     }
 

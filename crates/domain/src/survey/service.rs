@@ -1,17 +1,18 @@
-//! Survey use cases: list, get, create, update, delete, copies into other projects, and the
-//! activity log.
+//! Survey use cases: list, get, create, update, launch and stop, delete, copies into other
+//! projects, question labels, and the activity log.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{SubsecRound as _, Utc};
 
 use super::copy::{copy_name, name_prefix, plan_copy};
+use super::lifecycle::{Switch, plan_switch};
 use super::plan::{plan_create, plan_update};
 use super::writes::{self, FlagsRead};
 use super::{
-    CopyTarget, FlagReferences, NewSurvey, Survey, SurveyChanges, SurveyFilter, SurveyId,
-    SurveyRepository, activity,
+    CopyTarget, FlagReferences, MAX_LABELLED_SURVEYS, NewSurvey, QuestionLabel, Survey,
+    SurveyChanges, SurveyFilter, SurveyId, SurveyRepository, activity, question_labels,
 };
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
@@ -134,6 +135,51 @@ impl SurveyService {
         .map_err(|error| {
             error.conflict_as(|| name_taken("There is already another survey with this name."))
         })
+    }
+
+    /// Launches or stops a survey as PostHog's `launch/` and `stop/` do, in one transaction with
+    /// the survey locked: its date becomes now (to the microsecond, as stored) and its
+    /// targeting flag follows as after a PATCH of that date. A survey launched or stopped
+    /// already is answered as it is, and nothing is written.
+    ///
+    /// # Errors
+    /// `NotFound`; `Invalid` for PostHog's refusals (`plan_switch`).
+    pub async fn switch(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        editor: UserId,
+        switch: Switch,
+    ) -> Result<Survey, DomainError> {
+        let now = Utc::now().trunc_subsecs(6);
+        in_transaction!(self.surveys.begin(), |tx| {
+            let locked =
+                writes::lock_for_update(tx, project, id, FlagReferences::default()).await?;
+            match plan_switch(&locked.planned, switch, now, editor)? {
+                Some(write) => writes::update(tx, locked, write).await,
+                None => Ok(locked.unchanged()),
+            }
+        })
+    }
+
+    /// The labels of the questions of the project's newest [`MAX_LABELLED_SURVEYS`] surveys,
+    /// archived ones included, newest survey first.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn question_labels(
+        &self,
+        project: ProjectId,
+    ) -> Result<Vec<QuestionLabel>, Unexpected> {
+        let newest = PageRequest {
+            limit: MAX_LABELLED_SURVEYS,
+            offset: 0,
+        };
+        let surveys = self
+            .surveys
+            .list(project, &SurveyFilter::default(), newest)
+            .await?;
+        Ok(question_labels(&surveys.items))
     }
 
     /// Deletes a survey and the targeting flag it created; its linked flag stays, and so does

@@ -45,6 +45,11 @@ impl LockedSurvey {
     pub fn referenced(&self) -> ReferencedFlags {
         self.flags.referenced()
     }
+
+    /// The survey as stored, whole: what a write that turns out to change nothing answers.
+    pub fn unchanged(self) -> Survey {
+        self.current
+    }
 }
 
 /// Locks the survey and the targeting flags involved (its own and the referenced one), and

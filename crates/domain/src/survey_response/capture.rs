@@ -7,10 +7,12 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::{SurveyEvent, SurveyEventKind};
+use super::{CONTEXT_PROPERTIES, SurveyEvent, SurveyEventKind};
 use crate::error::{ValidationCode, ValidationError};
 use crate::group::{GroupSet, MAX_GROUP_NAME_CHARS};
-use crate::person::{PersonSet, stored_distinct_id};
+use crate::person::{
+    LAST_SEEN_SURVEY_DATE, PersonSet, last_seen_survey_date, merge_set, stored_distinct_id,
+};
 
 /// Longest `distinct_id`, `$survey_id` or `$survey_submission_id` kept; PostHog truncates
 /// distinct ids at 200 characters too.
@@ -52,8 +54,8 @@ pub const ENROLLMENT_PREFIX: &str = "$feature_enrollment/";
 /// group (`$group_type`, `$group_key`) and sets its properties (`$group_set`).
 pub const GROUP_IDENTIFY_EVENT: &str = "$groupidentify";
 
-/// Whether capture keeps an event's properties: survey events all their `$survey_*` ones and
-/// `$set`, enrollment events their `$set`, group identifies their `$group_*` ones.
+/// Whether capture keeps an event's properties: survey events all their `$survey_*` ones, their
+/// context ([`CONTEXT_PROPERTIES`]) and `$set`, enrollment events their `$set`, group identifies their `$group_*` ones.
 pub fn keeps_properties(event: &str) -> bool {
     SurveyEventKind::parse(event).is_some()
         || event == ENROLLMENT_EVENT
@@ -115,45 +117,49 @@ impl CaptureBatch {
     }
 
     /// What the batch's survey events `$set` on their persons (`properties.$set`, where the SDKs
-    /// put it, e.g. `{"$survey_responded/<id>": true}`), and the early-access enrollments of
-    /// `$feature_enrollment_update` events (their `$feature_enrollment/<flag key>` keys only):
-    /// one set per distinct id, first seen first, later events' keys winning. Events without a
+    /// put it, e.g. `{"$survey_responded/<id>": true}`), with `$last_seen_survey_date` set to
+    /// the time of each `survey shown` event (by the server's clock `now`, as
+    /// [`Self::survey_events`] times it; over the SDK's own value, as PostHog's ingestion sets
+    /// it), and the early-access enrollments of `$feature_enrollment_update` events (their
+    /// `$feature_enrollment/<flag key>` keys only): one set per distinct id, first seen first,
+    /// later events' keys winning but an older last-seen date ([`merge_set`]). Events without a
     /// `distinct_id` are skipped (the batch is refused by [`Self::survey_events`] anyway).
-    pub fn person_sets(&self) -> Vec<PersonSet> {
+    pub fn person_sets(&self, now: DateTime<Utc>) -> Vec<PersonSet> {
         let mut sets: Vec<PersonSet> = Vec::new();
         // Where each person's set sits in `sets`: one lookup an event, whatever the batch's size.
         let mut positions: HashMap<String, usize> = HashMap::new();
         for event in &self.events {
             let enrollment = event.event == ENROLLMENT_EVENT;
-            if SurveyEventKind::parse(&event.event).is_none() && !enrollment {
+            let kind = SurveyEventKind::parse(&event.event);
+            if kind.is_none() && !enrollment {
                 continue;
             }
-            let (Some(distinct_id), Some(Value::Object(set))) =
-                (distinct_id(event), event.properties.get("$set"))
-            else {
+            let Some(distinct_id) = distinct_id(event) else {
                 continue;
             };
-            let enrolled;
-            let set = if enrollment {
-                enrolled = set
+            let mut set: Map<String, Value> = match event.properties.get("$set") {
+                Some(Value::Object(set)) if enrollment => set
                     .iter()
                     .filter(|(key, _)| key.starts_with(ENROLLMENT_PREFIX))
                     .map(|(key, value)| (key.clone(), value.clone()))
-                    .collect();
-                &enrolled
-            } else {
-                set
+                    .collect(),
+                Some(Value::Object(set)) => set.clone(),
+                _ => Map::new(),
             };
+            if kind == Some(SurveyEventKind::Shown) {
+                let seen = last_seen_survey_date(self.happened_at(event, now));
+                set.insert(LAST_SEEN_SURVEY_DATE.to_owned(), seen);
+            }
             if set.is_empty() {
                 continue;
             }
             match positions.get(&distinct_id) {
-                Some(&position) => sets[position].properties.extend(set.clone()),
+                Some(&position) => merge_set(&mut sets[position].properties, set),
                 None => {
                     positions.insert(distinct_id.clone(), sets.len());
                     sets.push(PersonSet {
                         distinct_id,
-                        properties: set.clone(),
+                        properties: set,
                     });
                 }
             }
@@ -244,11 +250,14 @@ fn property_string(properties: &Map<String, Value>, key: &str) -> Option<String>
     }
 }
 
-/// The properties a survey event is kept with: `$survey_*` (answers, questions, completion).
+/// The properties a survey event is kept with: `$survey_*` (answers, questions, completion,
+/// iteration, language) and where it was answered ([`CONTEXT_PROPERTIES`]).
 fn survey_properties(properties: &Map<String, Value>) -> Map<String, Value> {
     properties
         .iter()
-        .filter(|(key, _)| key.starts_with("$survey_"))
+        .filter(|(key, _)| {
+            key.starts_with("$survey_") || CONTEXT_PROPERTIES.contains(&key.as_str())
+        })
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect()
 }
@@ -295,20 +304,20 @@ mod tests {
                 json!({"distinct_id": "q", "$survey_id": "t", "$set": {"$survey_dismissed/t": true}}),
             ),
             event(
-                "survey shown",
+                "survey abandoned",
                 json!({"distinct_id": "p", "$survey_id": "s", "$set": {"a": "b"}}),
             ),
             event(
-                "survey shown",
+                "survey abandoned",
                 json!({"distinct_id": "q", "$survey_id": "t", "$set": {}}),
             ),
             event(
-                "survey shown",
+                "survey abandoned",
                 json!({"distinct_id": "r", "$survey_id": "t", "$set": "x"}),
             ),
         ]);
         assert_eq!(
-            batch.person_sets(),
+            batch.person_sets(at(0)),
             vec![
                 PersonSet {
                     distinct_id: "p".to_owned(),
@@ -324,6 +333,51 @@ mod tests {
                         .unwrap()
                         .clone()
                 },
+            ]
+        );
+    }
+
+    #[test]
+    fn survey_shown_sets_when_the_person_last_saw_a_survey_the_latest_kept() {
+        let shown = |distinct_id: &str, seconds: i64, set: Value| {
+            let mut shown = event(
+                "survey shown",
+                json!({"distinct_id": distinct_id, "$survey_id": "s", "$set": set}),
+            );
+            shown.timestamp = Some(at(seconds));
+            shown
+        };
+        let batch = batch(vec![
+            // posthog-js's own date is kept under its own name; one under the server's name
+            // is replaced by the event's time, as PostHog's ingestion replaces it.
+            shown(
+                "p",
+                -60,
+                json!({"$survey_last_seen_date": "2027-01-15T07:59:00.000Z",
+                       "$last_seen_survey_date": "2099-01-01T00:00:00.000Z"}),
+            ),
+            // An earlier event sent after it does not take the date back.
+            shown("p", -120, json!(null)),
+            shown("q", -30, json!("not an object")),
+        ]);
+        let sets = batch.person_sets(at(0));
+        assert_eq!(
+            sets.iter()
+                .map(|set| (
+                    set.distinct_id.as_str(),
+                    Value::Object(set.properties.clone())
+                ))
+                .collect::<Vec<_>>(),
+            [
+                (
+                    "p",
+                    json!({"$survey_last_seen_date": "2027-01-15T07:59:00.000Z",
+                           "$last_seen_survey_date": "2027-01-15T07:59:00.000Z"})
+                ),
+                (
+                    "q",
+                    json!({"$last_seen_survey_date": "2027-01-15T07:59:30.000Z"})
+                ),
             ]
         );
     }
@@ -406,23 +460,35 @@ mod tests {
             event("$pageview", json!({"distinct_id": "p"})),
             event(
                 "survey sent",
-                json!({"distinct_id": "p", "$survey_id": "s", "$survey_response_q1": 5, "$current_url": "x"}),
+                json!({"distinct_id": "p", "$survey_id": "s", "$survey_response_q1": 5,
+                       "$current_url": "x", "$lib": "web", "$survey_iteration": 2}),
             ),
             event(
                 "survey shown",
                 json!({"distinct_id": "p", "$survey_id": "s"}),
             ),
+            event(
+                "survey abandoned",
+                json!({"distinct_id": "p", "$survey_id": "s", "$survey_partially_completed": true}),
+            ),
         ]);
         let kept = batch.survey_events(at(0)).unwrap();
         assert_eq!(
             kept.iter().map(|e| e.kind).collect::<Vec<_>>(),
-            [SurveyEventKind::Sent, SurveyEventKind::Shown]
+            [
+                SurveyEventKind::Sent,
+                SurveyEventKind::Shown,
+                SurveyEventKind::Abandoned
+            ]
         );
         assert_eq!(kept[0].survey_id, "s");
+        // Answers, the survey's iteration and where it was answered; not the library.
         assert_eq!(
             Value::Object(kept[0].properties.clone()),
-            json!({"$survey_id": "s", "$survey_response_q1": 5})
+            json!({"$survey_id": "s", "$survey_response_q1": 5, "$current_url": "x",
+                   "$survey_iteration": 2})
         );
+        assert!(kept[0].is_response() && !kept[1].is_response() && kept[2].is_response());
     }
 
     #[test]

@@ -59,13 +59,16 @@ impl From<&SurveyResponse> for ExportCursor {
 }
 
 /// The fixed columns before the questions'.
-const FIXED_COLUMNS: [&str; 6] = [
+const FIXED_COLUMNS: [&str; 9] = [
     "uuid",
     "submission_id",
     "distinct_id",
     "timestamp",
     "completed",
     "archived",
+    "partially_completed",
+    "iteration",
+    "language",
 ];
 
 /// Renders responses of one survey in one format.
@@ -117,6 +120,9 @@ impl ExportRenderer {
                         "timestamp": time(response.timestamp),
                         "completed": response.completed,
                         "archived": response.archived,
+                        "partially_completed": response.partially_completed,
+                        "iteration": response.context.iteration,
+                        "language": response.context.language,
                         "answers": Value::Object(response.answers.clone()),
                     });
                     serde_json::to_writer(&mut out, &line).expect("JSON serializes");
@@ -138,6 +144,9 @@ impl ExportRenderer {
                 .map(|completed| completed.to_string())
                 .unwrap_or_default(),
             response.archived.to_string(),
+            response.partially_completed.to_string(),
+            response.context.iteration.clone().unwrap_or_default(),
+            response.context.language.clone().unwrap_or_default(),
         ];
         fixed
             .into_iter()
@@ -199,6 +208,7 @@ mod tests {
     use chrono::TimeZone;
 
     use super::*;
+    use crate::survey_response::ResponseContext;
 
     fn response(answers: Value) -> SurveyResponse {
         SurveyResponse {
@@ -208,6 +218,11 @@ mod tests {
             timestamp: Utc.timestamp_opt(1_800_000_000, 0).unwrap(),
             answers: answers.as_object().unwrap().clone(),
             completed: Some(true),
+            partially_completed: false,
+            context: ResponseContext {
+                iteration: Some("2".into()),
+                ..ResponseContext::default()
+            },
             archived: false,
         }
     }
@@ -226,14 +241,14 @@ mod tests {
         let text = String::from_utf8(export.header()).unwrap();
         assert_eq!(
             text,
-            "uuid,submission_id,distinct_id,timestamp,completed,archived,\"What, \"\"exactly\"\"?\",Which?\r\n"
+            "uuid,submission_id,distinct_id,timestamp,completed,archived,partially_completed,iteration,language,\"What, \"\"exactly\"\"?\",Which?\r\n"
         );
         let rows = export.rows(&[response(
             json!({"q1": "line one\nline two", "q2": ["a", "b"]}),
         )]);
         assert_eq!(
             String::from_utf8(rows).unwrap(),
-            "00000000-0000-0000-0000-000000000007,sub,ada,2027-01-15T08:00:00.000Z,true,false,\"line one\nline two\",\"a, b\"\r\n"
+            "00000000-0000-0000-0000-000000000007,sub,ada,2027-01-15T08:00:00.000Z,true,false,false,2,,\"line one\nline two\",\"a, b\"\r\n"
         );
     }
 
@@ -265,5 +280,13 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["answers"], json!({"q1": "x"}));
         assert_eq!(lines[0]["completed"], true);
+        assert_eq!(
+            (
+                &lines[0]["partially_completed"],
+                &lines[0]["iteration"],
+                &lines[0]["language"]
+            ),
+            (&json!(false), &json!("2"), &Value::Null)
+        );
     }
 }

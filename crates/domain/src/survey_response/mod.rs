@@ -1,13 +1,19 @@
-//! Survey responses: the `survey shown` / `survey dismissed` / `survey sent` events the SDKs
-//! capture, the responses they add up to (one per submission), and what is read back from them
-//! (counts, the responses themselves, stats, results per question).
+//! Survey responses: the `survey shown` / `survey dismissed` / `survey sent` /
+//! `survey abandoned` events the SDKs capture, the responses they add up to (one per submission),
+//! and what is read back from them (counts, the responses themselves, stats, results per
+//! question).
 
 mod capture;
+mod context;
 mod export;
 mod filter;
 mod limits;
+mod listing;
+mod merge;
+mod per_question;
 mod port;
 mod results;
+mod score;
 mod service;
 mod stats;
 
@@ -23,27 +29,39 @@ pub use capture::{
     CaptureBatch, CapturedEvent, ENROLLMENT_EVENT, ENROLLMENT_PREFIX, MAX_ID_CHARS,
     keeps_properties,
 };
+pub use context::{CONTEXT_PROPERTIES, ResponseContext};
 pub use export::{ExportCursor, ExportFormat, ExportRenderer};
 pub use filter::{AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText};
 pub use limits::{
     EXPORT_CHUNK_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, PAGE_ANSWER_BYTES, rows_within,
 };
+pub use listing::{
+    AnswerText, DEFAULT_LIST_LIMIT, ListedAnswer, ListedResponse, MAX_LIST_LIMIT, ResponseList,
+    ResponseSlice, ResponsesQuery, SliceRequest,
+};
+pub use merge::{SubmissionDraft, is_given};
+pub use per_question::{PerQuestionStats, choice_translations};
 pub use port::{Forgotten, SurveyResponseRepository};
 pub use results::{
     MAX_TALLIED_VALUES, QuestionResults, SurveyResults, Tallies, Tally, TallyRequest, ValueCount,
 };
+pub use score::{ScoreRange, numeric_answer};
 pub(crate) use service::keyed_by_question;
-pub use service::{ResponseExport, ResponseListing, SurveyResponseService, SurveyStatsReport};
+pub use service::{
+    ResponseExport, ResponseListing, StatsOptions, SurveyResponseService, SurveyStatsReport,
+};
 pub use stats::{EventAggregate, EventStats, StatsAggregates, SurveyRates, SurveyStats};
 
 wire_enum! {
     /// The survey events Burrow keeps, by the name the SDKs send; every other event is accepted
-    /// and dropped.
+    /// and dropped. posthog-js sends `survey abandoned` when a page unloads with a survey in
+    /// progress.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
     pub enum SurveyEventKind {
         Shown = "survey shown",
         Dismissed = "survey dismissed",
         Sent = "survey sent",
+        Abandoned = "survey abandoned",
     }
 }
 
@@ -93,19 +111,49 @@ impl SurveyEvent {
             .get("$survey_completed")
             .and_then(Value::as_bool)
     }
+
+    /// `$survey_partially_completed`: `true`, or `"true"` as text (what a dismissal or an
+    /// abandon of a survey answered in part carries).
+    pub fn partially_completed(&self) -> bool {
+        match self.properties.get("$survey_partially_completed") {
+            Some(Value::Bool(partial)) => *partial,
+            Some(Value::String(partial)) => partial == "true",
+            _ => false,
+        }
+    }
+
+    /// Whether the event is part of its submission's response, as PostHog's
+    /// `RESPONSE_EVENT_FILTER` reads events: every `survey sent`, and a `survey dismissed` or
+    /// `survey abandoned` of a survey answered in part ([`Self::partially_completed`]). Such a
+    /// closure is counted as sent, never as dismissed.
+    pub fn is_response(&self) -> bool {
+        match self.kind {
+            SurveyEventKind::Sent => true,
+            SurveyEventKind::Dismissed | SurveyEventKind::Abandoned => self.partially_completed(),
+            SurveyEventKind::Shown => false,
+        }
+    }
 }
 
-/// One response: the latest `survey sent` event of a submission.
+/// One response: a submission's response events ([`SurveyEvent::is_response`]) merged
+/// ([`SubmissionDraft`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurveyResponse {
-    /// The uuid of the event that carried the latest answers; archive calls name it.
+    /// The uuid of the submission's latest response event; archive calls name it.
     pub uuid: Uuid,
     pub distinct_id: String,
     pub submission_id: Option<String>,
+    /// The latest response event's time.
     pub timestamp: DateTime<Utc>,
-    /// Answers by question id (legacy index keys mapped to ids by the service).
+    /// Answers by question id (legacy index keys mapped to ids by the service): each the latest
+    /// given one of the submission.
     pub answers: Map<String, Value>,
     pub completed: Option<bool>,
+    /// The latest response event closed the survey answered in part (a partially completed
+    /// dismissal or abandon) rather than sending it.
+    pub partially_completed: bool,
+    /// Where and in which iteration and language it was answered.
+    pub context: ResponseContext,
     pub archived: bool,
 }
 

@@ -5,7 +5,8 @@ use uuid::Uuid;
 
 use super::{
     AnswerFilter, CountFilter, DateWindow, ExportCursor, ResponseCounts, ResponseFilter,
-    StatsAggregates, SurveyEvent, SurveyResponse, Tallies, TallyRequest,
+    ResponseSlice, SliceRequest, StatsAggregates, SurveyEvent, SurveyResponse, Tallies,
+    TallyRequest,
 };
 use crate::activity::NewActivity;
 use crate::error::Unexpected;
@@ -25,13 +26,16 @@ pub struct Forgotten {
 
 #[async_trait]
 pub trait SurveyResponseRepository: Send + Sync {
-    /// Stores one capture whole or not at all: the events; for each `survey sent`, the response
-    /// of its submission (the latest send of a submission wins); each of `sets.persons` merged
-    /// into its person's properties; and each of `sets.groups` merged into its group's
-    /// properties the same way (the group created if new). A group set naming a type the
-    /// project does not have gives the type the lowest free index, in the order the sets name
-    /// new types; past [`MAX_GROUP_TYPES`](crate::group::MAX_GROUP_TYPES) types its sets are
-    /// dropped, as PostHog's ingestion drops them. (A type another capture creates at the same
+    /// Stores one capture whole or not at all: the events; for each submission some of whose
+    /// response events ([`SurveyEvent::is_response`]) are new, its response, the capture's
+    /// response events of the submission merged in time order into a
+    /// [`SubmissionDraft`](super::SubmissionDraft) and the draft merged into the response as
+    /// [`SubmissionDraft::merged_into`](super::SubmissionDraft::merged_into) says; each of
+    /// `sets.persons` merged into its person's properties; and each of `sets.groups` merged
+    /// into its group's properties the same way (the group created if new). A group set
+    /// naming a type the project does not have gives the type the lowest free index, in the
+    /// order the sets name new types; past [`MAX_GROUP_TYPES`](crate::group::MAX_GROUP_TYPES)
+    /// types its sets are dropped, as PostHog's ingestion drops them. (A type another capture creates at the same
     /// instant may find its index taken by this one's: its sets are then dropped too, and the
     /// group's next identify stores them.) An event whose uuid the project already has is
     /// skipped, so a retried batch stores no event twice (its sets merge again, to the same
@@ -56,7 +60,7 @@ pub trait SurveyResponseRepository: Send + Sync {
         sets: ProfileSets,
     ) -> Result<usize, Unexpected>;
 
-    /// Responses by `$survey_id` whose latest send is at or after the earliest `start_date` of
+    /// Responses by `$survey_id` whose latest event is at or after the earliest `start_date` of
     /// the project's surveys (PostHog's bound), empty when no survey was ever launched. The work
     /// is proportional to the number of survey ids, not of events.
     async fn counts(
@@ -66,13 +70,15 @@ pub trait SurveyResponseRepository: Send + Sync {
     ) -> Result<ResponseCounts, Unexpected>;
 
     /// A survey's responses that `filter` and `answers` keep, newest first (ties by uuid,
-    /// descending).
+    /// descending); `count` is how many there are.
     ///
     /// These rules are the one statement of what both stores implement (the fake in Rust, the
     /// PostgreSQL store in SQL; the contract tests hold them to it), and [`tallies`](Self::tallies)
     /// shares them:
     /// - A question's *answer* is the value under its [`AnswerKeys`](super::AnswerKeys) `id`,
     ///   else under its `index` (older SDKs); it is *given* unless absent, `null`, `""` or `[]`.
+    ///   A capture stores given answers only ([`SubmissionDraft`](super::SubmissionDraft)), so
+    ///   an answer left blank under its id is read under its index, as PostHog reads it.
     /// - With `answers.question`, a response is kept when that answer is given and, with a
     ///   search, the search is found in it; without a question, a search keeps a response when
     ///   it is found in any of its answers.
@@ -98,6 +104,23 @@ pub trait SurveyResponseRepository: Send + Sync {
         page: PageRequest,
         answer_bytes: usize,
     ) -> Result<Page<SurveyResponse>, Unexpected>;
+
+    /// PostHog's list: the survey's responses within `request.window` (both ends inclusive),
+    /// archived ones left out with `exclude_archived`, with `question` those that gave it an
+    /// answer (as [`responses`](Self::responses) defines both) and with `score` those whose
+    /// answer to it is a number within the range ([`ScoreRange::contains`](super::ScoreRange::contains));
+    /// newest first (ties by uuid, descending), the first `offset` skipped, at most `limit`;
+    /// `has_more` when another follows. Answers read as [`responses`](Self::responses) reads
+    /// them, and the slice ends early, the same way, once its answers and contexts (their JSON
+    /// text, as read) pass `answer_bytes`: then `cut_short` and `has_more` are set. One
+    /// statement over the list index, skipping `offset` rows of it.
+    async fn slice(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        request: &SliceRequest,
+        answer_bytes: usize,
+    ) -> Result<ResponseSlice, Unexpected>;
 
     /// How many of a survey's responses `filter` keeps and, for each of `questions` in order,
     /// its [`Tally`](super::Tally): added up in one read of those responses, never returning
@@ -133,7 +156,7 @@ pub trait SurveyResponseRepository: Send + Sync {
         answer_bytes: usize,
     ) -> Result<Vec<SurveyResponse>, Unexpected>;
 
-    /// Archives (or restores) the response that the `survey sent` event `event` belongs to, with
+    /// Archives (or restores) the response that the response event `event` belongs to, with
     /// the counts, in one transaction. `false` when the survey has no such response.
     async fn set_archived(
         &self,
@@ -143,9 +166,10 @@ pub trait SurveyResponseRepository: Send + Sync {
         archived: bool,
     ) -> Result<bool, Unexpected>;
 
-    /// Deletes the response the `survey sent` event `event` belongs to, with its submission's
-    /// sends and their pending webhook deliveries, takes it off the counts, and logs `activity`
-    /// in the survey's log, in one write. `false` when the survey has no such response.
+    /// Deletes the response the response event `event` belongs to, with its submission's
+    /// response events and their pending webhook deliveries, takes it off the counts, and logs
+    /// `activity` in the survey's log, in one write. `false` when the survey has no such
+    /// response.
     ///
     /// # Errors
     /// `Unexpected` when storage fails; then nothing is deleted.
@@ -190,13 +214,15 @@ pub trait SurveyResponseRepository: Send + Sync {
     ) -> Result<Vec<Uuid>, Unexpected>;
 
     /// Totals of the surveys' events within `window`: shown and dismissed events, and
-    /// non-archived responses for sent; and how many persons both dismissed and sent. A
-    /// dismissal whose `$survey_partially_completed` is `true` (or the text `"true"`) is a
-    /// partially completed submission's, not a dismissal, and is left out, as PostHog does.
+    /// responses for sent (by their time; archived ones left out with `exclude_archived`); and
+    /// how many persons both dismissed and sent. A dismissal that is a response event
+    /// ([`SurveyEvent::is_response`]) is counted as sent, through its response, never as a
+    /// dismissal, as PostHog does; abandons are counted only so.
     async fn aggregates(
         &self,
         project: ProjectId,
         survey_ids: &[String],
         window: DateWindow,
+        exclude_archived: bool,
     ) -> Result<StatsAggregates, Unexpected>;
 }

@@ -9,8 +9,9 @@ use uuid::Uuid;
 
 use super::{
     AnswerFilter, AnswerKeys, CaptureBatch, CountFilter, DateWindow, EXPORT_CHUNK_ANSWER_BYTES,
-    ExportCursor, ExportFormat, ExportRenderer, Forgotten, PAGE_ANSWER_BYTES, QuestionResults,
-    ResponseCounts, ResponseFilter, SearchText, SurveyResponse, SurveyResponseRepository,
+    ExportCursor, ExportFormat, ExportRenderer, Forgotten, ListedResponse, PAGE_ANSWER_BYTES,
+    PerQuestionStats, QuestionResults, ResponseCounts, ResponseFilter, ResponseList,
+    ResponsesQuery, SearchText, SliceRequest, SurveyResponse, SurveyResponseRepository,
     SurveyResults, SurveyStats, TallyRequest,
 };
 use crate::error::{DomainError, Unexpected, ValidationError};
@@ -119,6 +120,19 @@ pub struct SurveyStatsReport {
     pub survey: Option<Survey>,
     /// `None` for a project without unarchived surveys (PostHog answers `"stats": {}`).
     pub stats: Option<SurveyStats>,
+    /// Each question's stats, when asked for (one survey's only).
+    pub per_question: Option<Vec<PerQuestionStats>>,
+}
+
+/// What one survey's stats read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatsOptions {
+    /// `date_from`/`date_to` as sent.
+    pub window: DateWindow,
+    /// Leave archived responses out of the counts (not of the per-question stats, as PostHog).
+    pub exclude_archived: bool,
+    /// Add each question's stats.
+    pub per_question: bool,
 }
 
 impl SurveyResponseService {
@@ -138,9 +152,10 @@ impl SurveyResponseService {
         project: ProjectId,
         batch: CaptureBatch,
     ) -> Result<usize, DomainError> {
-        let events = batch.survey_events(Utc::now())?;
+        let now = Utc::now();
+        let events = batch.survey_events(now)?;
         let sets = ProfileSets {
-            persons: batch.person_sets(),
+            persons: batch.person_sets(now),
             groups: batch.group_sets(),
         };
         if events.is_empty() && sets.is_empty() {
@@ -201,6 +216,79 @@ impl SurveyResponseService {
         }))
     }
 
+    /// PostHog's responses list: a slice of the survey's responses by `query`, newest first
+    /// (ties by uuid, descending), each with its given answers in question order. A
+    /// `question_id` the survey does not have lists nothing, as PostHog does. The slice ends
+    /// early once its answers and contexts pass [`PAGE_ANSWER_BYTES`] (its `limit` then says
+    /// how many it holds).
+    ///
+    /// # Errors
+    /// `NotFound` for a survey of another project, checked before `query`'s own error (as
+    /// PostHog finds the survey before reading its query); `Invalid` for a query whose
+    /// parameters do not go together ([`ResponsesQuery::checked`]); `Unexpected`.
+    pub async fn list(
+        &self,
+        project: ProjectId,
+        survey: SurveyId,
+        query: Result<ResponsesQuery, ValidationError>,
+    ) -> Result<ResponseList, DomainError> {
+        let survey = self.surveys.get(project, survey).await?;
+        let query = query?.checked()?;
+        let questions = survey.state.questions.as_ref();
+        let question = match &query.question_id {
+            None => None,
+            Some(id) => {
+                let keys = questions
+                    .map(AnswerKeys::of)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .flatten()
+                    .find(|keys| &keys.id == id);
+                match keys {
+                    Some(keys) => Some(keys),
+                    None => {
+                        return Ok(ResponseList {
+                            results: Vec::new(),
+                            has_more: false,
+                            limit: query.limit,
+                            offset: query.offset,
+                        });
+                    }
+                }
+            }
+        };
+        let request = SliceRequest {
+            window: query.window(&survey, Utc::now()),
+            exclude_archived: query.exclude_archived,
+            question,
+            score: query.score,
+            offset: query.offset,
+            limit: query.limit,
+        };
+        let slice = self
+            .responses
+            .slice(
+                project,
+                &survey.id.0.to_string(),
+                &request,
+                PAGE_ANSWER_BYTES,
+            )
+            .await?;
+        let held = u32::try_from(slice.responses.len()).unwrap_or(u32::MAX);
+        Ok(ResponseList {
+            results: slice
+                .responses
+                .into_iter()
+                .map(|response| {
+                    ListedResponse::new(response, questions, query.question_id.as_deref())
+                })
+                .collect(),
+            has_more: slice.has_more,
+            limit: if slice.cut_short { held } else { query.limit },
+            offset: query.offset,
+        })
+    }
+
     /// An export of a survey's responses, read and rendered a batch at a time as the caller
     /// pulls it.
     ///
@@ -226,7 +314,7 @@ impl SurveyResponseService {
         })
     }
 
-    /// Archives or restores one response, named by the uuid of one of its `survey sent` events.
+    /// Archives or restores one response, named by the uuid of one of its response events.
     ///
     /// # Errors
     /// `NotFound` for an unknown survey or response; `Unexpected`.
@@ -245,7 +333,7 @@ impl SurveyResponseService {
         found.then_some(()).ok_or(DomainError::NotFound)
     }
 
-    /// Deletes a response and the sends behind it; counts and stats follow, and the survey's
+    /// Deletes a response and the response events behind it; counts and stats follow, and the survey's
     /// activity says who deleted which.
     ///
     /// # Errors
@@ -330,8 +418,11 @@ impl SurveyResponseService {
             .await?)
     }
 
-    /// One survey's stats within `window`, narrowed to the survey's run (from its start, or
-    /// creation when never launched, to its end), as PostHog does.
+    /// One survey's stats within `options.window`, narrowed to the survey's run (from its
+    /// start, or creation when never launched, to its end), archived responses left out with
+    /// `exclude_archived`, as PostHog does; with `per_question`, each question's stats over
+    /// the window as sent, else the survey's run (not narrowed, archived responses counted:
+    /// PostHog's per-question read).
     ///
     /// # Errors
     /// `NotFound` for an unknown survey; `Unexpected`.
@@ -339,18 +430,78 @@ impl SurveyResponseService {
         &self,
         project: ProjectId,
         survey: SurveyId,
-        window: DateWindow,
+        options: StatsOptions,
     ) -> Result<SurveyStatsReport, DomainError> {
         let survey = self.surveys.get(project, survey).await?;
-        let window = run_window(&survey, window);
+        let survey_id = survey.id.0.to_string();
         let aggregates = self
             .responses
-            .aggregates(project, &[survey.id.0.to_string()], window)
+            .aggregates(
+                project,
+                std::slice::from_ref(&survey_id),
+                run_window(&survey, options.window),
+                options.exclude_archived,
+            )
             .await?;
+        let per_question = if options.per_question {
+            Some(self.per_question(project, &survey, options.window).await?)
+        } else {
+            None
+        };
         Ok(SurveyStatsReport {
             survey: Some(survey),
             stats: Some(SurveyStats::from_aggregates(&aggregates)),
+            per_question,
         })
+    }
+
+    /// Each question's stats over `window`'s sent bounds, else the survey's run (to now).
+    async fn per_question(
+        &self,
+        project: ProjectId,
+        survey: &Survey,
+        window: DateWindow,
+    ) -> Result<Vec<PerQuestionStats>, DomainError> {
+        let Some(questions) = survey.state.questions.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let filter = ResponseFilter {
+            window: DateWindow {
+                from: Some(
+                    window
+                        .from
+                        .unwrap_or(survey.state.start_date.unwrap_or(survey.created_at)),
+                ),
+                to: Some(
+                    window
+                        .to
+                        .unwrap_or(survey.state.end_date.unwrap_or(Utc::now())),
+                ),
+            },
+            exclude_archived: false,
+        };
+        let named: Vec<(usize, &Question, AnswerKeys)> = questions
+            .iter()
+            .zip(AnswerKeys::of(questions))
+            .enumerate()
+            .filter_map(|(index, (question, keys))| Some((index, question, keys?)))
+            .collect();
+        let requests: Vec<TallyRequest> = named
+            .iter()
+            .map(|(_, question, keys)| TallyRequest {
+                keys: keys.clone(),
+                values: counts_values(question),
+            })
+            .collect();
+        let tallies = self
+            .responses
+            .tallies(project, &survey.id.0.to_string(), &filter, &requests)
+            .await?;
+        Ok(named
+            .into_iter()
+            .zip(tallies.questions)
+            .map(|((index, question, _), tally)| PerQuestionStats::new(index, question, tally))
+            .collect())
     }
 
     /// A survey's results per question within `filter`, its window narrowed to the survey's
@@ -385,10 +536,7 @@ impl SurveyResponseService {
             .iter()
             .map(|(question, keys)| TallyRequest {
                 keys: keys.clone(),
-                values: matches!(
-                    question,
-                    Question::Rating(_) | Question::SingleChoice(_) | Question::MultipleChoice(_)
-                ),
+                values: counts_values(question),
             })
             .collect();
         let tallies = self
@@ -406,7 +554,8 @@ impl SurveyResponseService {
         })
     }
 
-    /// Stats over the project's unarchived surveys within `window`.
+    /// Stats over the project's unarchived surveys within `window` (not narrowed to their
+    /// runs; archived responses counted, as PostHog counts them).
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -425,14 +574,26 @@ impl SurveyResponseService {
         let stats = if ids.is_empty() {
             None
         } else {
-            let aggregates = self.responses.aggregates(project, &ids, window).await?;
+            let aggregates = self
+                .responses
+                .aggregates(project, &ids, window, false)
+                .await?;
             Some(SurveyStats::from_aggregates(&aggregates))
         };
         Ok(SurveyStatsReport {
             survey: None,
             stats,
+            per_question: None,
         })
     }
+}
+
+/// Whether a question's tally counts each value given: ratings and choices.
+fn counts_values(question: &Question) -> bool {
+    matches!(
+        question,
+        Question::Rating(_) | Question::SingleChoice(_) | Question::MultipleChoice(_)
+    )
 }
 
 /// `window` narrowed to the survey's run: from its start (its creation when never launched)

@@ -1,8 +1,15 @@
 //! Tenancy entities: users, organizations, the projects inside them, and who belongs where.
 
 mod port;
+mod service;
+mod survey_config;
 
 pub use port::{AsSeenBy, TenancyRepository, TenancyTransaction, VisibleProjects};
+pub use service::{GLOBAL_SURVEY_SETTINGS, ProjectChanges, ProjectService};
+pub use survey_config::{
+    MAX_SURVEY_CONFIG_BYTES, MAX_WAIT_PERIOD_DAYS, SurveyConfig, WAIT_PERIOD_KEY, config_changes,
+    positive_days,
+};
 
 use std::fmt;
 use std::str::FromStr;
@@ -123,6 +130,8 @@ pub struct Project {
     pub name: String,
     pub api_token: String,
     pub created_at: DateTime<Utc>,
+    /// Settings every survey of the project shares (`None`: never set, or cleared).
+    pub survey_config: Option<SurveyConfig>,
 }
 
 /// `len` random ASCII letters and digits: the secret part of keys and tokens.

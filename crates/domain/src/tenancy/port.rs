@@ -4,8 +4,9 @@ use async_trait::async_trait;
 
 use super::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
-    PluginsAccessLevel, Project, ProjectId, User, UserId,
+    PluginsAccessLevel, Project, ProjectId, SurveyConfig, User, UserId,
 };
+use crate::activity::NewActivity;
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest, Transaction};
 
@@ -97,10 +98,14 @@ pub trait TenancyRepository: Send + Sync {
 
     /// Marks the user inactive; their keys stop working at once.
     async fn deactivate_user(&self, user: UserId) -> Result<(), Unexpected>;
+
+    /// Opens a transaction for one write of a project's settings (`ProjectService`).
+    async fn begin(&self) -> Result<Box<dyn TenancyTransaction>, Unexpected>;
 }
 
-/// The writes a tenant is made of, in one transaction: `AdminService::bootstrap` runs them in
-/// its order, each returning what it wrote.
+/// The writes of tenants, in one transaction, each returning what it wrote: those a tenant is
+/// made of, which `AdminService::bootstrap` runs in its order, and those of a project's
+/// settings, which `ProjectService` runs.
 #[async_trait]
 pub trait TenancyTransaction: Transaction {
     /// The user with this email, compared case-insensitively.
@@ -142,4 +147,18 @@ pub trait TenancyTransaction: Transaction {
         organization: OrganizationId,
         project: ProjectId,
     ) -> Result<User, Unexpected>;
+
+    /// The project, locked until the transaction ends, so concurrent writes of its settings
+    /// apply one after the other (each merging onto what the one before stored).
+    async fn lock_project(&mut self, id: ProjectId) -> Result<Option<Project>, Unexpected>;
+
+    /// Stores the (locked) project's `survey_config` (`None` clears it) and, if any, logs
+    /// `activity` in the project's survey activity, about no survey (its `item_id` is `""`);
+    /// returns the project as stored.
+    async fn set_survey_config(
+        &mut self,
+        id: ProjectId,
+        config: Option<&SurveyConfig>,
+        activity: Option<&NewActivity>,
+    ) -> Result<Project, Unexpected>;
 }

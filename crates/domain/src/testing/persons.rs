@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 
 use crate::cohort::CohortId;
 use crate::error::Unexpected;
-use crate::person::{PersonRepository, PersonSet, Profile, ProfileQuery, within_properties_bound};
+use crate::person::{
+    PersonRepository, PersonSet, Profile, ProfileQuery, merge_set, within_properties_bound,
+};
 use crate::tenancy::ProjectId;
 
 use super::{InMemoryStore, State};
@@ -124,8 +126,9 @@ impl State {
         (before - self.person_properties.len()) as u64
     }
 
-    /// Merges `set` into its person's properties like jsonb `||`, creating the person if needed;
-    /// a set that would carry them past [`MAX_PROPERTIES_BYTES`](crate::person::MAX_PROPERTIES_BYTES) is dropped.
+    /// Merges `set` into its person's properties like jsonb `||` (but an older
+    /// `$last_seen_survey_date`, [`merge_set`]), creating the person if needed; a set that
+    /// would carry them past [`MAX_PROPERTIES_BYTES`](crate::person::MAX_PROPERTIES_BYTES) is dropped.
     pub(super) fn merge_person(&mut self, project: ProjectId, set: &PersonSet) {
         let index = match self
             .person_properties
@@ -145,7 +148,7 @@ impl State {
         };
         let stored = &mut self.person_properties[index].properties;
         let mut merged = stored.clone();
-        merged.extend(set.properties.iter().map(|(k, v)| (k.clone(), v.clone())));
+        merge_set(&mut merged, set.properties.clone());
         if within_properties_bound(&merged) {
             *stored = merged;
         }

@@ -13,19 +13,19 @@ use uuid::Uuid;
 use crate::activity::NewActivity;
 use crate::error::Unexpected;
 use crate::group::GroupSet;
-use crate::person::{PersonSet, ProfileSets};
+use crate::person::{PersonSet, ProfileSets, merge_set};
 use crate::ports::{Page, PageRequest};
 use crate::survey::SurveyId;
 use crate::survey_response::{
     AnswerFilter, CountFilter, DateWindow, EventAggregate, ExportCursor, Forgotten,
-    MAX_ANSWER_BYTES, ResponseCounts, ResponseFilter, StatsAggregates, SurveyEvent,
-    SurveyEventKind, SurveyResponse, SurveyResponseRepository, Tallies, Tally, TallyRequest,
-    rows_within,
+    MAX_ANSWER_BYTES, ResponseCounts, ResponseFilter, ResponseSlice, SliceRequest, StatsAggregates,
+    SubmissionDraft, SurveyEvent, SurveyEventKind, SurveyResponse, SurveyResponseRepository,
+    Tallies, Tally, TallyRequest, rows_within,
 };
 use crate::tenancy::ProjectId;
 
 use super::{InMemoryStore, State, page_of};
-use rules::{answer, is_answered, keeps, partially_completed, ranked, tallied_values};
+use rules::{answer, is_answered, keeps, ranked, tallied_values};
 
 /// A stored response and what it belongs to.
 #[derive(Debug, Clone)]
@@ -152,6 +152,19 @@ fn within_budget(responses: Vec<SurveyResponse>, answer_bytes: usize) -> Vec<Sur
     responses.into_iter().take(kept).collect()
 }
 
+/// The first of `responses` (in list order) whose answers and contexts, as read, fit
+/// `answer_bytes`, as a slice reads them.
+fn slice_within_budget(responses: Vec<SurveyResponse>, answer_bytes: usize) -> Vec<SurveyResponse> {
+    let sizes = responses.iter().map(|response| {
+        let text = |value: &serde_json::Map<String, serde_json::Value>| {
+            serde_json::to_string(value).map_or(0, |text| text.len())
+        };
+        text(&response.answers) + text(&response.context.to_stored())
+    });
+    let kept = rows_within(sizes, answer_bytes);
+    responses.into_iter().take(kept).collect()
+}
+
 fn aggregate<'a>(
     items: impl Iterator<Item = (&'a str, chrono::DateTime<chrono::Utc>)>,
 ) -> EventAggregate {
@@ -184,7 +197,7 @@ impl SurveyResponseRepository for InMemoryStore {
                 .iter_mut()
                 .find(|p| p.distinct_id == set.distinct_id)
             {
-                Some(merged) => merged.properties.extend(set.properties),
+                Some(merged) => merge_set(&mut merged.properties, set.properties),
                 None => persons.push(set),
             }
         }
@@ -208,6 +221,8 @@ impl SurveyResponseRepository for InMemoryStore {
         // For the webhook outbox: the new sends, and the responses this call created.
         let mut sends = Vec::new();
         let mut created = BTreeSet::new();
+        // The submissions some of whose response events are new.
+        let mut answered = BTreeSet::new();
         for event in &events {
             if state
                 .survey_events
@@ -218,37 +233,34 @@ impl SurveyResponseRepository for InMemoryStore {
             }
             state.survey_events.push((project, event.clone()));
             stored += 1;
-            if event.kind != SurveyEventKind::Sent {
+            if event.is_response() {
+                answered.insert((event.survey_id.clone(), event.submission_key()));
+            }
+            if event.kind == SurveyEventKind::Sent {
+                sends.push(event.clone());
+            }
+        }
+        // As the statement does: one copy of each uuid, each answered submission's events of
+        // this capture merged, then merged into its response.
+        let mut unique = BTreeSet::new();
+        let batch: Vec<&SurveyEvent> = events.iter().filter(|e| unique.insert(e.uuid)).collect();
+        for draft in SubmissionDraft::of_events(batch) {
+            let key = (draft.survey_id.clone(), draft.submission_key.clone());
+            if !answered.contains(&key) {
                 continue;
             }
-            sends.push(event.clone());
-            let key = event.submission_key();
-            let response = SurveyResponse {
-                uuid: event.uuid,
-                distinct_id: event.distinct_id.clone(),
-                submission_id: event.submission_id.clone(),
-                timestamp: event.timestamp,
-                answers: event.answers(),
-                completed: event.completed(),
-                archived: false,
-            };
-            match state.response_of(project, &event.survey_id, &key) {
+            match state.response_of(project, &key.0, &key.1) {
                 Some(index) => {
                     let current = &mut state.survey_responses[index].response;
-                    if (current.timestamp, current.uuid) < (response.timestamp, response.uuid) {
-                        *current = SurveyResponse {
-                            archived: current.archived,
-                            ..response
-                        };
-                    }
+                    *current = draft.merged_into(Some(current));
                 }
                 None => {
-                    created.insert((event.survey_id.clone(), key.clone()));
+                    created.insert(key.clone());
                     state.survey_responses.push(StoredResponse {
                         project,
-                        survey_id: event.survey_id.clone(),
-                        submission_key: key,
-                        response,
+                        survey_id: key.0,
+                        submission_key: key.1,
+                        response: draft.merged_into(None),
                     });
                 }
             }
@@ -309,6 +321,46 @@ impl SurveyResponseRepository for InMemoryStore {
         Ok(Page {
             count: page.count,
             items: within_budget(page.items, answer_bytes),
+        })
+    }
+
+    async fn slice(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        request: &SliceRequest,
+        answer_bytes: usize,
+    ) -> Result<ResponseSlice, Unexpected> {
+        let state = self.lock();
+        let filter = ResponseFilter {
+            window: request.window,
+            exclude_archived: request.exclude_archived,
+        };
+        let mut responses: Vec<&SurveyResponse> = state
+            .kept_responses(project, survey_id, &filter)
+            .filter(|r| match &request.question {
+                None => true,
+                Some(keys) => answer(keys, &r.answers)
+                    .is_some_and(|a| is_answered(a) && request.score.contains(a)),
+            })
+            .collect();
+        responses.sort_by_key(|r| std::cmp::Reverse((r.timestamp, r.uuid)));
+        let offset = usize::try_from(request.offset).unwrap_or(usize::MAX);
+        let limit = request.limit as usize;
+        let past_offset = responses.len().saturating_sub(offset);
+        let asked: Vec<SurveyResponse> = responses
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(as_read)
+            .collect();
+        let asked_len = asked.len();
+        let kept = slice_within_budget(asked, answer_bytes);
+        let cut_short = kept.len() < asked_len;
+        Ok(ResponseSlice {
+            has_more: cut_short || past_offset > limit,
+            cut_short,
+            responses: kept,
         })
     }
 
@@ -382,10 +434,7 @@ impl SurveyResponseRepository for InMemoryStore {
         let mut state = self.lock();
         let survey_id = survey.0.to_string();
         let Some(key) = state.survey_events.iter().find_map(|(p, e)| {
-            (*p == project
-                && e.uuid == event
-                && e.kind == SurveyEventKind::Sent
-                && e.survey_id == survey_id)
+            (*p == project && e.uuid == event && e.is_response() && e.survey_id == survey_id)
                 .then(|| e.submission_key())
         }) else {
             return Ok(false);
@@ -393,11 +442,7 @@ impl SurveyResponseRepository for InMemoryStore {
         let forgotten = state.forget(
             project,
             |survey, key_of, _| survey == survey_id && key_of == key,
-            |e| {
-                e.kind == SurveyEventKind::Sent
-                    && e.survey_id == survey_id
-                    && e.submission_key() == key
-            },
+            |e| e.is_response() && e.survey_id == survey_id && e.submission_key() == key,
         );
         if forgotten.responses == 0 {
             return Ok(false);
@@ -453,10 +498,7 @@ impl SurveyResponseRepository for InMemoryStore {
     ) -> Result<bool, Unexpected> {
         let mut state = self.lock();
         let key = state.survey_events.iter().find_map(|(p, e)| {
-            (*p == project
-                && e.uuid == event
-                && e.kind == SurveyEventKind::Sent
-                && e.survey_id == survey_id)
+            (*p == project && e.uuid == event && e.is_response() && e.survey_id == survey_id)
                 .then(|| e.submission_key())
         });
         let Some(index) = key.and_then(|key| state.response_of(project, survey_id, &key)) else {
@@ -487,6 +529,7 @@ impl SurveyResponseRepository for InMemoryStore {
         project: ProjectId,
         survey_ids: &[String],
         window: DateWindow,
+        exclude_archived: bool,
     ) -> Result<StatsAggregates, Unexpected> {
         let state = self.lock();
         let events = |kind: SurveyEventKind| {
@@ -497,15 +540,14 @@ impl SurveyResponseRepository for InMemoryStore {
                     && window.contains(e.timestamp)
             })
         };
-        let dismissals =
-            events(SurveyEventKind::Dismissed).filter(|(_, e)| !partially_completed(e));
+        let dismissals = events(SurveyEventKind::Dismissed).filter(|(_, e)| !e.is_response());
         let sent: Vec<&SurveyResponse> = state
             .survey_responses
             .iter()
             .filter(|s| {
                 s.project == project
                     && survey_ids.contains(&s.survey_id)
-                    && !s.response.archived
+                    && !(exclude_archived && s.response.archived)
                     && window.contains(s.response.timestamp)
             })
             .map(|s| &s.response)

@@ -14,7 +14,8 @@ use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::feature_flag::{FlagChanges, NewFlag};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    DeletedSurvey, FlagLock, OwnedNewFlag, Survey, SurveyFilter, SurveyId, SurveyLock,
+    DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, DeletedSurvey, FlagLock, NAME_SIMILARITY,
+    OwnedNewFlag, SearchMatch, SearchTerm, Survey, SurveyFilter, SurveyId, SurveyLock,
     SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
     activity::SCOPE,
 };
@@ -22,12 +23,16 @@ use crate::tenancy::{ProjectId, UserId};
 
 use super::transaction::Draft;
 use super::{InMemoryStore, State, StoredSurvey, page_of};
+use trigrams::{similarity, word_similarity};
+
+mod trigrams;
 
 /// A survey activity entry with what the adapter's table keeps beside it.
 #[derive(Debug, Clone)]
 pub(super) struct StoredActivity {
     project: ProjectId,
-    survey: SurveyId,
+    /// `None` for an entry about the project's survey settings.
+    survey: Option<SurveyId>,
     user: UserId,
     entry: ActivityEntry,
 }
@@ -61,12 +66,15 @@ impl State {
             .any(|s| s.project_id == project && s.state.name == name && s.id != except)
     }
 
+    /// Logs an entry about `survey`, or (`None`) about the project's survey settings, whose
+    /// `item_id` is `""`.
     pub(super) fn log_survey(
         &mut self,
         project: ProjectId,
-        survey: SurveyId,
+        survey: impl Into<Option<SurveyId>>,
         activity: &NewActivity,
     ) {
+        let survey = survey.into();
         self.survey_activity.push(StoredActivity {
             project,
             survey,
@@ -77,12 +85,56 @@ impl State {
                 user: None,
                 scope: SCOPE.into(),
                 activity: activity.activity.into(),
-                item_id: survey.0.to_string(),
+                item_id: survey.map(|id| id.0.to_string()).unwrap_or_default(),
                 detail: activity.detail.clone(),
                 created_at: Utc::now(),
             },
         });
     }
+}
+
+/// Whether `filter` keeps a stored survey, as `SurveyRepository::list` states.
+fn kept(filter: &SurveyFilter, survey: &StoredSurvey) -> bool {
+    let SurveyFilter {
+        ids,
+        survey_type,
+        archived,
+        created_by,
+        status,
+        search,
+    } = filter;
+    let state = &survey.state;
+    ids.as_ref().is_none_or(|ids| ids.contains(&survey.id))
+        && created_by.is_none_or(|user| survey.created_by == Some(user))
+        && survey_type.is_none_or(|kind| state.survey_type == kind)
+        && archived.is_none_or(|archived| state.archived == archived)
+        && status.is_none_or(|status| status.holds(state))
+        && search.as_ref().is_none_or(|search| {
+            let term = search.term.as_str();
+            match search.tier {
+                SearchMatch::Exact => holds(term, state),
+                SearchMatch::Similar => !holds(term, state) && similar(term, state),
+            }
+        })
+}
+
+/// The exact tier: the term in the name or the description, ignoring case.
+fn holds(term: &str, state: &SurveyState) -> bool {
+    let term = term.to_lowercase();
+    state.name.to_lowercase().contains(&term) || state.description.to_lowercase().contains(&term)
+}
+
+/// The similar tier's thresholds, compared as PostgreSQL compares them (`float8`).
+fn similar(term: &str, state: &SurveyState) -> bool {
+    f64::from(word_similarity(term, &state.name)) > NAME_SIMILARITY
+        || f64::from(word_similarity(term, &state.description)) > DESCRIPTION_SIMILARITY
+}
+
+/// A search's relevance score, summed in the adapter's order and precision.
+fn score(term: &str, state: &SurveyState) -> f64 {
+    f64::from(word_similarity(term, &state.name))
+        + f64::from(similarity(&state.name, term))
+        + f64::from(word_similarity(term, &state.description)) * DESCRIPTION_WEIGHT
 }
 
 /// The fake's revision: a digest of the whole survey, so it changes with anything the survey
@@ -102,20 +154,43 @@ impl SurveyRepository for InMemoryStore {
         page: PageRequest,
     ) -> Result<Page<Survey>, Unexpected> {
         let state = self.lock();
-        let matches = |s: &&StoredSurvey| {
-            let text = format!("{}\n{}", s.state.name, s.state.description).to_lowercase();
-            s.project_id == project
-                && filter
-                    .archived
-                    .is_none_or(|archived| s.state.archived == archived)
-                && filter
-                    .search
-                    .iter()
-                    .all(|term| text.contains(&term.to_lowercase()))
-        };
-        let mut surveys: Vec<_> = state.surveys.iter().filter(matches).collect();
-        surveys.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id)));
+        let mut surveys: Vec<_> = state
+            .surveys
+            .iter()
+            .filter(|s| s.project_id == project && kept(filter, s))
+            .collect();
+        match &filter.search {
+            None => surveys.sort_by_key(|s| std::cmp::Reverse((s.created_at, s.id))),
+            Some(search) => {
+                let term = search.term.as_str();
+                // Names tie-break in code point order; PostgreSQL uses the database's collation,
+                // which orders mixed case and punctuation otherwise.
+                surveys.sort_by(|a, b| {
+                    let (a, b) = (&a.state, &b.state);
+                    score(term, b)
+                        .total_cmp(&score(term, a))
+                        .then_with(|| a.name.cmp(&b.name))
+                });
+            }
+        }
         Ok(page_of(surveys, page).map(|s| state.survey_view(s)))
+    }
+
+    async fn holds_term(
+        &self,
+        project: ProjectId,
+        filter: &SurveyFilter,
+        term: &SearchTerm,
+    ) -> Result<bool, Unexpected> {
+        let filter = SurveyFilter {
+            search: None,
+            ..filter.clone()
+        };
+        Ok(self
+            .lock()
+            .surveys
+            .iter()
+            .any(|s| s.project_id == project && kept(&filter, s) && holds(term.as_str(), &s.state)))
     }
 
     async fn revisions(
@@ -186,7 +261,7 @@ impl SurveyRepository for InMemoryStore {
         let logged = state
             .survey_activity
             .iter()
-            .filter(|a| a.project == project && survey.is_none_or(|id| a.survey == id))
+            .filter(|a| a.project == project && survey.is_none_or(|id| a.survey == Some(id)))
             .map(|a| (a.user, &a.entry));
         Ok(state.activity_page(logged, page))
     }

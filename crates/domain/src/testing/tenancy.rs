@@ -4,13 +4,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, SubsecRound as _, Utc};
 use uuid::Uuid;
 
+use crate::activity::NewActivity;
 use crate::api_key::{ApiKey, ApiKeyRepository, ApiKeyTransaction, NewApiKey};
 use crate::error::Unexpected;
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{AsSeenBy, TenancyRepository, TenancyTransaction, VisibleProjects};
 use crate::tenancy::{
     Email, MembershipLevel, Organization, OrganizationId, OrganizationMembership,
-    PluginsAccessLevel, Project, ProjectId, User, UserId,
+    PluginsAccessLevel, Project, ProjectId, SurveyConfig, User, UserId,
 };
 
 use super::transaction::Draft;
@@ -94,6 +95,7 @@ fn insert_project(
         name: name.to_owned(),
         api_token: token.to_owned(),
         created_at: Utc::now(),
+        survey_config: None,
     };
     state.projects.push(project.clone());
     project
@@ -242,6 +244,30 @@ impl TenancyTransaction for Draft {
         found.current_organization_id = Some(organization);
         found.current_project_id = Some(project);
         Ok(found.clone())
+    }
+
+    async fn lock_project(&mut self, id: ProjectId) -> Result<Option<Project>, Unexpected> {
+        Ok(self.state.projects.iter().find(|p| p.id == id).cloned())
+    }
+
+    async fn set_survey_config(
+        &mut self,
+        id: ProjectId,
+        config: Option<&SurveyConfig>,
+        activity: Option<&NewActivity>,
+    ) -> Result<Project, Unexpected> {
+        let found = self
+            .state
+            .projects
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(|| refused(format!("no project {id}")))?;
+        found.survey_config = config.cloned();
+        let project = found.clone();
+        if let Some(activity) = activity {
+            self.state.log_survey(id, None, activity);
+        }
+        Ok(project)
     }
 }
 
@@ -435,6 +461,10 @@ impl TenancyRepository for InMemoryStore {
             found.is_active = false;
         }
         Ok(())
+    }
+
+    async fn begin(&self) -> Result<Box<dyn TenancyTransaction>, Unexpected> {
+        Ok(Box::new(Draft::begin(self).await))
     }
 }
 

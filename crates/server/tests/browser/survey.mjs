@@ -10,7 +10,9 @@
 //   BURROW_URL    `burrow serve`'s address, posthog-js's `api_host`
 //   TOKEN         the project's public token
 //   MODE          `answer` (show, answer, submit; reload: not shown again; the same person in a
-//                 fresh browser: not shown either), `targeting`, `hosted` (Burrow's page of
+//                 fresh browser: not shown either), `wait` (PERSON_ID is shown SURVEY in one
+//                 browser and left; then the same person, in a browser of their own, and
+//                 OTHER_PERSON, in another), `targeting`, `hosted` (Burrow's page of
 //                 an `external_survey` at PAGE, answered with ANSWER's text), or `demo`
 //                 (`cargo xtask dev`'s demo site at PAGE_URL: its survey's rating answered 9,
 //                 its open question with ANSWER's text)
@@ -22,8 +24,9 @@
 //   HIDDEN        `targeting` only: the survey that must stay hidden
 //   ANSWER        `answer` only: a rating (`rating:8`) or a text (`open:some words`)
 //   PERSON        optional JSON object: the person properties the page sets for flags
-//   OTHER_PERSON  `answer` only, optional: a distinct id that opens the page last, in a browser
-//                 of its own; `shownToAnotherPerson` says whether the survey showed to them
+//   OTHER_PERSON  `answer` (optional) and `wait`: a distinct id that opens the page last, in a
+//                 browser of its own; `shownToAnotherPerson` says whether the survey showed to them
+//   PERSON_ID     `wait` only: the identified person's distinct id
 //   SCREENSHOT    where to save a screenshot of the page with the survey shown
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
@@ -252,6 +255,47 @@ async function answerMode(context, url, newContext) {
   }
 }
 
+/** Whether SURVEY shows, within a few display rounds after the page's flags arrive, to the
+ * person `distinctId` opening the page in a browser of their own (no localStorage). */
+async function shownInOwnBrowser(newContext, url, distinctId, what) {
+  const tab = await (await newContext()).newPage();
+  watch(tab);
+  const before = flagAnswers();
+  await tab.goto(`${url}?distinct_id=${encodeURIComponent(distinctId)}`);
+  step(what);
+  await settleAfterFlags(before);
+  const shownThere = await waitFor("the popover", () => shown(tab, env.SURVEY), 4_000)
+    .then(() => true)
+    .catch(() => false);
+  step(`${what}: shown=${shownThere}`);
+  return shownThere;
+}
+
+/** A survey with a wait period, shown to a person on one device and left there: the same
+ * person on another device (a fresh browser, no localStorage: only the last-seen date Burrow
+ * keeps on the person can hold it) is not shown it; another person is. */
+async function waitMode(newContext, url) {
+  const survey = env.SURVEY;
+  const first = await (await newContext()).newPage();
+  watch(first);
+  await first.goto(`${url}?distinct_id=${encodeURIComponent(env.PERSON_ID)}`);
+  step("first device loaded");
+  result.webdriver = await first.evaluate(() => navigator.webdriver);
+  await waitFor(`the popover of survey ${survey}`, () => shown(first, survey), 30_000);
+  result.shown = true;
+  step("popover shown on the first device");
+  await sleep(500);
+  await first.screenshot({ path: env.SCREENSHOT });
+  await waitFor(
+    "a `survey shown` event in a capture request",
+    () => sentEvents().some((event) => event.event === "survey shown"),
+    20_000,
+  );
+  step("survey shown captured");
+  result.shownOnSecondDevice = await shownInOwnBrowser(newContext, url, env.PERSON_ID, "same person, second device");
+  result.shownToAnotherPerson = await shownInOwnBrowser(newContext, url, env.OTHER_PERSON, "another person");
+}
+
 /** A hosted survey's page on Burrow itself: rendered full page, answered, submitted. */
 async function hostedMode(context) {
   const tab = await context.newPage();
@@ -355,6 +399,7 @@ try {
   if (env.MODE === "targeting") await targetingMode(await newContext(), url);
   else if (env.MODE === "hosted") await hostedMode(await newContext());
   else if (env.MODE === "demo") await demoMode(await newContext());
+  else if (env.MODE === "wait") await waitMode(newContext, url);
   else await answerMode(await newContext(), url, newContext);
 } catch (error) {
   failed = true;

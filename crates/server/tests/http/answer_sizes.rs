@@ -97,7 +97,7 @@ async fn an_oversized_event_or_answer_refuses_the_whole_request_with_posthogs_bo
     let (status, list) = parts(
         app.get(
             &format!(
-                "/api/projects/{}/surveys/{survey}/responses/",
+                "/api/projects/{}/surveys/{survey}/responses/browse/",
                 tenant.project_id
             ),
             &tenant.key,
@@ -180,7 +180,7 @@ async fn lists_and_exports_over_large_answers_page_by_bytes_within_a_memory_boun
         .execute(&insert(AT_LIMIT, MAX_ANSWER_BYTES - 2, LEGACY + 1))
         .await;
     let list_url = server.url(&format!(
-        "/api/projects/{project}/surveys/{id}/responses/?limit=1000"
+        "/api/projects/{project}/surveys/{id}/responses/browse/?limit=1000"
     ));
     let export_url = server.url(&format!(
         "/api/projects/{project}/surveys/{id}/responses/export/?format=jsonl"

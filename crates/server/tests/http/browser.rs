@@ -248,10 +248,10 @@ impl Burrow {
         }
     }
 
-    /// The survey's responses as `GET .../responses/` lists them.
+    /// The survey's responses as `GET .../responses/browse/` lists them.
     async fn responses(&self, survey: &str) -> Vec<Value> {
         let path = format!(
-            "/api/projects/{}/surveys/{survey}/responses/",
+            "/api/projects/{}/surveys/{survey}/responses/browse/",
             self.project_id
         );
         self.get(&path).await["results"]
@@ -576,4 +576,59 @@ async fn a_person_enrolls_in_an_early_access_feature_and_its_flag_turns_on() {
     assert_eq!(report["rightAfter"], true, "{pretty}");
     // Burrow kept the enrollment: the flag is on for the person from its own /flags.
     assert_eq!(report["freshBrowser"], true, "{pretty}");
+}
+
+/// The project's wait between surveys holds across an identified person's browsers: shown a
+/// survey in one, left without an answer, the person opens the shop in a second browser (no
+/// localStorage, and posthog-js knows nothing of a project-wide wait), where only the last-seen
+/// date Burrow stored on the person from the first browser's `survey shown` keeps it hidden;
+/// another person, who saw nothing, is shown it.
+#[tokio::test]
+async fn a_survey_shown_in_one_browser_waits_in_the_same_persons_other_browser() {
+    let burrow = Burrow::start("wait").await;
+    let response = burrow
+        .client
+        .patch(
+            burrow
+                .server
+                .url(&format!("/api/projects/{}/", burrow.project_id)),
+        )
+        .bearer_auth(&burrow.key)
+        .json(&json!({"survey_config": {"seenSurveyWaitPeriodInDays": 14}}))
+        .send()
+        .await
+        .expect("PATCH the project");
+    assert_eq!(response.status(), 200);
+    let survey = burrow
+        .survey(
+            "Shop survey (wait)",
+            json!({"type": "open", "question": "How was your visit?"}),
+            json!({}),
+        )
+        .await;
+    let id = survey["id"].as_str().unwrap().to_owned();
+    let screenshot = artifacts().join("survey-wait.png");
+    let _ = std::fs::remove_file(&screenshot);
+
+    let report = burrow
+        .drive(&[
+            ("MODE", "wait".into()),
+            ("BUNDLE", "full".into()),
+            ("SURVEY", id),
+            ("PERSON_ID", "shopper-with-two-browsers".into()),
+            ("OTHER_PERSON", "another-shopper".into()),
+            ("SCREENSHOT", screenshot.display().to_string()),
+        ])
+        .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report["webdriver"], false, "{pretty}");
+    assert_eq!(report["shown"], true, "{pretty}");
+    assert_eq!(
+        report["shownOnSecondDevice"], false,
+        "the person saw a survey in their other browser within the wait: {pretty}"
+    );
+    assert_eq!(
+        report["shownToAnotherPerson"], true,
+        "only the wait hides it: {pretty}"
+    );
 }

@@ -210,7 +210,8 @@ fn path_into_a(pattern: &str, a: &ObjectsOfA) -> String {
 fn hostile_body(a: &ObjectsOfA) -> Value {
     json!({"name": "taken over", "key": "taken-over", "archived": true, "deleted": true,
            "enabled": true, "target_environment_ids": [a.tenant.project_id.0],
-           "api_key": a.token, "plugin": a.plugin})
+           "api_key": a.token, "plugin": a.plugin,
+           "survey_config": {"seenSurveyWaitPeriodInDays": 365}})
 }
 
 #[tokio::test]
@@ -295,6 +296,11 @@ async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
 
     // Nothing of A changed.
     let project = format!("/api/projects/{}", a.tenant.project_id.0);
+    let settings = json_of(app.get(&format!("{project}/"), &a.tenant.key).await).await;
+    assert_eq!(
+        (settings["name"].clone(), settings["survey_config"].clone()),
+        (json!("Default project"), Value::Null)
+    );
     let survey = json_of(
         app.get(&format!("{project}/surveys/{}/", a.survey), &a.tenant.key)
             .await,
@@ -302,6 +308,11 @@ async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
     .await;
     assert_eq!(survey["name"], "secret-survey-of-a");
     assert_eq!(survey["archived"], false);
+    assert_eq!(
+        survey["end_date"],
+        Value::Null,
+        "not stopped by an outsider"
+    );
     let flag = json_of(
         app.get(
             &format!("{project}/feature_flags/{}/", a.flag),
@@ -344,7 +355,7 @@ async fn outsiders_never_reach_another_tenants_objects_on_any_route() {
     assert_eq!(config["enabled"], false);
     let responses = json_of(
         app.get(
-            &format!("{project}/surveys/{}/responses/", a.survey),
+            &format!("{project}/surveys/{}/responses/browse/", a.survey),
             &a.tenant.key,
         )
         .await,

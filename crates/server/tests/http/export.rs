@@ -110,6 +110,8 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
                     "$survey_id": id,
                     "$survey_submission_id": format!("sub-{n}"),
                     "$survey_completed": n != 2,
+                    "$survey_iteration": 2,
+                    "$survey_language": "fr",
                     format!("$survey_response_{}", question(0)): open,
                     format!("$survey_response_{}", question(1)): choices,
                     format!("$survey_response_{}", question(2)): rating,
@@ -127,7 +129,7 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
     let (_, listed) = parts(
         app.get(
             &format!(
-                "/api/projects/{}/surveys/{id}/responses/",
+                "/api/projects/{}/surveys/{id}/responses/browse/",
                 tenant.project_id
             ),
             &tenant.key,
@@ -167,6 +169,9 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
             "timestamp",
             "completed",
             "archived",
+            "partially_completed",
+            "iteration",
+            "language",
             "Anything, \"really\" anything?",
             "Which ones?",
             "How many?"
@@ -182,13 +187,17 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
     };
     for (row, api) in rows[1..].iter().zip(&listed) {
         let answer = |n: usize| &api["answers"][question(n)];
+        // `[]` is no answer: it is not kept, and its cell is empty.
         let choices = answer(1)
             .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c.as_str().unwrap())
-            .collect::<Vec<_>>()
-            .join(", ");
+            .map(|choices| {
+                choices
+                    .iter()
+                    .map(|c| c.as_str().unwrap())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
         let expected = [
             api["uuid"].as_str().unwrap().to_owned(),
             api["submission_id"].as_str().unwrap().to_owned(),
@@ -196,6 +205,9 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
             row[3].clone(),
             api["completed"].to_string(),
             (api["uuid"] == listed[3]["uuid"]).to_string(),
+            "false".to_owned(),
+            "2".to_owned(),
+            "fr".to_owned(),
             defuse(answer(0).as_str().unwrap()),
             defuse(&choices),
             answer(2).to_string(),
@@ -222,6 +234,14 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
         assert_eq!(
             (&line["uuid"], &line["answers"]),
             (&api["uuid"], &api["answers"])
+        );
+        assert_eq!(
+            (
+                &line["iteration"],
+                &line["language"],
+                &line["partially_completed"]
+            ),
+            (&json!("2"), &json!("fr"), &json!(false))
         );
     }
 

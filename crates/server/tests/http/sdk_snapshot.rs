@@ -13,10 +13,10 @@ use crate::helpers::{Tenant, TestApp, parts, scraped, spawn_app, within};
 
 /// How soon every node serves a committed change (docs/operations.md): the notification's
 /// delivery, milliseconds in practice, with room for a busy test machine.
-const CHANGE_REACHES_EVERY_NODE: Duration = Duration::from_secs(2);
+pub(crate) const CHANGE_REACHES_EVERY_NODE: Duration = Duration::from_secs(2);
 
 /// A node serving the same database, waiting until it hears changes (and so keeps snapshots).
-async fn listening_node(app: &TestApp, snapshots: bool) -> String {
+pub(crate) async fn listening_node(app: &TestApp, snapshots: bool) -> String {
     let node = app.another_node(|args| args.sdk.snapshot = snapshots);
     if snapshots {
         within(Duration::from_secs(10), "the change listener", || async {

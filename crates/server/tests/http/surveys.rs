@@ -955,7 +955,8 @@ async fn lists_are_newest_first_searchable_filterable_and_paginated() {
             .await,
     )
     .await;
-    assert_eq!(names(&found), ["Pricing", "Product feedback"]);
+    // Most relevant first: by name before by description (filters and search: survey_lists.rs).
+    assert_eq!(names(&found), ["Product feedback", "Pricing"]);
     let (_, live) = parts(
         app.get(&format!("{}?archived=false", surveys_path(&ada)), &ada.key)
             .await,

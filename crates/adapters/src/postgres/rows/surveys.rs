@@ -7,8 +7,8 @@ use domain::Unexpected;
 use domain::activity::NewActivity;
 use domain::feature_flag::{FeatureFlag, FlagId};
 use domain::survey::{
-    Appearance, Conditions, Iterations, Questions, Schedule, Survey, SurveyId, SurveyState,
-    SurveyType,
+    Appearance, Conditions, Iterations, LanguageCode, Questions, Schedule, Survey, SurveyId,
+    SurveyState, SurveyTranslations, SurveyType,
 };
 use domain::tenancy::{ProjectId, UserBasic};
 use serde_json::Value;
@@ -44,6 +44,8 @@ pub(crate) struct SurveyRow {
     pub current_iteration: Option<i32>,
     pub current_iteration_start_date: Option<DateTime<Utc>>,
     pub enable_partial_responses: bool,
+    pub base_language: String,
+    pub translations: Option<TypedJson<Option<SurveyTranslations>>>,
 }
 
 impl SurveyRow {
@@ -91,6 +93,8 @@ impl SurveyRow {
                 iteration_count: self.iteration_count,
                 iteration_frequency_days: self.iteration_frequency_days,
                 enable_partial_responses: self.enable_partial_responses,
+                base_language: LanguageCode::stored(self.base_language),
+                translations: self.translations.and_then(|column| column.0),
                 iterations: Iterations {
                     start_dates: self.iteration_start_dates,
                     current: self.current_iteration,
@@ -131,6 +135,8 @@ pub(crate) struct SurveyStateRow<'a> {
     pub current_iteration: Option<i32>,
     pub current_iteration_start_date: Option<DateTime<Utc>>,
     pub enable_partial_responses: bool,
+    pub base_language: &'a str,
+    pub translations: Option<TypedJson<&'a SurveyTranslations>>,
 }
 
 impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
@@ -154,6 +160,8 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             current_iteration: state.iterations.current,
             current_iteration_start_date: state.iterations.current_start_date,
             enable_partial_responses: state.enable_partial_responses,
+            base_language: state.base_language.as_str(),
+            translations: state.translations.as_ref().map(TypedJson),
         }
     }
 }

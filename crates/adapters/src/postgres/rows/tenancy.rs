@@ -6,9 +6,10 @@ use domain::Unexpected;
 use domain::api_key::ApiKey;
 use domain::scope::ScopeGrants;
 use domain::tenancy::{
-    MembershipLevel, Organization, OrganizationId, PluginsAccessLevel, Project, ProjectId, User,
-    UserBasic, UserId,
+    MembershipLevel, Organization, OrganizationId, PluginsAccessLevel, Project, ProjectId,
+    SurveyConfig, User, UserBasic, UserId,
 };
+use serde_json::Value;
 use uuid::Uuid;
 
 use crate::postgres::schema::{organizations, personal_api_keys, projects, users};
@@ -53,6 +54,7 @@ pub(crate) struct ProjectRow {
     pub name: String,
     pub api_token: String,
     pub created_at: DateTime<Utc>,
+    pub survey_config: Option<Value>,
 }
 
 impl From<ProjectRow> for Project {
@@ -63,6 +65,7 @@ impl From<ProjectRow> for Project {
             name: row.name,
             api_token: row.api_token,
             created_at: row.created_at,
+            survey_config: row.survey_config.and_then(SurveyConfig::stored),
         }
     }
 }

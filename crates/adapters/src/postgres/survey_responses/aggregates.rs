@@ -2,30 +2,34 @@
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Int4, Int8, Nullable, Timestamptz, Varchar};
+use diesel::sql_types::{Array, Bool, Int4, Int8, Nullable, Timestamptz, Varchar};
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::survey_response::{DateWindow, EventAggregate, StatsAggregates, SurveyEventKind};
 use domain::tenancy::ProjectId;
 
+use super::response_event_sql::is_response_event;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::prepared::prepared;
 
-/// Shown and dismissed events, and non-archived responses as sent, per kind; then the persons
-/// who both dismissed and sent, as the row `both`.
-const AGGREGATES: &str = "
+/// Shown events, dismissed events that are no response events, and responses (archived ones
+/// left out with `$5`) as sent, per kind; then the persons who both dismissed and sent, as
+/// the row `both`.
+const AGGREGATES: &str = concat!(
+    "
 WITH kept AS (
-    SELECT event, distinct_id, timestamp FROM survey_events
+    SELECT event, distinct_id, timestamp FROM survey_events e
     WHERE project_id = $1 AND survey_id = ANY($2)
       AND event IN ('survey shown', 'survey dismissed')
       AND ($3::timestamptz IS NULL OR timestamp >= $3)
       AND ($4::timestamptz IS NULL OR timestamp <= $4)
-      AND (event <> 'survey dismissed'
-           OR coalesce(properties->>'$survey_partially_completed', '') <> 'true')
+      AND NOT ",
+    is_response_event!("e"),
+    "
     UNION ALL
     SELECT 'survey sent', distinct_id, timestamp FROM survey_responses
-    WHERE project_id = $1 AND survey_id = ANY($2) AND NOT archived
+    WHERE project_id = $1 AND survey_id = ANY($2) AND NOT ($5 AND archived)
       AND ($3::timestamptz IS NULL OR timestamp >= $3)
       AND ($4::timestamptz IS NULL OR timestamp <= $4)
 )
@@ -37,7 +41,8 @@ UNION ALL
 SELECT 'both', count(*), 0, NULL, NULL FROM (
     SELECT distinct_id FROM kept GROUP BY distinct_id
     HAVING bool_or(event = 'survey dismissed') AND bool_or(event = 'survey sent')
-) both_kinds";
+) both_kinds"
+);
 
 #[derive(QueryableByName)]
 struct AggregateRow {
@@ -67,6 +72,7 @@ pub(super) async fn aggregates(
     project: ProjectId,
     survey_ids: &[String],
     window_of_time: DateWindow,
+    exclude_archived: bool,
 ) -> Result<StatsAggregates, Unexpected> {
     let mut conn = database.connection().await?;
     let rows: Vec<AggregateRow> = prepared(
@@ -74,7 +80,8 @@ pub(super) async fn aggregates(
             .bind::<Int4, _>(project.0)
             .bind::<Array<Varchar>, _>(survey_ids)
             .bind::<Nullable<Timestamptz>, _>(window_of_time.from)
-            .bind::<Nullable<Timestamptz>, _>(window_of_time.to),
+            .bind::<Nullable<Timestamptz>, _>(window_of_time.to)
+            .bind::<Bool, _>(exclude_archived),
     )
     .load(&mut conn)
     .await
@@ -85,6 +92,9 @@ pub(super) async fn aggregates(
             Some(SurveyEventKind::Shown) => aggregates.shown = aggregate(row),
             Some(SurveyEventKind::Dismissed) => aggregates.dismissed = aggregate(row),
             Some(SurveyEventKind::Sent) => aggregates.sent = aggregate(row),
+            Some(SurveyEventKind::Abandoned) => {
+                return Err(Unexpected::new("the stats counted abandons on their own"));
+            }
             None => aggregates.dismissed_and_sent_persons = row.total_count.unsigned_abs(),
         }
     }

@@ -2,13 +2,13 @@
 //! responses' uuids.
 
 use diesel::prelude::*;
-use diesel::sql_types::{Int4, Int8, Varchar};
+use diesel::sql_types::{Bool, Int4, Int8, Varchar};
 use diesel_async::{AsyncConnection as _, RunQueryDsl};
 use domain::Unexpected;
-use domain::survey_response::SurveyEventKind;
 use domain::tenancy::ProjectId;
 use uuid::Uuid;
 
+use super::response_event_sql::is_response_event;
 use crate::postgres::database::Database;
 use crate::postgres::errors::StorageContext;
 use crate::postgres::schema::{survey_events, survey_responses};
@@ -34,7 +34,9 @@ pub(super) async fn set_archived(
         let key: Option<String> = survey_events::table
             .filter(survey_events::project_id.eq(project.0))
             .filter(survey_events::uuid.eq(event))
-            .filter(survey_events::event.eq(SurveyEventKind::Sent.as_str()))
+            .filter(diesel::dsl::sql::<Bool>(is_response_event!(
+                "survey_events"
+            )))
             .filter(survey_events::survey_id.eq(survey_id))
             .select(diesel::dsl::sql::<Varchar>(
                 "coalesce(submission_id, uuid::text)",

@@ -13,8 +13,8 @@ use diesel::sql_types::{
 };
 use domain::Unexpected;
 use domain::group::GroupSet;
-use domain::person::{MAX_PROPERTIES_BYTES, PersonSet, ProfileSets};
-use domain::survey_response::{SurveyEvent, SurveyEventKind};
+use domain::person::{MAX_PROPERTIES_BYTES, PersonSet, ProfileSets, merge_set};
+use domain::survey_response::{SubmissionDraft, SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
 use serde_json::{Map, Value};
@@ -79,10 +79,14 @@ impl CounterSlot {
 
 /// One or more whole captures of a project (those that waited together, `capture_queue.rs`) in
 /// one statement, atomic without `BEGIN`/`COMMIT`: the events are inserted
-/// (uuids the project has are skipped); the sends among them that are new upsert their
-/// submission's response (a later send replaces it, an earlier one does not); new responses are
+/// (uuids the project has are skipped); each submission some of whose response events are new
+/// upserts its response with the draft of the statement's response events of it (merged in
+/// time order in Rust, `SubmissionDraft`), merged into the stored response in SQL as
+/// `SubmissionDraft::merged_into` says (a later draft overrides, an earlier one fills in); new
+/// responses are
 /// added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
-/// merged with jsonb `||`, unless the person's properties would then weigh more than
+/// merged with jsonb `||` (a stored `$last_seen_survey_date` later than the set's kept, as
+/// `merge_set` keeps it), unless the person's properties would then weigh more than
 /// [`MAX_PROPERTIES_BYTES`] (the set is dropped, and so for groups); a survey whose responses reach its `responses_limit` is stopped in the
 /// same write (`end_date` now, the limit cleared, as PostHog's task does hours later: its feed
 /// entry and internal targeting flag follow at once, through the surveys trigger's notification;
@@ -95,7 +99,7 @@ impl CounterSlot {
 /// the project has an enabled webhook, each new send goes to the webhook outbox, once whatever
 /// the number of webhooks (an acknowledged answer is delivered even if the process dies next;
 /// the dispatcher fans it out, `delivery_queue.rs`; a project without webhooks pays one index
-/// probe). Every input is an array, so a batch of any size takes these 24 parameters
+/// probe). Every input is an array, so a batch of any size takes these 30 parameters
 /// (PostgreSQL allows 65,535). It answers the uuids of the events it stored.
 ///
 /// The statement is sent kept prepared (`prepared.rs`), so each pooled connection plans it
@@ -111,9 +115,9 @@ impl CounterSlot {
 const RECORD_CAPTURE: &str = include_str!("record_capture.sql");
 
 /// Writes captures of one project with one [`RECORD_CAPTURE`] statement, as if one after the
-/// other: one copy of each uuid (a retried event is one event), each submission's latest send,
-/// each person's and group's sets merged in turn, new responses counted in `slot`. Answers the
-/// uuids of the events that were new.
+/// other: one copy of each uuid (a retried event is one event), each submission's response
+/// events merged, each person's and group's sets merged in turn, new responses counted in
+/// `slot`. Answers the uuids of the events that were new.
 ///
 /// A connection keeps buffers as large as the largest statement it sent for as long as it lives
 /// (tokio-postgres never shrinks them), so after more rows than the queue puts in one
@@ -133,8 +137,8 @@ pub(super) async fn write_captures(
         unique.entry(event.uuid).or_insert(event);
     }
     let events: Vec<&SurveyEvent> = unique.into_values().collect();
-    let sends = latest_sends(events.iter().copied());
-    let answers: Vec<Map<String, Value>> = sends.iter().map(|(_, e)| e.answers()).collect();
+    let drafts = SubmissionDraft::of_events(events.iter().copied());
+    let contexts: Vec<Map<String, Value>> = drafts.iter().map(|d| d.context.to_stored()).collect();
     let outbox = webhook_sends(&events);
     let (distinct_ids, properties): (Vec<String>, Vec<Value>) =
         storable_sets(captures.iter().flat_map(|capture| &capture.sets.persons))
@@ -155,10 +159,10 @@ pub(super) async fn write_captures(
                 .bind::<Array<Timestamptz>, _>(column(&events, |e| e.timestamp))
                 .bind::<Array<Nullable<Varchar>>, _>(column(&events, |e| e.submission_id.as_ref()))
                 .bind::<Array<Jsonb>, _>(column(&events, |e| JsonbObject(&e.properties)))
-                .bind::<Array<SqlUuid>, _>(column(&sends, |(_, e)| e.uuid))
-                .bind::<Array<Varchar>, _>(column(&sends, |(key, _)| key))
-                .bind::<Array<Jsonb>, _>(column(&answers, JsonbObject))
-                .bind::<Array<Nullable<Bool>>, _>(column(&sends, |(_, e)| e.completed()))
+                .bind::<Array<SqlUuid>, _>(column(&drafts, |d| d.uuid))
+                .bind::<Array<Varchar>, _>(column(&drafts, |d| &d.submission_key))
+                .bind::<Array<Jsonb>, _>(column(&drafts, |d| JsonbObject(&d.answers)))
+                .bind::<Array<Nullable<Bool>>, _>(column(&drafts, |d| d.completed))
                 .bind::<Int4, _>(slot.0)
                 .bind::<Array<Text>, _>(distinct_ids)
                 .bind::<Array<Jsonb>, _>(properties)
@@ -170,7 +174,13 @@ pub(super) async fn write_captures(
                 .bind::<Array<Text>, _>(groups.types)
                 .bind::<Array<Text>, _>(groups.keys)
                 .bind::<Array<Jsonb>, _>(groups.properties)
-                .bind::<Int4, _>(MAX_PROPERTIES_BYTES as i32),
+                .bind::<Int4, _>(MAX_PROPERTIES_BYTES as i32)
+                .bind::<Array<Varchar>, _>(column(&drafts, |d| &d.survey_id))
+                .bind::<Array<Nullable<Varchar>>, _>(column(&drafts, |d| d.submission_id.as_ref()))
+                .bind::<Array<Varchar>, _>(column(&drafts, |d| &d.distinct_id))
+                .bind::<Array<Timestamptz>, _>(column(&drafts, |d| d.timestamp))
+                .bind::<Array<Bool>, _>(column(&drafts, |d| d.partially_completed))
+                .bind::<Array<Jsonb>, _>(column(&contexts, JsonbObject)),
         ),
         &mut conn,
     )
@@ -212,29 +222,6 @@ pub(super) fn storable(event: SurveyEvent) -> SurveyEvent {
         properties: pg_object(event.properties),
         ..event
     }
-}
-
-/// Per submission, the batch's latest send, in key order. The statement upserts it only if
-/// that event is new: one stored already made its submission's response at least as late as
-/// itself, and so as every send of this batch, which then has nothing to change there.
-fn latest_sends<'a>(
-    events: impl Iterator<Item = &'a SurveyEvent>,
-) -> Vec<(String, &'a SurveyEvent)> {
-    let mut latest: BTreeMap<(String, String), &SurveyEvent> = BTreeMap::new();
-    for event in events.filter(|e| e.kind == SurveyEventKind::Sent) {
-        latest
-            .entry((event.survey_id.clone(), event.submission_key()))
-            .and_modify(|kept| {
-                if (kept.timestamp, kept.uuid) < (event.timestamp, event.uuid) {
-                    *kept = event;
-                }
-            })
-            .or_insert(event);
-    }
-    latest
-        .into_iter()
-        .map(|((_, key), event)| (key, event))
-        .collect()
 }
 
 /// A send as the webhook outbox needs it.
@@ -316,17 +303,18 @@ impl StorableGroups {
 }
 
 /// The person sets as stored (`text.rs`), keyed by distinct id so persons are locked in key
-/// order; sets whose ids are stored alike are merged in turn, as the statement could not upsert
-/// one person twice.
+/// order; sets whose ids are stored alike are merged in turn ([`merge_set`]: captures that
+/// waited together may hold a person's last-seen dates out of order), as the statement could
+/// not upsert one person twice.
 fn storable_sets<'a>(
     sets: impl Iterator<Item = &'a PersonSet>,
 ) -> BTreeMap<String, Map<String, Value>> {
     let mut stored: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     for set in sets {
-        stored
+        let merged = stored
             .entry(pg_text(&set.distinct_id).into_owned())
-            .or_default()
-            .extend(pg_object(set.properties.clone()));
+            .or_default();
+        merge_set(merged, pg_object(set.properties.clone()));
     }
     stored
 }

@@ -16,7 +16,7 @@ use crate::postgres::prepared::prepared;
 #[cfg(feature = "testing")]
 use crate::postgres::query_plan::PlanLine;
 
-/// The counters (each survey's slots added up), less responses whose latest send is older than
+/// The counters (each survey's slots added up), less responses whose latest event is older than
 /// the project's first launch (PostHog's lower bound). Those are found per survey through the
 /// list index, so the work grows with the number of surveys (and of such early responses),
 /// never with all events.

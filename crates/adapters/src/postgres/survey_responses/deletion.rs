@@ -56,18 +56,23 @@ SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM gone) AS r
     };
 }
 
-/// One response (`$2` its survey, `$3` a `survey sent` event of its submission) and the sends
-/// of its submission; logged as `$4`…`$8` (entry id, survey uuid, user, activity, detail) when
-/// there was one.
+/// One response (`$2` its survey, `$3` a response event of its submission) and the response
+/// events of its submission (`SurveyEvent::is_response`, spelled out as `response_event_sql.rs`
+/// spells it: the macro cannot reach inside this one); logged as `$4`…`$8` (entry id, survey
+/// uuid, user, activity, detail) when there was one.
 const DELETE_RESPONSE: &str = forget_statement!(
     before: "submission AS (
-    SELECT coalesce(submission_id, uuid::text) AS key, submission_id FROM survey_events
-    WHERE project_id = $1 AND uuid = $3 AND survey_id = $2 AND event = 'survey sent'
+    SELECT coalesce(submission_id, uuid::text) AS key, submission_id FROM survey_events e
+    WHERE project_id = $1 AND uuid = $3 AND survey_id = $2
+      AND (e.event = 'survey sent' OR (e.event IN ('survey dismissed', 'survey abandoned')
+           AND e.properties ->> '$survey_partially_completed' = 'true'))
 ),",
     responses: "r.survey_id = $2 AND r.submission_key = (SELECT key FROM submission)",
-    events: "e.survey_id = $2 AND e.event = 'survey sent' AND (
-        e.submission_id = (SELECT submission_id FROM submission)
-        OR (e.uuid = $3 AND EXISTS (SELECT 1 FROM submission)))",
+    events: "e.survey_id = $2
+        AND (e.event = 'survey sent' OR (e.event IN ('survey dismissed', 'survey abandoned')
+             AND e.properties ->> '$survey_partially_completed' = 'true'))
+        AND (e.submission_id = (SELECT submission_id FROM submission)
+             OR (e.uuid = $3 AND EXISTS (SELECT 1 FROM submission)))",
     after: ",
 logged AS (
     INSERT INTO survey_activity (id, project_id, survey_id, user_id, activity, detail)

@@ -1,16 +1,19 @@
-//! A survey's responses read back: the list's pages and the export's batches, each within its
-//! answer budget, with answers as lists read them.
+//! A survey's responses read back: Burrow's list's pages, PostHog's list's slices and the
+//! export's batches, each within its answer budget, with answers as lists read them.
 
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Int4, Jsonb, Nullable, Text};
+use diesel::sql_types::{
+    Bool, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid, Varchar,
+};
 use diesel_async::RunQueryDsl;
 use domain::Unexpected;
 use domain::ports::{Page, PageRequest};
 use domain::survey_response::{
-    AnswerFilter, ExportCursor, MAX_ANSWER_BYTES, ResponseFilter, SurveyResponse, rows_within,
+    AnswerFilter, ExportCursor, MAX_ANSWER_BYTES, ResponseContext, ResponseFilter, ResponseSlice,
+    SliceRequest, SurveyResponse, rows_within,
 };
 use domain::tenancy::ProjectId;
 use serde_json::Value;
@@ -33,6 +36,8 @@ struct ResponseRow {
     answers: Value,
     completed: Option<bool>,
     archived: bool,
+    partially_completed: bool,
+    context: Value,
 }
 
 impl From<ResponseRow> for SurveyResponse {
@@ -47,6 +52,8 @@ impl From<ResponseRow> for SurveyResponse {
                 _ => serde_json::Map::new(),
             },
             completed: row.completed,
+            partially_completed: row.partially_completed,
+            context: ResponseContext::from_stored(&row.context),
             archived: row.archived,
         }
     }
@@ -111,6 +118,8 @@ async fn rows_within_budget(
             diesel::dsl::sql::<Jsonb>(&ANSWERS_AS_READ),
             survey_responses::completed,
             survey_responses::archived,
+            survey_responses::partially_completed,
+            survey_responses::context,
         ))
         .load(conn)
         .await
@@ -306,4 +315,147 @@ pub(super) async fn responses_after(
         .await
         .during("sizing a batch of an export")?;
     rows_within_budget(&mut conn, project, survey_id, &sized, answer_bytes).await
+}
+
+/// PostHog's list (`SurveyResponseRepository::slice`) in one statement: the keys of the
+/// slice's rows and the one after it, found through the list index (`$1` project, `$2` survey,
+/// `$3`/`$4` window, `$5` archived left out; `$6`/`$7` the question's id and index keys, `$8`/
+/// `$9` score bounds as decimal text; `$10` limit, `$11` offset), then those rows read with
+/// their answers as lists read them, each marked `kept` while the answers and contexts of the
+/// rows before it stay under `$12` bytes (the first always), `asked` within the limit. Only
+/// the keys are read for the rows `OFFSET` skips.
+static SLICE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "
+WITH page AS MATERIALIZED (
+    SELECT r.submission_key FROM survey_responses r
+    WHERE r.project_id = $1 AND r.survey_id = $2
+      AND ($3::timestamptz IS NULL OR r.timestamp >= $3)
+      AND ($4::timestamptz IS NULL OR r.timestamp <= $4)
+      AND NOT ($5 AND r.archived)
+      AND ($6::text IS NULL OR EXISTS (
+          SELECT 1 FROM (SELECT coalesce({answers} -> $6::text, {answers} -> $7::text) AS v) a
+          CROSS JOIN LATERAL (SELECT {number} AS n) s
+          WHERE {answered}
+            AND ($8::numeric IS NULL OR s.n >= $8::numeric)
+            AND ($9::numeric IS NULL OR s.n <= $9::numeric)))
+    ORDER BY r.timestamp DESC, r.event_uuid DESC
+    LIMIT $10 + 1 OFFSET $11
+),
+fetched AS (
+    SELECT r.event_uuid, r.distinct_id, r.submission_id, r.timestamp, {as_read} AS answers,
+           r.completed, r.partially_completed, r.context, r.archived
+    FROM page p
+    JOIN survey_responses r
+      ON r.project_id = $1 AND r.survey_id = $2 AND r.submission_key = p.submission_key
+),
+running AS (
+    SELECT fetched.*,
+           row_number() OVER (ORDER BY timestamp DESC, event_uuid DESC) AS n,
+           coalesce(sum(octet_length(answers::text) + octet_length(context::text)) OVER (
+               ORDER BY timestamp DESC, event_uuid DESC
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bytes_before
+    FROM fetched
+)
+SELECT event_uuid, distinct_id, submission_id, timestamp,
+       CASE WHEN kept THEN answers ELSE '{{}}'::jsonb END AS answers, completed,
+       partially_completed, CASE WHEN kept THEN context ELSE '{{}}'::jsonb END AS context,
+       archived, kept, n <= $10 AS asked
+FROM (SELECT running.*, n <= $10 AND (n = 1 OR bytes_before < $12) AS kept FROM running) x
+ORDER BY timestamp DESC, event_uuid DESC",
+        answers = answers_object!(),
+        number = NUMBER,
+        answered = answered!("a.v"),
+        as_read = *ANSWERS_AS_READ,
+    )
+});
+
+/// The answer `a.v` as a number (`numeric_answer`'s rule), `NULL` when it is none: a JSON
+/// number, or a string that is a decimal number as written (exponents of two digits at most, so
+/// every one is a `numeric`).
+const NUMBER: &str = "CASE jsonb_typeof(a.v)
+    WHEN 'number' THEN (a.v)::numeric
+    WHEN 'string' THEN CASE WHEN (a.v #>> '{}') ~ '^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]{1,2})?$'
+                            THEN (a.v #>> '{}')::numeric END
+END";
+
+/// One row of [`SLICE`].
+#[derive(QueryableByName)]
+struct SliceRow {
+    #[diesel(sql_type = SqlUuid)]
+    event_uuid: Uuid,
+    #[diesel(sql_type = Varchar)]
+    distinct_id: String,
+    #[diesel(sql_type = Nullable<Varchar>)]
+    submission_id: Option<String>,
+    #[diesel(sql_type = Timestamptz)]
+    timestamp: DateTime<Utc>,
+    #[diesel(sql_type = Jsonb)]
+    answers: Value,
+    #[diesel(sql_type = Nullable<Bool>)]
+    completed: Option<bool>,
+    #[diesel(sql_type = Bool)]
+    partially_completed: bool,
+    #[diesel(sql_type = Jsonb)]
+    context: Value,
+    #[diesel(sql_type = Bool)]
+    archived: bool,
+    #[diesel(sql_type = Bool)]
+    kept: bool,
+    #[diesel(sql_type = Bool)]
+    asked: bool,
+}
+
+pub(super) async fn slice(
+    database: &Database,
+    project: ProjectId,
+    survey_id: &str,
+    request: &SliceRequest,
+    answer_bytes: usize,
+) -> Result<ResponseSlice, Unexpected> {
+    let mut conn = database.connection().await?;
+    let keys = request.question.as_ref();
+    // Bounds as decimal text: `f64`'s `Display` never writes an exponent, so `numeric` reads
+    // every finite one.
+    let bound = |bound: Option<f64>| bound.map(|value| value.to_string());
+    let rows: Vec<SliceRow> = diesel::sql_query(SLICE.as_str())
+        .bind::<Int4, _>(project.0)
+        .bind::<Varchar, _>(survey_id)
+        .bind::<Nullable<Timestamptz>, _>(request.window.from)
+        .bind::<Nullable<Timestamptz>, _>(request.window.to)
+        .bind::<Bool, _>(request.exclude_archived)
+        .bind::<Nullable<Text>, _>(keys.map(|keys| keys.id.clone()))
+        .bind::<Nullable<Text>, _>(keys.and_then(|keys| keys.index.clone()))
+        .bind::<Nullable<Text>, _>(bound(request.score.gte))
+        .bind::<Nullable<Text>, _>(bound(request.score.lte))
+        .bind::<Int8, _>(i64::from(request.limit))
+        .bind::<Int8, _>(i64::try_from(request.offset).unwrap_or(i64::MAX))
+        .bind::<Int8, _>(i64::try_from(answer_bytes).unwrap_or(i64::MAX))
+        .load(&mut conn)
+        .await
+        .during("reading a slice of survey responses")?;
+    let has_more = rows.iter().any(|row| !row.kept);
+    let cut_short = rows.iter().any(|row| row.asked && !row.kept);
+    let responses = rows
+        .into_iter()
+        .filter(|row| row.kept)
+        .map(|row| {
+            SurveyResponse::from(ResponseRow {
+                event_uuid: row.event_uuid,
+                distinct_id: row.distinct_id,
+                submission_id: row.submission_id,
+                timestamp: row.timestamp,
+                answers: row.answers,
+                completed: row.completed,
+                archived: row.archived,
+                partially_completed: row.partially_completed,
+                context: row.context,
+            })
+        })
+        .collect();
+    Ok(ResponseSlice {
+        responses,
+        has_more,
+        cut_short,
+    })
 }

@@ -1,5 +1,5 @@
 //! `SurveyResponseRepository` over `survey_events` (every kept event, once per uuid),
-//! `survey_responses` (one row per submission, the latest send wins),
+//! `survey_responses` (one row per submission, its response events merged),
 //! `survey_response_counts` (per survey id, in a few slots that concurrent captures add to
 //! without waiting on each other), `person_properties` (what the events `$set`) and
 //! `group_types` and `groups` (what `$groupidentify` events name and `$group_set`): a capture
@@ -14,6 +14,7 @@ mod capture_queue;
 mod counts;
 mod deletion;
 mod lists;
+mod response_event_sql;
 mod tallies;
 
 use async_trait::async_trait;
@@ -24,7 +25,8 @@ use domain::ports::{Page, PageRequest};
 use domain::survey::SurveyId;
 use domain::survey_response::{
     AnswerFilter, CountFilter, DateWindow, ExportCursor, Forgotten, ResponseCounts, ResponseFilter,
-    StatsAggregates, SurveyEvent, SurveyResponse, SurveyResponseRepository, Tallies, TallyRequest,
+    ResponseSlice, SliceRequest, StatsAggregates, SurveyEvent, SurveyResponse,
+    SurveyResponseRepository, Tallies, TallyRequest,
 };
 use domain::tenancy::ProjectId;
 use uuid::Uuid;
@@ -103,6 +105,16 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
             answer_bytes,
         )
         .await
+    }
+
+    async fn slice(
+        &self,
+        project: ProjectId,
+        survey_id: &str,
+        request: &SliceRequest,
+        answer_bytes: usize,
+    ) -> Result<ResponseSlice, Unexpected> {
+        lists::slice(&self.database, project, survey_id, request, answer_bytes).await
     }
 
     async fn responses_after(
@@ -187,7 +199,15 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         project: ProjectId,
         survey_ids: &[String],
         window: DateWindow,
+        exclude_archived: bool,
     ) -> Result<StatsAggregates, Unexpected> {
-        aggregates::aggregates(&self.database, project, survey_ids, window).await
+        aggregates::aggregates(
+            &self.database,
+            project,
+            survey_ids,
+            window,
+            exclude_archived,
+        )
+        .await
     }
 }

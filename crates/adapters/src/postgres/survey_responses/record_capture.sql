@@ -6,26 +6,45 @@ WITH inserted AS (
                 $7, $8)
         AS e(uuid, event, survey_id, distinct_id, at, submission_id, properties)
     ON CONFLICT DO NOTHING
-    RETURNING uuid, survey_id, distinct_id, timestamp, submission_id
+    RETURNING uuid, survey_id, distinct_id, timestamp, submission_id, event,
+              properties ->> '$survey_partially_completed' AS partial
 ),
 responses AS (
     INSERT INTO survey_responses AS r
         (project_id, survey_id, submission_key, submission_id, event_uuid, distinct_id,
-         timestamp, answers, completed)
-    SELECT $1, e.survey_id, s.submission_key, e.submission_id, e.uuid, e.distinct_id,
-           e.timestamp, s.answers, s.completed
-    FROM unnest($9, $10, $11, $12)
-        AS s(event_uuid, submission_key, answers, completed)
-    JOIN inserted e ON e.uuid = s.event_uuid
-    ORDER BY e.survey_id, s.submission_key
+         timestamp, answers, completed, partially_completed, context)
+    SELECT $1, s.survey_id, s.submission_key, s.submission_id, s.event_uuid, s.distinct_id,
+           s.at, s.answers, s.completed, s.partial, s.context
+    FROM unnest($9::uuid[], $10::varchar[], $11::jsonb[], $12::bool[], $25::varchar[],
+                $26::varchar[], $27::varchar[], $28::timestamptz[], $29::bool[], $30::jsonb[])
+        AS s(event_uuid, submission_key, answers, completed, survey_id, submission_id,
+             distinct_id, at, partial, context)
+    -- Submissions some of whose response events are new (`SurveyEvent::is_response`).
+    WHERE EXISTS (
+        SELECT 1 FROM inserted e
+        WHERE e.survey_id = s.survey_id
+          AND coalesce(e.submission_id, e.uuid::text) = s.submission_key
+          AND (e.event = 'survey sent'
+               OR (e.event IN ('survey dismissed', 'survey abandoned') AND e.partial = 'true')))
+    ORDER BY s.survey_id, s.submission_key
+    -- `SubmissionDraft::merged_into`: a later draft overrides, an earlier one fills in.
     ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
-        submission_id = EXCLUDED.submission_id,
-        event_uuid = EXCLUDED.event_uuid,
-        distinct_id = EXCLUDED.distinct_id,
-        timestamp = EXCLUDED.timestamp,
-        answers = EXCLUDED.answers,
-        completed = EXCLUDED.completed
-    WHERE (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+        event_uuid = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                          THEN EXCLUDED.event_uuid ELSE r.event_uuid END,
+        distinct_id = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                           THEN EXCLUDED.distinct_id ELSE r.distinct_id END,
+        timestamp = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                         THEN EXCLUDED.timestamp ELSE r.timestamp END,
+        partially_completed =
+            CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                 THEN EXCLUDED.partially_completed ELSE r.partially_completed END,
+        answers = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                       THEN r.answers || EXCLUDED.answers ELSE EXCLUDED.answers || r.answers END,
+        context = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                       THEN r.context || EXCLUDED.context ELSE EXCLUDED.context || r.context END,
+        completed = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+                         THEN coalesce(EXCLUDED.completed, r.completed)
+                         ELSE coalesce(r.completed, EXCLUDED.completed) END
     RETURNING r.survey_id, r.submission_key, (r.xmax = 0) AS added
 ),
 counted AS (
@@ -45,8 +64,19 @@ merged AS (
            CASE WHEN pg_column_size(m.properties) <= $24::int THEN m.properties ELSE '{}' END
     FROM unnest($14, $15) AS m(distinct_id, properties)
     ON CONFLICT (project_id, distinct_id) DO UPDATE SET
+        -- `merge_set`: a stored last-seen date later than the set's stays (both in its shape).
         properties = CASE WHEN pg_column_size(p.properties || EXCLUDED.properties) <= $24::int
-                          THEN p.properties || EXCLUDED.properties ELSE p.properties END,
+                          THEN p.properties || EXCLUDED.properties || CASE
+                              WHEN (p.properties ->> '$last_seen_survey_date')
+                                   ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
+                               AND (EXCLUDED.properties ->> '$last_seen_survey_date')
+                                   ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
+                               AND (p.properties ->> '$last_seen_survey_date') COLLATE "C"
+                                   > (EXCLUDED.properties ->> '$last_seen_survey_date') COLLATE "C"
+                              THEN jsonb_build_object('$last_seen_survey_date',
+                                                      p.properties -> '$last_seen_survey_date')
+                              ELSE '{}' END
+                          ELSE p.properties END,
         updated_at = now()
     RETURNING distinct_id
 ),

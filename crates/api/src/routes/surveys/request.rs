@@ -8,8 +8,9 @@ use domain::ValidationError;
 use domain::feature_flag::{FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::survey::{
-    Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_NAME_CHARS, Questions,
-    Schedule, SurveyChanges, SurveyName, SurveyType,
+    Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_LANGUAGE_CHARS, MAX_NAME_CHARS,
+    Questions, Schedule, SentBaseLanguage, SurveyChanges, SurveyName, SurveyTranslations,
+    SurveyType,
 };
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
@@ -64,6 +65,11 @@ pub(crate) struct SurveyWrite {
     iteration_frequency_days: Patch<i32>,
     #[schema(value_type = Option<bool>)]
     enable_partial_responses: Patch<bool>,
+    /// A BCP-47 code (`en`, `es-MX`), stored normalised (`es-mx`); blank is `en`.
+    #[schema(value_type = Option<String>, nullable = false, max_length = 20)]
+    base_language: Option<SentBaseLanguage>,
+    #[schema(value_type = Option<survey_shapes::SurveyTranslations>)]
+    translations: Patch<SurveyTranslations>,
 }
 
 /// The most responses a survey may be limited to: what the column holds.
@@ -98,6 +104,7 @@ impl SurveyWrite {
         let questions = take_json(&mut body, "questions");
         let conditions = take_json(&mut body, "conditions");
         let appearance = take_json(&mut body, "appearance");
+        let translations = take_json(&mut body, "translations");
         let fields = Fields(&body);
         Ok(Self {
             name: match fields.string("name")? {
@@ -132,6 +139,13 @@ impl SurveyWrite {
                 MAX_FREQUENCY_DAYS.into(),
             )?,
             enable_partial_responses: fields.boolean("enable_partial_responses")?,
+            base_language: non_null(
+                fields.bounded_string("base_language", MAX_LANGUAGE_CHARS)?,
+                "base_language",
+            )?
+            .map(SentBaseLanguage::parse)
+            .transpose()?,
+            translations: translations.try_map(SurveyTranslations::parse)?,
         })
     }
 
@@ -161,6 +175,8 @@ impl SurveyWrite {
             iteration_count: self.iteration_count,
             iteration_frequency_days: self.iteration_frequency_days,
             enable_partial_responses: self.enable_partial_responses,
+            base_language: self.base_language,
+            translations: self.translations,
         }
     }
 }

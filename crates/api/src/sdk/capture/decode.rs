@@ -5,7 +5,8 @@
 //! Nothing is built that Burrow will not keep, so a small body cannot take memory out of
 //! proportion: events are counted as they are read and the read stops past the limit; of each
 //! event only its name, ids, times and token are read, and of its properties only the
-//! `$survey_*` ones, `$set` and the `$group_*` ones of `$groupidentify`, left as slices of the
+//! `$survey_*` ones, where it was answered (`CONTEXT_PROPERTIES`: `$session_id`,
+//! `$current_url`, …), `$set` and the `$group_*` ones of `$groupidentify`, left as slices of the
 //! body until the token is known and the event turns out to be one whose properties are kept
 //! ([`CapturePayload::into_batch`]): a survey event, an enrollment, or a group identify.
 //!
@@ -24,8 +25,8 @@ use chrono::{DateTime, Utc};
 use domain::ValidationError;
 use domain::error::ValidationCode;
 use domain::survey_response::{
-    CaptureBatch, CapturedEvent, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, SurveyEventKind,
-    keeps_properties,
+    CONTEXT_PROPERTIES, CaptureBatch, CapturedEvent, MAX_ANSWER_BYTES, MAX_EVENT_BYTES,
+    SurveyEventKind, keeps_properties,
 };
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
@@ -532,10 +533,12 @@ impl<'de> Visitor<'de> for PropertiesSeed<'_, '_> {
 }
 
 /// Whether a property is one capture may keep (`keeps_properties` decides, once the event's
-/// name is known): survey events' `$survey_*` and `$set`, and `$groupidentify`'s group.
+/// name is known): survey events' `$survey_*`, context and `$set`, and `$groupidentify`'s
+/// group.
 fn read_property(key: &str) -> bool {
     matches!(key, "$set" | "$group_type" | "$group_key" | "$group_set")
         || key.starts_with("$survey_")
+        || CONTEXT_PROPERTIES.contains(&key)
 }
 
 /// An object key, borrowed from the body where it has no escapes.
@@ -812,10 +815,10 @@ mod tests {
     }
 
     #[test]
-    fn only_survey_events_keep_properties_and_only_their_survey_ones_and_set() {
+    fn only_survey_events_keep_properties_and_only_their_survey_ones_context_and_set() {
         let batch = json!([
             {"event": "$pageview", "properties": {"distinct_id": "p", "$survey_id": "s", "$set": {"a": 1}, "$current_url": "x"}},
-            {"event": "survey sent", "properties": {"distinct_id": 7, "$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}, "$current_url": "x", "token": "t"}},
+            {"event": "survey sent", "properties": {"distinct_id": 7, "$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}, "$current_url": "x", "$lib": "web", "token": "t"}},
         ]);
         let decoded = decoded(batch.to_string().as_bytes(), Transport::default());
         assert_eq!(decoded.token.as_deref(), Some("t"));
@@ -827,7 +830,7 @@ mod tests {
         assert_eq!(sent.distinct_id.as_deref(), Some("7"));
         assert_eq!(
             Value::Object(sent.properties.clone()),
-            json!({"$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}})
+            json!({"$survey_id": "s", "$survey_response": "yes", "$set": {"a": 1}, "$current_url": "x"})
         );
     }
 

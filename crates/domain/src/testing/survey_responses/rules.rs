@@ -1,14 +1,13 @@
 //! The fake's spelling of the answer rules `SurveyResponseRepository` states (which answer a
-//! question has, which are given, what a search finds, what a tally counts and how it ranks, a
-//! partially completed dismissal); the SQL spells the same rules, and the contract tests hold
-//! the two to them.
+//! question has, which are given, what a search finds, what a tally counts and how it ranks);
+//! the SQL spells the same rules, and the contract tests hold the two to them.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use crate::survey_response::{
-    AnswerFilter, AnswerKeys, MAX_ANSWER_BYTES, MAX_TALLIED_VALUES, SearchText, SurveyEvent,
+    AnswerFilter, AnswerKeys, MAX_ANSWER_BYTES, MAX_TALLIED_VALUES, SearchText,
 };
 
 /// The question's answer among a response's stored answers: under its id, else its index.
@@ -79,13 +78,4 @@ pub(super) fn ranked(counts: BTreeMap<String, u64>) -> (Vec<(String, u64)>, u64)
     values.sort_by(|(a, a_count), (b, b_count)| b_count.cmp(a_count).then_with(|| a.cmp(b)));
     let rest = values.split_off(values.len().min(MAX_TALLIED_VALUES));
     (values, rest.iter().map(|(_, count)| count).sum())
-}
-
-/// `$survey_partially_completed`: `true`, or `"true"` as text.
-pub(super) fn partially_completed(event: &SurveyEvent) -> bool {
-    match event.properties.get("$survey_partially_completed") {
-        Some(Value::Bool(partial)) => *partial,
-        Some(Value::String(partial)) => partial == "true",
-        _ => false,
-    }
 }

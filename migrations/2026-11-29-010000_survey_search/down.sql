@@ -1,0 +1,1 @@
+DROP EXTENSION IF EXISTS pg_trgm;

@@ -1,0 +1,3 @@
+ALTER TABLE surveys
+    DROP COLUMN translations,
+    DROP COLUMN base_language;
