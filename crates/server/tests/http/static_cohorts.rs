@@ -75,12 +75,14 @@ pub async fn static_from_csv(app: &TestApp, tenant: &Tenant, csv: &str) -> i64 {
     created["id"].as_i64().unwrap()
 }
 
-/// Captures a survey event whose `$set` stores the person `distinct_id`.
+/// Captures a survey event whose `$set` stores the person `distinct_id` (a dismissal: a
+/// `survey shown` would also store when they last saw a survey, and this test compares
+/// properties whole).
 async fn capture_person(app: &TestApp, token: &str, distinct_id: &str) {
     let response = app
         .request(Method::POST, "/batch/")
         .json(&json!({"api_key": token, "batch": [{
-            "event": "survey shown", "uuid": Uuid::now_v7(),
+            "event": "survey dismissed", "uuid": Uuid::now_v7(),
             "properties": {"distinct_id": distinct_id, "$survey_id": Uuid::new_v4(),
                            "$set": {"email": format!("{distinct_id}@example.com")}}}]}))
         .send()
