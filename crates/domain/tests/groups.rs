@@ -7,11 +7,16 @@ use std::sync::Arc;
 
 use domain::group::{GroupService, GroupTypeIndex, GroupTypeNames, MAX_DEFAULT_COLUMNS};
 use domain::survey::SurveyService;
-use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
+use domain::survey_response::{CapturedEvent, SurveyResponseService};
 use domain::tenancy::ProjectId;
 use domain::testing::InMemoryStore;
 use domain::{DomainError, ValidationError};
 use serde_json::{Value, json};
+
+#[path = "support/capture_batch.rs"]
+mod capture_batch;
+
+use capture_batch::capture_batch;
 
 const PROJECT: ProjectId = ProjectId(1);
 
@@ -47,16 +52,7 @@ impl World {
                 }
             })
             .collect();
-        self.capture
-            .capture(
-                PROJECT,
-                CaptureBatch {
-                    events,
-                    sent_at: None,
-                },
-            )
-            .await
-            .unwrap()
+        capture_batch(&self.capture, PROJECT, events).await
     }
 }
 

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use chrono::{Duration, Utc};
 use domain::DomainError;
-use domain::admin::{AdminService, BootstrapRequest};
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::sdk::{
@@ -15,13 +14,20 @@ use domain::sdk::{
 use domain::survey::{
     NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType,
 };
-use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
+use domain::survey_response::{CapturedEvent, SurveyResponseService};
 use domain::tenancy::{
-    MAX_SURVEY_CONFIG_BYTES, PluginsAccessLevel, ProjectChanges, ProjectId, ProjectService,
-    SurveyConfig, UserId,
+    MAX_SURVEY_CONFIG_BYTES, ProjectChanges, ProjectId, ProjectService, SurveyConfig, UserId,
 };
 use domain::testing::{InMemoryStore, InPlaceSlots, TimedMemories, someone};
 use serde_json::{Value, json};
+
+#[path = "support/bootstrap_ada.rs"]
+mod bootstrap_ada;
+#[path = "support/capture_batch.rs"]
+mod capture_batch;
+
+use bootstrap_ada::bootstrap_ada;
+use capture_batch::capture_batch;
 
 struct World {
     projects: ProjectService,
@@ -35,17 +41,7 @@ struct World {
 
 async fn world() -> World {
     let store = InMemoryStore::new();
-    let made = AdminService::new(Arc::new(store.clone()), Arc::new(store.clone()))
-        .bootstrap(BootstrapRequest {
-            email: "ada@example.com".into(),
-            first_name: "Ada".into(),
-            organization_name: "Analytical".into(),
-            project_name: "Engine".into(),
-            scopes: vec!["*".into()],
-            plugins_access_level: PluginsAccessLevel::Root,
-        })
-        .await
-        .unwrap();
+    let made = bootstrap_ada(&store).await;
     let surveys = Arc::new(SurveyService::new(
         Arc::new(store.clone()),
         Arc::new(store.clone()),
@@ -146,11 +142,7 @@ impl World {
                 .clone(),
             ..CapturedEvent::default()
         };
-        let batch = CaptureBatch {
-            events: vec![event],
-            sent_at: None,
-        };
-        self.responses.capture(self.project, batch).await.unwrap();
+        capture_batch(&self.responses, self.project, vec![event]).await;
     }
 
     /// Whether `/flags` has `survey`'s internal targeting flag on for `person`, sending no

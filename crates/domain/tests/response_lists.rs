@@ -8,19 +8,23 @@ use std::sync::Arc;
 use chrono::{DateTime, Duration, Utc};
 use domain::DomainError;
 use domain::ValidationError;
-use domain::patch::Patch;
-use domain::survey::{
-    NewSurvey, QuestionType, Questions, Survey, SurveyChanges, SurveyId, SurveyName, SurveyService,
-    SurveyType,
-};
+use domain::survey::{QuestionType, Survey, SurveyId, SurveyService};
 use domain::survey_response::{
-    AnswerText, CaptureBatch, CapturedEvent, DateWindow, PAGE_ANSWER_BYTES, ResponseList,
-    ResponsesQuery, ScoreRange, StatsOptions, SurveyResponseService,
+    AnswerText, CapturedEvent, DateWindow, PAGE_ANSWER_BYTES, ResponseList, ResponsesQuery,
+    ScoreRange, StatsOptions, SurveyResponseService, SurveyStatsReport,
 };
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{InMemoryStore, someone};
+use domain::testing::InMemoryStore;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
+
+#[path = "support/capture_batch.rs"]
+mod capture_batch;
+#[path = "support/survey_setup.rs"]
+mod survey_setup;
+
+use capture_batch::capture_batch;
+use survey_setup::{captured_event, popover_survey, survey_service};
 
 const PROJECT: ProjectId = ProjectId(1);
 const OTHER_PROJECT: ProjectId = ProjectId(2);
@@ -32,10 +36,7 @@ struct World {
 
 fn world() -> World {
     let store = InMemoryStore::new();
-    let surveys = Arc::new(SurveyService::new(
-        Arc::new(store.clone()),
-        Arc::new(store.clone()),
-    ));
+    let surveys = survey_service(&store);
     World {
         responses: SurveyResponseService::new(Arc::new(store), surveys.clone()),
         surveys,
@@ -45,29 +46,22 @@ fn world() -> World {
 /// A survey of a rating (`nps`), an open question (`why`) and a choice (`pick`, translated),
 /// launched `days_ago` days ago.
 async fn launched(world: &World, project: ProjectId, days_ago: i64) -> Survey {
-    let questions = Questions::parse(json!([
+    let questions = json!([
         {"id": "nps", "type": "rating", "question": "How likely?", "scale": 10},
         {"id": "why", "type": "open", "question": "Why?"},
         {"id": "pick", "type": "single_choice", "question": "Which?", "choices": ["yes", "no"],
          "translations": {"zh": {"choices": ["是", "否"]}}},
-    ]))
-    .unwrap();
-    world
-        .surveys
-        .create(
-            project,
-            &someone(UserId(1)),
-            NewSurvey::new(SurveyChanges {
-                name: Patch::Value(SurveyName::parse("NPS").unwrap()),
-                survey_type: Patch::Value(SurveyType::Popover),
-                questions: Patch::Value(questions),
-                start_date: Patch::Value(Utc::now() - Duration::days(days_ago)),
-                ..SurveyChanges::default()
-            })
-            .unwrap(),
-        )
-        .await
-        .unwrap()
+    ]);
+    let start = Utc::now() - Duration::days(days_ago);
+    popover_survey(
+        &world.surveys,
+        project,
+        UserId(1),
+        "NPS",
+        questions,
+        Some(start),
+    )
+    .await
 }
 
 fn event(
@@ -80,28 +74,7 @@ fn event(
     let mut properties: Map<String, Value> = more.as_object().cloned().unwrap_or_default();
     properties.insert("distinct_id".into(), person.into());
     properties.insert("$survey_id".into(), survey.id.0.to_string().into());
-    CapturedEvent {
-        event: name.into(),
-        uuid: Some(Uuid::now_v7()),
-        distinct_id: None,
-        timestamp: Some(at),
-        offset_ms: None,
-        properties,
-    }
-}
-
-async fn capture(world: &World, events: Vec<CapturedEvent>) {
-    world
-        .responses
-        .capture(
-            PROJECT,
-            CaptureBatch {
-                events,
-                sent_at: None,
-            },
-        )
-        .await
-        .unwrap();
+    captured_event(name, Value::Object(properties), at)
 }
 
 async fn list(world: &World, survey: &Survey, query: ResponsesQuery) -> ResponseList {
@@ -110,6 +83,35 @@ async fn list(world: &World, survey: &Survey, query: ResponsesQuery) -> Response
         .list(PROJECT, survey.id, Ok(query))
         .await
         .unwrap()
+}
+
+/// A `survey sent` by `person` at `at`, answering each question of `answers` (by its id).
+fn answered(survey: &Survey, person: &str, at: DateTime<Utc>, answers: Value) -> CapturedEvent {
+    let properties: Map<String, Value> = answers
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (format!("$survey_response_{k}"), v.clone()))
+        .collect();
+    event("survey sent", survey, person, at, Value::Object(properties))
+}
+
+/// The survey's stats, asked with `options`.
+async fn survey_stats(world: &World, survey: &Survey, options: StatsOptions) -> SurveyStatsReport {
+    world
+        .responses
+        .survey_stats(PROJECT, survey.id, options)
+        .await
+        .unwrap()
+}
+
+/// The survey's `survey sent` and `survey dismissed` totals.
+async fn sent_and_dismissed(world: &World, survey: &Survey) -> (u64, u64) {
+    let stats = survey_stats(world, survey, StatsOptions::default())
+        .await
+        .stats
+        .unwrap();
+    (stats.sent.total_count, stats.dismissed.total_count)
 }
 
 fn minutes_ago(minutes: i64) -> DateTime<Utc> {
@@ -122,8 +124,9 @@ async fn a_submission_is_one_row_its_answers_merged_across_sends_and_partial_clo
     let survey = launched(&world, PROJECT, 1).await;
     // Partial sends of one submission, a partially completed abandon after them, and a
     // dismissal of a survey never answered (no response).
-    capture(
-        &world,
+    capture_batch(
+        &world.responses,
+        PROJECT,
         vec![
             event(
                 "survey sent",
@@ -161,7 +164,7 @@ async fn a_submission_is_one_row_its_answers_merged_across_sends_and_partial_clo
                "$survey_response_pick": ["是"], "$browser": "Firefox"}),
     );
     let abandon_uuid = abandon.uuid.unwrap();
-    capture(&world, vec![abandon]).await;
+    capture_batch(&world.responses, PROJECT, vec![abandon]).await;
 
     let page = list(&world, &survey, ResponsesQuery::default()).await;
     assert_eq!((page.results.len(), page.has_more), (1, false), "{page:?}");
@@ -216,25 +219,16 @@ async fn a_submission_is_one_row_its_answers_merged_across_sends_and_partial_clo
         .await
         .unwrap();
     assert_eq!(counts.values().copied().collect::<Vec<_>>(), [1]);
-    let stats = world
-        .responses
-        .survey_stats(PROJECT, survey.id, StatsOptions::default())
-        .await
-        .unwrap()
-        .stats
-        .unwrap();
-    assert_eq!(
-        (stats.sent.total_count, stats.dismissed.total_count),
-        (1, 1)
-    );
+    assert_eq!(sent_and_dismissed(&world, &survey).await, (1, 1));
 }
 
 #[tokio::test]
 async fn a_non_partial_abandon_is_stored_but_is_no_response() {
     let world = world();
     let survey = launched(&world, PROJECT, 1).await;
-    capture(
-        &world,
+    capture_batch(
+        &world.responses,
+        PROJECT,
         vec![event(
             "survey abandoned",
             &survey,
@@ -250,17 +244,7 @@ async fn a_non_partial_abandon_is_stored_but_is_no_response() {
             .results
             .is_empty()
     );
-    let stats = world
-        .responses
-        .survey_stats(PROJECT, survey.id, StatsOptions::default())
-        .await
-        .unwrap()
-        .stats
-        .unwrap();
-    assert_eq!(
-        (stats.sent.total_count, stats.dismissed.total_count),
-        (0, 0)
-    );
+    assert_eq!(sent_and_dismissed(&world, &survey).await, (0, 0));
 }
 
 #[tokio::test]
@@ -281,7 +265,7 @@ async fn the_window_defaults_to_the_surveys_run_and_since_and_until_replace_it()
         minutes_ago(5),
         json!({"$survey_response_why": "during"}),
     );
-    capture(&world, vec![before_launch, during]).await;
+    capture_batch(&world.responses, PROJECT, vec![before_launch, during]).await;
     let people = |page: ResponseList| -> Vec<String> {
         page.results.into_iter().map(|r| r.distinct_id).collect()
     };
@@ -310,22 +294,11 @@ async fn question_id_and_scores_narrow_the_rows_and_the_answers_shown() {
     let world = world();
     let survey = launched(&world, PROJECT, 1).await;
     let answer = |person: &str, minutes: i64, answers: Value| {
-        let properties: Map<String, Value> = answers
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (format!("$survey_response_{k}"), v.clone()))
-            .collect();
-        event(
-            "survey sent",
-            &survey,
-            person,
-            minutes_ago(minutes),
-            Value::Object(properties),
-        )
+        answered(&survey, person, minutes_ago(minutes), answers)
     };
-    capture(
-        &world,
+    capture_batch(
+        &world.responses,
+        PROJECT,
         vec![
             answer("promoter", 4, json!({"nps": "10", "why": "great"})),
             answer("passive", 3, json!({"nps": 7})),
@@ -394,7 +367,7 @@ async fn pages_follow_offset_and_limit_and_say_whether_more_follow() {
             )
         })
         .collect();
-    capture(&world, events).await;
+    capture_batch(&world.responses, PROJECT, events).await;
     let page = |offset, limit| ResponsesQuery {
         offset,
         limit,
@@ -437,7 +410,7 @@ async fn a_page_ends_early_past_its_byte_budget_and_says_how_many_it_holds() {
             )
         })
         .collect();
-    capture(&world, events).await;
+    capture_batch(&world.responses, PROJECT, events).await;
     let page = list(&world, &survey, ResponsesQuery::default()).await;
     let held = page.results.len();
     assert!(held < rows, "{held} of {rows}");
@@ -500,23 +473,10 @@ async fn the_survey_is_found_before_the_query_is_checked() {
 async fn per_question_stats_count_each_questions_answers_when_asked() {
     let world = world();
     let survey = launched(&world, PROJECT, 1).await;
-    let answer = |person: &str, answers: Value| {
-        let properties: Map<String, Value> = answers
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (format!("$survey_response_{k}"), v.clone()))
-            .collect();
-        event(
-            "survey sent",
-            &survey,
-            person,
-            minutes_ago(5),
-            Value::Object(properties),
-        )
-    };
-    capture(
-        &world,
+    let answer = |person: &str, answers: Value| answered(&survey, person, minutes_ago(5), answers);
+    capture_batch(
+        &world.responses,
+        PROJECT,
         vec![
             answer("a", json!({"nps": 9, "pick": "yes", "why": "fine"})),
             answer("b", json!({"nps": "7", "pick": "是"})),
@@ -525,24 +485,17 @@ async fn per_question_stats_count_each_questions_answers_when_asked() {
         ],
     )
     .await;
-    let plain = world
-        .responses
-        .survey_stats(PROJECT, survey.id, StatsOptions::default())
-        .await
-        .unwrap();
+    let plain = survey_stats(&world, &survey, StatsOptions::default()).await;
     assert_eq!(plain.per_question, None);
-    let report = world
-        .responses
-        .survey_stats(
-            PROJECT,
-            survey.id,
-            StatsOptions {
-                per_question: true,
-                ..StatsOptions::default()
-            },
-        )
-        .await
-        .unwrap();
+    let report = survey_stats(
+        &world,
+        &survey,
+        StatsOptions {
+            per_question: true,
+            ..StatsOptions::default()
+        },
+    )
+    .await;
     let stats = report.per_question.unwrap();
     assert_eq!(stats.len(), 3);
     assert_eq!(
@@ -578,32 +531,19 @@ async fn survey_stats_count_archived_responses_unless_left_out() {
         json!({"$survey_response_why": "x"}),
     );
     let uuid = sent.uuid.unwrap();
-    capture(&world, vec![sent]).await;
+    capture_batch(&world.responses, PROJECT, vec![sent]).await;
     world
         .responses
         .set_archived(PROJECT, survey.id, uuid, true)
         .await
         .unwrap();
-    let id = survey.id;
-    let sent_count = |exclude_archived| {
-        let responses = &world.responses;
-        async move {
-            responses
-                .survey_stats(
-                    PROJECT,
-                    id,
-                    StatsOptions {
-                        exclude_archived,
-                        ..StatsOptions::default()
-                    },
-                )
-                .await
-                .unwrap()
-                .stats
-                .unwrap()
-                .sent
-                .total_count
-        }
+    let sent_count = async |exclude_archived: bool| {
+        let options = StatsOptions {
+            exclude_archived,
+            ..StatsOptions::default()
+        };
+        let report = survey_stats(&world, &survey, options).await;
+        report.stats.unwrap().sent.total_count
     };
     assert_eq!(sent_count(false).await, 1);
     assert_eq!(sent_count(true).await, 0);

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use async_trait::async_trait;
 use domain::access::AccessError;
-use domain::admin::{AdminService, BootstrapRequest};
 use domain::error::{DomainError, Unexpected};
 use domain::feature_flag::pattern::{Patterns, compile};
 use domain::feature_flag::{
@@ -19,10 +18,15 @@ use domain::sdk::{
     SdkSnapshot, SentProperties, SnapshotInvalidation, SnapshotSettings, SnapshotSources,
 };
 use domain::survey::SurveyService;
-use domain::tenancy::{PluginsAccessLevel, ProjectId, UserBasic};
+use domain::tenancy::{ProjectId, UserBasic};
 use domain::testing::{InMemoryStore, InPlaceSlots, TimedMemories};
 use regex::Regex;
 use serde_json::{Value, json};
+
+#[path = "support/bootstrap_ada.rs"]
+mod bootstrap_ada;
+
+use bootstrap_ada::bootstrap_ada;
 
 /// Flags as stored, with a hook run whenever a snapshot reads them: the moment a change can
 /// land in the middle of a build.
@@ -122,17 +126,7 @@ struct World {
 
 async fn world(enabled: bool) -> World {
     let store = InMemoryStore::new();
-    let made = AdminService::new(Arc::new(store.clone()), Arc::new(store.clone()))
-        .bootstrap(BootstrapRequest {
-            email: "ada@example.com".into(),
-            first_name: "Ada".into(),
-            organization_name: "Analytical".into(),
-            project_name: "Engine".into(),
-            scopes: vec!["*".into()],
-            plugins_access_level: PluginsAccessLevel::Root,
-        })
-        .await
-        .unwrap();
+    let made = bootstrap_ada(&store).await;
     let flags = Arc::new(Flags {
         store: store.clone(),
         while_read: Mutex::new(None),

@@ -4,21 +4,23 @@
 
 use std::sync::Arc;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{Duration, Utc};
 use domain::DomainError;
-use domain::patch::Patch;
 use domain::ports::PageRequest;
-use domain::survey::{
-    NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType,
-};
+use domain::survey::{Survey, SurveyService};
 use domain::survey_response::{
     CaptureBatch, CapturedEvent, CountFilter, DateWindow, EXPORT_CHUNK_ANSWER_BYTES, ExportFormat,
     ResponseFilter, ResponseListing, SearchText, StatsOptions, SurveyResponseService,
 };
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{InMemoryStore, person_properties, someone};
-use serde_json::{Map, Value, json};
+use domain::testing::{InMemoryStore, person_properties};
+use serde_json::{Value, json};
 use uuid::Uuid;
+
+#[path = "support/survey_setup.rs"]
+mod survey_setup;
+
+use survey_setup::{captured_event, popover_survey, survey_service};
 
 const PROJECT: ProjectId = ProjectId(1);
 const OTHER_PROJECT: ProjectId = ProjectId(2);
@@ -33,10 +35,7 @@ struct World {
 
 fn world() -> World {
     let store = InMemoryStore::new();
-    let surveys = Arc::new(SurveyService::new(
-        Arc::new(store.clone()),
-        Arc::new(store.clone()),
-    ));
+    let surveys = survey_service(&store);
     World {
         responses: SurveyResponseService::new(Arc::new(store.clone()), surveys.clone()),
         surveys,
@@ -53,38 +52,12 @@ fn all() -> PageRequest {
 
 /// A survey with two questions (`first`, `second`), launched `days_ago` days ago.
 async fn launched(world: &World, project: ProjectId, days_ago: i64) -> Survey {
-    let questions = Questions::parse(json!([
+    let questions = json!([
         {"id": "first", "type": "open", "question": "Why?"},
         {"id": "second", "type": "open", "question": "What else?"},
-    ]))
-    .unwrap();
-    world
-        .surveys
-        .create(
-            project,
-            &someone(USER),
-            NewSurvey::new(SurveyChanges {
-                name: Patch::Value(SurveyName::parse("NPS").unwrap()),
-                survey_type: Patch::Value(SurveyType::Popover),
-                questions: Patch::Value(questions),
-                start_date: Patch::Value(Utc::now() - Duration::days(days_ago)),
-                ..SurveyChanges::default()
-            })
-            .unwrap(),
-        )
-        .await
-        .unwrap()
-}
-
-fn captured(name: &str, properties: Value, at: DateTime<Utc>) -> CapturedEvent {
-    CapturedEvent {
-        event: name.into(),
-        uuid: Some(Uuid::now_v7()),
-        distinct_id: None,
-        timestamp: Some(at),
-        offset_ms: None,
-        properties: properties.as_object().cloned().unwrap_or_else(Map::new),
-    }
+    ]);
+    let start = Utc::now() - Duration::days(days_ago);
+    popover_survey(&world.surveys, project, USER, "NPS", questions, Some(start)).await
 }
 
 fn batch(events: Vec<CapturedEvent>) -> CaptureBatch {
@@ -105,8 +78,8 @@ async fn captured_answers_are_counted_and_listed_by_question() {
         .capture(
             PROJECT,
             batch(vec![
-                captured("$pageview", json!({"distinct_id": "ada"}), now),
-                captured(
+                captured_event("$pageview", json!({"distinct_id": "ada"}), now),
+                captured_event(
                     "survey sent",
                     json!({"distinct_id": "ada", "$survey_id": id, "$survey_response": "legacy",
                            "$survey_response_second": "modern"}),
@@ -146,12 +119,12 @@ async fn a_batch_with_one_bad_event_stores_nothing() {
         .capture(
             PROJECT,
             batch(vec![
-                captured(
+                captured_event(
                     "survey sent",
                     json!({"distinct_id": "ada", "$survey_id": id, "$set": {"answered": true}}),
                     now,
                 ),
-                captured("survey sent", json!({"$survey_id": id}), now),
+                captured_event("survey sent", json!({"$survey_id": id}), now),
             ]),
         )
         .await;
@@ -206,7 +179,7 @@ async fn survey_stats_only_count_events_of_the_surveys_run() {
     let survey = launched(&world, PROJECT, 2).await;
     let id = survey.id.0.to_string();
     let shown = |days_ago: i64| {
-        captured(
+        captured_event(
             "survey shown",
             json!({"distinct_id": format!("p{days_ago}"), "$survey_id": id}),
             Utc::now() - Duration::days(days_ago),
@@ -241,34 +214,27 @@ async fn survey_stats_only_count_events_of_the_surveys_run() {
 #[tokio::test]
 async fn results_count_each_questions_answers_within_the_surveys_run() {
     let world = world();
-    let questions = Questions::parse(json!([
+    let questions = json!([
         {"id": "nps", "type": "rating", "question": "How likely?", "scale": 10},
         {"id": "pick", "type": "multiple_choice", "question": "Which?", "choices": ["a", "b"]},
         {"id": "why", "type": "open", "question": "Why?"},
-    ]))
-    .unwrap();
-    let survey = world
-        .surveys
-        .create(
-            PROJECT,
-            &someone(USER),
-            NewSurvey::new(SurveyChanges {
-                name: Patch::Value(SurveyName::parse("Results").unwrap()),
-                survey_type: Patch::Value(SurveyType::Popover),
-                questions: Patch::Value(questions),
-                start_date: Patch::Value(Utc::now() - Duration::days(2)),
-                ..SurveyChanges::default()
-            })
-            .unwrap(),
-        )
-        .await
-        .unwrap();
+    ]);
+    let start = Utc::now() - Duration::days(2);
+    let survey = popover_survey(
+        &world.surveys,
+        PROJECT,
+        USER,
+        "Results",
+        questions,
+        Some(start),
+    )
+    .await;
     let id = survey.id.0.to_string();
     let sent = |person: &str, days_ago: i64, answers: Value| {
         let mut properties = answers.as_object().unwrap().clone();
         properties.insert("distinct_id".into(), person.into());
         properties.insert("$survey_id".into(), id.clone().into());
-        captured(
+        captured_event(
             "survey sent",
             Value::Object(properties),
             Utc::now() - Duration::days(days_ago),
@@ -360,7 +326,7 @@ async fn an_export_of_large_answers_comes_in_chunks_of_about_a_mebibyte_holding_
     let sends = (0..40)
         .map(|n| {
             let answer = "x".repeat(60_000);
-            captured(
+            captured_event(
                 "survey sent",
                 json!({"distinct_id": format!("p{n}"), "$survey_id": id, "$survey_response_first": answer}),
                 now - Duration::seconds(n),

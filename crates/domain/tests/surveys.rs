@@ -13,9 +13,10 @@ use domain::feature_flag::{
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
-    Appearance, Conditions, MAX_LABELLED_SURVEYS, NewSurvey, Questions, RenderedSurveys, Rendering,
-    Schedule, SearchMatch, SearchTerm, SentBaseLanguage, Survey, SurveyChanges, SurveyFilter,
-    SurveyId, SurveyName, SurveyRepository, SurveyService, SurveyTranslations, SurveyType, Switch,
+    Appearance, Conditions, MAX_LABELLED_SURVEYS, MAX_PROJECT_SURVEYS, NewSurvey, Questions,
+    RenderedSurveys, Rendering, Schedule, SearchMatch, SearchTerm, SentBaseLanguage, Survey,
+    SurveyChanges, SurveyFilter, SurveyId, SurveyName, SurveyRepository, SurveyService,
+    SurveyTranslations, SurveyType, Switch,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, TimedMemories, someone};
@@ -90,6 +91,8 @@ fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
         iteration_count: integer("iteration_count"),
         iteration_frequency_days: integer("iteration_frequency_days"),
         enable_partial_responses: field("enable_partial_responses")
+            .map(|v| v.as_bool().expect("a boolean")),
+        enable_iframe_embedding: field("enable_iframe_embedding")
             .map(|v| v.as_bool().expect("a boolean")),
         base_language: text("base_language")
             .value()
@@ -593,8 +596,39 @@ async fn shuffling_and_branching_cannot_be_combined() {
         .await
         .unwrap_err();
     assert_eq!(
-        detail(error).1,
-        "Question shuffling and question branching cannot be used together. Please disable one of these features."
+        detail(error),
+        (
+            None,
+            "Question shuffling and question branching cannot be used together. Please disable one of these features.".to_owned()
+        )
+    );
+}
+
+#[tokio::test]
+async fn open_answer_validation_rules_are_checked_and_kept_as_sent() {
+    let world = world();
+    let rules = json!([{"type": "min_length", "value": 3}, {"type": "email"}]);
+    let survey = world
+        .create(json!({"name": "Rules", "type": "popover", "questions": [
+            {"type": "open", "question": "Email?", "validation": rules}
+        ]}))
+        .await
+        .unwrap();
+    let questions = serde_json::to_value(survey.state.questions.as_ref().unwrap()).unwrap();
+    assert_eq!(questions[0]["validation"], rules);
+    let error = world
+        .patch(&survey, json!({"questions": [
+            {"type": "open", "question": "Email?",
+             "validation": [{"type": "min_length", "value": 9}, {"type": "max_length", "value": 4}]}
+        ]}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        detail(error),
+        (
+            Some("questions".to_owned()),
+            "Minimum length cannot be greater than maximum length".to_owned()
+        )
     );
 }
 
@@ -669,6 +703,35 @@ async fn unknown_and_foreign_ids_are_not_found() {
         world.surveys.get(OTHER_PROJECT, survey.id).await,
         Err(DomainError::NotFound)
     ));
+}
+
+#[tokio::test]
+async fn a_project_holds_at_most_its_bound_of_surveys_and_a_deletion_frees_a_place() {
+    let world = world();
+    world
+        .store
+        .fill_with_surveys(PROJECT, MAX_PROJECT_SURVEYS - 1);
+    let last = world
+        .create(json!({"name": "Last", "type": "api"}))
+        .await
+        .unwrap();
+    let past = world
+        .create(json!({"name": "One more", "type": "api"}))
+        .await;
+    assert_eq!(
+        detail(past.unwrap_err()),
+        (None, "A project may have at most 20000 surveys.".to_owned())
+    );
+    // Another project is not held back.
+    world
+        .create_in(OTHER_PROJECT, json!({"name": "Theirs", "type": "api"}))
+        .await
+        .unwrap();
+    world.surveys.delete(PROJECT, last.id, USER).await.unwrap();
+    world
+        .create(json!({"name": "One more", "type": "api"}))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

@@ -9,14 +9,11 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use domain::patch::Patch;
 use domain::ports::PageRequest;
-use domain::survey::{
-    NewSurvey, Questions, Survey, SurveyChanges, SurveyName, SurveyService, SurveyType,
-};
-use domain::survey_response::{CaptureBatch, CapturedEvent, SurveyResponseService};
+use domain::survey::{Survey, SurveyService};
+use domain::survey_response::{CapturedEvent, SurveyResponseService};
 use domain::tenancy::{ProjectId, UserId};
-use domain::testing::{InMemoryStore, someone};
+use domain::testing::InMemoryStore;
 use domain::webhook::{
     CreatedWebhook, Delivery, DeliveryKind, DeliveryQueue, DeliveryState, DisabledReason,
     DispatchCounts, DispatchSettings, HostResolver, QueueBounds, ReceiverAnswer, RetrySchedule,
@@ -26,6 +23,14 @@ use domain::webhook::{
 use domain::{DomainError, ValidationError};
 use serde_json::{Value, json};
 use uuid::Uuid;
+
+#[path = "support/capture_batch.rs"]
+mod capture_batch;
+#[path = "support/survey_setup.rs"]
+mod survey_setup;
+
+use capture_batch::capture_batch;
+use survey_setup::{captured_event, popover_survey, survey_service};
 
 const PROJECT: ProjectId = ProjectId(1);
 const OTHER_PROJECT: ProjectId = ProjectId(2);
@@ -157,10 +162,7 @@ fn world_retrying(schedule: RetrySchedule) -> World {
 
 fn world_with(schedule: RetrySchedule, bounds: QueueBounds) -> World {
     let store = InMemoryStore::new();
-    let surveys = Arc::new(SurveyService::new(
-        Arc::new(store.clone()),
-        Arc::new(store.clone()),
-    ));
+    let surveys = survey_service(&store);
     let receivers = Arc::new(Receivers::default());
     let counts = Arc::new(DispatchCounts::default());
     World {
@@ -206,25 +208,8 @@ fn url(path: &str) -> String {
 
 /// A survey with one question, `why`.
 async fn survey(world: &World, project: ProjectId, name: &str) -> Survey {
-    let questions = Questions::parse(json!([
-        {"id": "why", "type": "open", "question": "Why?"},
-    ]))
-    .unwrap();
-    world
-        .surveys
-        .create(
-            project,
-            &someone(USER),
-            NewSurvey::new(SurveyChanges {
-                name: Patch::Value(SurveyName::parse(name).unwrap()),
-                survey_type: Patch::Value(SurveyType::Popover),
-                questions: Patch::Value(questions),
-                ..SurveyChanges::default()
-            })
-            .unwrap(),
-        )
-        .await
-        .unwrap()
+    let questions = json!([{"id": "why", "type": "open", "question": "Why?"}]);
+    popover_survey(&world.surveys, project, USER, name, questions, None).await
 }
 
 /// Every event, every survey, to `url(path)`.
@@ -256,30 +241,13 @@ fn sent(survey: &Survey, submission: &str, completed: bool, at: DateTime<Utc>) -
         "$survey_response_why": format!("answered at {at}"),
         "$survey_completed": completed,
     });
-    CapturedEvent {
-        event: "survey sent".into(),
-        uuid: Some(Uuid::now_v7()),
-        distinct_id: None,
-        timestamp: Some(at),
-        offset_ms: None,
-        properties: properties.as_object().unwrap().clone(),
-    }
+    captured_event("survey sent", properties, at)
 }
 
 /// Captures `events`, then fans them out into deliveries as the dispatcher's next round would
 /// (so they can be listed before anything is sent).
 async fn capture(world: &World, events: Vec<CapturedEvent>) {
-    world
-        .responses
-        .capture(
-            PROJECT,
-            CaptureBatch {
-                events,
-                sent_at: None,
-            },
-        )
-        .await
-        .unwrap();
+    capture_batch(&world.responses, PROJECT, events).await;
     world.queue.fan_out(&QueueBounds::default()).await.unwrap();
 }
 
@@ -717,17 +685,12 @@ async fn deliveries_are_made_only_for_enabled_webhooks_subscribed_to_the_event_a
     assert_eq!(kinds(&made), [COMPLETED]);
     assert!(deliveries(&world, disabled.webhook.id).await.is_empty());
     // Another project's capture concerns none of them.
-    world
-        .responses
-        .capture(
-            OTHER_PROJECT,
-            CaptureBatch {
-                events: vec![sent(&nps, "c", true, at(3))],
-                sent_at: None,
-            },
-        )
-        .await
-        .unwrap();
+    capture_batch(
+        &world.responses,
+        OTHER_PROJECT,
+        vec![sent(&nps, "c", true, at(3))],
+    )
+    .await;
     world.queue.fan_out(&QueueBounds::default()).await.unwrap();
     assert_eq!(deliveries(&world, every.webhook.id).await.len(), 3);
 }
@@ -877,17 +840,7 @@ async fn a_backlog_past_its_bound_loses_its_oldest_deliveries_and_the_dispatcher
     let sends: Vec<CapturedEvent> = (0..5)
         .map(|n| sent(&survey, &format!("s{n}"), true, at(n)))
         .collect();
-    world
-        .responses
-        .capture(
-            PROJECT,
-            CaptureBatch {
-                events: sends.clone(),
-                sent_at: None,
-            },
-        )
-        .await
-        .unwrap();
+    capture_batch(&world.responses, PROJECT, sends.clone()).await;
 
     assert_eq!(drain(&world).await, 3);
     let kept: Vec<Option<Uuid>> = deliveries(&world, hook.webhook.id)
@@ -917,17 +870,7 @@ async fn a_projects_outbox_past_its_bound_loses_its_oldest_answers_and_the_dispa
     let sends: Vec<CapturedEvent> = (0..5)
         .map(|n| sent(&survey, &format!("s{n}"), true, at(n)))
         .collect();
-    world
-        .responses
-        .capture(
-            PROJECT,
-            CaptureBatch {
-                events: sends.clone(),
-                sent_at: None,
-            },
-        )
-        .await
-        .unwrap();
+    capture_batch(&world.responses, PROJECT, sends.clone()).await;
 
     // The first round fans out two answers, and of the three left keeps the newest.
     assert_eq!(drain(&world).await, 3);

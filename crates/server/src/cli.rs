@@ -109,6 +109,11 @@ pub struct ServeArgs {
     /// unset, `/static/…` answers 404.
     #[arg(long, env = "BURROW_STATIC_DIR")]
     pub static_dir: Option<std::path::PathBuf>,
+    /// Seconds between a node's looks for recurring surveys whose next iteration has begun or
+    /// whose last one has ended (every node looks; each survey moves once).
+    #[arg(long, env = "BURROW_SURVEY_SCHEDULE_SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub survey_schedule_secs: u64,
     /// On SIGTERM or SIGINT: seconds in-flight requests get to finish after the listener
     /// closes, before the process exits anyway.
     #[arg(long, env = "BURROW_SHUTDOWN_TIMEOUT_SECS", default_value_t = 30)]

@@ -41,7 +41,8 @@ pub struct Application {
     port: u16,
     server: Server,
     /// What runs beside the server while it serves: the listener that hears what changes SDK
-    /// snapshots (when they are kept) and the webhook dispatcher (when this node sends).
+    /// snapshots (when they are kept), the webhook dispatcher (when this node sends) and the
+    /// survey schedule rounds.
     background: Vec<BoxFuture<'static, ()>>,
 }
 
@@ -72,6 +73,13 @@ impl Application {
         if args.webhooks.dispatch {
             background.push(webhooks.dispatch(&args.webhooks).boxed());
         }
+        background.push(
+            advance_survey_schedules(
+                services.surveys.clone(),
+                Duration::from_secs(args.survey_schedule_secs),
+            )
+            .boxed(),
+        );
         let settings = api::ApiSettings {
             site_url: args.site_url.clone(),
             max_body_bytes: args.max_body_bytes,
@@ -235,6 +243,18 @@ async fn rounds(
             tokio::time::sleep(poll).await;
         }
     }
+}
+
+/// Moves recurring surveys' schedules on for as long as the server runs: again at once while a
+/// round moved some, else after `poll`.
+async fn advance_survey_schedules(surveys: Arc<SurveyService>, poll: Duration) {
+    rounds(poll, "advancing survey schedules", async move || {
+        surveys
+            .advance_schedules(chrono::Utc::now())
+            .await
+            .map(|moved| moved > 0)
+    })
+    .await;
 }
 
 /// How often a node forgets deliveries past their retention.

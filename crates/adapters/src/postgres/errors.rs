@@ -108,6 +108,15 @@ pub(crate) fn is_unique_violation(error: &diesel::result::Error, constraint: &st
     )
 }
 
+/// Whether `error` is a check violation of `constraint` (a `CHECK` or a trigger raising one).
+pub(crate) fn is_check_violation(error: &diesel::result::Error, constraint: &str) -> bool {
+    matches!(
+        error,
+        diesel::result::Error::DatabaseError(DatabaseErrorKind::CheckViolation, info)
+            if info.constraint_name() == Some(constraint)
+    )
+}
+
 /// A write's failure: `Conflict` for a unique violation of `constraint`, else `Unexpected`.
 pub(crate) fn write_error(
     error: diesel::result::Error,

@@ -173,6 +173,7 @@ diesel::table! {
         enable_partial_responses -> Bool,
         base_language -> Varchar,
         translations -> Nullable<Jsonb>,
+        enable_iframe_embedding -> Bool,
     }
 }
 

@@ -18,6 +18,7 @@ use domain::ports::{Page, PageRequest};
 use domain::survey::{
     DeletedSurvey, FlagLock, OwnedNewFlag, SearchTerm, Survey, SurveyFilter, SurveyId, SurveyLock,
     SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyStatus, SurveyTransaction,
+    writes::too_many_surveys,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::{DomainError, Unexpected};
@@ -25,7 +26,9 @@ use futures_util::future::try_join;
 use uuid::Uuid;
 
 use crate::postgres::activity::{Owner, SURVEY_ACTIVITY};
-use crate::postgres::errors::{StorageContext, is_unique_violation, write_error};
+use crate::postgres::errors::{
+    StorageContext, is_check_violation, is_unique_violation, write_error,
+};
 use crate::postgres::feature_flags::{
     LIVE_KEY_INDEX, change_flag, flag_insert, flags_by_id, insert_flag,
 };
@@ -44,6 +47,18 @@ type Pg = diesel::pg::Pg;
 
 /// The constraint that keeps survey names unique within a project.
 const NAME_CONSTRAINT: &str = "surveys_project_name_key";
+
+/// What the trigger refusing a project's survey past `MAX_PROJECT_SURVEYS` names (migration
+/// `2026-11-29-110000_surveys_per_project`).
+const PER_PROJECT_BOUND: &str = "surveys_per_project";
+
+/// A survey insert's failure: past the project's bound, a taken name, or else `Unexpected`.
+fn insert_error(error: diesel::result::Error, what: &'static str) -> DomainError {
+    if is_check_violation(&error, PER_PROJECT_BOUND) {
+        return too_many_surveys();
+    }
+    write_error(error, NAME_CONSTRAINT, what)
+}
 
 crate::postgres::over_the_pool! {
     /// Surveys in PostgreSQL, with the flags they link to and are targeted by.
@@ -161,6 +176,24 @@ impl SurveyRepository for PgSurveyRepository {
         Ok(page(count, surveys))
     }
 
+    async fn due_schedules(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let due = diesel::sql_query(DUE_SCHEDULES)
+            .bind::<Timestamptz, _>(now)
+            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+            .load::<DueSchedule>(&mut conn)
+            .await
+            .during("finding the surveys whose schedule moves on")?;
+        Ok(due
+            .into_iter()
+            .map(|row| (ProjectId(row.project_id), SurveyId(row.id)))
+            .collect())
+    }
+
     async fn holds_term(
         &self,
         project: ProjectId,
@@ -261,6 +294,29 @@ impl SurveyRepository for PgSurveyRepository {
     }
 }
 
+/// `SurveyRepository::due_schedules`: `schedule_due` in SQL (arrays count from 1: iteration k
+/// begins at `iteration_start_dates[k]`), served by the partial index
+/// `surveys_running_schedules`.
+const DUE_SCHEDULES: &str = "\
+    SELECT project_id, id FROM surveys \
+    WHERE start_date IS NOT NULL AND end_date IS NULL AND iteration_frequency_days > 0 \
+      AND cardinality(iteration_start_dates) > 0 \
+      AND (iteration_start_dates[cardinality(iteration_start_dates)] \
+             + make_interval(days => iteration_frequency_days) < $1 \
+           OR (coalesce(current_iteration, 0) < cardinality(iteration_start_dates) \
+               AND iteration_start_dates[coalesce(current_iteration, 0) + 1] <= $1)) \
+    ORDER BY project_id, id \
+    LIMIT $2";
+
+/// A row of [`DUE_SCHEDULES`].
+#[derive(QueryableByName)]
+struct DueSchedule {
+    #[diesel(sql_type = Integer)]
+    project_id: i32,
+    #[diesel(sql_type = diesel::sql_types::Uuid)]
+    id: Uuid,
+}
+
 #[async_trait]
 impl SurveyTransaction for PgTransaction {
     async fn lock_survey(
@@ -332,7 +388,7 @@ impl SurveyTransaction for PgTransaction {
             }
             None => insert.get_result(conn).await,
         }
-        .map_err(|error| write_error(error, NAME_CONSTRAINT, "creating a survey"))
+        .map_err(|error| insert_error(error, "creating a survey"))
     }
 
     async fn insert_survey_with_flag(
@@ -368,11 +424,7 @@ impl SurveyTransaction for PgTransaction {
                 if is_unique_violation(&error, LIVE_KEY_INDEX) {
                     return DomainError::Conflict;
                 }
-                write_error(
-                    error,
-                    NAME_CONSTRAINT,
-                    "creating a survey with its targeting flag",
-                )
+                insert_error(error, "creating a survey with its targeting flag")
             })?;
         Ok((created_at, flag.into_flag(None)?))
     }

@@ -41,19 +41,27 @@ async fn merge(stores: &Stores, project: ProjectId, distinct_id: &str, propertie
     assert_eq!(stored.unwrap(), 0, "no event to store");
 }
 
+/// The properties stored for `distinct_id` in `project`.
+async fn properties_of(
+    stores: &Stores,
+    project: ProjectId,
+    distinct_id: &str,
+) -> Map<String, Value> {
+    person_properties(&*stores.persons, project, distinct_id)
+        .await
+        .unwrap()
+}
+
 async fn an_unknown_person_has_no_properties(stores: Stores) {
     let properties = person_properties(&*stores.persons, stores.project, "nobody").await;
     assert_eq!(properties.unwrap(), Map::new());
 }
 
 async fn merging_replaces_the_keys_given_and_keeps_the_others(stores: Stores) {
-    let persons = &stores.persons;
     let first = json!({"$survey_responded/s1": true, "plan": "free", "nested": {"a": 1}});
     merge(&stores, stores.project, "person-1", &first).await;
     assert_eq!(
-        person_properties(&**persons, stores.project, "person-1")
-            .await
-            .unwrap(),
+        properties_of(&stores, stores.project, "person-1").await,
         object(first)
     );
 
@@ -61,9 +69,7 @@ async fn merging_replaces_the_keys_given_and_keeps_the_others(stores: Stores) {
     merge(&stores, stores.project, "person-1", &second).await;
     merge(&stores, stores.project, "person-1", &json!({})).await;
     assert_eq!(
-        person_properties(&**persons, stores.project, "person-1")
-            .await
-            .unwrap(),
+        properties_of(&stores, stores.project, "person-1").await,
         object(json!({
             "$survey_responded/s1": true,
             "plan": "pro",
@@ -80,44 +86,29 @@ fn heavy(kib: usize) -> Value {
 }
 
 async fn a_set_that_would_carry_the_properties_past_their_bound_is_dropped(stores: Stores) {
-    let (persons, project) = (&stores.persons, stores.project);
+    let project = stores.project;
+    let heavy_and_small = json!({"b": heavy(400), "plan": "pro"});
     merge(&stores, project, "big", &json!({"a": heavy(400)})).await;
     // 800 KiB together: past 640 KiB, so the whole set is dropped, its small key too.
-    merge(
-        &stores,
-        project,
-        "big",
-        &json!({"b": heavy(400), "plan": "pro"}),
-    )
-    .await;
-    let stored = person_properties(&**persons, project, "big").await.unwrap();
+    merge(&stores, project, "big", &heavy_and_small).await;
+    let stored = properties_of(&stores, project, "big").await;
     assert_eq!(stored.keys().collect::<Vec<_>>(), ["a"]);
     // Replacing a heavy key with a light one keeps within the bound, and later sets merge.
     merge(&stores, project, "big", &json!({"a": "light"})).await;
-    merge(
-        &stores,
-        project,
-        "big",
-        &json!({"b": heavy(400), "plan": "pro"}),
-    )
-    .await;
-    let stored = person_properties(&**persons, project, "big").await.unwrap();
+    merge(&stores, project, "big", &heavy_and_small).await;
+    let stored = properties_of(&stores, project, "big").await;
     assert_eq!(stored["a"], "light");
     assert_eq!(stored["plan"], "pro");
     // A new person whose first set is past the bound is stored without it.
     merge(&stores, project, "born-big", &json!({"a": heavy(700)})).await;
     assert_eq!(
-        person_properties(&**persons, project, "born-big")
-            .await
-            .unwrap(),
+        properties_of(&stores, project, "born-big").await,
         Map::new()
     );
     // Another person of the project is not held back by these.
     merge(&stores, project, "small", &json!({"plan": "free"})).await;
     assert_eq!(
-        person_properties(&**persons, project, "small")
-            .await
-            .unwrap(),
+        properties_of(&stores, project, "small").await,
         object(json!({"plan": "free"}))
     );
 }
@@ -131,9 +122,7 @@ async fn persons_are_kept_apart_by_project_and_distinct_id(stores: Stores) {
         (stores.project, "PERSON-1"),
     ] {
         assert_eq!(
-            person_properties(&*stores.persons, project, distinct_id)
-                .await
-                .unwrap(),
+            properties_of(&stores, project, distinct_id).await,
             Map::new(),
             "{distinct_id}"
         );
@@ -235,11 +224,7 @@ fn seen(seconds: i64) -> Value {
 }
 
 async fn the_last_seen_survey_date_only_moves_forward(stores: Stores) {
-    let read = async || {
-        person_properties(&*stores.persons, stores.project, "p")
-            .await
-            .unwrap()
-    };
+    let read = async || properties_of(&stores, stores.project, "p").await;
     merge(
         &stores,
         stores.project,

@@ -4,32 +4,31 @@
 //! score, offset, limit, `has_more`, the byte budget), and stats counting partial closures as
 //! sent.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use domain::activity::NewActivity;
 use domain::person::ProfileSets;
 use domain::survey_response::{
-    AnswerKeys, CountFilter, DateWindow, ResponseContext, ResponseSlice, ScoreRange, SliceRequest,
-    SurveyEvent, SurveyEventKind, SurveyResponse,
+    AnswerKeys, CountFilter, DateWindow, MAX_RESPONSE_BYTES, ResponseContext, ResponseSlice,
+    ScoreRange, SliceRequest, StatsAggregates, SurveyEvent, SurveyEventKind, SurveyResponse,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::stores::{Stores, at};
-use crate::survey_responses::{LAUNCH, launched, survey_id};
+use crate::stores::Stores;
+use crate::survey_responses::{
+    LAUNCH, after_launch, answered, event as event_at, launched, survey_id,
+};
 
 contract!(
     a_submissions_sends_and_partial_closures_merge_into_one_response,
     an_event_arriving_after_a_later_one_only_fills_in_what_the_response_lacks,
+    sends_never_grow_a_response_past_its_bound,
     closures_of_surveys_never_answered_are_no_responses,
     a_slice_keeps_the_window_archived_question_and_score_asked,
     slices_page_by_offset_and_say_whether_more_follow,
     a_slice_ends_early_past_its_byte_budget,
     a_partial_closure_names_its_response_to_archive_and_delete,
 );
-
-fn after_launch(minutes: i64) -> DateTime<Utc> {
-    at(LAUNCH) + Duration::minutes(minutes)
-}
 
 /// A `kind` event of `person` in submission `submission`, `minute`s after launch, with these
 /// properties.
@@ -41,17 +40,14 @@ fn event(
     minute: i64,
     properties: Value,
 ) -> SurveyEvent {
-    let mut properties: Map<String, Value> = properties.as_object().cloned().unwrap_or_default();
-    properties.insert("$survey_id".into(), survey.into());
-    SurveyEvent {
-        uuid: Uuid::now_v7(),
+    event_at(
         kind,
-        survey_id: survey.into(),
-        distinct_id: person.into(),
-        timestamp: after_launch(minute),
-        submission_id: submission.map(str::to_owned),
+        survey,
+        person,
+        submission,
+        after_launch(minute),
         properties,
-    }
+    )
 }
 
 async fn record(stores: &Stores, events: Vec<SurveyEvent>) {
@@ -78,9 +74,19 @@ fn everything() -> SliceRequest {
 }
 
 async fn slice(stores: &Stores, survey: &str, request: &SliceRequest) -> ResponseSlice {
+    slice_within(stores, survey, request, usize::MAX).await
+}
+
+/// The slice `request` asks of the survey, within `budget` bytes of answers and contexts.
+async fn slice_within(
+    stores: &Stores,
+    survey: &str,
+    request: &SliceRequest,
+    budget: usize,
+) -> ResponseSlice {
     stores
         .survey_responses
-        .slice(stores.project, survey, request, usize::MAX)
+        .slice(stores.project, survey, request, budget)
         .await
         .unwrap()
 }
@@ -91,6 +97,29 @@ fn people(slice: &ResponseSlice) -> Vec<&str> {
         .iter()
         .map(|r| r.distinct_id.as_str())
         .collect()
+}
+
+/// What a response is named after: the uuid, person and time of the event it takes them from.
+fn named_after(response: &SurveyResponse) -> (Uuid, &str, DateTime<Utc>) {
+    (
+        response.uuid,
+        response.distinct_id.as_str(),
+        response.timestamp,
+    )
+}
+
+/// The survey's events added up, whenever sent, archived responses included.
+async fn aggregates(stores: &Stores, survey: &str) -> StatsAggregates {
+    stores
+        .survey_responses
+        .aggregates(
+            stores.project,
+            &[survey.to_owned()],
+            DateWindow::default(),
+            false,
+        )
+        .await
+        .unwrap()
 }
 
 async fn only_response(stores: &Stores, survey: &str) -> SurveyResponse {
@@ -139,11 +168,7 @@ async fn a_submissions_sends_and_partial_closures_merge_into_one_response(stores
     record(&stores, vec![abandon.clone()]).await;
     let response = only_response(&stores, &id).await;
     assert_eq!(
-        (
-            response.uuid,
-            response.distinct_id.as_str(),
-            response.timestamp
-        ),
+        named_after(&response),
         (abandon.uuid, "ada-2", after_launch(3))
     );
     assert_eq!(
@@ -215,11 +240,7 @@ async fn an_event_arriving_after_a_later_one_only_fills_in_what_the_response_lac
     record(&stores, vec![earlier]).await;
     let response = only_response(&stores, &id).await;
     assert_eq!(
-        (
-            response.uuid,
-            response.distinct_id.as_str(),
-            response.timestamp
-        ),
+        named_after(&response),
         (later.uuid, "later", after_launch(5))
     );
     assert_eq!(
@@ -233,6 +254,42 @@ async fn an_event_arriving_after_a_later_one_only_fills_in_what_the_response_lac
     // A retry changes nothing.
     record(&stores, vec![later]).await;
     assert_eq!(only_response(&stores, &id).await.distinct_id, "later");
+}
+
+/// Sends of one submission, each answering a new key with 60,000 bytes: within a capture and
+/// across captures, the response keeps the first answers that fit `MAX_RESPONSE_BYTES`, and
+/// answering a kept key again still counts.
+async fn sends_never_grow_a_response_past_its_bound(stores: Stores) {
+    let id = survey_id(&launched(&stores, "NPS", LAUNCH).await);
+    let text = "x".repeat(60_000);
+    let send = |n: i64, key: &str, answer: &str| {
+        event(
+            SurveyEventKind::Sent,
+            &id,
+            "p",
+            Some("s"),
+            n,
+            json!({ format!("$survey_response_{key}"): answer }),
+        )
+    };
+    record(
+        &stores,
+        (0..10).map(|n| send(n, &format!("k{n}"), &text)).collect(),
+    )
+    .await;
+    for n in 10..40 {
+        record(&stores, vec![send(n, &format!("k{n}"), &text)]).await;
+    }
+    let response = only_response(&stores, &id).await;
+    let weight = serde_json::to_vec(&response.answers).unwrap().len();
+    let kept = response.answers.len();
+    assert!(weight <= MAX_RESPONSE_BYTES, "{weight} bytes kept");
+    assert!((15..=16).contains(&kept), "{kept} answers kept");
+    assert!((0..kept).all(|n| response.answers.contains_key(&format!("k{n}"))));
+    // Its time still moved with the last send.
+    assert_eq!(response.timestamp, after_launch(39));
+    record(&stores, vec![send(40, "k0", "again")]).await;
+    assert_eq!(only_response(&stores, &id).await.answers["k0"], "again");
 }
 
 async fn closures_of_surveys_never_answered_are_no_responses(stores: Stores) {
@@ -265,16 +322,7 @@ async fn closures_of_surveys_never_answered_are_no_responses(stores: Stores) {
     .await;
     let all = slice(&stores, &id, &everything()).await;
     assert_eq!(people(&all), ["cy"]);
-    let aggregates = stores
-        .survey_responses
-        .aggregates(
-            stores.project,
-            std::slice::from_ref(&id),
-            DateWindow::default(),
-            false,
-        )
-        .await
-        .unwrap();
+    let aggregates = aggregates(&stores, &id).await;
     // The abandons are neither shown nor dismissals; the partial one is sent.
     assert_eq!(
         (
@@ -288,22 +336,7 @@ async fn closures_of_surveys_never_answered_are_no_responses(stores: Stores) {
 
 async fn a_slice_keeps_the_window_archived_question_and_score_asked(stores: Stores) {
     let id = survey_id(&launched(&stores, "NPS", LAUNCH).await);
-    let answer = |person: &str, minute, answers: Value| {
-        let properties: Map<String, Value> = answers
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(key, value)| (format!("$survey_response_{key}"), value.clone()))
-            .collect();
-        event(
-            SurveyEventKind::Sent,
-            &id,
-            person,
-            None,
-            minute,
-            Value::Object(properties),
-        )
-    };
+    let answer = |person: &str, minute, answers: Value| answered(&id, person, minute, answers);
     let archived = answer("archived", 6, json!({"nps": "8"}));
     record(
         &stores,
@@ -388,16 +421,7 @@ async fn a_slice_keeps_the_window_archived_question_and_score_asked(stores: Stor
 async fn slices_page_by_offset_and_say_whether_more_follow(stores: Stores) {
     let id = survey_id(&launched(&stores, "NPS", LAUNCH).await);
     let events = (0..5)
-        .map(|n| {
-            event(
-                SurveyEventKind::Sent,
-                &id,
-                &format!("p{n}"),
-                None,
-                n,
-                json!({"$survey_response_q": n}),
-            )
-        })
+        .map(|n| answered(&id, &format!("p{n}"), n, json!({"q": n})))
         .collect();
     record(&stores, events).await;
     let page = |offset, limit| SliceRequest {
@@ -424,16 +448,7 @@ async fn a_slice_ends_early_past_its_byte_budget(stores: Stores) {
     let id = survey_id(&launched(&stores, "NPS", LAUNCH).await);
     let text = "x".repeat(1000);
     let events = (0..6)
-        .map(|n| {
-            event(
-                SurveyEventKind::Sent,
-                &id,
-                &format!("p{n}"),
-                None,
-                n,
-                json!({"$survey_response_q": text}),
-            )
-        })
+        .map(|n| answered(&id, &format!("p{n}"), n, json!({"q": text})))
         .collect();
     record(&stores, events).await;
     // The rows that start under the budget, the last one passing it.
@@ -457,11 +472,7 @@ async fn budgeted(stores: &Stores, survey: &str, limit: u32, budget: usize) -> R
         limit,
         ..everything()
     };
-    stores
-        .survey_responses
-        .slice(stores.project, survey, &request, budget)
-        .await
-        .unwrap()
+    slice_within(stores, survey, &request, budget).await
 }
 
 async fn a_partial_closure_names_its_response_to_archive_and_delete(stores: Stores) {
@@ -519,15 +530,7 @@ async fn a_partial_closure_names_its_response_to_archive_and_delete(stores: Stor
             .is_empty()
     );
     // The submission's response events went with it; its shown event stays.
-    let aggregates = repository
-        .aggregates(
-            stores.project,
-            std::slice::from_ref(&id),
-            DateWindow::default(),
-            false,
-        )
-        .await
-        .unwrap();
+    let aggregates = aggregates(&stores, &id).await;
     assert_eq!(
         (aggregates.shown.total_count, aggregates.sent.total_count),
         (1, 0)

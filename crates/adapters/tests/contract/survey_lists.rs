@@ -6,8 +6,8 @@
 use crate::survey_writes as writes;
 use domain::ports::PageRequest;
 use domain::survey::{
-    FlagReferences, ReferencedFlags, SearchMatch, SearchTerm, SurveyFilter, SurveyId, SurveySearch,
-    SurveyState, SurveyStatus, SurveyType, SurveyWrite, TargetingPlan,
+    SearchMatch, SearchTerm, SurveyFilter, SurveyId, SurveySearch, SurveyState, SurveyStatus,
+    SurveyType,
 };
 use domain::tenancy::UserBasic;
 use domain::testing::someone;
@@ -26,25 +26,7 @@ contract! {
 
 /// Creates a survey of the main project, as `creator`.
 async fn create_by(stores: &Stores, creator: &UserBasic, state: SurveyState) -> SurveyId {
-    let planner = move |_: &ReferencedFlags| {
-        Ok(SurveyWrite {
-            state: state.clone(),
-            targeting: TargetingPlan::default(),
-            activity: None,
-        })
-    };
-    let id = SurveyId::generate();
-    writes::create(
-        &*stores.surveys,
-        stores.project,
-        id,
-        creator,
-        FlagReferences::default(),
-        &planner,
-    )
-    .await
-    .expect("creating a survey");
-    id
+    writes::create_as_is(&*stores.surveys, stores.project, creator, state).await
 }
 
 async fn create(stores: &Stores, name: &str, description: &str) -> SurveyId {

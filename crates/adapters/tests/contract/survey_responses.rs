@@ -68,7 +68,8 @@ pub(crate) fn survey_id(survey: &Survey) -> String {
     survey.id.0.to_string()
 }
 
-fn event(
+/// A `kind` event of `person` in submission `submission` at `when`, with these properties.
+pub(crate) fn event(
     kind: SurveyEventKind,
     survey: &str,
     person: &str,
@@ -130,7 +131,8 @@ fn keys(id: &str, index: Option<&str>) -> AnswerKeys {
     }
 }
 
-fn after_launch(minutes: i64) -> DateTime<Utc> {
+/// `minutes` after `LAUNCH`.
+pub(crate) fn after_launch(minutes: i64) -> DateTime<Utc> {
     at(LAUNCH) + Duration::minutes(minutes)
 }
 

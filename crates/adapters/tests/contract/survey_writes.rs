@@ -6,7 +6,8 @@
 use domain::DomainError;
 use domain::survey::writes;
 use domain::survey::{
-    FlagReferences, ReferencedFlags, Survey, SurveyId, SurveyRepository, SurveyWrite,
+    FlagReferences, ReferencedFlags, Survey, SurveyId, SurveyRepository, SurveyState, SurveyWrite,
+    TargetingPlan,
 };
 use domain::tenancy::{ProjectId, UserBasic};
 
@@ -24,6 +25,34 @@ pub async fn create(
         let write = planner(&read.referenced())?;
         writes::insert(tx, project, id, creator, write, &read).await
     })
+}
+
+/// A create of a survey in `state` as it is (no flags, no activity), by `creator`.
+pub async fn create_as_is(
+    store: &dyn SurveyRepository,
+    project: ProjectId,
+    creator: &UserBasic,
+    state: SurveyState,
+) -> SurveyId {
+    let planner = move |_: &ReferencedFlags| {
+        Ok(SurveyWrite {
+            state: state.clone(),
+            targeting: TargetingPlan::default(),
+            activity: None,
+        })
+    };
+    let id = SurveyId::generate();
+    create(
+        store,
+        project,
+        id,
+        creator,
+        FlagReferences::default(),
+        &planner,
+    )
+    .await
+    .expect("creating a survey");
+    id
 }
 
 /// An update: locks, plans with `planner` against the survey as locked, writes.

@@ -79,6 +79,10 @@ pub(crate) struct SurveyResponse {
     current_iteration: Option<i32>,
     current_iteration_start_date: Option<DateTime<Utc>>,
     enable_partial_responses: bool,
+    enable_iframe_embedding: bool,
+    /// The keys of the flags the survey shows by, as PostHog lists them (the response sampling
+    /// one is always `null`: Burrow does not sample responses).
+    feature_flag_keys: [FlagKeyEntry; 4],
     /// The language of the survey's own texts, normalised (`en` unless set).
     #[schema(max_length = 20)]
     base_language: String,
@@ -90,8 +94,43 @@ pub(crate) struct SurveyResponse {
     search_match_type: Option<&'static str>,
 }
 
+/// One of [`SurveyResponse::feature_flag_keys`]: which flag, and its key if the survey has one.
+#[derive(Debug, Serialize, ToSchema)]
+struct FlagKeyEntry {
+    key: &'static str,
+    value: Option<String>,
+}
+
+impl FlagKeyEntry {
+    /// PostHog's list: linked, targeting, internal targeting, internal response sampling.
+    fn of(survey: &Survey) -> [Self; 4] {
+        let key = |flag: &Option<domain::feature_flag::FeatureFlag>| {
+            flag.as_ref().map(|flag| flag.key.as_str().to_owned())
+        };
+        [
+            Self {
+                key: "linked_flag_key",
+                value: key(&survey.linked_flag),
+            },
+            Self {
+                key: "targeting_flag_key",
+                value: key(&survey.targeting_flag),
+            },
+            Self {
+                key: "internal_targeting_flag_key",
+                value: Some(survey.internal_targeting_flag_key()),
+            },
+            Self {
+                key: "internal_response_sampling_flag_key",
+                value: None,
+            },
+        ]
+    }
+}
+
 impl SurveyResponse {
     fn new(survey: Survey, remove_targeting_flag: Option<bool>) -> Self {
+        let feature_flag_keys = FlagKeyEntry::of(&survey);
         let state = survey.state;
         Self {
             id: survey.id.0,
@@ -120,6 +159,8 @@ impl SurveyResponse {
             current_iteration: state.iterations.current,
             current_iteration_start_date: state.iterations.current_start_date,
             enable_partial_responses: state.enable_partial_responses,
+            enable_iframe_embedding: state.enable_iframe_embedding,
+            feature_flag_keys,
             base_language: state.base_language.as_str().to_owned(),
             translations: state.translations,
             search_match_type: None,

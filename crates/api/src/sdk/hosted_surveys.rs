@@ -4,6 +4,8 @@
 //! other; `?distinct_id=` names the respondent, `?q0=…` prefills (posthog-js's URL prefill),
 //! and every other parameter but `auto_submit` becomes a property of the survey's events.
 //! Every inline script carries a per-request nonce named by a strict Content-Security-Policy.
+//! Other sites may frame the page only when its survey has `enable_iframe_embedding` (PostHog's
+//! `xframe_options_exempt`); otherwise `X-Frame-Options: DENY` and `frame-ancestors 'none'`.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{
@@ -140,12 +142,19 @@ body {{ display: flex; justify-content: center; align-items: flex-start; padding
 </html>
 "#
     );
-    HttpResponse::Ok()
-        .content_type("text/html; charset=utf-8")
-        .insert_header((CONTENT_SECURITY_POLICY, policy(&nonce)))
-        .insert_header((X_FRAME_OPTIONS, "DENY"))
-        .insert_header((CACHE_CONTROL, "no-store"))
-        .body(body)
+    let framing = if survey.state.enable_iframe_embedding {
+        Framing::Anywhere
+    } else {
+        Framing::Never
+    };
+    let mut page = HttpResponse::Ok();
+    page.content_type("text/html; charset=utf-8")
+        .insert_header((CONTENT_SECURITY_POLICY, policy(&nonce, framing)))
+        .insert_header((CACHE_CONTROL, "no-store"));
+    if framing == Framing::Never {
+        page.insert_header((X_FRAME_OPTIONS, "DENY"));
+    }
+    page.body(body)
 }
 
 /// A page without a survey (invalid link, closed or unknown survey), under the same policy.
@@ -173,7 +182,7 @@ body {{ margin: 0; padding: 12vh 16px; background: #f7f7f8; text-align: center;
     );
     let mut page = HttpResponse::build(status)
         .content_type("text/html; charset=utf-8")
-        .insert_header((CONTENT_SECURITY_POLICY, policy("none")))
+        .insert_header((CONTENT_SECURITY_POLICY, policy("none", Framing::Never)))
         .insert_header((X_FRAME_OPTIONS, "DENY"))
         .insert_header((CACHE_CONTROL, "no-store"))
         .body(body);
@@ -181,14 +190,27 @@ body {{ margin: 0; padding: 12vh 16px; background: #f7f7f8; text-align: center;
     page
 }
 
+/// Who may show a page in a frame.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Never,
+    /// The survey asked for it (`enable_iframe_embedding`).
+    Anywhere,
+}
+
 /// The page's policy: scripts only from Burrow and with this response's nonce, requests only
 /// to Burrow (posthog-js's `/flags`, `/e/`, the survey feed), inline styles for posthog-js's
-/// survey (it styles its shadow DOM inline), no framing, no forms posting elsewhere.
-fn policy(nonce: &str) -> String {
+/// survey (it styles its shadow DOM inline), framing as `framing` says, no forms posting
+/// elsewhere.
+fn policy(nonce: &str, framing: Framing) -> String {
+    let ancestors = match framing {
+        Framing::Never => "'none'",
+        Framing::Anywhere => "*",
+    };
     format!(
         "default-src 'none'; script-src 'self' 'nonce-{nonce}'; connect-src 'self'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; \
-         base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+         base-uri 'none'; form-action 'none'; frame-ancestors {ancestors}"
     )
 }
 

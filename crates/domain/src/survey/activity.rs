@@ -167,6 +167,11 @@ pub fn changes(
             value(after.enable_partial_responses),
         ),
         (
+            "enable_iframe_embedding",
+            value(before.enable_iframe_embedding),
+            value(after.enable_iframe_embedding),
+        ),
+        (
             "base_language",
             value(&before.base_language),
             value(&after.base_language),
@@ -292,6 +297,7 @@ mod tests {
             enable_partial_responses: true,
             base_language: crate::survey::LanguageCode::parse_base("fr").unwrap(),
             translations: serde_json::from_value(json!({"de": {"name": "N"}})).unwrap(),
+            enable_iframe_embedding: true,
             iterations: before.iterations.clone(),
         };
         assert_eq!(
@@ -313,6 +319,7 @@ mod tests {
                 "iteration_count",
                 "iteration_frequency_days",
                 "enable_partial_responses",
+                "enable_iframe_embedding",
                 "base_language",
                 "translations",
             ]

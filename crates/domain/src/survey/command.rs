@@ -35,6 +35,7 @@ pub struct SurveyChanges {
     pub iteration_count: Patch<i32>,
     pub iteration_frequency_days: Patch<i32>,
     pub enable_partial_responses: Patch<bool>,
+    pub enable_iframe_embedding: Patch<bool>,
     /// Never null (`This field may not be null.`).
     pub base_language: Option<SentBaseLanguage>,
     /// Keys as sent: checked against the base language and the stored keys in `plan`.

@@ -69,6 +69,34 @@ impl Iterations {
     }
 }
 
+impl Iterations {
+    /// The iteration running at `now` and its start: the last one that has begun (the first
+    /// while none has); `None` without a schedule.
+    pub fn running_at(&self, now: DateTime<Utc>) -> Option<(i32, DateTime<Utc>)> {
+        let dates = self.start_dates.as_deref()?;
+        let begun = dates
+            .iter()
+            .take_while(|start| **start <= now)
+            .count()
+            .max(1);
+        let start = *dates.get(begun - 1)?;
+        Some((i32::try_from(begun).ok()?, start))
+    }
+
+    /// Whether the last iteration ended before `now`: `frequency_days` after it began.
+    pub fn final_ended_by(&self, frequency_days: Option<i32>, now: DateTime<Utc>) -> bool {
+        let (Some(last), Some(days @ 1..)) = (
+            self.start_dates.as_deref().and_then(<[_]>::last),
+            frequency_days,
+        ) else {
+            return false;
+        };
+        TimeDelta::try_days(i64::from(days))
+            .and_then(|length| last.checked_add_signed(length))
+            .is_some_and(|end| end < now)
+    }
+}
+
 /// The start of iteration `k`, or `None` when it cannot be stored.
 fn iteration_start(start: DateTime<Utc>, k: i32, frequency_days: i32) -> Option<DateTime<Utc>> {
     let days = i64::from(k).checked_mul(i64::from(frequency_days))?;
@@ -96,6 +124,22 @@ mod tests {
         );
         assert_eq!(iterations.current, Some(1));
         assert_eq!(iterations.current_start_date, Some(start));
+    }
+
+    #[test]
+    fn the_running_iteration_is_the_last_begun_and_the_schedule_ends_a_frequency_after_the_last() {
+        let start = at("2026-01-01T00:00:00Z");
+        let iterations =
+            Iterations::compute(Some(3), Some(7), Some(start), &Iterations::default()).unwrap();
+        let day = |n: i64| start + TimeDelta::days(n);
+        assert_eq!(iterations.running_at(day(-1)), Some((1, start)));
+        assert_eq!(iterations.running_at(day(6)), Some((1, start)));
+        assert_eq!(iterations.running_at(day(7)), Some((2, day(7))));
+        assert_eq!(iterations.running_at(day(30)), Some((3, day(14))));
+        assert!(!iterations.final_ended_by(Some(7), day(21)));
+        assert!(iterations.final_ended_by(Some(7), day(21) + TimeDelta::seconds(1)));
+        assert_eq!(Iterations::default().running_at(day(0)), None);
+        assert!(!Iterations::default().final_ended_by(Some(7), day(99)));
     }
 
     #[test]

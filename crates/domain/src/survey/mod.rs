@@ -24,11 +24,15 @@ mod question_parser;
 mod question_translations;
 mod questions;
 mod rendered;
+mod schedule;
 mod search;
 mod service;
 mod settings;
 mod translations;
+mod validation_rules;
 pub mod writes;
+
+pub use writes::MAX_PROJECT_SURVEYS;
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -55,6 +59,7 @@ pub use question_labels::{MAX_LABELLED_SURVEYS, QuestionLabel, question_labels};
 pub use question_translations::{QuestionTranslation, QuestionTranslations};
 pub use questions::Questions;
 pub use rendered::{RenderedPage, RenderedSurveys, Rendering};
+pub use schedule::{SCHEDULE_ROUND, schedule_due};
 pub use search::{
     DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, MAX_SEARCH_CHARS, NAME_SIMILARITY, SearchMatch,
     SearchTerm, SurveySearch,
@@ -133,6 +138,8 @@ pub struct SurveyState {
     pub base_language: LanguageCode,
     /// Its texts in other languages, keyed by language.
     pub translations: Option<SurveyTranslations>,
+    /// Whether its hosted page (`external_survey`) may be shown in another site's frame.
+    pub enable_iframe_embedding: bool,
     /// Derived from the iteration fields and `start_date` on every write.
     pub iterations: Iterations,
 }
@@ -158,6 +165,7 @@ impl SurveyState {
             enable_partial_responses: false,
             base_language: LanguageCode::default(),
             translations: None,
+            enable_iframe_embedding: false,
             iterations: Iterations::default(),
         }
     }

@@ -153,7 +153,7 @@ fn planned_filters(
 }
 
 /// An existing flag the survey points at, unchanged so far.
-fn existing(id: FlagId, owned: bool) -> TargetingFlag {
+pub(super) fn existing(id: FlagId, owned: bool) -> TargetingFlag {
     TargetingFlag::Existing {
         id,
         owned,
@@ -175,7 +175,10 @@ pub(super) fn serving_while_running(mut plan: TargetingPlan, state: &SurveyState
 
 /// Leaves out of an existing flag's changes what the flag already is, so a write that changes
 /// nothing about its targeting flag does not write the flag.
-fn without_no_ops(mut plan: TargetingPlan, known: [Option<&FeatureFlag>; 2]) -> TargetingPlan {
+pub(super) fn without_no_ops(
+    mut plan: TargetingPlan,
+    known: [Option<&FeatureFlag>; 2],
+) -> TargetingPlan {
     if let Some(TargetingFlag::Existing { id, changes, .. }) = &mut plan.flag
         && let Some(flag) = known.into_iter().flatten().find(|flag| flag.id == *id)
     {
@@ -224,6 +227,10 @@ fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState
     state.enable_partial_responses = changes
         .enable_partial_responses
         .apply(Some(state.enable_partial_responses))
+        .unwrap_or(false);
+    state.enable_iframe_embedding = changes
+        .enable_iframe_embedding
+        .apply(Some(state.enable_iframe_embedding))
         .unwrap_or(false);
     apply_languages(&mut state, base, changes)?;
     state.iterations = Iterations::compute(
@@ -405,8 +412,8 @@ fn check_shuffle_and_branching(state: &SurveyState) -> Result<(), ValidationErro
         .as_ref()
         .is_some_and(|qs| qs.iter().any(|q| q.base().branching.is_some()));
     if shuffled && branched {
-        return Err(ValidationError::invalid(
-            "questions",
+        // PostHog raises it for the survey as a whole: `attr` null.
+        return Err(ValidationError::invalid_input(
             "Question shuffling and question branching cannot be used together. Please disable one of these features.",
         ));
     }

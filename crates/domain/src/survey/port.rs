@@ -239,6 +239,17 @@ pub trait SurveyRepository: Send + Sync {
         page: PageRequest,
     ) -> Result<Page<Survey>, Unexpected>;
 
+    /// Surveys of every project whose schedule has a step due at `now` ([`schedule_due`]: a
+    /// running recurring survey whose next iteration has begun, or whose last one has ended),
+    /// at most `limit` of them, by project and id.
+    ///
+    /// [`schedule_due`]: super::schedule_due
+    async fn due_schedules(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected>;
+
     /// Whether any of the project's surveys that `filter` keeps (its `search` left out) holds
     /// `term` in its name or description, ignoring case: what decides a search's tier
     /// ([`SurveySearch::among`](super::SurveySearch::among)).

@@ -1,6 +1,6 @@
 //! The one parser of a question: from the object as sent, or as stored, into its [`Question`].
 //! A sent question is also sanitized and held to PostHog's rules for one question (texts,
-//! choices, link, rating scale, branching shape), each broken rule with PostHog's message; a
+//! choices, link, rating scale, branching shape, validation rules), each broken rule with PostHog's message; a
 //! stored one was held to them when written, and a known key of another shape in it (kept by
 //! earlier versions) stays in `extra` (`json_fields::Source`).
 
@@ -22,6 +22,7 @@ use super::question::{
     RatingDisplay, RatingQuestion, SPECIFIC_QUESTION,
 };
 use super::question_translations::QuestionTranslations;
+use super::validation_rules::{VALIDATION, check_validation_rules};
 use crate::json_fields::{Fields, Source, WrongShape};
 
 /// The keys a question's types read: set apart while a question is read (`Fields`).
@@ -96,6 +97,9 @@ impl Question {
     /// # Errors
     /// The first broken rule, with PostHog's message where PostHog has one.
     pub(crate) fn parse_sent(object: Map<String, Value>, number: usize) -> Result<Self, String> {
+        if let Some(rules) = object.get(VALIDATION).filter(|rules| !rules.is_null()) {
+            check_validation_rules(rules)?;
+        }
         Self::read(Reader {
             fields: Fields::from_map(object, &QUESTION_KEYS),
             source: Source::Sent,

@@ -4,11 +4,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use chrono::{SubsecRound as _, Utc};
+use chrono::{DateTime, SubsecRound as _, Utc};
 
 use super::copy::{copy_name, name_prefix, plan_copy};
 use super::lifecycle::{Switch, plan_switch};
 use super::plan::{plan_create, plan_update};
+use super::schedule::{SCHEDULE_ROUND, plan_schedule_step, reanchored_on_resume};
 use super::writes::{self, FlagsRead};
 use super::{
     CopyTarget, FlagReferences, MAX_LABELLED_SURVEYS, NewSurvey, QuestionLabel, Survey,
@@ -129,7 +130,8 @@ impl SurveyService {
             .await?;
         in_transaction!(self.surveys.begin(), |tx| {
             let locked = writes::lock_for_update(tx, project, id, references(&changes)).await?;
-            let write = plan_update(&locked.planned, &changes, &locked.referenced(), editor)?;
+            let mut write = plan_update(&locked.planned, &changes, &locked.referenced(), editor)?;
+            write.state = reanchored_on_resume(&locked.planned.state, write.state, Utc::now())?;
             writes::update(tx, locked, write).await
         })
         .map_err(|error| {
@@ -207,6 +209,36 @@ impl SurveyService {
                 .await?;
             Ok(())
         })
+    }
+
+    /// Moves the schedules of recurring surveys on as far as `now` asks (`schedule.rs`): each
+    /// due survey, at most [`SCHEDULE_ROUND`] a call, in a transaction of its own that locks it
+    /// first (a user's update meanwhile is planned against the moved survey, or moves it
+    /// itself). Answers how many it moved; one deleted meanwhile is passed over.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn advance_schedules(&self, now: DateTime<Utc>) -> Result<usize, Unexpected> {
+        let due = self.surveys.due_schedules(now, SCHEDULE_ROUND).await?;
+        let mut moved = 0;
+        for (project, id) in due {
+            let written = in_transaction!(self.surveys.begin(), |tx| {
+                let locked =
+                    writes::lock_for_update(tx, project, id, FlagReferences::default()).await?;
+                match plan_schedule_step(&locked.planned, now) {
+                    Some(write) => writes::update(tx, locked, write).await.map(|_| true),
+                    None => Ok(false),
+                }
+            });
+            match written {
+                Ok(true) => moved += 1,
+                Ok(false) | Err(DomainError::NotFound) => {}
+                Err(DomainError::Unexpected(error)) => return Err(error),
+                // Nothing else comes of a write that checks no rule and takes no name.
+                Err(other) => return Err(Unexpected::new(other.to_string())),
+            }
+        }
+        Ok(moved)
     }
 
     /// Copies `source` into each target project (each once, in the order given) as a draft

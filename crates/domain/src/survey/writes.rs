@@ -8,9 +8,24 @@ use super::{
     FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, Survey, SurveyId, SurveyLock,
     SurveyRecord, SurveyTransaction, SurveyWrite, TargetingFlag, TargetingPlan,
 };
-use crate::error::{DomainError, Unexpected};
+use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId};
 use crate::tenancy::{ProjectId, UserBasic};
+
+/// Most surveys one project may hold, archived ones included: what one project may store of
+/// them, what its feed snapshot may hold of them (the unarchived ones, whole) and what a list's
+/// `search` weighs (every one of them). The benchmarks list from a project of this many. Stores
+/// refuse the insert past it ([`SurveyTransaction::insert_survey`]), creates of one project
+/// counted one at a time; PostgreSQL's trigger `surveys_per_project` holds the same number.
+pub const MAX_PROJECT_SURVEYS: usize = 20_000;
+
+/// What a store answers a survey insert past [`MAX_PROJECT_SURVEYS`].
+pub fn too_many_surveys() -> DomainError {
+    ValidationError::invalid_input(format!(
+        "A project may have at most {MAX_PROJECT_SURVEYS} surveys."
+    ))
+    .into()
+}
 
 /// Reads the flags `references` names for a create, locking the targeting one, which the write
 /// may change.
@@ -137,8 +152,8 @@ pub async fn update(
 /// `FlagsRead::default()`), with its targeting flag and activity entry.
 ///
 /// # Errors
-/// `Conflict` when the project has a survey of that name or a flag of a new flag's key;
-/// `Unexpected`.
+/// `Invalid` ([`too_many_surveys`]) when the project has [`MAX_PROJECT_SURVEYS`] already;
+/// `Conflict` when it has a survey of that name or a flag of a new flag's key; `Unexpected`.
 pub async fn insert(
     tx: &mut dyn SurveyTransaction,
     project: ProjectId,

@@ -13,6 +13,14 @@ pub const MAX_EVENT_BYTES: usize = 1_000_000;
 /// back cut to this many characters (see [`SurveyResponseRepository`](super::SurveyResponseRepository)).
 pub const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
+/// The most one response's answers and where-answered values may weigh together, counted as
+/// their JSON text: what one event may carry ([`MAX_EVENT_BYTES`]). A submission's sends merge
+/// into one response, and a send may name any `$survey_response_<key>`, so without it a client
+/// holding the public token could grow one row without end by sending again; a send that would
+/// carry its response past it leaves the response's answers and context as they were (its event
+/// is still stored, its time and completion still count).
+pub const MAX_RESPONSE_BYTES: usize = MAX_EVENT_BYTES;
+
 /// The answers one page of a responses list holds at most (its last row may pass it): a page
 /// ends early past it, and its `next` link continues from there.
 pub const PAGE_ANSWER_BYTES: usize = 2 * 1024 * 1024;

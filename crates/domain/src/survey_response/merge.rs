@@ -2,7 +2,8 @@
 //! question's latest given answer, the latest event's uuid, person and time. A capture merges
 //! its own events of a submission in time order ([`SubmissionDraft::of_events`]); storage then
 //! merges that draft into the response the submission may already have
-//! ([`SubmissionDraft::merged_into`]), the rule both stores implement.
+//! ([`SubmissionDraft::merged_into`]), the rule both stores implement. Neither ever carries a
+//! response's answers and context past [`MAX_RESPONSE_BYTES`].
 
 use std::collections::BTreeMap;
 
@@ -10,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::{ResponseContext, SurveyEvent, SurveyEventKind, SurveyResponse};
+use super::{MAX_RESPONSE_BYTES, ResponseContext, SurveyEvent, SurveyEventKind, SurveyResponse};
 
 /// Whether an answer was given: anything but `null`, `""` and `[]`.
 pub fn is_given(answer: &Value) -> bool {
@@ -20,6 +21,14 @@ pub fn is_given(answer: &Value) -> bool {
         Value::Array(items) => !items.is_empty(),
         _ => true,
     }
+}
+
+/// Whether answers and a context weigh at most [`MAX_RESPONSE_BYTES`] together, as JSON text
+/// (PostgreSQL weighs its `jsonb` columns, give or take a few bytes a key).
+fn within_response_bound(answers: &Map<String, Value>, context: &ResponseContext) -> bool {
+    let weight =
+        |value: &Map<String, Value>| serde_json::to_vec(value).map_or(usize::MAX, |v| v.len());
+    weight(answers).saturating_add(weight(&context.to_stored())) <= MAX_RESPONSE_BYTES
 }
 
 /// One submission's response events of one capture, merged.
@@ -77,17 +86,22 @@ impl SubmissionDraft {
             .collect()
     }
 
-    /// Takes in an event later than every one taken so far.
+    /// Takes in an event later than every one taken so far (its answers and context only while
+    /// they keep the draft within [`MAX_RESPONSE_BYTES`]).
     fn absorb_later(&mut self, event: &SurveyEvent) {
         self.submission_id.clone_from(&event.submission_id);
         self.uuid = event.uuid;
         self.distinct_id.clone_from(&event.distinct_id);
         self.timestamp = event.timestamp;
-        self.answers
-            .extend(event.answers().into_iter().filter(|(_, v)| is_given(v)));
         self.completed = event.completed().or(self.completed);
         self.partially_completed = event.kind != SurveyEventKind::Sent;
-        self.context = ResponseContext::of(&event.properties).or(std::mem::take(&mut self.context));
+        let mut answers = self.answers.clone();
+        answers.extend(event.answers().into_iter().filter(|(_, v)| is_given(v)));
+        let context = ResponseContext::of(&event.properties).or(self.context.clone());
+        if within_response_bound(&answers, &context) {
+            self.answers = answers;
+            self.context = context;
+        }
     }
 
     /// The submission's response once this draft is merged into `stored`, the response it
@@ -97,21 +111,37 @@ impl SubmissionDraft {
     /// later ones, or a retry) it only fills in the answer keys and context values the response
     /// lacks. So a response is exact whenever each capture's events are later than the ones
     /// before; when a question was answered twice and the later answer arrived first, the
-    /// later one stays. `completed` is the latest one sent either way; `archived` stays.
+    /// later one stays. `completed` is the latest one sent either way; `archived` stays. Merged
+    /// answers and context that would pass [`MAX_RESPONSE_BYTES`] stay as stored.
     pub fn merged_into(self, stored: Option<&SurveyResponse>) -> SurveyResponse {
         let Some(stored) = stored else {
-            return SurveyResponse {
-                uuid: self.uuid,
-                distinct_id: self.distinct_id,
-                submission_id: self.submission_id,
-                timestamp: self.timestamp,
-                answers: self.answers,
-                completed: self.completed,
-                partially_completed: self.partially_completed,
-                context: self.context,
-                archived: false,
-            };
+            return self.merged_into_nothing();
         };
+        let mut merged = self.merged_unbounded(stored);
+        if !within_response_bound(&merged.answers, &merged.context) {
+            merged.answers.clone_from(&stored.answers);
+            merged.context = stored.context.clone();
+        }
+        merged
+    }
+
+    /// The response this draft makes alone (within the bound, as [`Self::absorb_later`] kept it).
+    fn merged_into_nothing(self) -> SurveyResponse {
+        SurveyResponse {
+            uuid: self.uuid,
+            distinct_id: self.distinct_id,
+            submission_id: self.submission_id,
+            timestamp: self.timestamp,
+            answers: self.answers,
+            completed: self.completed,
+            partially_completed: self.partially_completed,
+            context: self.context,
+            archived: false,
+        }
+    }
+
+    /// [`Self::merged_into`] a stored response, before the bound is applied.
+    fn merged_unbounded(self, stored: &SurveyResponse) -> SurveyResponse {
         if (stored.timestamp, stored.uuid) < (self.timestamp, self.uuid) {
             let mut answers = stored.answers.clone();
             answers.extend(self.answers);

@@ -33,7 +33,8 @@ pub use context::{CONTEXT_PROPERTIES, ResponseContext};
 pub use export::{ExportCursor, ExportFormat, ExportRenderer};
 pub use filter::{AnswerFilter, AnswerKeys, MAX_SEARCH_CHARS, ResponseFilter, SearchText};
 pub use limits::{
-    EXPORT_CHUNK_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, PAGE_ANSWER_BYTES, rows_within,
+    EXPORT_CHUNK_ANSWER_BYTES, MAX_ANSWER_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES,
+    PAGE_ANSWER_BYTES, rows_within,
 };
 pub use listing::{
     AnswerText, DEFAULT_LIST_LIMIT, ListedAnswer, ListedResponse, MAX_LIST_LIMIT, ResponseList,

@@ -14,10 +14,10 @@ use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::feature_flag::{FlagChanges, NewFlag};
 use crate::ports::{Page, PageRequest};
 use crate::survey::{
-    DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, DeletedSurvey, FlagLock, NAME_SIMILARITY,
-    OwnedNewFlag, SearchMatch, SearchTerm, Survey, SurveyFilter, SurveyId, SurveyLock,
-    SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
-    activity::SCOPE,
+    DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, DeletedSurvey, FlagLock, MAX_PROJECT_SURVEYS,
+    NAME_SIMILARITY, OwnedNewFlag, SearchMatch, SearchTerm, Survey, SurveyFilter, SurveyId,
+    SurveyLock, SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
+    SurveyType, activity::SCOPE, schedule_due, writes::too_many_surveys,
 };
 use crate::tenancy::{ProjectId, UserId};
 
@@ -35,6 +35,25 @@ pub(super) struct StoredActivity {
     survey: Option<SurveyId>,
     user: UserId,
     entry: ActivityEntry,
+}
+
+impl InMemoryStore {
+    /// Stores `count` plain surveys (`Stored <n>`, type `api`) straight into `project`, as a
+    /// project that grew before: for tests of what a project may hold.
+    pub fn fill_with_surveys(&self, project: ProjectId, count: usize) {
+        let mut state = self.lock();
+        for n in 0..count {
+            state.surveys.push(StoredSurvey {
+                id: SurveyId::generate(),
+                project_id: project,
+                state: SurveyState::draft(format!("Stored {n}"), SurveyType::Api),
+                targeting_flag_id: None,
+                owns_targeting_flag: false,
+                created_at: Utc::now(),
+                created_by: None,
+            });
+        }
+    }
 }
 
 impl State {
@@ -174,6 +193,23 @@ impl SurveyRepository for InMemoryStore {
             }
         }
         Ok(page_of(surveys, page).map(|s| state.survey_view(s)))
+    }
+
+    async fn due_schedules(
+        &self,
+        now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected> {
+        let mut due: Vec<(ProjectId, SurveyId)> = self
+            .lock()
+            .surveys
+            .iter()
+            .filter(|s| schedule_due(&s.state, now))
+            .map(|s| (s.project_id, s.id))
+            .collect();
+        due.sort_by_key(|(project, id)| (project.0, id.0));
+        due.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        Ok(due)
     }
 
     async fn holds_term(
@@ -345,6 +381,15 @@ impl SurveyTransaction for Draft {
         record: SurveyRecord<'_>,
         activity: Option<&NewActivity>,
     ) -> Result<DateTime<Utc>, DomainError> {
+        let held = self
+            .state
+            .surveys
+            .iter()
+            .filter(|s| s.project_id == project)
+            .count();
+        if held >= MAX_PROJECT_SURVEYS {
+            return Err(too_many_surveys());
+        }
         if self.state.name_taken(project, &record.state.name, id) {
             return Err(DomainError::Conflict);
         }

@@ -12,7 +12,10 @@
 //   MODE          `answer` (show, answer, submit; reload: not shown again; the same person in a
 //                 fresh browser: not shown either), `wait` (PERSON_ID is shown SURVEY in one
 //                 browser and left; then the same person, in a browser of their own, and
-//                 OTHER_PERSON, in another), `targeting`, `hosted` (Burrow's page of
+//                 OTHER_PERSON, in another), `recurring` (SURVEY, weekly, answered in its first
+//                 iteration; its launch then moved a week back through the API with KEY, so
+//                 Burrow's schedule round moves it to its second iteration; the same browser
+//                 reloads), `targeting`, `hosted` (Burrow's page of
 //                 an `external_survey` at PAGE, answered with ANSWER's text), or `demo`
 //                 (`cargo xtask dev`'s demo site at PAGE_URL: its survey's rating answered 9,
 //                 its open question with ANSWER's text)
@@ -27,6 +30,7 @@
 //   OTHER_PERSON  `answer` (optional) and `wait`: a distinct id that opens the page last, in a
 //                 browser of its own; `shownToAnotherPerson` says whether the survey showed to them
 //   PERSON_ID     `wait` only: the identified person's distinct id
+//   KEY, PROJECT  `recurring` only: a personal API key and the survey's project id
 //   SCREENSHOT    where to save a screenshot of the page with the survey shown
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
@@ -296,6 +300,59 @@ async function waitMode(newContext, url) {
   result.shownToAnotherPerson = await shownInOwnBrowser(newContext, url, env.OTHER_PERSON, "another person");
 }
 
+/** The feed's `current_iteration` of SURVEY. */
+async function feedIteration() {
+  const feed = await (await fetch(`${env.BURROW_URL}/api/surveys/?token=${encodeURIComponent(env.TOKEN)}`)).json();
+  return feed.surveys.find((survey) => survey.id === env.SURVEY)?.current_iteration ?? null;
+}
+
+/** A recurring survey answered in its first iteration is not shown again in it; once its
+ * second iteration begins (its launch moved a week back, Burrow's schedule round moves it on),
+ * the same browser (localStorage and all) is shown it again. */
+async function recurringMode(context, url) {
+  const survey = env.SURVEY;
+  const tab = await context.newPage();
+  watch(tab);
+  await tab.goto(url);
+  step(`loaded ${url}`);
+  result.webdriver = await tab.evaluate(() => navigator.webdriver);
+  await waitFor(`the popover of survey ${survey}`, () => shown(tab, survey), 30_000);
+  result.shown = true;
+  const root = tab.locator(`div.PostHogSurvey-${survey}`);
+  await root.locator("textarea").fill(env.ANSWER);
+  await root.locator("button.form-submit").click();
+  await waitFor(
+    "a `survey sent` event in a capture request",
+    () => sentEvents().some((event) => event.event === "survey sent"),
+    20_000,
+  );
+  result.answeredIteration = sentEvents().find((event) => event.event === "survey sent").properties.$survey_iteration ?? null;
+  step(`answered iteration ${result.answeredIteration}`);
+  let before = flagAnswers();
+  await tab.reload();
+  await settleAfterFlags(before);
+  result.shownAgainInSameIteration = await shown(tab, survey);
+  step(`same iteration: shown=${result.shownAgainInSameIteration}`);
+
+  const launched = new Date(Date.now() - (7 * 24 * 60 + 1) * 60 * 1000).toISOString();
+  const moved = await fetch(`${env.BURROW_URL}/api/projects/${env.PROJECT}/surveys/${survey}/`, {
+    method: "PATCH",
+    headers: { authorization: `Bearer ${env.KEY}`, "content-type": "application/json" },
+    body: JSON.stringify({ start_date: launched }),
+  });
+  result.launchMoved = moved.status;
+  await waitFor("the second iteration in the feed", async () => (await feedIteration()) === 2, 30_000);
+  step("second iteration in the feed");
+  before = flagAnswers();
+  await tab.reload();
+  await settleAfterFlags(before);
+  result.shownInNextIteration = await waitFor("the popover", () => shown(tab, survey), 15_000)
+    .then(() => true)
+    .catch(() => false);
+  step(`next iteration: shown=${result.shownInNextIteration}`);
+  if (result.shownInNextIteration) await tab.screenshot({ path: env.SCREENSHOT });
+}
+
 /** A hosted survey's page on Burrow itself: rendered full page, answered, submitted. */
 async function hostedMode(context) {
   const tab = await context.newPage();
@@ -400,6 +457,7 @@ try {
   else if (env.MODE === "hosted") await hostedMode(await newContext());
   else if (env.MODE === "demo") await demoMode(await newContext());
   else if (env.MODE === "wait") await waitMode(newContext, url);
+  else if (env.MODE === "recurring") await recurringMode(await newContext(), url);
   else await answerMode(await newContext(), url, newContext);
 } catch (error) {
   failed = true;

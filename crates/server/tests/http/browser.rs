@@ -128,6 +128,8 @@ impl Burrow {
                 // The webhook receiver listens on loopback.
                 .env("BURROW_WEBHOOKS_ALLOW_PRIVATE", "1")
                 .env("BURROW_WEBHOOK_POLL_MS", "100")
+                // Recurring surveys move on within a second of their next iteration.
+                .env("BURROW_SURVEY_SCHEDULE_SECS", "1")
                 .env("RUST_LOG", "info");
         })
         .await;
@@ -631,4 +633,41 @@ async fn a_survey_shown_in_one_browser_waits_in_the_same_persons_other_browser()
         report["shownToAnotherPerson"], true,
         "only the wait hides it: {pretty}"
     );
+}
+
+/// A weekly survey answered in its first iteration stays hidden in it; once its second
+/// iteration begins (its launch moved a week back through the API; Burrow's schedule round
+/// moves it on, and the feed and the internal targeting flag follow), the same browser, which
+/// remembers the first answer, is shown it again.
+#[tokio::test]
+async fn a_recurring_survey_answered_in_one_iteration_shows_again_in_the_next() {
+    let burrow = Burrow::start("recurring").await;
+    let survey = burrow
+        .survey(
+            "Shop survey (recurring)",
+            json!({"type": "open", "question": "How was this week?"}),
+            json!({"iteration_count": 4, "iteration_frequency_days": 7}),
+        )
+        .await;
+    assert_eq!(survey["current_iteration"], 1);
+    let id = survey["id"].as_str().unwrap().to_owned();
+    let screenshot = artifacts().join("survey-recurring.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let report = burrow
+        .drive(&[
+            ("MODE", "recurring".into()),
+            ("BUNDLE", "full".into()),
+            ("SURVEY", id),
+            ("ANSWER", "Busy but fine".into()),
+            ("KEY", burrow.key.clone()),
+            ("PROJECT", burrow.project_id.to_string()),
+            ("SCREENSHOT", screenshot.display().to_string()),
+        ])
+        .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report["webdriver"], false, "{pretty}");
+    assert_eq!(report["answeredIteration"], 1, "{pretty}");
+    assert_eq!(report["shownAgainInSameIteration"], false, "{pretty}");
+    assert_eq!(report["launchMoved"], 200, "{pretty}");
+    assert_eq!(report["shownInNextIteration"], true, "{pretty}");
 }

@@ -5,27 +5,24 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::survey_requests::{created, survey_id};
 
 struct Survey {
     id: String,
     question: String,
 }
 
-async fn survey(app: &TestApp, tenant: &Tenant) -> Survey {
-    let (status, survey) = parts(
-        app.send_json(
-            Method::POST,
-            &format!("/api/projects/{}/surveys/", tenant.project_id),
-            &tenant.key,
-            &json!({"name": "Deletable", "type": "api", "start_date": "2026-01-01T00:00:00Z",
-                    "questions": [{"type": "open", "question": "Why?"}]}),
-        )
-        .await,
+/// A launched API survey named `name` with one open question, `question`.
+async fn survey(app: &TestApp, tenant: &Tenant, name: &str, question: &str) -> Survey {
+    let survey = created(
+        app,
+        tenant,
+        json!({"name": name, "type": "api", "start_date": "2026-01-01T00:00:00Z",
+               "questions": [{"type": "open", "question": question}]}),
     )
     .await;
-    assert_eq!(status, 201, "{survey}");
     Survey {
-        id: survey["id"].as_str().unwrap().to_owned(),
+        id: survey_id(&survey).to_owned(),
         question: survey["questions"][0]["id"].as_str().unwrap().to_owned(),
     }
 }
@@ -49,17 +46,6 @@ fn sent(survey: &Survey, person: &str, submission: &str, completed: bool, second
 fn shown(survey: &Survey, person: &str) -> Value {
     json!({"event": "survey shown", "distinct_id": person,
            "properties": {"$survey_id": survey.id}})
-}
-
-async fn capture(app: &TestApp, tenant: &Tenant, events: Vec<Value>) {
-    let token = app.project_token(tenant).await;
-    let response = app
-        .request(Method::POST, "/batch/")
-        .json(&json!({"api_key": token, "batch": events}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
 }
 
 async fn count(app: &TestApp, tenant: &Tenant, survey: &Survey, query: &str) -> Value {
@@ -113,11 +99,10 @@ async fn activities(app: &TestApp, tenant: &Tenant, survey: &Survey) -> Vec<Valu
 async fn a_deleted_response_takes_its_sends_and_counts_with_it_and_is_logged() {
     let app = spawn_app().await;
     let tenant = app.tenant("delete@example.com", &["*"]).await;
-    let survey = survey(&app, &tenant).await;
+    let survey = survey(&app, &tenant, "Deletable", "Why?").await;
     let partial = sent(&survey, "ada", "sub-1", false, 1);
     let archived = sent(&survey, "grace", "sub-3", true, 3);
-    capture(
-        &app,
+    app.capture_batch(
         &tenant,
         vec![
             partial.clone(),
@@ -212,10 +197,9 @@ async fn a_deleted_response_takes_its_sends_and_counts_with_it_and_is_logged() {
 async fn a_reset_empties_one_survey_and_is_logged() {
     let app = spawn_app().await;
     let tenant = app.tenant("reset@example.com", &["*"]).await;
-    let survey_a = survey(&app, &tenant).await;
-    let survey_b = survey_named(&app, &tenant).await;
-    capture(
-        &app,
+    let survey_a = survey(&app, &tenant, "Deletable", "Why?").await;
+    let survey_b = survey(&app, &tenant, "Another", "Why not?").await;
+    app.capture_batch(
         &tenant,
         vec![
             shown(&survey_a, "ada"),
@@ -248,32 +232,12 @@ async fn a_reset_empties_one_survey_and_is_logged() {
     );
 }
 
-async fn survey_named(app: &TestApp, tenant: &Tenant) -> Survey {
-    let (status, created) = parts(
-        app.send_json(
-            Method::POST,
-            &format!("/api/projects/{}/surveys/", tenant.project_id),
-            &tenant.key,
-            &json!({"name": "Another", "type": "api", "start_date": "2026-01-01T00:00:00Z",
-                    "questions": [{"type": "open", "question": "Why not?"}]}),
-        )
-        .await,
-    )
-    .await;
-    assert_eq!(status, 201, "{created}");
-    Survey {
-        id: created["id"].as_str().unwrap().to_owned(),
-        question: created["questions"][0]["id"].as_str().unwrap().to_owned(),
-    }
-}
-
 #[tokio::test]
 async fn a_data_subject_request_deletes_the_persons_properties_and_with_events_their_answers() {
     let app = spawn_app().await;
     let tenant = app.tenant("dsr@example.com", &["*"]).await;
-    let survey = survey(&app, &tenant).await;
-    capture(
-        &app,
+    let survey = survey(&app, &tenant, "Deletable", "Why?").await;
+    app.capture_batch(
         &tenant,
         vec![
             shown(&survey, "ada"),

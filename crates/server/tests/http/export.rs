@@ -11,29 +11,25 @@ use tokio::io::AsyncWriteExt as _;
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app};
 use crate::process::{bootstrap, serve};
+use crate::survey_requests::created;
 
+/// A launched API survey with an open, a multiple choice and a rating question.
 async fn survey(app: &TestApp, tenant: &Tenant) -> Value {
-    let (status, survey) = parts(
-        app.send_json(
-            Method::POST,
-            &format!("/api/projects/{}/surveys/", tenant.project_id),
-            &tenant.key,
-            &json!({
-                "name": "Export me",
-                "type": "api",
-                "start_date": "2026-01-01T00:00:00Z",
-                "questions": [
-                    {"type": "open", "question": "Anything, \"really\" anything?"},
-                    {"type": "multiple_choice", "question": "Which ones?", "choices": ["Red", "Green, light", "Blue"]},
-                    {"type": "rating", "question": "How many?", "scale": 10, "display": "number"},
-                ],
-            }),
-        )
-        .await,
+    created(
+        app,
+        tenant,
+        json!({
+            "name": "Export me",
+            "type": "api",
+            "start_date": "2026-01-01T00:00:00Z",
+            "questions": [
+                {"type": "open", "question": "Anything, \"really\" anything?"},
+                {"type": "multiple_choice", "question": "Which ones?", "choices": ["Red", "Green, light", "Blue"]},
+                {"type": "rating", "question": "How many?", "scale": 10, "display": "number"},
+            ],
+        }),
     )
-    .await;
-    assert_eq!(status, 201, "{survey}");
-    survey
+    .await
 }
 
 /// Reads CSV with Python's `csv` module: a list of rows, each a list of cells.
@@ -84,7 +80,6 @@ async fn export(
 async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
     let app = spawn_app().await;
     let tenant = app.tenant("export@example.com", &["*"]).await;
-    let token = app.project_token(&tenant).await;
     let survey = survey(&app, &tenant).await;
     let id = survey["id"].as_str().unwrap();
     let question = |n: usize| survey["questions"][n]["id"].as_str().unwrap().to_owned();
@@ -119,13 +114,7 @@ async fn csv_and_jsonl_exports_read_back_as_the_responses_api_lists_them() {
             })
         })
         .collect();
-    let response = app
-        .request(Method::POST, "/batch/")
-        .json(&json!({"api_key": token, "batch": batch}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    app.capture_batch(&tenant, batch).await;
     let (_, listed) = parts(
         app.get(
             &format!(

@@ -135,6 +135,31 @@ impl TestApp {
             .to_owned()
     }
 
+    /// Another key for the tenant's user, labelled `label`, with only `scopes` and reaching all
+    /// of the user's projects and organizations.
+    pub async fn scoped_key(&self, tenant: &Tenant, label: &str, scopes: &[&str]) -> String {
+        self.key(KeyRequest {
+            email: tenant.email.clone(),
+            label: label.into(),
+            scopes: scopes.iter().map(ToString::to_string).collect(),
+            ..KeyRequest::default()
+        })
+        .await
+    }
+
+    /// `POST /batch/` of `events` with the tenant's project token, as a server SDK sends them;
+    /// asserts a 200.
+    pub async fn capture_batch(&self, tenant: &Tenant, events: Vec<Value>) {
+        let token = self.project_token(tenant).await;
+        let response = self
+            .request(Method::POST, "/batch/")
+            .json(&serde_json::json!({"api_key": token, "batch": events}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.client
             .request(method, format!("{}{path}", self.address))
@@ -239,6 +264,16 @@ pub fn assert_error(body: &Value, kind: &str, code: &str, detail: &str) {
     assert_eq!(
         body,
         &serde_json::json!({"type": kind, "code": code, "detail": detail, "attr": null}),
+    );
+}
+
+/// Asserts the 403 answer of a key without `scope`.
+pub fn assert_missing_scope(body: &Value, scope: &str) {
+    assert_error(
+        body,
+        "authentication_error",
+        "permission_denied",
+        &format!("API key missing required scope '{scope}'"),
     );
 }
 

@@ -4,51 +4,34 @@
 //! scopes it needs, paging by offset; stats counting partial closures as sent, with
 //! `per_question_stats` when asked.
 
-use domain::admin::KeyRequest;
 use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::survey_requests::{created, survey_id};
 
 /// A launched survey with a rating (`nps`), an open question (`why`) and a multiple choice
 /// (`pick`, with a Chinese translation of its choices); its id.
 async fn survey(app: &TestApp, tenant: &Tenant) -> String {
-    let (status, survey) = parts(
-        app.send_json(
-            Method::POST,
-            &format!("/api/projects/{}/surveys/", tenant.project_id),
-            &tenant.key,
-            &json!({
-                "name": "Checkout",
-                "type": "popover",
-                "questions": [
-                    {"id": "nps", "type": "rating", "question": "How likely are you to recommend us?",
-                     "scale": 10, "display": "number"},
-                    {"id": "why", "type": "open", "question": "Why?"},
-                    {"id": "pick", "type": "multiple_choice", "question": "Which?",
-                     "choices": ["Fast", "Cheap"],
-                     "translations": {"zh": {"choices": ["快", "便宜"]}}},
-                ],
-                "start_date": "2026-01-01T00:00:00Z",
-            }),
-        )
-        .await,
+    let survey = created(
+        app,
+        tenant,
+        json!({
+            "name": "Checkout",
+            "type": "popover",
+            "questions": [
+                {"id": "nps", "type": "rating", "question": "How likely are you to recommend us?",
+                 "scale": 10, "display": "number"},
+                {"id": "why", "type": "open", "question": "Why?"},
+                {"id": "pick", "type": "multiple_choice", "question": "Which?",
+                 "choices": ["Fast", "Cheap"],
+                 "translations": {"zh": {"choices": ["快", "便宜"]}}},
+            ],
+            "start_date": "2026-01-01T00:00:00Z",
+        }),
     )
     .await;
-    assert_eq!(status, 201, "{survey}");
-    survey["id"].as_str().unwrap().to_owned()
-}
-
-/// Posts `events` to `/batch/` as a server SDK does.
-async fn capture(app: &TestApp, tenant: &Tenant, events: Vec<Value>) {
-    let token = app.project_token(tenant).await;
-    let response = app
-        .request(Method::POST, "/batch/")
-        .json(&json!({"api_key": token, "batch": events}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    survey_id(&survey).to_owned()
 }
 
 fn event(name: &str, uuid: &str, person: &str, at: &str, properties: Value) -> Value {
@@ -82,8 +65,7 @@ const UUID_4: &str = "0192f5a4-0000-7000-8000-000000000e04";
 /// in which iteration it was answered on its first event), `s2` one send of a multiple choice;
 /// and a survey shown.
 async fn answered(app: &TestApp, tenant: &Tenant, survey: &str) {
-    capture(
-        app,
+    app.capture_batch(
         tenant,
         vec![
             event(
@@ -231,7 +213,7 @@ async fn the_json_list_pages_by_offset_and_says_whether_more_follow() {
             )
         })
         .collect();
-    capture(&app, &tenant, events).await;
+    app.capture_batch(&tenant, events).await;
     let mut seen = Vec::new();
     let mut offset = 0;
     loop {
@@ -388,15 +370,7 @@ async fn the_json_list_needs_survey_read_and_query_read_and_browsing_survey_read
     let app = spawn_app().await;
     let tenant = app.tenant("scopes@example.com", &["*"]).await;
     let survey = survey(&app, &tenant).await;
-    let key = |scopes: &[&str]| {
-        app.key(KeyRequest {
-            email: tenant.email.clone(),
-            label: scopes.join(","),
-            scopes: scopes.iter().map(ToString::to_string).collect(),
-            scoped_teams: None,
-            scoped_organizations: None,
-        })
-    };
+    let key = async |scopes: &[&str]| app.scoped_key(&tenant, &scopes.join(","), scopes).await;
     let surveys_only = key(&["survey:read"]).await;
     let queries_only = key(&["query:read"]).await;
     let both = key(&["survey:read", "query:read"]).await;
@@ -534,7 +508,7 @@ async fn stats_count_partial_closures_as_sent_and_add_per_question_stats_when_as
         json!({"$survey_id": survey, "$survey_response_nps": "5",
                              "$survey_response_why": "ok"}),
     ));
-    capture(&app, &tenant, events).await;
+    app.capture_batch(&tenant, events).await;
 
     let (_, text) = stats(&app, &tenant, &survey, "").await;
     let body: Value = serde_json::from_str(&text).unwrap();

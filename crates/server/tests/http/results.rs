@@ -8,6 +8,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::survey_requests::created;
 
 /// The NPS question's answers, one per person: 5 promoters, 2 passives, 3 detractors (NPS 20).
 const RATINGS: [u8; 10] = [10, 9, 9, 8, 7, 6, 3, 0, 10, 9];
@@ -56,30 +57,25 @@ fn multiple(n: usize) -> Value {
 }
 
 pub(crate) async fn seed(app: &TestApp, tenant: &Tenant) -> Seeded {
-    let (status, survey) = parts(
-        app.send_json(
-            Method::POST,
-            &format!("/api/projects/{}/surveys/", tenant.project_id),
-            &tenant.key,
-            &json!({
-                "name": "Checkout feedback",
-                "type": "popover",
-                "start_date": (Utc::now() - chrono::Duration::days(1)).to_rfc3339(),
-                "questions": [
-                    {"type": "rating", "question": "How likely are you to recommend us?",
-                     "scale": 10, "display": "number"},
-                    {"type": "single_choice", "question": "Favourite colour?",
-                     "choices": ["Red", "Green", "Blue"]},
-                    {"type": "multiple_choice", "question": "What do you value?",
-                     "choices": ["Fast", "Cheap", "Good"], "hasOpenChoice": true},
-                    {"type": "open", "question": "Anything else?"},
-                ],
-            }),
-        )
-        .await,
+    let survey = created(
+        app,
+        tenant,
+        json!({
+            "name": "Checkout feedback",
+            "type": "popover",
+            "start_date": (Utc::now() - chrono::Duration::days(1)).to_rfc3339(),
+            "questions": [
+                {"type": "rating", "question": "How likely are you to recommend us?",
+                 "scale": 10, "display": "number"},
+                {"type": "single_choice", "question": "Favourite colour?",
+                 "choices": ["Red", "Green", "Blue"]},
+                {"type": "multiple_choice", "question": "What do you value?",
+                 "choices": ["Fast", "Cheap", "Good"], "hasOpenChoice": true},
+                {"type": "open", "question": "Anything else?"},
+            ],
+        }),
     )
     .await;
-    assert_eq!(status, 201, "{survey}");
     let seeded = Seeded { survey };
     let at = |minutes: i64| (Utc::now() - chrono::Duration::minutes(minutes)).to_rfc3339();
     let mut batch: Vec<Value> = (0..14)
@@ -108,14 +104,7 @@ pub(crate) async fn seed(app: &TestApp, tenant: &Tenant) -> Seeded {
             },
         })
     }));
-    let token = app.project_token(tenant).await;
-    let response = app
-        .request(Method::POST, "/batch/")
-        .json(&json!({"api_key": token, "batch": batch}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
+    app.capture_batch(tenant, batch).await;
     seeded
 }
 

@@ -7,15 +7,8 @@ use domain::tenancy::ProjectId;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
-
-fn surveys_path(project: ProjectId) -> String {
-    format!("/api/projects/{}/surveys/", project.0)
-}
-
-fn survey_path(project: ProjectId, id: &str) -> String {
-    format!("{}{id}/", surveys_path(project))
-}
+use crate::helpers::{Tenant, TestApp, assert_error, assert_missing_scope, parts, spawn_app};
+use crate::survey_requests::{created_in, survey_id, survey_path, surveys_path};
 
 fn targeting() -> Value {
     json!({"groups": [{"properties": [{"key": "email", "value": "@example.com", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]})
@@ -36,9 +29,7 @@ async fn get(app: &TestApp, key: &str, path: &str) -> (u16, Value) {
 
 /// Creates a survey in `project`; its id.
 async fn create(app: &TestApp, key: &str, project: ProjectId, body: Value) -> String {
-    let (status, survey) = send(app, key, Method::POST, &surveys_path(project), body).await;
-    assert_eq!(status, 201, "{survey}");
-    survey["id"].as_str().unwrap().to_owned()
+    survey_id(&created_in(app, key, project, body).await).to_owned()
 }
 
 async fn log(app: &TestApp, key: &str, project: ProjectId, query: &str) -> Value {
@@ -293,33 +284,14 @@ async fn reading_the_log_needs_activity_log_read_not_survey_read() {
         json!({"name": "S", "type": "api"}),
     )
     .await;
-    let reader = app
-        .key(KeyRequest {
-            email: ada.email.clone(),
-            label: "surveys".into(),
-            scopes: vec!["survey:read".into()],
-            ..KeyRequest::default()
-        })
-        .await;
-    let auditor = app
-        .key(KeyRequest {
-            email: ada.email.clone(),
-            label: "audit".into(),
-            scopes: vec!["activity_log:read".into()],
-            ..KeyRequest::default()
-        })
-        .await;
+    let reader = app.scoped_key(&ada, "surveys", &["survey:read"]).await;
+    let auditor = app.scoped_key(&ada, "audit", &["activity_log:read"]).await;
     let project_log = format!("{}activity/", surveys_path(ada.project_id));
     let survey_log = format!("{}activity/", survey_path(ada.project_id, &id));
     for path in [&project_log, &survey_log] {
         let (status, body) = get(&app, &reader, path).await;
         assert_eq!(status, 403, "{path}");
-        assert_error(
-            &body,
-            "authentication_error",
-            "permission_denied",
-            "API key missing required scope 'activity_log:read'",
-        );
+        assert_missing_scope(&body, "activity_log:read");
         assert_eq!(get(&app, &auditor, path).await.0, 200, "{path}");
     }
     assert_eq!(
@@ -577,22 +549,10 @@ async fn duplicate_to_projects_checks_the_survey_then_the_body_then_the_scope() 
         "an unknown survey is 404 before the body is read"
     );
 
-    let reader = app
-        .key(KeyRequest {
-            email: ada.email.clone(),
-            label: "reader".into(),
-            scopes: vec!["survey:read".into()],
-            ..KeyRequest::default()
-        })
-        .await;
+    let reader = app.scoped_key(&ada, "reader", &["survey:read"]).await;
     let body = json!({"target_team_ids": [ada.project_id.0]});
     let (status, error) = send(&app, &reader, Method::POST, &path, body).await;
     assert_eq!(status, 403);
-    assert_error(
-        &error,
-        "authentication_error",
-        "permission_denied",
-        "API key missing required scope 'survey:write'",
-    );
+    assert_missing_scope(&error, "survey:write");
     assert_eq!(app.rows("surveys").await, 1);
 }

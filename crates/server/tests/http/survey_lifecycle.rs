@@ -5,18 +5,12 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, assert_error, eventually, parts, spawn_app};
+use crate::helpers::{Tenant, TestApp, assert_missing_scope, eventually, parts, spawn_app};
+use crate::survey_requests::{created, survey_id, survey_path};
 
-fn survey_path(tenant: &Tenant, id: &str) -> String {
-    format!("/api/projects/{}/surveys/{id}/", tenant.project_id)
-}
-
+/// Creates a survey in the tenant's project: its id.
 async fn create(app: &TestApp, tenant: &Tenant, body: Value) -> String {
-    let path = format!("/api/projects/{}/surveys/", tenant.project_id);
-    let (status, survey) =
-        parts(app.send_json(Method::POST, &path, &tenant.key, &body).await).await;
-    assert_eq!(status, 201, "{survey}");
-    survey["id"].as_str().unwrap().to_owned()
+    survey_id(&created(app, tenant, body).await).to_owned()
 }
 
 /// POSTs `launch` or `stop` without a body (`path` ends with or without a slash).
@@ -32,7 +26,11 @@ async fn switch(app: &TestApp, key: &str, path: &str) -> (u16, Value) {
 }
 
 async fn get(app: &TestApp, tenant: &Tenant, id: &str) -> Value {
-    let (status, survey) = parts(app.get(&survey_path(tenant, id), &tenant.key).await).await;
+    let (status, survey) = parts(
+        app.get(&survey_path(tenant.project_id, id), &tenant.key)
+            .await,
+    )
+    .await;
     assert_eq!(status, 200, "{survey}");
     survey
 }
@@ -54,7 +52,7 @@ async fn launch_and_stop_set_their_date_switch_the_flags_and_feed_and_answer_as_
                "questions": [{"type": "open", "question": "Why?"}]}),
     )
     .await;
-    let path = survey_path(&ada, &id);
+    let path = survey_path(ada.project_id, &id);
 
     let (status, launched) = switch(&app, &ada.key, &format!("{path}launch/")).await;
     assert_eq!(status, 200, "{launched}");
@@ -171,7 +169,7 @@ async fn launch_and_stop_refuse_with_posthogs_messages_in_its_order() {
                "end_date": "2024-01-01T00:00:00Z"}),
     )
     .await;
-    let path = survey_path(&ada, &archived);
+    let path = survey_path(ada.project_id, &archived);
     let (status, body) = switch(&app, &ada.key, &format!("{path}launch/")).await;
     assert_eq!(status, 400);
     assert_eq!(
@@ -193,7 +191,7 @@ async fn launch_and_stop_refuse_with_posthogs_messages_in_its_order() {
                "end_date": "2024-02-01T00:00:00Z"}),
     )
     .await;
-    let path = survey_path(&ada, &ended);
+    let path = survey_path(ada.project_id, &ended);
     let (status, body) = switch(&app, &ada.key, &format!("{path}launch/")).await;
     assert_eq!(status, 400);
     assert_eq!(
@@ -213,7 +211,7 @@ async fn launch_and_stop_refuse_with_posthogs_messages_in_its_order() {
         json!({"name": "Scheduled", "type": "popover", "start_date": "2999-01-01T00:00:00Z"}),
     )
     .await;
-    let path = survey_path(&ada, &scheduled);
+    let path = survey_path(ada.project_id, &scheduled);
     let (status, body) = switch(&app, &ada.key, &format!("{path}stop/")).await;
     assert_eq!(status, 400);
     assert_eq!(
@@ -230,7 +228,7 @@ async fn launch_and_stop_refuse_with_posthogs_messages_in_its_order() {
     let (status, body) = parts(
         app.send_json(
             Method::POST,
-            &format!("{}stop/", survey_path(&ada, &never_launched)),
+            &format!("{}stop/", survey_path(ada.project_id, &never_launched)),
             &ada.key,
             &json!({"end_date": "2030-01-01T00:00:00Z"}),
         )
@@ -247,29 +245,16 @@ async fn launch_and_stop_need_survey_write_and_only_reach_the_projects_surveys()
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
     let id = create(&app, &ada, json!({"name": "NPS", "type": "popover"})).await;
-    let reader = app
-        .key(domain::admin::KeyRequest {
-            email: ada.email.clone(),
-            label: "reader".into(),
-            scopes: vec!["survey:read".into()],
-            scoped_teams: None,
-            scoped_organizations: None,
-        })
-        .await;
+    let reader = app.scoped_key(&ada, "reader", &["survey:read"]).await;
     for action in ["launch", "stop"] {
         let (status, body) = switch(
             &app,
             &reader,
-            &format!("{}{action}/", survey_path(&ada, &id)),
+            &format!("{}{action}/", survey_path(ada.project_id, &id)),
         )
         .await;
         assert_eq!(status, 403);
-        assert_error(
-            &body,
-            "authentication_error",
-            "permission_denied",
-            "API key missing required scope 'survey:write'",
-        );
+        assert_missing_scope(&body, "survey:write");
     }
 
     let bob = app.tenant("bob@example.com", &["*"]).await;
@@ -277,7 +262,7 @@ async fn launch_and_stop_need_survey_write_and_only_reach_the_projects_surveys()
         let (status, body) = switch(
             &app,
             &bob.key,
-            &format!("{}{action}/", survey_path(&bob, &id)),
+            &format!("{}{action}/", survey_path(bob.project_id, &id)),
         )
         .await;
         assert_eq!(status, 404, "{body}");
@@ -286,7 +271,7 @@ async fn launch_and_stop_need_survey_write_and_only_reach_the_projects_surveys()
         let (status, _) = switch(
             &app,
             &ada.key,
-            &format!("{}{action}/", survey_path(&ada, unknown)),
+            &format!("{}{action}/", survey_path(ada.project_id, unknown)),
         )
         .await;
         assert_eq!(status, 404);

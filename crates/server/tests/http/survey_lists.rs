@@ -2,27 +2,20 @@
 //! parameters and messages, `search_match_type`, filters before paging, and the labels' shape,
 //! scope and tenancy.
 
+use futures_util::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, parts, spawn_app};
-
-fn surveys_path(tenant: &Tenant) -> String {
-    format!("/api/projects/{}/surveys/", tenant.project_id)
-}
-
-async fn create(app: &TestApp, tenant: &Tenant, body: Value) -> Value {
-    let path = surveys_path(tenant);
-    let (status, survey) =
-        parts(app.send_json(Method::POST, &path, &tenant.key, &body).await).await;
-    assert_eq!(status, 201, "{survey}");
-    survey
-}
+use crate::helpers::{Tenant, TestApp, parts, spawn_app, spawn_app_with};
+use crate::survey_requests::{create, created, survey_path, surveys_path};
 
 async fn list(app: &TestApp, tenant: &Tenant, query: &str) -> (u16, Value) {
     parts(
-        app.get(&format!("{}?{query}", surveys_path(tenant)), &tenant.key)
-            .await,
+        app.get(
+            &format!("{}?{query}", surveys_path(tenant.project_id)),
+            &tenant.key,
+        )
+        .await,
     )
     .await
 }
@@ -63,14 +56,14 @@ async fn list_filters_narrow_the_list_before_paging() {
     let (_, me) = parts(app.get("/api/users/@me/", &carol.key).await).await;
     let carol_id = me["id"].as_i64().expect("a user id");
 
-    let draft = create(&app, &ada, json!({"name": "draft", "type": "popover"})).await;
-    let running = create(
+    let draft = created(&app, &ada, json!({"name": "draft", "type": "popover"})).await;
+    let running = created(
         &app,
         &ada,
         json!({"name": "running", "type": "widget", "start_date": "2026-01-01T00:00:00Z"}),
     )
     .await;
-    create(
+    created(
         &app,
         &ada,
         json!({"name": "scheduled", "type": "popover", "archived": true,
@@ -82,7 +75,7 @@ async fn list_filters_narrow_the_list_before_paging() {
         project_id: ada.project_id,
         ..carol
     };
-    create(
+    created(
         &app,
         &carol_in_ada,
         json!({"name": "carol's", "type": "api", "start_date": "2026-01-01T00:00:00Z",
@@ -213,7 +206,7 @@ async fn a_search_answers_exact_matches_else_similar_ones_each_with_its_match_ty
         ("Landing", "Shown on the landing page"),
         ("Pricing page", ""),
     ] {
-        create(
+        created(
             &app,
             &ada,
             json!({"name": name, "type": "popover", "description": description}),
@@ -259,11 +252,7 @@ async fn a_search_answers_exact_matches_else_similar_ones_each_with_its_match_ty
     }
     let (_, page) = list(&app, &ada, "").await;
     let id = page["results"][0]["id"].as_str().unwrap();
-    let (_, one) = parts(
-        app.get(&format!("{}{id}/", surveys_path(&ada)), &ada.key)
-            .await,
-    )
-    .await;
+    let (_, one) = parts(app.get(&survey_path(ada.project_id, id), &ada.key).await).await;
     assert_eq!(one["search_match_type"], Value::Null);
     assert_eq!(one, page["results"][0]);
 
@@ -278,11 +267,7 @@ async fn a_search_answers_exact_matches_else_similar_ones_each_with_its_match_ty
             app.address, ada.project_id
         )
     );
-    let (_, again) = parts(
-        app.get(&format!("{}{id}/", surveys_path(&ada)), &ada.key)
-            .await,
-    )
-    .await;
+    let (_, again) = parts(app.get(&survey_path(ada.project_id, id), &ada.key).await).await;
     assert_eq!(again["search_match_type"], Value::Null);
 }
 
@@ -290,11 +275,11 @@ async fn a_search_answers_exact_matches_else_similar_ones_each_with_its_match_ty
 async fn question_labels_name_each_question_of_the_projects_surveys() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let labels_path = format!("{}question_labels/", surveys_path(&ada));
+    let labels_path = format!("{}question_labels/", surveys_path(ada.project_id));
     let (status, empty) = parts(app.get(&labels_path, &ada.key).await).await;
     assert_eq!((status, empty), (200, json!({"labels": []})));
 
-    let nps = create(
+    let nps = created(
         &app,
         &ada,
         json!({"name": "NPS", "type": "popover", "questions": [
@@ -303,24 +288,16 @@ async fn question_labels_name_each_question_of_the_projects_surveys() {
             {"id": "q-why", "type": "open", "question": "Why?"}]}),
     )
     .await;
-    let churn = create(
+    let churn = created(
         &app,
         &ada,
         json!({"name": "Churn", "type": "api", "archived": true, "questions": [
             {"id": "q-left", "type": "open", "question": "Why did you leave?"}]}),
     )
     .await;
-    create(&app, &ada, json!({"name": "No questions", "type": "api"})).await;
+    created(&app, &ada, json!({"name": "No questions", "type": "api"})).await;
 
-    let reader = app
-        .key(domain::admin::KeyRequest {
-            email: ada.email.clone(),
-            label: "reader".into(),
-            scopes: vec!["survey:read".into()],
-            scoped_teams: None,
-            scoped_organizations: None,
-        })
-        .await;
+    let reader = app.scoped_key(&ada, "reader", &["survey:read"]).await;
     let (status, labels) = parts(app.get(labels_path.trim_end_matches('/'), &reader).await).await;
     assert_eq!(status, 200, "{labels}");
     assert_eq!(
@@ -335,15 +312,7 @@ async fn question_labels_name_each_question_of_the_projects_surveys() {
         ]})
     );
 
-    let flagger = app
-        .key(domain::admin::KeyRequest {
-            email: ada.email.clone(),
-            label: "flags".into(),
-            scopes: vec!["feature_flag:read".into()],
-            scoped_teams: None,
-            scoped_organizations: None,
-        })
-        .await;
+    let flagger = app.scoped_key(&ada, "flags", &["feature_flag:read"]).await;
     let (status, body) = parts(app.get(&labels_path, &flagger).await).await;
     assert_eq!(
         (status, body["detail"].clone()),
@@ -351,9 +320,64 @@ async fn question_labels_name_each_question_of_the_projects_surveys() {
     );
     let bob = app.tenant("bob@example.com", &["*"]).await;
     let (status, theirs) = parts(
-        app.get(&format!("{}question_labels/", surveys_path(&bob)), &bob.key)
-            .await,
+        app.get(
+            &format!("{}question_labels/", surveys_path(bob.project_id)),
+            &bob.key,
+        )
+        .await,
     )
     .await;
     assert_eq!((status, theirs), (200, json!({"labels": []})));
+}
+
+/// A project holds at most 20,000 surveys (what it may store of them, what its feed snapshot
+/// and a search weigh), even when its creates race; another project's creates and searches go
+/// on.
+#[tokio::test]
+async fn a_project_at_its_survey_bound_refuses_more_and_holds_back_no_one_else() {
+    let app = spawn_app_with(|args| args.rate_limit = "off".parse().unwrap()).await;
+    let full = app.tenant("full@example.com", &["*"]).await;
+    let other = app.tenant("other@example.com", &["*"]).await;
+    // All but 8 of the bound, written straight to the table (its per-insert count set aside
+    // while they go in, as for rows stored before the bound).
+    app.database
+        .execute("ALTER TABLE surveys DISABLE TRIGGER surveys_per_project")
+        .await;
+    app.database
+        .execute(&format!(
+            "INSERT INTO surveys (id, project_id, name, type) \
+             SELECT gen_random_uuid(), {}, 'Seeded ' || n, 'api' FROM generate_series(1, 19992) n",
+            full.project_id
+        ))
+        .await;
+    app.database
+        .execute("ALTER TABLE surveys ENABLE TRIGGER surveys_per_project")
+        .await;
+    let path = surveys_path(full.project_id);
+    // Racing creates, more than fit: exactly the bound is stored.
+    let statuses: Vec<u16> = futures_util::stream::iter(0..16)
+        .map(|n| {
+            let body = json!({"name": format!("Survey {n}"), "type": "api"});
+            let (app, path, key) = (&app, &path, &full.key);
+            async move {
+                app.send_json(Method::POST, path, key, &body)
+                    .await
+                    .status()
+                    .as_u16()
+            }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    assert_eq!(statuses.iter().filter(|s| **s == 201).count(), 8);
+    assert_eq!(statuses.iter().filter(|s| **s == 400).count(), 8);
+    let (status, refused) = create(&app, &full, json!({"name": "More", "type": "api"})).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        refused["detail"],
+        "A project may have at most 20000 surveys."
+    );
+    created(&app, &other, json!({"name": "Survey 1", "type": "api"})).await;
+    let (status, found) = list(&app, &other, "search=Survey").await;
+    assert_eq!((status, names(&found)), (200, vec!["Survey 1".to_owned()]));
 }

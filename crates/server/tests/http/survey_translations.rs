@@ -5,32 +5,12 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{Tenant, TestApp, parts, spawn_app};
+use crate::survey_requests::{create, patch, survey_id, survey_path, surveys_path};
 
-fn surveys_path(tenant: &Tenant) -> String {
-    format!("/api/projects/{}/surveys/", tenant.project_id)
-}
-
-fn survey_path(tenant: &Tenant, survey: &Value) -> String {
-    format!(
-        "{}{}/",
-        surveys_path(tenant),
-        survey["id"].as_str().unwrap()
-    )
-}
-
-async fn create(app: &TestApp, tenant: &Tenant, mut body: Value) -> (u16, Value) {
+/// Creates a popover survey from `body`: the status and the answer.
+async fn create_popover(app: &TestApp, tenant: &Tenant, mut body: Value) -> (u16, Value) {
     body["type"] = json!("popover");
-    let path = surveys_path(tenant);
-    parts(app.send_json(Method::POST, &path, &tenant.key, &body).await).await
-}
-
-async fn patch(app: &TestApp, tenant: &Tenant, survey: &Value, body: Value) -> (u16, Value) {
-    let path = survey_path(tenant, survey);
-    parts(
-        app.send_json(Method::PATCH, &path, &tenant.key, &body)
-            .await,
-    )
-    .await
+    create(app, tenant, body).await
 }
 
 /// Asserts a 400 validation error with these `code`, `detail` and `attr`.
@@ -46,13 +26,13 @@ fn assert_refused((status, body): (u16, Value), code: &str, detail: &str, attr: 
 async fn every_survey_answer_carries_its_languages() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let (status, plain) = create(&app, &ada, json!({"name": "Plain"})).await;
+    let (status, plain) = create_popover(&app, &ada, json!({"name": "Plain"})).await;
     assert_eq!(status, 201, "{plain}");
     assert_eq!(
         (&plain["base_language"], &plain["translations"]),
         (&json!("en"), &Value::Null)
     );
-    let (status, created) = create(
+    let (status, created) = create_popover(
         &app,
         &ada,
         json!({
@@ -78,10 +58,14 @@ async fn every_survey_answer_carries_its_languages() {
         json!({"en": {"question": "Which?", "choices": ["A", "B"]}}),
     );
     assert_eq!(languages(&created), expected);
-    let (status, read) = parts(app.get(&survey_path(&ada, &created), &ada.key).await).await;
+    let (status, read) = parts(
+        app.get(&survey_path(ada.project_id, survey_id(&created)), &ada.key)
+            .await,
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(languages(&read), expected);
-    let (_, list) = parts(app.get(&surveys_path(&ada), &ada.key).await).await;
+    let (_, list) = parts(app.get(&surveys_path(ada.project_id), &ada.key).await).await;
     let listed = list["results"]
         .as_array()
         .unwrap()
@@ -95,7 +79,7 @@ async fn every_survey_answer_carries_its_languages() {
 async fn language_errors_are_posthogs() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let refused = async |body: Value| create(&app, &ada, body).await;
+    let refused = async |body: Value| create_popover(&app, &ada, body).await;
     assert_refused(
         refused(json!({"name": "A", "base_language": null})).await,
         "null",
@@ -155,7 +139,7 @@ async fn language_errors_are_posthogs() {
         "questions",
     );
 
-    let (status, survey) = create(
+    let (status, survey) = create_popover(
         &app,
         &ada,
         json!({"name": "B", "translations": {"fr": {"name": "Sondage"}}}),
@@ -188,7 +172,7 @@ async fn hostile_translations_are_refused_at_their_bounds() {
             })
             .collect()
     };
-    let (status, at_bound) = create(
+    let (status, at_bound) = create_popover(
         &app,
         &ada,
         json!({"name": "At", "base_language": "zz", "translations": languages(100)}),
@@ -196,7 +180,7 @@ async fn hostile_translations_are_refused_at_their_bounds() {
     .await;
     assert_eq!(status, 201, "{at_bound}");
     assert_refused(
-        create(
+        create_popover(
             &app,
             &ada,
             json!({"name": "Over", "base_language": "zz", "translations": languages(101)}),
@@ -207,7 +191,7 @@ async fn hostile_translations_are_refused_at_their_bounds() {
         "translations",
     );
     assert_refused(
-        create(
+        create_popover(
             &app,
             &ada,
             json!({"name": "Huge", "translations": {"es": {"name": "a".repeat(70_000)}}}),
@@ -217,7 +201,7 @@ async fn hostile_translations_are_refused_at_their_bounds() {
         bound_message,
         "translations",
     );
-    let (status, body) = create(
+    let (status, body) = create_popover(
         &app,
         &ada,
         json!({"name": "Huge question", "questions": [{"type": "open", "question": "Q",
@@ -235,7 +219,7 @@ async fn hostile_translations_are_refused_at_their_bounds() {
 async fn the_feed_serves_translations_as_posthogs_survey_api_serializer() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let (status, translated) = create(
+    let (status, translated) = create_popover(
         &app,
         &ada,
         json!({
@@ -251,7 +235,7 @@ async fn the_feed_serves_translations_as_posthogs_survey_api_serializer() {
     )
     .await;
     assert_eq!(status, 201, "{translated}");
-    let (status, plain) = create(
+    let (status, plain) = create_popover(
         &app,
         &ada,
         json!({"name": "Plain", "start_date": "2026-01-01T00:00:00Z"}),
@@ -298,7 +282,7 @@ async fn the_feed_serves_translations_as_posthogs_survey_api_serializer() {
 async fn a_hosted_page_is_in_the_visitors_language_with_its_direction() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
-    let (status, survey) = create(
+    let (status, survey) = create_popover(
         &app,
         &ada,
         json!({

@@ -4,40 +4,8 @@ use reqwest::Method;
 use reqwest::header::CONTENT_TYPE;
 use serde_json::{Value, json};
 
-use crate::helpers::{Tenant, TestApp, assert_error, parts, spawn_app};
-
-fn surveys_path(tenant: &Tenant) -> String {
-    format!("/api/projects/{}/surveys/", tenant.project_id)
-}
-
-fn survey_path(tenant: &Tenant, survey: &Value) -> String {
-    format!(
-        "{}{}/",
-        surveys_path(tenant),
-        survey["id"].as_str().expect("survey id")
-    )
-}
-
-async fn create(app: &TestApp, tenant: &Tenant, body: Value) -> (u16, Value) {
-    parts(
-        app.send_json(Method::POST, &surveys_path(tenant), &tenant.key, &body)
-            .await,
-    )
-    .await
-}
-
-async fn patch(app: &TestApp, tenant: &Tenant, survey: &Value, body: Value) -> (u16, Value) {
-    parts(
-        app.send_json(
-            Method::PATCH,
-            &survey_path(tenant, survey),
-            &tenant.key,
-            &body,
-        )
-        .await,
-    )
-    .await
-}
+use crate::helpers::{Tenant, TestApp, assert_error, assert_missing_scope, parts, spawn_app};
+use crate::survey_requests::{create, patch, survey_id, survey_path, surveys_path};
 
 fn targeting() -> Value {
     json!({"groups": [{"properties": [{"key": "email", "value": "@example.com", "operator": "icontains", "type": "person"}], "rollout_percentage": 50}]})
@@ -161,7 +129,11 @@ async fn a_survey_round_trips_every_field() {
     }
     assert!(created["created_at"].as_str().unwrap().ends_with('Z'));
 
-    let (status, fetched) = parts(app.get(&survey_path(&ada, &created), &ada.key).await).await;
+    let (status, fetched) = parts(
+        app.get(&survey_path(ada.project_id, survey_id(&created)), &ada.key)
+            .await,
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(fetched["linked_flag_id"], linked["id"]);
     assert_eq!(fetched["questions"], created["questions"]);
@@ -231,7 +203,11 @@ async fn a_known_key_of_the_wrong_shape_is_a_400_and_unknown_keys_round_trip() {
         .extend(sent.as_object().unwrap().clone());
     let (status, created) = create(&app, &ada, body).await;
     assert_eq!(status, 201, "{created}");
-    let (_, fetched) = parts(app.get(&survey_path(&ada, &created), &ada.key).await).await;
+    let (_, fetched) = parts(
+        app.get(&survey_path(ada.project_id, survey_id(&created)), &ada.key)
+            .await,
+    )
+    .await;
     for key in ["questions", "appearance", "conditions"] {
         assert_eq!((key, &created[key]), (key, &sent[key]));
         assert_eq!((key, &fetched[key]), (key, &sent[key]));
@@ -524,7 +500,7 @@ async fn concurrent_creates_with_one_name_give_exactly_one_201() {
     let attempts: Vec<_> = (0..4)
         .map(|_| {
             tokio::spawn(
-                app.request(Method::POST, &surveys_path(&ada))
+                app.request(Method::POST, &surveys_path(ada.project_id))
                     .bearer_auth(&ada.key)
                     .json(&body)
                     .send(),
@@ -595,7 +571,11 @@ async fn failed_creates_and_updates_leave_no_row_or_flag_behind() {
         flags,
         "no targeting flag survived a failed write"
     );
-    let (_, unchanged) = parts(app.get(&survey_path(&ada, &existing), &ada.key).await).await;
+    let (_, unchanged) = parts(
+        app.get(&survey_path(ada.project_id, survey_id(&existing)), &ada.key)
+            .await,
+    )
+    .await;
     assert_eq!(unchanged["targeting_flag"], Value::Null);
 }
 
@@ -679,7 +659,10 @@ async fn deleting_a_survey_deletes_its_targeting_flag_and_keeps_its_linked_flag(
     let linked = flag(&app, &ada, json!({"key": "keep-me"})).await;
     let (_, survey) = create(&app, &ada, json!({"name": "Doomed", "type": "popover", "linked_flag_id": linked["id"], "targeting_flag_filters": targeting()})).await;
     let response = app
-        .request(Method::DELETE, &survey_path(&ada, &survey))
+        .request(
+            Method::DELETE,
+            &survey_path(ada.project_id, survey_id(&survey)),
+        )
         .bearer_auth(&ada.key)
         .send()
         .await
@@ -687,13 +670,16 @@ async fn deleting_a_survey_deletes_its_targeting_flag_and_keeps_its_linked_flag(
     assert_eq!(response.status(), 204);
     assert!(response.bytes().await.unwrap().is_empty());
     assert_eq!(
-        app.get(&survey_path(&ada, &survey), &ada.key)
+        app.get(&survey_path(ada.project_id, survey_id(&survey)), &ada.key)
             .await
             .status(),
         404
     );
     let again = app
-        .request(Method::DELETE, &survey_path(&ada, &survey))
+        .request(
+            Method::DELETE,
+            &survey_path(ada.project_id, survey_id(&survey)),
+        )
         .bearer_auth(&ada.key)
         .send()
         .await
@@ -731,7 +717,11 @@ async fn a_deleted_linked_flag_still_shows_on_its_survey() {
     )
     .await;
     let list_path = format!("/api/projects/{}/surveys/", ada.project_id);
-    let (_, before) = parts(app.get(&survey_path(&ada, &survey), &ada.key).await).await;
+    let (_, before) = parts(
+        app.get(&survey_path(ada.project_id, survey_id(&survey)), &ada.key)
+            .await,
+    )
+    .await;
     assert_eq!(before["linked_flag"]["deleted"], false);
     let (_, listed) = parts(app.get(&list_path, &ada.key).await).await;
     assert_eq!(listed["results"][0], before);
@@ -744,7 +734,11 @@ async fn a_deleted_linked_flag_still_shows_on_its_survey() {
         .send()
         .await
         .unwrap();
-    let (_, fetched) = parts(app.get(&survey_path(&ada, &survey), &ada.key).await).await;
+    let (_, fetched) = parts(
+        app.get(&survey_path(ada.project_id, survey_id(&survey)), &ada.key)
+            .await,
+    )
+    .await;
     assert_eq!(fetched["linked_flag"]["deleted"], true);
     assert_eq!(fetched["linked_flag"]["key"], "fading");
     let (_, listed) = parts(app.get(&list_path, &ada.key).await).await;
@@ -807,7 +801,7 @@ async fn put_requires_name_and_type_and_validates_like_patch() {
         json!({"name": "Put me", "type": "popover", "description": "kept"}),
     )
     .await;
-    let path = survey_path(&ada, &survey);
+    let path = survey_path(ada.project_id, survey_id(&survey));
     let (status, body) = parts(
         app.send_json(Method::PUT, &path, &ada.key, &json!({"name": "Only name"}))
             .await,
@@ -879,11 +873,11 @@ async fn malformed_foreign_and_missing_ids_are_404_not_found() {
     )
     .await;
     for path in [
-        format!("{}not-a-uuid/", surveys_path(&ada)),
-        format!("{}{}/", surveys_path(&ada), uuid::Uuid::new_v4()),
+        format!("{}not-a-uuid/", surveys_path(ada.project_id)),
+        format!("{}{}/", surveys_path(ada.project_id), uuid::Uuid::new_v4()),
         format!(
             "{}{}/",
-            surveys_path(&ada),
+            surveys_path(ada.project_id),
             in_second["id"].as_str().unwrap()
         ),
     ] {
@@ -896,7 +890,11 @@ async fn malformed_foreign_and_missing_ids_are_404_not_found() {
             assert_error(&body, "invalid_request", "not_found", "Not found.");
         }
     }
-    let (status, body) = parts(app.get(&survey_path(&bob, &bobs), &ada.key).await).await;
+    let (status, body) = parts(
+        app.get(&survey_path(bob.project_id, survey_id(&bobs)), &ada.key)
+            .await,
+    )
+    .await;
     assert_eq!(status, 403);
     assert_eq!(body["detail"], "You don't have access to the project.");
 }
@@ -906,21 +904,22 @@ async fn survey_routes_need_survey_scopes() {
     let app = spawn_app().await;
     let reader = app.tenant("reader@example.com", &["survey:read"]).await;
     assert_eq!(
-        app.get(&surveys_path(&reader), &reader.key).await.status(),
+        app.get(&surveys_path(reader.project_id), &reader.key)
+            .await
+            .status(),
         200
     );
     let (status, body) = create(&app, &reader, json!({"name": "No", "type": "popover"})).await;
     assert_eq!(status, 403);
-    assert_error(
-        &body,
-        "authentication_error",
-        "permission_denied",
-        "API key missing required scope 'survey:write'",
-    );
+    assert_missing_scope(&body, "survey:write");
     let flagger = app
         .tenant("flags@example.com", &["feature_flag:write"])
         .await;
-    let (status, body) = parts(app.get(&surveys_path(&flagger), &flagger.key).await).await;
+    let (status, body) = parts(
+        app.get(&surveys_path(flagger.project_id), &flagger.key)
+            .await,
+    )
+    .await;
     assert_eq!(
         (status, body["detail"].clone()),
         (403, json!("API key missing required scope 'survey:read'"))
@@ -947,31 +946,40 @@ async fn lists_are_newest_first_searchable_filterable_and_paginated() {
             .map(|s| s["name"].as_str().unwrap().to_owned())
             .collect::<Vec<_>>()
     };
-    let (_, all) = parts(app.get(&surveys_path(&ada), &ada.key).await).await;
+    let (_, all) = parts(app.get(&surveys_path(ada.project_id), &ada.key).await).await;
     assert_eq!(names(&all), ["Churn", "Pricing", "Product feedback"]);
     assert!(all["results"][0].get("linked_flag_id").is_some());
     let (_, found) = parts(
-        app.get(&format!("{}?search=product", surveys_path(&ada)), &ada.key)
-            .await,
+        app.get(
+            &format!("{}?search=product", surveys_path(ada.project_id)),
+            &ada.key,
+        )
+        .await,
     )
     .await;
     // Most relevant first: by name before by description (filters and search: survey_lists.rs).
     assert_eq!(names(&found), ["Product feedback", "Pricing"]);
     let (_, live) = parts(
-        app.get(&format!("{}?archived=false", surveys_path(&ada)), &ada.key)
-            .await,
+        app.get(
+            &format!("{}?archived=false", surveys_path(ada.project_id)),
+            &ada.key,
+        )
+        .await,
     )
     .await;
     assert_eq!(names(&live), ["Churn", "Product feedback"]);
     let (_, archived) = parts(
-        app.get(&format!("{}?archived=true", surveys_path(&ada)), &ada.key)
-            .await,
+        app.get(
+            &format!("{}?archived=true", surveys_path(ada.project_id)),
+            &ada.key,
+        )
+        .await,
     )
     .await;
     assert_eq!(names(&archived), ["Pricing"]);
     let (_, first) = parts(
         app.get(
-            &format!("{}?limit=2&search=r", surveys_path(&ada)),
+            &format!("{}?limit=2&search=r", surveys_path(ada.project_id)),
             &ada.key,
         )
         .await,
@@ -1001,7 +1009,7 @@ async fn bodies_must_be_json_objects_without_nul_characters() {
     let app = spawn_app().await;
     let ada = app.tenant("ada@example.com", &["*"]).await;
     let text = app
-        .request(Method::POST, &surveys_path(&ada))
+        .request(Method::POST, &surveys_path(ada.project_id))
         .bearer_auth(&ada.key)
         .header(CONTENT_TYPE, "text/plain")
         .body("name=x")
@@ -1018,7 +1026,7 @@ async fn bodies_must_be_json_objects_without_nul_characters() {
     );
 
     let broken = app
-        .request(Method::POST, &surveys_path(&ada))
+        .request(Method::POST, &surveys_path(ada.project_id))
         .bearer_auth(&ada.key)
         .header(CONTENT_TYPE, "application/json")
         .body("{\"name\": ")
@@ -1056,7 +1064,7 @@ async fn project_resources_are_also_served_under_environments() {
     )
     .await;
     assert_eq!(status, 201, "{survey}");
-    let (_, listed) = parts(app.get(&surveys_path(&ada), &ada.key).await).await;
+    let (_, listed) = parts(app.get(&surveys_path(ada.project_id), &ada.key).await).await;
     assert_eq!(listed["results"][0]["id"], survey["id"]);
     let flags = format!("/api/environments/{}/feature_flags/", ada.project_id);
     assert_eq!(app.get(&flags, &ada.key).await.status(), 200);
@@ -1122,7 +1130,14 @@ async fn dates_and_schedules_out_of_range_answer_400_not_a_dropped_connection() 
         let (status, body) = patch(&app, &tenant, &survey, bad.clone()).await;
         assert_eq!(status, 400, "{bad}: {body}");
     }
-    let (_, after) = parts(app.get(&survey_path(&tenant, &survey), &tenant.key).await).await;
+    let (_, after) = parts(
+        app.get(
+            &survey_path(tenant.project_id, survey_id(&survey)),
+            &tenant.key,
+        )
+        .await,
+    )
+    .await;
     assert_eq!(after["iteration_count"], Value::Null);
     assert_eq!(after["start_date"], survey["start_date"]);
 }

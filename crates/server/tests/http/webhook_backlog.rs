@@ -1,6 +1,6 @@
 //! Webhooks under one tenant's flood (issue 40): another tenant's answer is still delivered
-//! promptly, capture costs no more with ten webhooks than twice without (it writes one outbox
-//! entry per answer, whatever the webhooks), a backlog past its bound loses its oldest
+//! promptly, capture writes one outbox entry per answer whatever the webhooks (so its cost does
+//! not grow with them), a backlog past its bound loses its oldest
 //! deliveries (counted in `/metrics`), and deleting a flooded webhook answers at once while its
 //! deliveries go later.
 
@@ -88,29 +88,26 @@ async fn another_tenants_answer_is_delivered_within_15_s_behind_a_20000_answer_b
     .await;
 }
 
-/// Seconds one capture of `batch` took, in the middle of `runs` (each with fresh uuids).
-async fn median_capture(
-    app: &TestApp,
-    token: &str,
-    survey: &str,
-    question: &str,
-    tag: &str,
-    runs: usize,
-) -> f64 {
-    let mut took = Vec::new();
-    for run in 0..runs {
-        let batch = answers(survey, question, &format!("{tag}-{run}"), 2_000);
-        let started = Instant::now();
-        capture(&app.address, token, batch).await;
-        took.push(started.elapsed().as_secs_f64());
+/// Subscribes `count` webhooks that are never called (dispatch is off in the test using it).
+async fn idle_webhooks(app: &TestApp, tenant: &Tenant, from: usize, count: usize) {
+    for n in from..from + count {
+        create_webhook(
+            app,
+            tenant,
+            &json!({
+                "url": format!("http://127.0.0.1:9/hook-{n}"),
+                "events": ["survey_response.created", "survey_response.updated", "survey_response.completed"],
+            }),
+        )
+        .await;
     }
-    took.sort_by(f64::total_cmp);
-    took[runs / 2]
 }
 
+/// What capture writes for a batch does not grow with the webhooks: one outbox entry per answer,
+/// no delivery rows. Its time is therefore the same with one webhook or ten; speed itself is
+/// measured by `cargo xtask bench`, never timed here.
 #[tokio::test]
-async fn capture_with_ten_webhooks_takes_at_most_twice_as_long_as_without() {
-    // Nothing is sent, so only capture's own work is measured.
+async fn capture_writes_one_outbox_entry_per_answer_whatever_the_number_of_webhooks() {
     let app = spawn_app_with(|args| {
         test_webhooks(args);
         args.webhooks.dispatch = false;
@@ -119,27 +116,33 @@ async fn capture_with_ten_webhooks_takes_at_most_twice_as_long_as_without() {
     let tenant = app.tenant("capture@example.com", &["*"]).await;
     let token = app.project_token(&tenant).await;
     let (survey_id, [question, _]) = survey(&app, &tenant).await;
-    // A warm-up: connections opened, statements prepared.
-    median_capture(&app, &token, &survey_id, &question, "warm", 1).await;
-    let without = median_capture(&app, &token, &survey_id, &question, "without", 7).await;
-    for n in 0..10 {
-        create_webhook(
-            &app,
-            &tenant,
-            &json!({
-                "url": format!("http://127.0.0.1:9/hook-{n}"),
-                "events": ["survey_response.created", "survey_response.updated", "survey_response.completed"],
-            }),
-        )
-        .await;
-    }
-    let with = median_capture(&app, &token, &survey_id, &question, "with", 7).await;
-    assert!(
-        with <= 2.0 * without,
-        "a 2,000-answer capture took {with:.3} s with ten webhooks, {without:.3} s without"
+    capture(
+        &app.address,
+        &token,
+        answers(&survey_id, &question, "none", 2_000),
+    )
+    .await;
+    assert_eq!(app.rows("webhook_outbox").await, 0, "no webhook, no outbox");
+    idle_webhooks(&app, &tenant, 0, 1).await;
+    capture(
+        &app.address,
+        &token,
+        answers(&survey_id, &question, "one", 2_000),
+    )
+    .await;
+    assert_eq!(app.rows("webhook_outbox").await, 2_000);
+    idle_webhooks(&app, &tenant, 1, 9).await;
+    capture(
+        &app.address,
+        &token,
+        answers(&survey_id, &question, "ten", 2_000),
+    )
+    .await;
+    assert_eq!(
+        app.rows("webhook_outbox").await,
+        2 * 2_000,
+        "ten webhooks, one entry an answer"
     );
-    // One outbox entry per answer captured with webhooks, none before, whatever their number.
-    assert_eq!(app.rows("webhook_outbox").await, 7 * 2_000);
     assert_eq!(app.rows("webhook_deliveries").await, 0);
 }
 

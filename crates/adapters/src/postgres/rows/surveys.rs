@@ -46,6 +46,7 @@ pub(crate) struct SurveyRow {
     pub enable_partial_responses: bool,
     pub base_language: String,
     pub translations: Option<TypedJson<Option<SurveyTranslations>>>,
+    pub enable_iframe_embedding: bool,
 }
 
 impl SurveyRow {
@@ -95,6 +96,7 @@ impl SurveyRow {
                 enable_partial_responses: self.enable_partial_responses,
                 base_language: LanguageCode::stored(self.base_language),
                 translations: self.translations.and_then(|column| column.0),
+                enable_iframe_embedding: self.enable_iframe_embedding,
                 iterations: Iterations {
                     start_dates: self.iteration_start_dates,
                     current: self.current_iteration,
@@ -137,6 +139,7 @@ pub(crate) struct SurveyStateRow<'a> {
     pub enable_partial_responses: bool,
     pub base_language: &'a str,
     pub translations: Option<TypedJson<&'a SurveyTranslations>>,
+    pub enable_iframe_embedding: bool,
 }
 
 impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
@@ -162,6 +165,7 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             enable_partial_responses: state.enable_partial_responses,
             base_language: state.base_language.as_str(),
             translations: state.translations.as_ref().map(TypedJson),
+            enable_iframe_embedding: state.enable_iframe_embedding,
         }
     }
 }

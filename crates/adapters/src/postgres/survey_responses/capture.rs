@@ -14,7 +14,7 @@ use diesel::sql_types::{
 use domain::Unexpected;
 use domain::group::GroupSet;
 use domain::person::{MAX_PROPERTIES_BYTES, PersonSet, ProfileSets, merge_set};
-use domain::survey_response::{SubmissionDraft, SurveyEvent, SurveyEventKind};
+use domain::survey_response::{MAX_RESPONSE_BYTES, SubmissionDraft, SurveyEvent, SurveyEventKind};
 use domain::tenancy::ProjectId;
 use domain::webhook::completes;
 use serde_json::{Map, Value};
@@ -82,7 +82,8 @@ impl CounterSlot {
 /// (uuids the project has are skipped); each submission some of whose response events are new
 /// upserts its response with the draft of the statement's response events of it (merged in
 /// time order in Rust, `SubmissionDraft`), merged into the stored response in SQL as
-/// `SubmissionDraft::merged_into` says (a later draft overrides, an earlier one fills in); new
+/// `SubmissionDraft::merged_into` says (a later draft overrides, an earlier one fills in, and
+/// answers and context that would pass [`MAX_RESPONSE_BYTES`] stay as stored); new
 /// responses are
 /// added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
 /// merged with jsonb `||` (a stored `$last_seen_survey_date` later than the set's kept, as
@@ -99,7 +100,7 @@ impl CounterSlot {
 /// the project has an enabled webhook, each new send goes to the webhook outbox, once whatever
 /// the number of webhooks (an acknowledged answer is delivered even if the process dies next;
 /// the dispatcher fans it out, `delivery_queue.rs`; a project without webhooks pays one index
-/// probe). Every input is an array, so a batch of any size takes these 30 parameters
+/// probe). Every input is an array, so a batch of any size takes these 31 parameters
 /// (PostgreSQL allows 65,535). It answers the uuids of the events it stored.
 ///
 /// The statement is sent kept prepared (`prepared.rs`), so each pooled connection plans it
@@ -180,7 +181,8 @@ pub(super) async fn write_captures(
                 .bind::<Array<Varchar>, _>(column(&drafts, |d| &d.distinct_id))
                 .bind::<Array<Timestamptz>, _>(column(&drafts, |d| d.timestamp))
                 .bind::<Array<Bool>, _>(column(&drafts, |d| d.partially_completed))
-                .bind::<Array<Jsonb>, _>(column(&contexts, JsonbObject)),
+                .bind::<Array<Jsonb>, _>(column(&contexts, JsonbObject))
+                .bind::<Int4, _>(MAX_RESPONSE_BYTES as i32),
         ),
         &mut conn,
     )

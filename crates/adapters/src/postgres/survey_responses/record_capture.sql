@@ -38,9 +38,16 @@ responses AS (
         partially_completed =
             CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
                  THEN EXCLUDED.partially_completed ELSE r.partially_completed END,
-        answers = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+        -- Merged answers and context past `MAX_RESPONSE_BYTES` ($31) stay as stored.
+        answers = CASE WHEN pg_column_size(r.answers || EXCLUDED.answers)
+                            + pg_column_size(r.context || EXCLUDED.context) > $31::int
+                       THEN r.answers
+                       WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
                        THEN r.answers || EXCLUDED.answers ELSE EXCLUDED.answers || r.answers END,
-        context = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
+        context = CASE WHEN pg_column_size(r.answers || EXCLUDED.answers)
+                            + pg_column_size(r.context || EXCLUDED.context) > $31::int
+                       THEN r.context
+                       WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
                        THEN r.context || EXCLUDED.context ELSE EXCLUDED.context || r.context END,
         completed = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
                          THEN coalesce(EXCLUDED.completed, r.completed)

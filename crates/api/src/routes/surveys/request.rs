@@ -65,6 +65,17 @@ pub(crate) struct SurveyWrite {
     iteration_frequency_days: Patch<i32>,
     #[schema(value_type = Option<bool>)]
     enable_partial_responses: Patch<bool>,
+    /// Lets other sites frame the survey's hosted page (`external_survey`).
+    #[schema(value_type = Option<bool>)]
+    enable_iframe_embedding: Patch<bool>,
+    /// PostHog links a survey to one of its insights; Burrow has none, so only `null` (or
+    /// leaving it out) is accepted.
+    #[schema(value_type = Option<i64>)]
+    #[expect(
+        dead_code,
+        reason = "described for the OpenAPI document; read only to refuse a value"
+    )]
+    linked_insight_id: Option<()>,
     /// A BCP-47 code (`en`, `es-MX`), stored normalised (`es-mx`); blank is `en`.
     #[schema(value_type = Option<String>, nullable = false, max_length = 20)]
     base_language: Option<SentBaseLanguage>,
@@ -139,6 +150,8 @@ impl SurveyWrite {
                 MAX_FREQUENCY_DAYS.into(),
             )?,
             enable_partial_responses: fields.boolean("enable_partial_responses")?,
+            enable_iframe_embedding: fields.boolean("enable_iframe_embedding")?,
+            linked_insight_id: no_insight(&fields)?,
             base_language: non_null(
                 fields.bounded_string("base_language", MAX_LANGUAGE_CHARS)?,
                 "base_language",
@@ -175,6 +188,7 @@ impl SurveyWrite {
             iteration_count: self.iteration_count,
             iteration_frequency_days: self.iteration_frequency_days,
             enable_partial_responses: self.enable_partial_responses,
+            enable_iframe_embedding: self.enable_iframe_embedding,
             base_language: self.base_language,
             translations: self.translations,
         }
@@ -187,6 +201,17 @@ fn take_json(body: &mut Map<String, Value>, name: &str) -> Patch<Value> {
         None => Patch::Absent,
         Some(Value::Null) => Patch::Null,
         Some(value) => Patch::Value(value),
+    }
+}
+
+/// `linked_insight_id`: a valid integer, as PostHog reads it, naming an insight of the project,
+/// which Burrow never has (PostHog's message for an unknown one).
+fn no_insight(fields: &Fields<'_>) -> Result<Option<()>, ValidationError> {
+    match fields.integer("linked_insight_id")? {
+        Patch::Value(_) => Err(ValidationError::invalid_input(
+            "Insight with this ID does not exist",
+        )),
+        Patch::Absent | Patch::Null => Ok(None),
     }
 }
 

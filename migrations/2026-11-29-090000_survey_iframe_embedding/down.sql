@@ -1,0 +1,1 @@
+ALTER TABLE surveys DROP COLUMN enable_iframe_embedding;

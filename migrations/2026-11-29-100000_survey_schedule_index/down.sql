@@ -1,0 +1,1 @@
+DROP INDEX surveys_running_schedules;

@@ -1,0 +1,2 @@
+DROP TRIGGER surveys_per_project ON surveys;
+DROP FUNCTION burrow_surveys_per_project();
