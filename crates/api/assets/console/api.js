@@ -41,11 +41,16 @@ function url(path, params = {}) {
   return text ? `${path}?${text}` : path;
 }
 
-async function send(path, params) {
+/** Sends a request (a GET unless `init` says otherwise) with the key; an answer that is not 2xx
+ * becomes an ApiError. */
+async function send(path, params, init = {}) {
   let response;
   try {
     response = await fetch(url(path, params), {
-      headers: { Authorization: `Bearer ${storedKey()}`, Accept: "application/json" },
+      ...init,
+      headers: {
+        Authorization: `Bearer ${storedKey()}`, Accept: "application/json", ...init.headers,
+      },
       credentials: "omit",
       cache: "no-store",
     });
@@ -67,6 +72,15 @@ async function send(path, params) {
 /** GET `path` with `params` as its query, answered as JSON. */
 export async function get(path, params) {
   return (await send(path, params)).json();
+}
+
+/** POST `body` as JSON to `path`, answered as JSON. */
+export async function post(path, body = {}) {
+  return (await send(path, {}, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  })).json();
 }
 
 /** GET a file and hand it to the browser as a download, through a blob: URL (the key stays in

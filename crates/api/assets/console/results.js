@@ -1,12 +1,15 @@
-// One survey's results: the shown → dismissed / sent funnel and rates (`stats`), then one chart
-// per question from the `results` aggregate (ratings as a distribution with the NPS of 0–10
-// scales, choices as bars with counts and percentages), and open questions' answers a page at a
-// time from the responses list with a text filter — never every response at once. Each chart
-// has the same numbers beside it as a table, which is also what people using a screen reader,
-// and the browser test, read.
+// One survey's results: its state with Launch / Stop (`lifecycle.js`), the shown → dismissed /
+// sent funnel and rates (`stats`), then one chart per question from the `results` aggregate
+// (ratings as a distribution with the NPS of 0–10 scales, choices as bars with counts and
+// percentages) with the stats API's per-question counts beside it, open questions' answers a
+// page at a time from the responses list with a text filter, and the responses as a table
+// (`responses.js`) — never every response at once. Each chart has the same numbers beside it as
+// a table, which is also what people using a screen reader, and the browser test, read.
 
 import { download, get } from "./api.js";
 import { allows, count, fill, h, lacking, percent, problem, when } from "./dom.js";
+import { lifecycleControls } from "./lifecycle.js";
+import { responsesTable } from "./responses.js";
 import { status } from "./surveys.js";
 
 const ANSWERS_PAGE = 20;
@@ -62,7 +65,7 @@ export async function renderResults({ project, scopes, params, main }, surveyId)
       get(`${base}/`),
       get(`${base}/stats/`, {
         date_from: range.date_from, date_to: range.date_to,
-        exclude_archived: range.exclude_archived,
+        exclude_archived: range.exclude_archived, include_per_question_stats: "true",
       }),
       get(`${base}/results/`, range),
     ]);
@@ -94,12 +97,29 @@ export async function renderResults({ project, scopes, params, main }, surveyId)
     }
   };
 
+  // The survey's name, state and Launch / Stop, drawn again with the survey a launch or stop
+  // answers; focus moves to what replaced the button, the outcome is announced.
+  const header = h("div", {});
+  const announcement = h("p", { class: "help", role: "status", "data-testid": "lifecycle-outcome" });
+  const showSurvey = (current) => fill(header,
+    h("h1", { "data-testid": "survey-name", tabindex: "-1" }, current.name),
+    h("p", { class: "meta" },
+      h("span", { class: `status ${status(current)}`, "data-testid": "survey-status" }, status(current)), " ",
+      `${current.type} · started ${when(current.start_date)} · ended ${when(current.end_date)}`),
+    lifecycleControls(current, {
+      base, scopes, onChange: (changed, outcome) => {
+        showSurvey(changed);
+        announcement.textContent = outcome;
+        (header.querySelector("button") || header.querySelector("h1")).focus();
+      },
+    }));
+  showSurvey(survey);
+  const perQuestion = new Map((stats.per_question_stats || []).map((entry) => [entry.question_id, entry]));
+
   fill(main,
     back,
-    h("h1", { "data-testid": "survey-name" }, survey.name),
-    h("p", { class: "meta" },
-      h("span", { class: `status ${status(survey)}` }, status(survey)), " ",
-      `${survey.type} · started ${when(survey.start_date)} · ended ${when(survey.end_date)}`),
+    header,
+    announcement,
     h("form", { class: "toolbar", onsubmit: apply, "aria-label": "Date range" },
       h("label", { for: "date-from" }, "From (UTC)"), fromInput,
       h("label", { for: "date-to" }, "To (UTC)"), toInput,
@@ -118,7 +138,8 @@ export async function renderResults({ project, scopes, params, main }, surveyId)
       withArchived ? " (archived ones included)." : " (archived ones left out)."),
     results.questions.length ? null : h("p", { class: "help" }, "This survey has no questions."),
     results.questions.map((question, index) =>
-      questionSection(question, index, { base, range, window: results })));
+      questionSection(question, index, perQuestion.get(question.id), { base, range, window: results })),
+    responsesTable({ base, range, window: results }));
 }
 
 function funnel(stats) {
@@ -150,7 +171,7 @@ function funnel(stats) {
         h("dd", { "data-testid": "rate-unique-response" }, `${rates.unique_users_response_rate}%`))));
 }
 
-function questionSection(question, index, context) {
+function questionSection(question, index, stats, context) {
   const headingId = `question-${index}`;
   const section = h("section", {
     class: "card question", "aria-labelledby": headingId, "data-testid": "question",
@@ -158,13 +179,40 @@ function questionSection(question, index, context) {
   },
   h("h3", { id: headingId }, `${index + 1}. ${question.question}`),
   h("p", { class: "help" }, h("span", { "data-testid": "answered" }, count(question.answered)),
-    ` answered · ${question.type.replace("_", " ")}`));
+    ` answered · ${question.type.replace("_", " ")}`),
+  stats ? questionStats(stats, index) : null);
   if (question.type === "open" || question.type === "link") {
     section.append(openAnswers(question, index, context));
   } else {
     section.append(distribution(question, index));
   }
   return section;
+}
+
+/** The stats API's numbers for a question (PostHog's per-question stats): how many responses
+ * answered it, a rating's average, and each answer's count, most given first. They count
+ * archived responses and the range as sent, so they may differ from the results above. */
+function questionStats(stats, index) {
+  // Sorted here: JavaScript orders an object's integer-like keys ("0"–"10") numerically.
+  const answers = Object.entries(stats.distribution).sort(([, a], [, b]) => b - a);
+  const summary = [
+    h("span", { "data-testid": "stats-responses" }, count(stats.response_count)),
+    ` response${stats.response_count === 1 ? "" : "s"} in the stats API`,
+    stats.average === null ? null
+      : [" · average ", h("span", { "data-testid": "stats-average" }, stats.average.toFixed(2))],
+    " (archived responses included)",
+  ];
+  if (!answers.length) return h("p", { class: "help", "data-testid": "question-stats" }, summary);
+  return h("details", { class: "question-stats", "data-testid": "question-stats" },
+    h("summary", {}, summary),
+    h("table", { class: "counts" },
+      h("caption", { class: "visually-hidden" }, `Answers to question ${index + 1} as the stats API counts them`),
+      h("thead", {}, h("tr", {},
+        h("th", { scope: "col" }, "Answer"),
+        h("th", { scope: "col", class: "number" }, "Count"))),
+      h("tbody", {}, answers.map(([answer, n]) => h("tr", { "data-testid": "stats-row", "data-value": answer },
+        h("th", { scope: "row" }, answer === "<other>" ? "Other answers" : answer),
+        h("td", { class: "number", "data-testid": "stats-count" }, count(n)))))));
 }
 
 /** A rating's or choice's counts: a bar chart and the same numbers as a table; for a 0–10

@@ -1,6 +1,7 @@
 //! The console at `/app/`: a few static files (`crates/api/assets/console/` and the vendored
-//! Chart.js) that show surveys and their results to people, reading the same API as every
-//! client with a personal key the person types. The files are embedded in the binary, so
+//! Chart.js) that show surveys and their results to people, and launch or stop a survey for a
+//! key that may write, calling the same API as every client with a personal key the person
+//! types. The files are embedded in the binary, so
 //! `burrow serve` serves the console with nothing fetched from elsewhere; the page routes with
 //! its URL's fragment (`#/projects/1/surveys/…`), so the server knows only these files.
 //!
@@ -28,7 +29,7 @@ const JS: &str = "text/javascript; charset=utf-8";
 
 /// Every file the console has: its name under `/app/`, its type and its bytes. Closed: any
 /// other name is a 404.
-const FILES: [(&str, &str, &[u8]); 8] = [
+const FILES: [(&str, &str, &[u8]); 12] = [
     (
         "console.css",
         "text/css; charset=utf-8",
@@ -48,9 +49,30 @@ const FILES: [(&str, &str, &[u8]); 8] = [
         include_bytes!("../../assets/console/results.js"),
     ),
     (
+        "lifecycle.js",
+        JS,
+        include_bytes!("../../assets/console/lifecycle.js"),
+    ),
+    (
+        "confirm.js",
+        JS,
+        include_bytes!("../../assets/console/confirm.js"),
+    ),
+    (
+        "responses.js",
+        JS,
+        include_bytes!("../../assets/console/responses.js"),
+    ),
+    (
         "plugins.js",
         JS,
         include_bytes!("../../assets/console/plugins.js"),
+    ),
+    // The tab's icon, named by `index.html` so the browser does not ask for `/favicon.ico`.
+    (
+        "favicon.svg",
+        "image/svg+xml",
+        include_bytes!("../../assets/console/favicon.svg"),
     ),
     (
         "chart.umd.js",

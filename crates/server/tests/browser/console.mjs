@@ -1,9 +1,11 @@
 // Drives Burrow's console (`/app/`) in the system's Chromium through playwright-core, as a person
-// would: signs in with a key, opens the surveys list and one survey's results, filters its open
-// answers, downloads the CSV, looks at it at phone width, opens the plugins, signs out, and
-// signs in again with a key that lacks `survey:read`. Prints one JSON object with every number
-// the pages showed (read through their `data-testid`s), screenshots taken, CSP violations and
-// page errors; exits 1 when a step fails, with that JSON on stdout all the same.
+// would: signs in with a key, opens the surveys list and one survey's results (with the stats
+// API's per-question counts and the responses table), filters its open answers, downloads the
+// CSV, looks at it at phone width, launches and stops a draft survey through the confirmation
+// dialog, opens the plugins, signs out, and signs in again with a key that lacks `survey:read`.
+// Prints one JSON object with every number the pages showed (read through their `data-testid`s),
+// screenshots taken, CSP violations, page errors, console messages and failed requests; exits 1
+// when a step fails, with that JSON on stdout all the same.
 //
 // Environment:
 //   BROWSER_DIR   where playwright-core is installed (`node_modules/` inside)
@@ -12,10 +14,12 @@
 //   KEY           a key with every scope
 //   NARROW_KEY    a key without `survey:read`
 //   SURVEY        the survey to open
+//   DRAFT         a draft survey to launch and stop
 //   SEARCH        the text to filter the open question's answers with
 //   DAY           a date (YYYY-MM-DD) to read the results of, from and to
 //   SHOTS         where screenshots go (console-surveys.png, console-results.png,
-//                 console-results-phone.png, console-no-scope.png)
+//                 console-results-phone.png, console-confirm.png, console-stopped.png,
+//                 console-no-scope.png)
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { onPath } from "./chromium.mjs";
@@ -24,7 +28,9 @@ const env = process.env;
 const require = createRequire(`${env.BROWSER_DIR}/`);
 const { chromium } = require("playwright-core");
 
-const result = { steps: [], console: [], cspViolations: [], pageErrors: [], requests: [] };
+const result = {
+  steps: [], console: [], cspViolations: [], pageErrors: [], requests: [], failedRequests: [],
+};
 const step = (what) => result.steps.push(`${new Date().toISOString()} ${what}`);
 const shot = (name) => join(env.SHOTS, name);
 
@@ -53,6 +59,11 @@ async function run(browser) {
   });
   page.on("pageerror", (error) => result.pageErrors.push(String(error)));
   page.on("request", (request) => result.requests.push(request.url()));
+  page.on("requestfailed", (request) =>
+    result.failedRequests.push(`${request.url()} ${request.failure()?.errorText}`));
+  page.on("response", (response) => {
+    if (response.status() >= 400) result.failedRequests.push(`${response.url()} ${response.status()}`);
+  });
 
   step("sign in");
   await page.goto(`${env.BURROW_URL}/app/`);
@@ -66,6 +77,14 @@ async function run(browser) {
     responses: row.querySelector("[data-testid=survey-responses]").textContent.trim(),
   })));
   await page.screenshot({ path: shot("console-surveys.png"), fullPage: true });
+  // The icon index.html names loads as an image under the page's policy (headless Chromium
+  // does not fetch tab icons itself).
+  result.favicon = await page.evaluate(() => new Promise((resolve) => {
+    const image = new Image();
+    image.onload = () => resolve(image.naturalWidth > 0);
+    image.onerror = () => resolve(false);
+    image.src = document.querySelector("link[rel=icon]").href;
+  }));
 
   step("open the results");
   await page.getByRole("link", { name: result.surveys.find((s) => s.id === env.SURVEY).name }).click();
@@ -92,6 +111,20 @@ async function run(browser) {
       count: row.querySelector("[data-testid=value-count]").textContent.trim(),
       percent: row.querySelector("[data-testid=value-percent]").textContent.trim(),
     })),
+  })));
+  result.questionStats = await questions.evaluateAll((sections) => sections.map((section) => {
+    const stats = section.querySelector("[data-testid=question-stats]");
+    return stats && {
+      responses: stats.querySelector("[data-testid=stats-responses]").textContent.trim(),
+      average: stats.querySelector("[data-testid=stats-average]")?.textContent.trim() ?? null,
+      rows: Object.fromEntries([...stats.querySelectorAll("[data-testid=stats-row]")].map((row) =>
+        [row.dataset.value, row.querySelector("[data-testid=stats-count]").textContent.trim()])),
+    };
+  }));
+  await page.getByTestId("response-row").first().waitFor();
+  result.responseRows = await page.getByTestId("response-row").evaluateAll((rows) => rows.map((row) => ({
+    person: row.querySelector("[data-testid=response-person]").textContent.trim(),
+    language: row.querySelector("[data-testid=response-language]").textContent.trim(),
   })));
   result.nps = {};
   for (const part of ["score", "promoters", "passives", "detractors"]) {
@@ -142,6 +175,44 @@ async function run(browser) {
     document.documentElement.scrollWidth > window.innerWidth + 1);
   await page.screenshot({ path: shot("console-results-phone.png"), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
+
+  step("launch and stop a draft survey");
+  await page.evaluate((id) => {
+    location.hash = location.hash.replace(/surveys\/.*$/, `surveys/${id}`);
+  }, env.DRAFT);
+  const surveyStatus = page.getByTestId("survey-status");
+  const dialog = page.getByTestId("confirm-dialog");
+  await page.getByTestId("launch-survey").waitFor();
+  const lifecycle = { before: (await surveyStatus.textContent()).trim() };
+  await page.getByTestId("launch-survey").click();
+  await dialog.waitFor();
+  lifecycle.dialog = await dialog.evaluate((element) => ({
+    modal: element.open && element.matches(":modal"),
+    title: element.querySelector("h2").textContent.trim(),
+    focused: document.activeElement?.dataset.testid,
+  }));
+  await page.screenshot({ path: shot("console-confirm.png") });
+  await page.getByTestId("confirm-cancel").click();
+  await dialog.waitFor({ state: "detached" });
+  lifecycle.afterCancel = (await surveyStatus.textContent()).trim();
+  lifecycle.sentOnCancel = result.requests.some((url) => url.includes("/launch/"));
+  await page.getByTestId("launch-survey").click();
+  await page.getByTestId("confirm-ok").click();
+  await page.waitForFunction(() =>
+    document.querySelector("[data-testid=survey-status]")?.textContent.trim() !== "draft");
+  lifecycle.launched = (await surveyStatus.textContent()).trim();
+  lifecycle.launchedOutcome = (await page.getByTestId("lifecycle-outcome").textContent()).trim();
+  lifecycle.focusAfterLaunch = await page.evaluate(() => document.activeElement?.dataset.testid);
+  await page.getByTestId("stop-survey").click();
+  await dialog.waitFor();
+  lifecycle.stopTitle = (await dialog.locator("h2").textContent()).trim();
+  await page.getByTestId("confirm-ok").click();
+  await page.waitForFunction(() =>
+    document.querySelector("[data-testid=survey-status]")?.textContent.trim() !== "running");
+  lifecycle.stopped = (await surveyStatus.textContent()).trim();
+  lifecycle.buttonsWhenStopped = await page.locator("[data-testid$=-survey]").count();
+  result.lifecycle = lifecycle;
+  await page.screenshot({ path: shot("console-stopped.png"), fullPage: true });
 
   step("plugins");
   await page.getByRole("link", { name: "Plugins" }).click();

@@ -1,6 +1,7 @@
 //! The console (`/app/`): its files served whole under a strict policy, and — in Chromium,
 //! driven by `tests/browser/console.mjs` through playwright-core — a person signing in and
-//! reading a survey's results, every number on the page equal to the stats and results APIs'.
+//! reading a survey's results, every number on the page equal to the stats and results APIs',
+//! then launching and stopping a draft survey, with no console error or failed request.
 
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 use crate::browser::{self, artifacts};
 use crate::helpers::{assert_error, parts, spawn_app};
 use crate::results::{counts, read, seed};
+use crate::survey_requests::created;
 
 #[tokio::test]
 async fn the_console_and_every_file_it_loads_are_served_under_a_strict_policy() {
@@ -52,6 +54,8 @@ async fn the_console_and_every_file_it_loads_are_served_under_a_strict_policy() 
         assert_eq!(response.status(), 200, "{url}");
         let expected = if url.ends_with(".css") {
             "text/css; charset=utf-8"
+        } else if url.ends_with(".svg") {
+            "image/svg+xml"
         } else {
             "text/javascript; charset=utf-8"
         };
@@ -63,7 +67,8 @@ async fn the_console_and_every_file_it_loads_are_served_under_a_strict_policy() 
         }
         seen.push(url);
     }
-    assert!(seen.len() >= 8, "{seen:?}");
+    assert!(seen.len() >= 12, "{seen:?}");
+    assert!(seen.contains(&"/app/favicon.svg".to_owned()), "{seen:?}");
 
     let (status, body) = parts(
         app.request(Method::GET, "/app/nope.js")
@@ -95,6 +100,30 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
     let app = spawn_app().await;
     let tenant = app.tenant("console@example.com", &["*"]).await;
     let seeded = seed(&app, &tenant).await;
+    // Person 9's response (the newest) was given in French: one more event of its submission,
+    // still the newest, so the order of the answers stays as seeded.
+    app.capture_batch(
+        &tenant,
+        vec![json!({
+            "event": "survey sent",
+            "distinct_id": "person-9",
+            "timestamp": (chrono::Utc::now() - chrono::Duration::minutes(30)).to_rfc3339(),
+            "properties": {
+                "$survey_id": seeded.id(),
+                "$survey_submission_id": "submission-9",
+                "$survey_completed": true,
+                "$survey_language": "fr",
+            },
+        })],
+    )
+    .await;
+    let draft = created(
+        &app,
+        &tenant,
+        json!({"name": "Exit interview", "type": "popover",
+               "questions": [{"type": "open", "question": "Why are you leaving?"}]}),
+    )
+    .await;
     let narrow = app
         .key(KeyRequest {
             email: tenant.email.clone(),
@@ -105,7 +134,12 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
         })
         .await;
     let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
-    for shot in ["console-surveys.png", "console-results.png"] {
+    for shot in [
+        "console-surveys.png",
+        "console-results.png",
+        "console-confirm.png",
+        "console-stopped.png",
+    ] {
         let _ = std::fs::remove_file(artifacts().join(shot));
     }
     let report = drive(&[
@@ -113,6 +147,7 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
         ("KEY", tenant.key.clone()),
         ("NARROW_KEY", narrow.clone()),
         ("SURVEY", seeded.id().to_owned()),
+        ("DRAFT", draft["id"].as_str().unwrap().to_owned()),
         ("SEARCH", "slow".into()),
         ("DAY", day.clone()),
     ])
@@ -122,15 +157,26 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
         "console-surveys.png",
         "console-results.png",
         "console-results-phone.png",
+        "console-confirm.png",
+        "console-stopped.png",
     ] {
         assert!(artifacts().join(shot).is_file(), "no {shot}");
     }
 
-    // The list shows the survey, running, with its responses.
-    let row = &report["surveys"][0];
-    assert_eq!(row["name"], "Checkout feedback", "{pretty}");
+    // The list shows the survey, running, with its responses, and the draft.
+    let surveys = report["surveys"].as_array().unwrap();
+    let row = surveys
+        .iter()
+        .find(|row| row["name"] == "Checkout feedback")
+        .expect(&pretty);
     assert_eq!(row["status"], "running", "{pretty}");
     assert_eq!(row["responses"], "10", "{pretty}");
+    assert!(
+        surveys
+            .iter()
+            .any(|row| row["name"] == "Exit interview" && row["status"] == "draft"),
+        "{pretty}"
+    );
 
     // The funnel is the stats API's.
     let base = format!(
@@ -189,6 +235,82 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
         "{pretty}"
     );
     assert_eq!(report["charts"], 3, "{pretty}");
+
+    // Beside each question, the stats API's per-question numbers, as it counts them.
+    let per_question = read(
+        &app,
+        &tenant,
+        &format!("{base}/stats/?exclude_archived=true&include_per_question_stats=true"),
+    )
+    .await;
+    let api_questions = per_question["per_question_stats"].as_array().unwrap();
+    let shown_stats = report["questionStats"].as_array().unwrap();
+    assert_eq!(shown_stats.len(), api_questions.len(), "{pretty}");
+    for (page, api) in shown_stats.iter().zip(api_questions) {
+        assert_eq!(
+            page["responses"],
+            api["response_count"].to_string(),
+            "{pretty}"
+        );
+        let distribution: serde_json::Map<String, Value> = api["distribution"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(answer, n)| (answer.clone(), Value::String(n.to_string())))
+            .collect();
+        assert_eq!(page["rows"], Value::Object(distribution), "{pretty}");
+        let average = api["average"]
+            .as_f64()
+            .map_or(Value::Null, |average| json!(format!("{average:.2}")));
+        assert_eq!(page["average"], average, "{pretty}");
+    }
+    assert_eq!(shown_stats[0]["responses"], "10", "{pretty}");
+    assert_eq!(shown_stats[1]["rows"]["Red"], "5", "{pretty}");
+
+    // The responses table says in which language each response was given.
+    let rows = report["responseRows"].as_array().unwrap();
+    assert_eq!(rows.len(), 10, "{pretty}");
+    assert_eq!(
+        rows[0],
+        json!({"person": "person-9", "language": "fr"}),
+        "{pretty}"
+    );
+    assert!(
+        rows[1..].iter().all(|row| row["language"] == "—"),
+        "{pretty}"
+    );
+
+    // Launch and stop each ask first (Cancel changes nothing), then change the survey's state.
+    assert_eq!(
+        report["lifecycle"],
+        json!({
+            "before": "draft",
+            "dialog": {"modal": true, "title": "Launch this survey?", "focused": "confirm-cancel"},
+            "afterCancel": "draft",
+            "sentOnCancel": false,
+            "launched": "running",
+            "launchedOutcome": "The survey was launched.",
+            "focusAfterLaunch": "stop-survey",
+            "stopTitle": "Stop this survey?",
+            "stopped": "stopped",
+            "buttonsWhenStopped": 0,
+        }),
+        "{pretty}"
+    );
+    let draft = read(
+        &app,
+        &tenant,
+        &format!(
+            "/api/projects/{}/surveys/{}/",
+            tenant.project_id,
+            draft["id"].as_str().unwrap()
+        ),
+    )
+    .await;
+    assert!(
+        draft["start_date"].is_string() && draft["end_date"].is_string(),
+        "{draft}"
+    );
 
     // One day's results (whole UTC days) are the APIs' for that window.
     let window = format!("date_from={day}T00:00:00Z&date_to={day}T23:59:59Z");
@@ -249,4 +371,13 @@ async fn a_person_signs_in_and_reads_a_surveys_results_as_the_apis_count_them() 
     assert_eq!(report["signOutByKeyboard"], true, "{pretty}");
     assert_eq!(report["cspViolations"], json!([]), "{pretty}");
     assert_eq!(report["pageErrors"], json!([]), "{pretty}");
+    assert_eq!(report["favicon"], true, "{pretty}");
+    assert_eq!(report["failedRequests"], json!([]), "{pretty}");
+    let errors: Vec<&Value> = report["console"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message.as_str().unwrap().starts_with("error:"))
+        .collect();
+    assert!(errors.is_empty(), "{pretty}");
 }

@@ -27,6 +27,9 @@ pub(crate) struct ResponseBody {
     answers: Map<String, Value>,
     completed: Option<bool>,
     archived: bool,
+    /// The translation the person answered in (`$survey_language`); `null` for the base
+    /// language.
+    language: Option<String>,
 }
 
 impl From<SurveyResponse> for ResponseBody {
@@ -39,6 +42,7 @@ impl From<SurveyResponse> for ResponseBody {
             answers: response.answers,
             completed: response.completed,
             archived: response.archived,
+            language: response.context.language,
         }
     }
 }
