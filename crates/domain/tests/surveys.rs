@@ -720,7 +720,10 @@ async fn a_project_holds_at_most_its_bound_of_surveys_and_a_deletion_frees_a_pla
         .await;
     assert_eq!(
         detail(past.unwrap_err()),
-        (None, "A project may have at most 20000 surveys.".to_owned())
+        (
+            None,
+            "A project may have at most 100000 surveys.".to_owned()
+        )
     );
     // Another project is not held back.
     world

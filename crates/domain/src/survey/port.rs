@@ -127,7 +127,9 @@ pub trait SurveyTransaction: Transaction {
     /// Inserts a survey and logs `activity` for it, if any; returns when it was created.
     ///
     /// # Errors
-    /// `Conflict` when the project has a survey of that name; `Unexpected`.
+    /// `Invalid` ([`too_many_surveys`](super::writes::too_many_surveys)) when the project holds
+    /// [`MAX_PROJECT_SURVEYS`](super::MAX_PROJECT_SURVEYS) already; `Conflict` when it has a
+    /// survey of that name; `Unexpected`.
     async fn insert_survey(
         &mut self,
         project: ProjectId,
@@ -142,8 +144,8 @@ pub trait SurveyTransaction: Transaction {
     /// when the survey was created and the flag as stored, without its creator.
     ///
     /// # Errors
-    /// `Conflict` when the project has a survey of that name or a live flag of that key;
-    /// `Unexpected`.
+    /// `Invalid` past the project's bound, as [`Self::insert_survey`]; `Conflict` when the
+    /// project has a survey of that name or a live flag of that key; `Unexpected`.
     async fn insert_survey_with_flag(
         &mut self,
         project: ProjectId,
