@@ -241,8 +241,8 @@ impl SurveyService {
         Ok(moved)
     }
 
-    /// Copies `source` into each target project (each once, in the order given) as a draft
-    /// created by `creator`, all in one transaction: every copy is made or none is. The caller
+    /// Copies `source` into each target project (each once, answered in the order given) as a
+    /// draft created by `creator`, all in one transaction: every copy is made or none is. The caller
     /// has cleared every target for the key, as it clears the project in the path.
     ///
     /// # Errors
@@ -274,8 +274,13 @@ impl SurveyService {
         in_transaction!(self.surveys.begin(), |tx| {
             // A copy makes its own flags; it plans against none.
             let none = FlagsRead::default();
+            // An insert holds its project's survey count until the commit: projects are
+            // written in id order, so two copies into the same projects never wait on each
+            // other in a circle.
+            let mut in_lock_order: Vec<&CopyTarget> = targets.iter().collect();
+            in_lock_order.sort_by_key(|target| target.project.0);
             let mut copies = Vec::with_capacity(targets.len());
-            for target in targets {
+            for target in in_lock_order {
                 let taken = tx.names_starting_with(target.project, &prefix).await?;
                 let name = copy_name(&source.state.name, now, &taken);
                 let write = plan_copy(source, name, creator.id)?;
@@ -283,6 +288,8 @@ impl SurveyService {
                     writes::insert(tx, target.project, target.id, creator, write, &none).await?,
                 );
             }
+            // Answered in the order asked.
+            copies.sort_by_key(|copy| targets.iter().position(|target| target.id == copy.id));
             Ok(copies)
         })
         .map_err(|error| {
