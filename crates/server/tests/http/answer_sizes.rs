@@ -4,7 +4,7 @@
 //! and four concurrent reads over answers at the limit and over larger ones stored before it
 //! keep the real binary's peak memory within a bound.
 
-use domain::survey_response::{MAX_ANSWER_BYTES, MAX_EVENT_BYTES};
+use domain::survey_response::{MAX_ANSWER_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -253,4 +253,50 @@ async fn lists_and_exports_over_large_answers_page_by_bytes_within_a_memory_boun
         growth < READS_PEAK_GROWTH_KIB,
         "peak memory grew by {growth} KiB (bound {READS_PEAK_GROWTH_KIB} KiB)"
     );
+}
+
+/// One submission sent again and again, each send answering a new key with 60,000 bytes, in
+/// one project (with the public token, as anyone on its site may): its response stops at
+/// `MAX_RESPONSE_BYTES`, the captures still answer 200, and another project's response at the
+/// same moment is whole.
+#[tokio::test]
+async fn a_submission_sent_again_and_again_stops_at_its_bound_in_its_project_only() {
+    let app = spawn_app().await;
+    let flooding = app.tenant("flood@example.com", &["*"]).await;
+    let other = app.tenant("other@example.com", &["*"]).await;
+    let (flooded, question) = open_survey(&app, &flooding).await;
+    let (theirs, their_question) = open_survey(&app, &other).await;
+    let flooding_token = app.project_token(&flooding).await;
+    let other_token = app.project_token(&other).await;
+    let text = "z".repeat(60_000);
+    for n in 0..40 {
+        let mut send = answer_event(&flooded, &question, "p", &text);
+        send["properties"]["$survey_submission_id"] = json!("one-submission");
+        send["properties"][format!("$survey_response_extra{n}")] = json!(text);
+        let (status, body) = capture(&app, &flooding_token, vec![send]).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let answer = answer_event(&theirs, &their_question, "q", &text);
+    let (status, _) = capture(&app, &other_token, vec![answer]).await;
+    assert_eq!(status, 200);
+
+    let listed = async |tenant: &Tenant, survey: &str| {
+        let path = format!(
+            "/api/projects/{}/surveys/{survey}/responses/browse/",
+            tenant.project_id
+        );
+        let (status, page) = parts(app.get(&path, &tenant.key).await).await;
+        assert_eq!(status, 200, "{page}");
+        page["results"].as_array().unwrap().clone()
+    };
+    let flooded_responses = listed(&flooding, &flooded).await;
+    assert_eq!(flooded_responses.len(), 1, "one submission, one response");
+    let kept = serde_json::to_vec(&flooded_responses[0]["answers"])
+        .unwrap()
+        .len();
+    assert!(kept <= MAX_RESPONSE_BYTES, "{kept} bytes kept");
+    assert!(kept > MAX_RESPONSE_BYTES - 2 * 60_000, "{kept} bytes kept");
+    let their_responses = listed(&other, &theirs).await;
+    assert_eq!(their_responses.len(), 1);
+    assert_eq!(their_responses[0]["answers"][&their_question], json!(text));
 }
