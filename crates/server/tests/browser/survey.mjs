@@ -29,6 +29,10 @@
 //   PERSON        optional JSON object: the person properties the page sets for flags
 //   OTHER_PERSON  `answer` (optional) and `wait`: a distinct id that opens the page last, in a
 //                 browser of its own; `shownToAnotherPerson` says whether the survey showed to them
+//                 (in `answer` mode, `textsShownToAnotherPerson` what it said)
+//   LOCALE        optional: the browsers' language (Playwright's `locale`: `navigator.language`,
+//                 by which posthog-js picks a survey's translation, and Accept-Language)
+//   OTHER_LOCALE  `answer` only, optional: OTHER_PERSON's browser's language (else LOCALE)
 //   PERSON_ID     `wait` only: the identified person's distinct id
 //   KEY, PROJECT  `recurring` only: a personal API key and the survey's project id
 //   SCREENSHOT    where to save a screenshot of the page with the survey shown
@@ -174,6 +178,13 @@ async function shown(pageHandle, surveyId) {
   return (await pageHandle.locator(`div.PostHogSurvey-${surveyId} .survey-form`).count()) > 0;
 }
 
+/** What the survey's popover says: its question and its submit button. */
+async function shownTexts(pageHandle, surveyId) {
+  const root = pageHandle.locator(`div.PostHogSurvey-${surveyId}`);
+  const text = async (selector) => (await root.locator(selector).first().textContent())?.trim();
+  return { question: await text(".survey-question"), button: await text("button.form-submit") };
+}
+
 /** Every event the page has sent to Burrow so far. */
 const sentEvents = () => result.requests.flatMap((request) => request.events ?? []);
 
@@ -200,6 +211,7 @@ async function answerMode(context, url, newContext) {
   step("popover shown");
   await sleep(500); // the popover's entrance
   await tab.screenshot({ path: env.SCREENSHOT });
+  result.texts = await shownTexts(tab, survey);
 
   const [kind, ...rest] = env.ANSWER.split(":");
   const answer = rest.join(":");
@@ -246,7 +258,7 @@ async function answerMode(context, url, newContext) {
 
   // Another person, in a browser of their own: shown unless the survey stopped (its limit).
   if (env.OTHER_PERSON) {
-    const other = await (await newContext()).newPage();
+    const other = await (await newContext(env.OTHER_LOCALE)).newPage();
     watch(other);
     before = flagAnswers();
     await other.goto(`${url}?distinct_id=${encodeURIComponent(env.OTHER_PERSON)}`);
@@ -256,6 +268,7 @@ async function answerMode(context, url, newContext) {
       .then(() => true)
       .catch(() => false);
     step(`another person shown=${result.shownToAnotherPerson}`);
+    if (result.shownToAnotherPerson) result.textsShownToAnotherPerson = await shownTexts(other, survey);
   }
 }
 
@@ -451,7 +464,8 @@ try {
   const major = browser.version().split(".")[0];
   // A plain Chrome user agent: posthog-js drops every event from `HeadlessChrome`.
   const userAgent = `Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/${major}.0.0.0 Safari/537.36`;
-  const newContext = () => browser.newContext({ userAgent, viewport: { width: 1000, height: 700 } });
+  const newContext = (locale = env.LOCALE) =>
+    browser.newContext({ userAgent, locale, viewport: { width: 1000, height: 700 } });
   const url = `${siteUrl}/${env.BUNDLE}.html`;
   if (env.MODE === "targeting") await targetingMode(await newContext(), url);
   else if (env.MODE === "hosted") await hostedMode(await newContext());

@@ -269,6 +269,17 @@ fn log_tail(log: &Path) -> String {
     lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
+/// The first `survey sent` event the driver saw the page send to Burrow.
+fn survey_sent(report: &Value) -> Value {
+    report["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|request| request["events"].as_array().cloned().unwrap_or_default())
+        .find(|event| event["event"] == "survey sent")
+        .expect("a survey sent event")
+}
+
 /// A survey as the shop's visitor sees it: the popover shows, the answer is captured and counted
 /// once with its value, and it is not shown again: neither after a reload nor to the same
 /// person (same distinct id) in a fresh browser, where only Burrow remembers the answer. Another
@@ -512,13 +523,7 @@ async fn a_hosted_survey_link_is_answered_full_page_and_the_answer_is_in_the_api
         "no screenshot at {}",
         screenshot.display()
     );
-    let sent = report["requests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|request| request["events"].as_array().cloned().unwrap_or_default())
-        .find(|event| event["event"] == "survey sent")
-        .expect("a survey sent event");
+    let sent = survey_sent(&report);
     assert_eq!(sent["properties"]["utm_source"], "newsletter", "{sent}");
 
     burrow.wait_for_one_response(&id, &report).await;
@@ -670,4 +675,70 @@ async fn a_recurring_survey_answered_in_one_iteration_shows_again_in_the_next() 
     assert_eq!(report["shownAgainInSameIteration"], false, "{pretty}");
     assert_eq!(report["launchMoved"], 200, "{pretty}");
     assert_eq!(report["shownInNextIteration"], true, "{pretty}");
+}
+
+/// A survey in English with a French translation of its name and of its question: a browser
+/// whose page is French (posthog-js picks the translation by `navigator.language`) shows the
+/// French texts and sends the answer with the French name and `$survey_language`, which Burrow
+/// keeps on the response; another person's browser, whose page is English, shows the English.
+#[tokio::test]
+async fn a_translated_survey_shows_in_the_pages_language() {
+    let burrow = Burrow::start("translated").await;
+    let survey = burrow
+        .survey(
+            "Shop survey (translated)",
+            json!({"type": "open", "question": "What could we improve?", "buttonText": "Send",
+                   "translations": {"fr": {"question": "Que pourrions-nous améliorer ?",
+                                           "buttonText": "Envoyer"}}}),
+            json!({"base_language": "en",
+                   "translations": {"fr": {"name": "Enquête de la boutique"}}}),
+        )
+        .await;
+    let id = survey["id"].as_str().unwrap().to_owned();
+    let question_id = survey["questions"][0]["id"].as_str().unwrap().to_owned();
+    let screenshot = artifacts().join("survey-translated.png");
+    let _ = std::fs::remove_file(&screenshot);
+
+    let report = burrow
+        .drive(&[
+            ("MODE", "answer".into()),
+            ("BUNDLE", "full".into()),
+            ("SURVEY", id.clone()),
+            ("ANSWER", "open:Plus de tailles".into()),
+            ("LOCALE", "fr-FR".into()),
+            ("OTHER_PERSON", "an-english-shopper".into()),
+            ("OTHER_LOCALE", "en-US".into()),
+            ("SCREENSHOT", screenshot.display().to_string()),
+        ])
+        .await;
+    let pretty = serde_json::to_string_pretty(&report).unwrap();
+    assert_eq!(report["shown"], true, "{pretty}");
+    assert_eq!(
+        report["texts"],
+        json!({"question": "Que pourrions-nous améliorer ?", "button": "Envoyer"}),
+        "{pretty}"
+    );
+    assert_eq!(
+        report["textsShownToAnotherPerson"],
+        json!({"question": "What could we improve?", "button": "Send"}),
+        "{pretty}"
+    );
+    let sent = survey_sent(&report);
+    assert_eq!(sent["properties"]["$survey_language"], "fr", "{sent}");
+    assert_eq!(
+        sent["properties"]["$survey_name"], "Enquête de la boutique",
+        "{sent}"
+    );
+    assert_eq!(
+        sent["properties"]["$survey_questions"][0]["question"], "Que pourrions-nous améliorer ?",
+        "{sent}"
+    );
+
+    burrow.wait_for_one_response(&id, &report).await;
+    let responses = burrow.responses(&id).await;
+    assert_eq!(responses[0]["language"], "fr", "{responses:?}");
+    assert_eq!(
+        responses[0]["answers"][&question_id], "Plus de tailles",
+        "{responses:?}"
+    );
 }
