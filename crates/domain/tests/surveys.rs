@@ -13,10 +13,10 @@ use domain::feature_flag::{
 use domain::patch::Patch;
 use domain::ports::PageRequest;
 use domain::survey::{
-    Appearance, Conditions, MAX_LABELLED_SURVEYS, MAX_PROJECT_SURVEYS, NewSurvey, Questions,
-    RenderedSurveys, Rendering, Schedule, SearchMatch, SearchTerm, SentBaseLanguage, Survey,
-    SurveyChanges, SurveyFilter, SurveyId, SurveyName, SurveyRepository, SurveyService,
-    SurveyTranslations, SurveyType, Switch,
+    Appearance, Conditions, FormContent, MAX_LABELLED_SURVEYS, MAX_PROJECT_SURVEYS, NewSurvey,
+    Questions, RenderedSurveys, Rendering, SamplingChanges, SamplingIntervalType, Schedule,
+    SearchMatch, SearchTerm, SentBaseLanguage, Survey, SurveyChanges, SurveyFilter, SurveyId,
+    SurveyName, SurveyRepository, SurveyService, SurveyTranslations, SurveyType, Switch,
 };
 use domain::tenancy::{ProjectId, UserId};
 use domain::testing::{InMemoryStore, TimedMemories, someone};
@@ -94,6 +94,14 @@ fn changes(value: Value) -> Result<SurveyChanges, ValidationError> {
             .map(|v| v.as_bool().expect("a boolean")),
         enable_iframe_embedding: field("enable_iframe_embedding")
             .map(|v| v.as_bool().expect("a boolean")),
+        response_sampling: SamplingChanges {
+            start_date: date("response_sampling_start_date"),
+            interval_type: text("response_sampling_interval_type")
+                .map(|t| SamplingIntervalType::parse(&t).expect("an interval type")),
+            interval: integer("response_sampling_interval"),
+            limit: integer("response_sampling_limit"),
+        },
+        form_content: field("form_content").try_map(FormContent::parse)?,
         base_language: text("base_language")
             .value()
             .map(SentBaseLanguage::parse)

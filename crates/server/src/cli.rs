@@ -110,7 +110,8 @@ pub struct ServeArgs {
     #[arg(long, env = "BURROW_STATIC_DIR")]
     pub static_dir: Option<std::path::PathBuf>,
     /// Seconds between a node's looks for recurring surveys whose next iteration has begun or
-    /// whose last one has ended (every node looks; each survey moves once).
+    /// whose last one has ended, and for sampling surveys not yet looked at today (every node
+    /// looks; each survey moves once).
     #[arg(long, env = "BURROW_SURVEY_SCHEDULE_SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub survey_schedule_secs: u64,

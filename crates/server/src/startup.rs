@@ -25,7 +25,7 @@ use domain::plugin_config::PluginConfigService;
 use domain::rate_limit::{RateCounters, RateLimiter};
 use domain::sdk::{SdkService, SnapshotInvalidation, SnapshotSettings, SnapshotSources};
 use domain::survey::{RenderedSurveys, SurveyService};
-use domain::survey_response::SurveyResponseService;
+use domain::survey_response::{SurveyResponseRepository, SurveyResponseService};
 use domain::tenancy::ProjectService;
 use domain::webhook::{
     DispatchCounts, DispatchSettings, QueueBounds, RetrySchedule, TargetPolicy, WebhookDispatcher,
@@ -63,6 +63,7 @@ impl Application {
             },
         )?;
         let claims = database.clone();
+        let survey_responses = Arc::new(PgSurveyResponseRepository::new(database.clone()));
         let webhooks = Webhooks::new(database.clone(), &args.webhooks)?;
         let services = services(database.clone(), args, &webhooks)?;
         let mut background = Vec::new();
@@ -74,8 +75,9 @@ impl Application {
             background.push(webhooks.dispatch(&args.webhooks).boxed());
         }
         background.push(
-            advance_survey_schedules(
+            advance_survey_rounds(
                 services.surveys.clone(),
+                survey_responses,
                 Duration::from_secs(args.survey_schedule_secs),
             )
             .boxed(),
@@ -235,26 +237,47 @@ async fn rounds(
     mut round: impl AsyncFnMut() -> Result<bool, domain::Unexpected>,
 ) {
     loop {
-        let busy = round().await.unwrap_or_else(|error| {
-            tracing::warn!(error = %error, "{what}");
-            false
-        });
-        if !busy {
-            tokio::time::sleep(poll).await;
-        }
+        pause_after(round().await, what, poll).await;
     }
 }
 
-/// Moves recurring surveys' schedules on for as long as the server runs: again at once while a
-/// round moved some, else after `poll`.
-async fn advance_survey_schedules(surveys: Arc<SurveyService>, poll: Duration) {
-    rounds(poll, "advancing survey schedules", async move || {
-        surveys
-            .advance_schedules(chrono::Utc::now())
-            .await
-            .map(|moved| moved > 0)
-    })
-    .await;
+/// After a round: logs its failure as `what`, and waits `poll` unless it found work.
+async fn pause_after(round: Result<bool, domain::Unexpected>, what: &'static str, poll: Duration) {
+    let busy = round.unwrap_or_else(|error| {
+        tracing::warn!(error = %error, "{what}");
+        false
+    });
+    if !busy {
+        tokio::time::sleep(poll).await;
+    }
+}
+
+/// Moves recurring surveys' schedules on, and sets sampling surveys' daily rollout from their
+/// `responses`, for as long as the server runs: again at once while a round moved some, else
+/// after `poll`. Its own loop rather than [`rounds`]: rustc cannot prove the future an async
+/// closure would lend for these rounds `Send` for every lifetime of the closure's borrow.
+async fn advance_survey_rounds(
+    surveys: Arc<SurveyService>,
+    responses: Arc<dyn SurveyResponseRepository>,
+    poll: Duration,
+) {
+    loop {
+        let round = survey_round(surveys.clone(), responses.clone()).await;
+        pause_after(round, "advancing survey schedules", poll).await;
+    }
+}
+
+/// One round of [`advance_survey_rounds`]: whether it moved any survey.
+async fn survey_round(
+    surveys: Arc<SurveyService>,
+    responses: Arc<dyn SurveyResponseRepository>,
+) -> Result<bool, domain::Unexpected> {
+    let now = chrono::Utc::now();
+    let moved = surveys.advance_schedules(now).await?;
+    let sampled = surveys
+        .advance_response_sampling(responses.as_ref(), now)
+        .await?;
+    Ok(moved + sampled > 0)
 }
 
 /// How often a node forgets deliveries past their retention.

@@ -174,6 +174,13 @@ diesel::table! {
         base_language -> Varchar,
         translations -> Nullable<Jsonb>,
         enable_iframe_embedding -> Bool,
+        response_sampling_start_date -> Nullable<Timestamptz>,
+        response_sampling_interval_type -> Nullable<Varchar>,
+        response_sampling_interval -> Nullable<Int4>,
+        response_sampling_limit -> Nullable<Int4>,
+        response_sampling_rollout -> Float8,
+        response_sampling_checked_on -> Nullable<Date>,
+        form_content -> Nullable<Jsonb>,
     }
 }
 

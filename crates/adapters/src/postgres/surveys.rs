@@ -5,12 +5,12 @@
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::dsl::{AsSelect, SqlTypeOf};
 use diesel::expression::{AppearsOnTable, Expression};
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, NoFromClause, Query, QueryFragment, QueryId};
-use diesel::sql_types::{Integer, Nullable, Timestamptz};
+use diesel::sql_types::{Date, Integer, Nullable, Timestamptz};
 use diesel_async::{AsyncConnectionCore, AsyncPgConnection, RunQueryDsl};
 use domain::activity::{ActivityPage, NewActivity};
 use domain::feature_flag::{FeatureFlag, FlagChanges, FlagId, NewFlag};
@@ -194,6 +194,24 @@ impl SurveyRepository for PgSurveyRepository {
             .collect())
     }
 
+    async fn due_sampling(
+        &self,
+        today: NaiveDate,
+        limit: u32,
+    ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected> {
+        let mut conn = self.database.connection().await?;
+        let due = diesel::sql_query(DUE_SAMPLING)
+            .bind::<Date, _>(today)
+            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+            .load::<DueSchedule>(&mut conn)
+            .await
+            .during("finding the surveys whose response sampling is due")?;
+        Ok(due
+            .into_iter()
+            .map(|row| (ProjectId(row.project_id), SurveyId(row.id)))
+            .collect())
+    }
+
     async fn holds_term(
         &self,
         project: ProjectId,
@@ -308,7 +326,18 @@ const DUE_SCHEDULES: &str = "\
     ORDER BY project_id, id \
     LIMIT $2";
 
-/// A row of [`DUE_SCHEDULES`].
+/// `SurveyRepository::due_sampling`: `sampling_due` in SQL, served by the partial index
+/// `surveys_sampling`.
+const DUE_SAMPLING: &str = "\
+    SELECT project_id, id FROM surveys \
+    WHERE response_sampling_limit > 0 AND response_sampling_interval > 0 \
+      AND response_sampling_interval_type IS NOT NULL \
+      AND response_sampling_start_date IS NOT NULL AND end_date IS NULL \
+      AND (response_sampling_checked_on IS NULL OR response_sampling_checked_on < $1) \
+    ORDER BY project_id, id \
+    LIMIT $2";
+
+/// A row of [`DUE_SCHEDULES`] or [`DUE_SAMPLING`].
 #[derive(QueryableByName)]
 struct DueSchedule {
     #[diesel(sql_type = Integer)]

@@ -41,6 +41,7 @@ mod survey_activity;
 mod survey_languages;
 mod survey_lists;
 mod survey_responses;
+mod survey_sampling;
 mod survey_schedules;
 mod survey_writes;
 mod surveys;

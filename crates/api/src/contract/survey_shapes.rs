@@ -5,8 +5,8 @@
 
 use domain::survey::{
     BRANCHING_TYPES, ContentType, END, MAX_TRANSLATION_LANGUAGES, MAX_TRANSLATIONS_BYTES,
-    MatchType, QuestionType, RatingDisplay, appearance_keys, condition_keys, question_keys,
-    translation_keys,
+    MatchType, QuestionType, RatingDisplay, appearance_keys, condition_keys, condition_triggers,
+    question_keys, translation_keys,
 };
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{
@@ -167,13 +167,22 @@ fn question(kind: QuestionType) -> RefOr<Schema> {
                 ),
                 (LOWER_BOUND_LABEL, string().into()),
                 (UPPER_BOUND_LABEL, string().into()),
+                (SKIP_SUBMIT_BUTTON, skip_submit_button("")),
             ]);
         }
-        QuestionType::SingleChoice | QuestionType::MultipleChoice => properties.extend([
-            (CHOICES, strings().min_items(Some(1)).into()),
-            (HAS_OPEN_CHOICE, boolean().into()),
-            (SHUFFLE_OPTIONS, boolean().into()),
-        ]),
+        QuestionType::SingleChoice | QuestionType::MultipleChoice => {
+            properties.extend([
+                (CHOICES, strings().min_items(Some(1)).into()),
+                (HAS_OPEN_CHOICE, boolean().into()),
+                (SHUFFLE_OPTIONS, boolean().into()),
+            ]);
+            if kind == QuestionType::SingleChoice {
+                properties.push((
+                    SKIP_SUBMIT_BUTTON,
+                    skip_submit_button("; not with `hasOpenChoice`"),
+                ));
+            }
+        }
     }
     let required = match kind {
         QuestionType::SingleChoice | QuestionType::MultipleChoice => vec![TYPE, QUESTION, CHOICES],
@@ -183,6 +192,16 @@ fn question(kind: QuestionType) -> RefOr<Schema> {
         .into_iter()
         .fold(open_object(properties), ObjectBuilder::required)
         .title(Some(kind.as_str()))
+        .into()
+}
+
+/// `skipSubmitButton`, which rating and single choice questions may set (`unless` saying when
+/// they may not).
+fn skip_submit_button(unless: &str) -> RefOr<Schema> {
+    boolean()
+        .description(Some(format!(
+            "Answer on the first click, without a submit button{unless}."
+        )))
         .into()
 }
 
@@ -203,7 +222,7 @@ impl PartialSchema for SurveyQuestion {
 
 impl ToSchema for SurveyQuestion {}
 
-/// The `actions` or `events` that show a survey.
+/// The `actions` or `events` that show a survey, or the `cancelEvents` that call it off.
 fn condition_values(item: &str) -> RefOr<Schema> {
     open_object([
         (
@@ -216,6 +235,18 @@ fn condition_values(item: &str) -> RefOr<Schema> {
         (condition_keys::REPEATED_ACTIVATION, boolean().into()),
     ])
     .into()
+}
+
+/// What an `events` or `cancelEvents` list holds, the events that `what`.
+fn event_values(what: &str) -> String {
+    use condition_triggers::trigger_keys::*;
+    let operators: Vec<_> = condition_triggers::property_operators().collect();
+    format!(
+        "Events that {what}: `{{{NAME}, {PROPERTY_FILTERS}}}`, `{NAME}` a non-empty string, \
+         `{PROPERTY_FILTERS}` (optional) `{{property: {{{VALUES}: [string], {OPERATOR}}}}}` with \
+         `{OPERATOR}` one of {}.",
+        operators.join(", ")
+    )
 }
 
 /// Where, when and to whom a survey is shown.
@@ -243,8 +274,17 @@ impl PartialSchema for SurveyConditions {
             (LINKED_FLAG_VARIANT, string().into()),
             (DEVICE_TYPES, strings().into()),
             (DEVICE_TYPES_MATCH_TYPE, match_type().into()),
-            (ACTIONS, condition_values("Actions: `{id, name}`.")),
-            (EVENTS, condition_values("Events: `{name}`.")),
+            (
+                ACTIONS,
+                condition_values("Actions: objects, `{id, name}`; `id` a whole number."),
+            ),
+            (EVENTS, condition_values(&event_values("show the survey"))),
+            (
+                CANCEL_EVENTS,
+                condition_values(&event_values(
+                    "call off a showing the events or actions armed; not on external surveys",
+                )),
+            ),
         ])
         .into()
     }

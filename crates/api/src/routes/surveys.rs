@@ -14,14 +14,14 @@ use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
 use domain::Unexpected;
-use domain::access::{AccessError, AccessService, ProjectAccess};
+use domain::access::{AccessError, AccessService, ObjectAccessLevel, ProjectAccess};
 use domain::feature_flag::FlagFilters;
 use domain::ports::Page;
 use domain::survey::{
-    Appearance, Conditions, NewSurvey, Questions, RenderedSurveys, Rendering, SearchMatch, Survey,
-    SurveyId, SurveyService, SurveyTranslations, Switch,
+    Appearance, Conditions, FormContent, NewSurvey, Questions, RenderedSurveys, Rendering,
+    SearchMatch, Survey, SurveyId, SurveyService, SurveyTranslations, Switch,
 };
-use domain::tenancy::UserBasic;
+use domain::tenancy::{UserBasic, UserId};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -78,18 +78,32 @@ pub(crate) struct SurveyResponse {
     iteration_start_dates: Option<Vec<DateTime<Utc>>>,
     current_iteration: Option<i32>,
     current_iteration_start_date: Option<DateTime<Utc>>,
+    response_sampling_start_date: Option<DateTime<Utc>>,
+    #[schema(value_type = Option<String>)]
+    response_sampling_interval_type: Option<&'static str>,
+    response_sampling_interval: Option<i32>,
+    response_sampling_limit: Option<i32>,
+    /// The daily schedule, computed: PostHog's string of JSON,
+    /// `[{"date", "daily_response_limit", "rollout_percentage"}, …]`; `null` without sampling.
+    response_sampling_daily_limits: Option<String>,
     enable_partial_responses: bool,
     enable_iframe_embedding: bool,
-    /// The keys of the flags the survey shows by, as PostHog lists them (the response sampling
-    /// one is always `null`: Burrow does not sample responses).
+    /// The keys of the flags the survey shows by, as PostHog lists them.
     feature_flag_keys: [FlagKeyEntry; 4],
     /// The language of the survey's own texts, normalised (`en` unless set).
     #[schema(max_length = 20)]
     base_language: String,
     #[schema(value_type = Option<survey_shapes::SurveyTranslations>)]
     translations: Option<SurveyTranslations>,
+    /// The form builder's layout, as its client wrote it.
+    #[schema(value_type = Option<Object>)]
+    form_content: Option<FormContent>,
+    /// What the caller may do with the survey: `manager` (its creator, the organization's
+    /// admins and owners) or `editor`.
+    #[schema(value_type = String)]
+    user_access_level: Option<&'static str>,
     /// How the survey matched a searched list (`exact`, `similar`); `null` everywhere else.
-    /// Last, so a rendering ends with it ([`SurveyJson::matched`]).
+    /// Last, so a rendering ends with the caller's fields ([`SurveyJson::answered`]).
     #[schema(value_type = Option<SurveySearchMatch>)]
     search_match_type: Option<&'static str>,
 }
@@ -122,16 +136,26 @@ impl FlagKeyEntry {
             },
             Self {
                 key: "internal_response_sampling_flag_key",
-                value: None,
+                value: survey.internal_response_sampling_flag_key(),
             },
         ]
     }
 }
 
 impl SurveyResponse {
-    fn new(survey: Survey, remove_targeting_flag: Option<bool>) -> Self {
+    /// `survey` as answered to `access` (`None`: as kept for every caller, the level null).
+    fn new(
+        survey: Survey,
+        remove_targeting_flag: Option<bool>,
+        access: Option<&ProjectAccess>,
+    ) -> Self {
         let feature_flag_keys = FlagKeyEntry::of(&survey);
+        let user_access_level = access.map(|access| {
+            ObjectAccessLevel::of(access, survey.created_by.as_ref().map(|user| user.id)).as_str()
+        });
+        let response_sampling_daily_limits = survey.state.response_sampling.daily_limits_text();
         let state = survey.state;
+        let sampling = state.response_sampling;
         Self {
             id: survey.id.0,
             name: state.name,
@@ -158,25 +182,37 @@ impl SurveyResponse {
             iteration_start_dates: state.iterations.start_dates,
             current_iteration: state.iterations.current,
             current_iteration_start_date: state.iterations.current_start_date,
+            response_sampling_start_date: sampling.start_date,
+            response_sampling_interval_type: sampling.interval_type.map(|unit| unit.as_str()),
+            response_sampling_interval: sampling.interval,
+            response_sampling_limit: sampling.limit,
+            response_sampling_daily_limits,
             enable_partial_responses: state.enable_partial_responses,
             enable_iframe_embedding: state.enable_iframe_embedding,
             feature_flag_keys,
             base_language: state.base_language.as_str().to_owned(),
             translations: state.translations,
+            form_content: state.form_content,
+            user_access_level,
             search_match_type: None,
         }
     }
 }
 
 /// A survey as reads answer it ([`SurveyResponse`]), rendered once and kept by
-/// [`RenderedSurveys`] while the survey's revision stays the stored one; written into answers
-/// as it is. The rendering is the same for every request, so it says `search_match_type: null`;
-/// a searched list writes how each survey matched over it ([`Self::matched`]).
+/// [`RenderedSurveys`] while the survey's revision stays the stored one. The rendering is the
+/// same for every request, so it ends with `user_access_level` and `search_match_type` null;
+/// each answer writes the caller's level and how the survey matched over them
+/// ([`Self::answered`]).
 #[derive(Debug, Clone)]
-pub struct SurveyJson(Arc<RawValue>);
+pub struct SurveyJson {
+    json: Arc<RawValue>,
+    /// Who created the survey: what the caller's level depends on.
+    creator: Option<UserId>,
+}
 
-/// How every rendering ends: `search_match_type`, the response's last field, null.
-const UNMATCHED_END: &str = r#","search_match_type":null}"#;
+/// How every rendering ends: the response's last fields, which depend on the request, null.
+const KEPT_END: &str = r#","user_access_level":null,"search_match_type":null}"#;
 
 impl SurveyJson {
     /// Renders `survey` as reads answer it.
@@ -185,39 +221,51 @@ impl SurveyJson {
     /// When serde_json cannot write it (it always can: the response holds no map with
     /// non-string keys).
     pub fn render(survey: Survey) -> Result<Self, Unexpected> {
-        let json = serde_json::value::to_raw_value(&SurveyResponse::new(survey, None))
+        let creator = survey.created_by.as_ref().map(|user| user.id);
+        let json = serde_json::value::to_raw_value(&SurveyResponse::new(survey, None, None))
             .map_err(Unexpected::new)?;
-        Ok(Self(Arc::from(json)))
+        Ok(Self {
+            json: Arc::from(json),
+            creator,
+        })
     }
 
-    /// This rendering as a searched list answers it: with how the survey matched, in place of
-    /// the rendering's `null` (a copy; the kept rendering is left as it is).
+    /// This rendering as answered to `access`, with how the survey `matched` a search: the
+    /// caller's level and the match in place of the rendering's nulls (a copy; the kept
+    /// rendering is left as it is).
     ///
     /// # Errors
-    /// When the rendering does not end with [`UNMATCHED_END`] (it always does).
-    fn matched(self, matched: Option<SearchMatch>) -> Result<Self, Unexpected> {
-        let Some(matched) = matched else {
-            return Ok(self);
-        };
-        let rendered = self.0.get();
-        let fields = rendered.strip_suffix(UNMATCHED_END).ok_or_else(|| {
-            Unexpected::new("a survey's rendering does not end with its search_match_type")
+    /// When the rendering does not end with [`KEPT_END`] (it always does).
+    fn answered(
+        &self,
+        access: &ProjectAccess,
+        matched: Option<SearchMatch>,
+    ) -> Result<Self, Unexpected> {
+        let fields = self.json.get().strip_suffix(KEPT_END).ok_or_else(|| {
+            Unexpected::new("a survey's rendering does not end with the caller's fields")
         })?;
-        let json = format!(r#"{fields},"search_match_type":"{matched}"}}"#);
-        let json = RawValue::from_string(json).map_err(Unexpected::new)?;
-        Ok(Self(Arc::from(json)))
+        let level = ObjectAccessLevel::of(access, self.creator);
+        let matched = matched.map_or("null".to_owned(), |matched| format!(r#""{matched}""#));
+        let json = format!(
+            r#"{fields},"user_access_level":"{level}","search_match_type":{matched}}}"#,
+            level = level.as_str()
+        );
+        Ok(Self {
+            json: Arc::from(RawValue::from_string(json).map_err(Unexpected::new)?),
+            creator: self.creator,
+        })
     }
 }
 
 impl Serialize for SurveyJson {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        self.json.serialize(serializer)
     }
 }
 
 impl Rendering for SurveyJson {
     fn bytes(&self) -> u32 {
-        u32::try_from(self.0.get().len()).unwrap_or(u32::MAX)
+        u32::try_from(self.json.get().len()).unwrap_or(u32::MAX)
     }
 }
 
@@ -242,7 +290,7 @@ pub(crate) async fn list(
         .page
         .items
         .into_iter()
-        .map(|survey| survey.matched(listed.matched))
+        .map(|survey| survey.answered(&access, listed.matched))
         .collect::<Result<_, _>>()?;
     let page = Page {
         count: listed.page.count,
@@ -265,7 +313,7 @@ pub(crate) async fn create(
             NewSurvey::new(request.into_changes())?,
         )
         .await?;
-    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, echo)))
+    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, echo, Some(&access))))
 }
 
 pub(crate) async fn retrieve(
@@ -276,7 +324,7 @@ pub(crate) async fn retrieve(
     let survey = surveys
         .get(access.project.id, path_id::<SurveyId>(&request)?)
         .await?;
-    Ok(Json(survey))
+    Ok(Json(survey.answered(&access, None)?))
 }
 
 /// PATCH changes the fields sent.
@@ -324,7 +372,7 @@ async fn update(
     let survey = surveys
         .update(access.project.id, id, access.principal.user.id, changes)
         .await?;
-    Ok(Json(SurveyResponse::new(survey, echo)))
+    Ok(Json(SurveyResponse::new(survey, echo, Some(&access))))
 }
 
 /// `launch/`: `start_date` becomes now, as PostHog's dedicated endpoint sets it (`Switch`).
@@ -356,7 +404,7 @@ async fn switch(
     let survey = surveys
         .switch(access.project.id, id, access.principal.user.id, switch)
         .await?;
-    Ok(Json(SurveyResponse::new(survey, None)))
+    Ok(Json(SurveyResponse::new(survey, None, Some(&access))))
 }
 
 pub(crate) async fn delete(
@@ -464,7 +512,8 @@ pub(crate) async fn duplicate_to_projects(
 #[cfg(test)]
 mod tests {
     use domain::survey::{SurveyState, SurveyType};
-    use domain::tenancy::ProjectId;
+    use domain::tenancy::{MembershipLevel, ProjectId};
+    use domain::testing::caller_in_project;
     use serde_json::{Value, json};
 
     use super::*;
@@ -488,16 +537,17 @@ mod tests {
     }
 
     #[test]
-    fn a_searched_list_shows_how_each_survey_matched_over_the_kept_rendering() {
+    fn each_answer_writes_the_callers_level_and_the_match_over_the_kept_rendering() {
         let kept = rendered();
-        assert_eq!(json(&kept)["search_match_type"], Value::Null);
-        let unsearched = kept.clone().matched(None).unwrap();
-        assert!(
-            Arc::ptr_eq(&unsearched.0, &kept.0),
-            "no copy without a search"
-        );
-        let similar = kept.clone().matched(Some(SearchMatch::Similar)).unwrap();
+        assert_eq!(json(&kept)["user_access_level"], Value::Null);
+        let member = caller_in_project(UserId(2), MembershipLevel::Member);
+        let unsearched = kept.answered(&member, None).unwrap();
         let mut expected = json(&kept);
+        expected["user_access_level"] = json!("editor");
+        assert_eq!(json(&unsearched), expected);
+        let owner = caller_in_project(UserId(2), MembershipLevel::Owner);
+        let similar = kept.answered(&owner, Some(SearchMatch::Similar)).unwrap();
+        expected["user_access_level"] = json!("manager");
         expected["search_match_type"] = json!("similar");
         assert_eq!(json(&similar), expected);
         assert_eq!(

@@ -26,7 +26,7 @@ use crate::extract::{Caller, FeatureFlags};
 /// flags name (nested ones too) as PostHog's property groups. Static cohorts are not served, as
 /// PostHog serves none: a flag naming one makes the SDKs ask `/flags`, which reads the person's
 /// membership. The flags are those `/flags` evaluates (serving ones, then each survey's
-/// internal targeting flag), so both ways of evaluating agree, their dependencies served as
+/// internal targeting and sampling flags), so both ways of evaluating agree, their dependencies served as
 /// PostHog serves them.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct FlagDefinitions {

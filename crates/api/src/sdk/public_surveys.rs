@@ -41,6 +41,12 @@ pub(crate) struct PublicSurvey {
     targeting_flag_key: Option<String>,
     /// On until the person answers or dismisses the survey (see `/flags`).
     internal_targeting_flag_key: String,
+    /// More flags the SDK must find on, as posthog-js reads them (`[{key, value}]`): while the
+    /// survey samples responses, its sampling flag. Burrow's addition (PostHog's feed leaves
+    /// it out, so its sampling never reaches the browser); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
+    feature_flag_keys: Option<[SamplingFlagKey; 1]>,
     #[schema(value_type = Option<Vec<survey_shapes::SurveyQuestion>>)]
     questions: Option<Questions>,
     #[schema(value_type = Option<survey_shapes::SurveyConditions>)]
@@ -62,11 +68,24 @@ pub(crate) struct PublicSurvey {
     translations: Option<SurveyTranslations>,
 }
 
+/// The sampling flag's entry of [`PublicSurvey::feature_flag_keys`].
+#[derive(Debug, Serialize)]
+pub(crate) struct SamplingFlagKey {
+    key: &'static str,
+    value: String,
+}
+
 impl From<&Survey> for PublicSurvey {
     fn from(survey: &Survey) -> Self {
         let state = &survey.state;
         Self {
             internal_targeting_flag_key: survey.internal_targeting_flag_key(),
+            feature_flag_keys: survey.internal_response_sampling_flag_key().map(|value| {
+                [SamplingFlagKey {
+                    key: "internal_response_sampling_flag_key",
+                    value,
+                }]
+            }),
             id: survey.id.0,
             name: state.name.clone(),
             survey_type: state.survey_type.as_str(),

@@ -1,6 +1,7 @@
 //! Who is calling and what they may reach: authentication by personal API key, scope checks,
 //! and resolution of the project or organization a path names.
 
+mod object_level;
 mod remembered;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::tenancy::{
 };
 use remembered::Remembered;
 
+pub use object_level::ObjectAccessLevel;
 pub use remembered::MAX_FRESHNESS;
 
 /// Where in the request the key was found; error messages name it.

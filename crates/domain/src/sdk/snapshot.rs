@@ -25,8 +25,9 @@ use crate::tenancy::Project;
 pub struct SdkSnapshot<R> {
     pub project: Project,
     /// What `/flags` evaluates, in the order it answers: the project's serving flags by id,
-    /// then the internal targeting flag of each unarchived survey (with the project's wait
-    /// period, `survey_config`, as it was when the snapshot was built).
+    /// then each unarchived survey's internal targeting flag (with the project's wait period,
+    /// `survey_config`, as it was when the snapshot was built) and, while it samples
+    /// responses, its sampling flag.
     pub flags: Vec<FeatureFlag>,
     /// The survey feed: every unarchived survey, newest first.
     pub surveys: Vec<Survey>,
@@ -85,11 +86,10 @@ impl<R: Default> SdkSnapshot<R> {
             ServingFlags::TooLarge(bytes) => (Vec::new(), Some(bytes)),
         };
         let config = project.survey_config.as_ref();
-        flags.extend(
-            surveys
-                .iter()
-                .map(|survey| survey.internal_targeting_flag(config)),
-        );
+        flags.extend(surveys.iter().flat_map(|survey| {
+            std::iter::once(survey.internal_targeting_flag(config))
+                .chain(survey.internal_response_sampling_flag())
+        }));
         let cohorts = SnapshotCohorts::of(&flags, cohorts);
         let patterns = CompiledPatterns::of(&flags, &cohorts, patterns);
         let size = estimated_size(&flags, &cohorts, &surveys);

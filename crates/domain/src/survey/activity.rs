@@ -162,6 +162,36 @@ pub fn changes(
             value(after.iteration_frequency_days),
         ),
         (
+            "response_sampling_start_date",
+            value(before.response_sampling.start_date),
+            value(after.response_sampling.start_date),
+        ),
+        (
+            "response_sampling_interval_type",
+            value(
+                before
+                    .response_sampling
+                    .interval_type
+                    .map(|unit| unit.as_str()),
+            ),
+            value(
+                after
+                    .response_sampling
+                    .interval_type
+                    .map(|unit| unit.as_str()),
+            ),
+        ),
+        (
+            "response_sampling_interval",
+            value(before.response_sampling.interval),
+            value(after.response_sampling.interval),
+        ),
+        (
+            "response_sampling_limit",
+            value(before.response_sampling.limit),
+            value(after.response_sampling.limit),
+        ),
+        (
             "enable_partial_responses",
             value(before.enable_partial_responses),
             value(after.enable_partial_responses),
@@ -180,6 +210,11 @@ pub fn changes(
             "translations",
             value(&before.translations),
             value(&after.translations),
+        ),
+        (
+            "form_content",
+            value(&before.form_content),
+            value(&after.form_content),
         ),
     ];
     pairs
@@ -298,6 +333,14 @@ mod tests {
             base_language: crate::survey::LanguageCode::parse_base("fr").unwrap(),
             translations: serde_json::from_value(json!({"de": {"name": "N"}})).unwrap(),
             enable_iframe_embedding: true,
+            response_sampling: crate::survey::ResponseSampling {
+                start_date: Some(Utc::now()),
+                interval_type: Some(crate::survey::SamplingIntervalType::Day),
+                interval: Some(3),
+                limit: Some(30),
+                ..before.response_sampling.clone()
+            },
+            form_content: Some(crate::survey::FormContent::parse(json!({"type": "doc"})).unwrap()),
             iterations: before.iterations.clone(),
         };
         assert_eq!(
@@ -318,10 +361,15 @@ mod tests {
                 "responses_limit",
                 "iteration_count",
                 "iteration_frequency_days",
+                "response_sampling_start_date",
+                "response_sampling_interval_type",
+                "response_sampling_interval",
+                "response_sampling_limit",
                 "enable_partial_responses",
                 "enable_iframe_embedding",
                 "base_language",
                 "translations",
+                "form_content",
             ]
         );
     }

@@ -2,8 +2,10 @@
 //! field (`SurveyName::parse`, `Questions::parse`, `Appearance::parse`, …). Rules across fields and against the stored
 //! survey run later, in `plan`.
 
+use super::form_content::FormContent;
 use super::name::SurveyName;
 use super::questions::Questions;
+use super::response_sampling::SamplingChanges;
 use super::settings::{Appearance, Conditions};
 use super::translations::{SentBaseLanguage, SurveyTranslations};
 use super::{Schedule, SurveyType};
@@ -36,6 +38,8 @@ pub struct SurveyChanges {
     pub iteration_frequency_days: Patch<i32>,
     pub enable_partial_responses: Patch<bool>,
     pub enable_iframe_embedding: Patch<bool>,
+    pub response_sampling: SamplingChanges,
+    pub form_content: Patch<FormContent>,
     /// Never null (`This field may not be null.`).
     pub base_language: Option<SentBaseLanguage>,
     /// Keys as sent: checked against the base language and the stored keys in `plan`.

@@ -1,7 +1,9 @@
 //! Copying a survey into other projects (`duplicate_to_projects`), PostHog's way: the copy is a
 //! draft named `<name> (duplicated at <UTC time>)`, keeps what describes the survey (questions,
 //! appearance, type, schedule, iterations) and drops what belongs to the source project (its
-//! linked flag, the actions, events and flag variant its conditions name). Burrow also gives the
+//! linked flag, the actions, events and flag variant its conditions name; Burrow drops the
+//! cancel events too, which without them cancel nothing) and what PostHog's copy leaves out
+//! (response sampling, the form builder's layout). Burrow also gives the
 //! copy a targeting flag of its own with the source's targeting, and a free name when the one
 //! PostHog would pick is taken.
 
@@ -12,8 +14,8 @@ use chrono::{DateTime, Utc};
 use super::activity;
 use super::plan::{serving_while_running, targeting_flag};
 use super::{
-    Conditions, Iterations, MAX_NAME_CHARS, Questions, Survey, SurveyName, SurveyState,
-    SurveyWrite, TargetingFlag, TargetingPlan,
+    Conditions, Iterations, MAX_NAME_CHARS, Questions, ResponseSampling, Survey, SurveyName,
+    SurveyState, SurveyWrite, TargetingFlag, TargetingPlan,
 };
 use crate::error::ValidationError;
 use crate::tenancy::UserId;
@@ -69,6 +71,9 @@ pub(crate) fn plan_copy(
         start_date: None,
         end_date: None,
         archived: false,
+        // PostHog's copy leaves both out.
+        response_sampling: ResponseSampling::default(),
+        form_content: None,
         iterations: Iterations::compute(
             from.iteration_count,
             from.iteration_frequency_days,

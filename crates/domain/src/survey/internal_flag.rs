@@ -44,8 +44,7 @@ impl Survey {
     /// for everyone who has neither dismissed nor answered the survey and, with a wait period
     /// of N days ([`Self::wait_period_days`]), either never saw a survey or last saw one more
     /// than N days ago (a second condition set); off for everyone once the survey has an end
-    /// date (stopped by hand, or by reaching its `responses_limit`), as posthog-js stops
-    /// showing it then. It has no row, so its id is 0.
+    /// date (stopped by hand, or by reaching its `responses_limit`).
     pub fn internal_targeting_flag(&self, config: Option<&SurveyConfig>) -> FeatureFlag {
         let suffix = match self.state.iterations.current {
             Some(iteration) if iteration > 0 => format!("/{iteration}"),
@@ -80,11 +79,18 @@ impl Survey {
                 ))),
             ],
         };
+        self.derived_flag(self.internal_targeting_flag_key(), groups)
+    }
+
+    /// A flag Burrow derives from the survey (its internal targeting flag, its sampling flag):
+    /// named as PostHog names the survey's flags, off once the survey has an end date, as
+    /// posthog-js stops showing it then. It has no row, so its id is 0.
+    pub(super) fn derived_flag(&self, key: String, groups: Vec<ConditionSet>) -> FeatureFlag {
         FeatureFlag {
             id: FlagId(0),
             project_id: self.project_id,
             name: format!("Targeting flag for survey {}", self.state.name),
-            key: self.internal_targeting_flag_key(),
+            key,
             filters: FlagFilters {
                 groups,
                 ..FlagFilters::default()

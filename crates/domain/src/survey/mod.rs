@@ -8,8 +8,10 @@
 
 pub mod activity;
 mod command;
+pub mod condition_triggers;
 mod copy;
 mod display_language;
+mod form_content;
 mod html;
 mod internal_flag;
 mod iterations;
@@ -24,6 +26,7 @@ mod question_parser;
 mod question_translations;
 mod questions;
 mod rendered;
+mod response_sampling;
 mod schedule;
 mod search;
 mod service;
@@ -42,6 +45,7 @@ use crate::tenancy::{ProjectId, UserBasic, UserId};
 
 pub use command::{NewSurvey, SurveyChanges};
 pub use display_language::is_right_to_left;
+pub use form_content::{FormContent, MAX_FORM_CONTENT_BYTES};
 pub use iterations::{Iterations, MAX_FREQUENCY_DAYS, MAX_ITERATIONS};
 pub use lifecycle::Switch;
 pub use list_filter::{MAX_FILTERED_IDS, SurveyFilter, SurveyStatus};
@@ -59,6 +63,10 @@ pub use question_labels::{MAX_LABELLED_SURVEYS, QuestionLabel, question_labels};
 pub use question_translations::{QuestionTranslation, QuestionTranslations};
 pub use questions::Questions;
 pub use rendered::{RenderedPage, RenderedSurveys, Rendering};
+pub use response_sampling::{
+    DailyLimit, MAX_SAMPLING_DAYS, ResponseSampling, SamplingChanges, SamplingIntervalType,
+    sampling_due,
+};
 pub use schedule::{SCHEDULE_ROUND, schedule_due};
 pub use search::{
     DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, MAX_SEARCH_CHARS, NAME_SIMILARITY, SearchMatch,
@@ -140,6 +148,10 @@ pub struct SurveyState {
     pub translations: Option<SurveyTranslations>,
     /// Whether its hosted page (`external_survey`) may be shown in another site's frame.
     pub enable_iframe_embedding: bool,
+    /// How many responses it asks for over which period, and its sampling flag's rollout.
+    pub response_sampling: ResponseSampling,
+    /// The form builder's layout, kept for the client that wrote it.
+    pub form_content: Option<FormContent>,
     /// Derived from the iteration fields and `start_date` on every write.
     pub iterations: Iterations,
 }
@@ -166,6 +178,8 @@ impl SurveyState {
             base_language: LanguageCode::default(),
             translations: None,
             enable_iframe_embedding: false,
+            response_sampling: ResponseSampling::default(),
+            form_content: None,
             iterations: Iterations::default(),
         }
     }

@@ -232,6 +232,8 @@ fn next_state(base: &SurveyState, changes: &SurveyChanges) -> Result<SurveyState
         .enable_iframe_embedding
         .apply(Some(state.enable_iframe_embedding))
         .unwrap_or(false);
+    state.response_sampling = base.response_sampling.changed(&changes.response_sampling)?;
+    state.form_content = changes.form_content.clone().apply(state.form_content);
     apply_languages(&mut state, base, changes)?;
     state.iterations = Iterations::compute(
         state.iteration_count,

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 
 use super::{
     SearchTerm, Survey, SurveyFilter, SurveyId, SurveyRevision, SurveyState, TargetingPlan,
@@ -249,6 +249,17 @@ pub trait SurveyRepository: Send + Sync {
     async fn due_schedules(
         &self,
         now: DateTime<Utc>,
+        limit: u32,
+    ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected>;
+
+    /// Surveys of every project the daily round of response sampling looks at on `today`:
+    /// sampling ([`ResponseSampling::is_on`]), not stopped, and not looked at on `today` yet
+    /// (`checked_on` before it, or never); at most `limit` of them, by project and id.
+    ///
+    /// [`ResponseSampling::is_on`]: super::ResponseSampling::is_on
+    async fn due_sampling(
+        &self,
+        today: NaiveDate,
         limit: u32,
     ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected>;
 

@@ -28,6 +28,9 @@ pub mod question_keys {
     pub const CHOICES: &str = "choices";
     pub const HAS_OPEN_CHOICE: &str = "hasOpenChoice";
     pub const SHUFFLE_OPTIONS: &str = "shuffleOptions";
+    /// Answer on the first click, without a submit button: posthog-js does so for ratings and
+    /// for single choices without an open choice, and ignores it elsewhere.
+    pub const SKIP_SUBMIT_BUTTON: &str = "skipSubmitButton";
     pub const TRANSLATIONS: &str = "translations";
     /// A `specific_question` branching's target.
     pub const INDEX: &str = "index";
@@ -39,7 +42,7 @@ use super::question_translations::QuestionTranslations;
 use question_keys::{
     BRANCHING, BUTTON_TEXT, CHOICES, DESCRIPTION, DESCRIPTION_CONTENT_TYPE, DISPLAY,
     HAS_OPEN_CHOICE, ID, INDEX, LINK, LOWER_BOUND_LABEL, OPTIONAL, QUESTION, RESPONSE_VALUES,
-    SCALE, SHUFFLE_OPTIONS, TRANSLATIONS, TYPE, UPPER_BOUND_LABEL,
+    SCALE, SHUFFLE_OPTIONS, SKIP_SUBMIT_BUTTON, TRANSLATIONS, TYPE, UPPER_BOUND_LABEL,
 };
 
 wire_enum! {
@@ -111,6 +114,8 @@ pub struct RatingQuestion {
     pub scale: Option<u8>,
     pub lower_bound_label: Option<String>,
     pub upper_bound_label: Option<String>,
+    /// Answered on the first click.
+    pub skip_submit_button: Option<bool>,
 }
 
 wire_enum! {
@@ -140,6 +145,8 @@ pub struct ChoiceQuestion {
     pub choices: Vec<String>,
     pub has_open_choice: Option<bool>,
     pub shuffle_options: Option<bool>,
+    /// Answered on the first click: sent `true` only on a single choice without an open choice.
+    pub skip_submit_button: Option<bool>,
 }
 
 /// Where a question leads once answered.
@@ -260,6 +267,12 @@ impl Serialize for Question {
             SHUFFLE_OPTIONS,
             choice.and_then(|question| question.shuffle_options.as_ref()),
         )?;
+        json.field(
+            SKIP_SUBMIT_BUTTON,
+            rating
+                .and_then(|question| question.skip_submit_button.as_ref())
+                .or_else(|| choice.and_then(|question| question.skip_submit_button.as_ref())),
+        )?;
         json.field(TRANSLATIONS, base.translations.as_ref())?;
         json.field(TYPE, Some(self.question_type().as_str()))?;
         json.field(
@@ -353,7 +366,7 @@ mod tests {
     fn a_rating_question_reads_its_scale_display_and_labels() {
         let typed = round_trips(json!({
             "type": "rating", "id": "q", "question": "How likely?", "display": "emoji",
-            "scale": 5, "lowerBoundLabel": "No", "upperBoundLabel": "Yes"
+            "scale": 5, "lowerBoundLabel": "No", "upperBoundLabel": "Yes", "skipSubmitButton": true
         }));
         let Question::Rating(rating) = typed else {
             panic!("a rating question");
@@ -363,9 +376,16 @@ mod tests {
                 rating.display,
                 rating.scale,
                 rating.lower_bound_label.as_deref(),
-                rating.upper_bound_label.as_deref()
+                rating.upper_bound_label.as_deref(),
+                rating.skip_submit_button,
             ),
-            (Some(RatingDisplay::Emoji), Some(5), Some("No"), Some("Yes"))
+            (
+                Some(RatingDisplay::Emoji),
+                Some(5),
+                Some("No"),
+                Some("Yes"),
+                Some(true)
+            )
         );
     }
 
@@ -374,7 +394,7 @@ mod tests {
         for kind in ["single_choice", "multiple_choice"] {
             let typed = round_trips(json!({
                 "type": kind, "id": "q", "question": "Which?", "choices": ["a", "b"],
-                "hasOpenChoice": true, "shuffleOptions": false
+                "hasOpenChoice": true, "shuffleOptions": false, "skipSubmitButton": false
             }));
             assert_eq!(typed.question_type().as_str(), kind);
             let (Question::SingleChoice(choice) | Question::MultipleChoice(choice)) = typed else {
@@ -384,11 +404,13 @@ mod tests {
                 (
                     choice.choices,
                     choice.has_open_choice,
-                    choice.shuffle_options
+                    choice.shuffle_options,
+                    choice.skip_submit_button
                 ),
                 (
                     vec!["a".to_owned(), "b".to_owned()],
                     Some(true),
+                    Some(false),
                     Some(false)
                 )
             );
@@ -432,7 +454,7 @@ mod tests {
     #[test]
     fn a_stored_question_keeps_unknown_keys_and_values_of_another_shape_unchanged() {
         let typed = round_trips(json!({
-            "type": "single_choice", "id": 5, "question": "Which?", "choices": ["a"],
+            "type": "open", "id": 5, "question": "Which?", "choices": ["a"],
             "optional": "yes", "description": null, "skipSubmitButton": true,
             "branching": {"type": "response_based", "responseValues": {"0": "end"}, "note": [1]}
         }));
@@ -443,7 +465,8 @@ mod tests {
         );
         assert_eq!(
             Value::Object(base.extra.clone()),
-            json!({"id": 5, "optional": "yes", "description": null, "skipSubmitButton": true})
+            json!({"id": 5, "optional": "yes", "description": null, "skipSubmitButton": true,
+                   "choices": ["a"]})
         );
         assert_eq!(
             Value::Object(base.branching.clone().unwrap().extra),

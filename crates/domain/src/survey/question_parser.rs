@@ -1,8 +1,9 @@
 //! The one parser of a question: from the object as sent, or as stored, into its [`Question`].
 //! A sent question is also sanitized and held to PostHog's rules for one question (texts,
-//! choices, link, rating scale, branching shape, validation rules), each broken rule with PostHog's message; a
-//! stored one was held to them when written, and a known key of another shape in it (kept by
-//! earlier versions) stays in `extra` (`json_fields::Source`).
+//! choices, link, rating scale, branching shape, validation rules, `skipSubmitButton`), each
+//! broken rule with PostHog's message; a stored one was held to them when written, and a known
+//! key of another shape in it (kept by earlier versions) stays in `extra`
+//! (`json_fields::Source`).
 
 use std::collections::BTreeMap;
 
@@ -14,7 +15,7 @@ use super::html::sanitize;
 use super::question::question_keys::{
     BRANCHING, BUTTON_TEXT, CHOICES, DESCRIPTION, DESCRIPTION_CONTENT_TYPE, DISPLAY,
     HAS_OPEN_CHOICE, ID, INDEX, LINK, LOWER_BOUND_LABEL, OPTIONAL, QUESTION, RESPONSE_VALUES,
-    SCALE, SHUFFLE_OPTIONS, TRANSLATIONS, TYPE, UPPER_BOUND_LABEL,
+    SCALE, SHUFFLE_OPTIONS, SKIP_SUBMIT_BUTTON, TRANSLATIONS, TYPE, UPPER_BOUND_LABEL,
 };
 use super::question::{
     BRANCHING_TYPES, BranchTarget, Branching, BranchingRule, ChoiceQuestion, END, LinkQuestion,
@@ -26,7 +27,7 @@ use super::validation_rules::{VALIDATION, check_validation_rules};
 use crate::json_fields::{Fields, Source, WrongShape};
 
 /// The keys a question's types read: set apart while a question is read (`Fields`).
-const QUESTION_KEYS: [&str; 17] = [
+const QUESTION_KEYS: [&str; 18] = [
     TYPE,
     ID,
     QUESTION,
@@ -43,6 +44,7 @@ const QUESTION_KEYS: [&str; 17] = [
     CHOICES,
     HAS_OPEN_CHOICE,
     SHUFFLE_OPTIONS,
+    SKIP_SUBMIT_BUTTON,
     TRANSLATIONS,
 ];
 
@@ -51,7 +53,7 @@ const BRANCHING_KEYS: [&str; 3] = [TYPE, INDEX, RESPONSE_VALUES];
 /// A question's entries while it is read, with where they come from and the question's 1-based
 /// number, which some of PostHog's messages name.
 struct Reader {
-    fields: Fields<17>,
+    fields: Fields<18>,
     source: Source,
     number: usize,
 }
@@ -150,6 +152,7 @@ impl Question {
             }
             _ => None,
         };
+        let skip_submit_button = read_skip_submit_button(&mut read, kind, choice_options)?;
         let id = read.take(ID, |_| "Question id must be a string".to_owned())?;
         let optional = read.flag(OPTIONAL)?;
         let branching = read_branching(&mut read)?;
@@ -187,6 +190,9 @@ impl Question {
         if choice_options.is_none() {
             keep(CHOICES, choices.clone().map(Value::from));
         }
+        if rating.is_none() && choice_options.is_none() {
+            keep(SKIP_SUBMIT_BUTTON, skip_submit_button.map(Value::from));
+        }
         Ok(match (kind, rating, choice_options) {
             (QuestionType::Rating, Some((display, scale)), _) => Self::Rating(RatingQuestion {
                 base,
@@ -194,6 +200,7 @@ impl Question {
                 scale,
                 lower_bound_label,
                 upper_bound_label,
+                skip_submit_button,
             }),
             (QuestionType::Link, ..) => Self::Link(LinkQuestion { base, link }),
             (
@@ -206,6 +213,7 @@ impl Question {
                     choices: choices.ok_or("a choice question has no choices")?,
                     has_open_choice,
                     shuffle_options,
+                    skip_submit_button,
                 };
                 if kind == QuestionType::SingleChoice {
                     Self::SingleChoice(choice)
@@ -347,6 +355,34 @@ fn read_rating(read: &mut Reader) -> Result<(Option<RatingDisplay>, Option<u8>),
         return Err(scale_error());
     }
     Ok((display, scale))
+}
+
+/// `skipSubmitButton`, a boolean. PostHog checks nothing of it; posthog-js honours it only on a
+/// rating and on a single choice without an open choice, so a sent `true` anywhere else, which
+/// would be stored and ignored, is refused.
+fn read_skip_submit_button(
+    read: &mut Reader,
+    kind: QuestionType,
+    choice_options: Option<(Option<bool>, Option<bool>)>,
+) -> Result<Option<bool>, String> {
+    let skip = read.flag(SKIP_SUBMIT_BUTTON)?;
+    if !(read.sent() && skip == Some(true)) {
+        return Ok(skip);
+    }
+    let number = read.number;
+    let has_open_choice = choice_options.and_then(|(has_open_choice, _)| has_open_choice);
+    match kind {
+        QuestionType::Rating => Ok(skip),
+        QuestionType::SingleChoice if has_open_choice == Some(true) => Err(format!(
+            "Question {number}: {SKIP_SUBMIT_BUTTON} cannot be used with {HAS_OPEN_CHOICE}"
+        )),
+        QuestionType::SingleChoice => Ok(skip),
+        _ => Err(format!(
+            "Question {number}: {SKIP_SUBMIT_BUTTON} is only available for {} and {} questions",
+            QuestionType::Rating.as_str(),
+            QuestionType::SingleChoice.as_str()
+        )),
+    }
 }
 
 /// `translations`: a stored value that does not read stays in `extra`; a sent one must.

@@ -409,6 +409,59 @@ mod tests {
     }
 
     #[test]
+    fn skip_submit_button_is_a_boolean_set_only_where_posthog_js_honours_it() {
+        let with = |question: Value| json!([question]);
+        for honoured in [
+            json!({"type": "rating", "id": "r", "question": "Q", "skipSubmitButton": true}),
+            json!({"type": "single_choice", "id": "s", "question": "Q", "choices": ["a", "b"],
+                   "hasOpenChoice": false, "skipSubmitButton": true}),
+            json!({"type": "open", "id": "o", "question": "Q", "skipSubmitButton": false}),
+            json!({"type": "multiple_choice", "id": "m", "question": "Q", "choices": ["a"],
+                   "skipSubmitButton": null}),
+        ] {
+            assert_eq!(parsed(with(honoured.clone())), with(honoured));
+        }
+        for (question, message) in [
+            (
+                json!({"type": "rating", "question": "Q", "skipSubmitButton": "yes"}),
+                "Question skipSubmitButton must be a boolean",
+            ),
+            (
+                json!({"type": "open", "question": "Q", "skipSubmitButton": true}),
+                "Question 1: skipSubmitButton is only available for rating and single_choice questions",
+            ),
+            (
+                json!({"type": "multiple_choice", "question": "Q", "choices": ["a"], "skipSubmitButton": true}),
+                "Question 1: skipSubmitButton is only available for rating and single_choice questions",
+            ),
+            (
+                json!({"type": "link", "question": "Q", "skipSubmitButton": true}),
+                "Question 1: skipSubmitButton is only available for rating and single_choice questions",
+            ),
+            (
+                json!({"type": "single_choice", "question": "Q", "choices": ["a", "Other"],
+                       "hasOpenChoice": true, "skipSubmitButton": true}),
+                "Question 1: skipSubmitButton cannot be used with hasOpenChoice",
+            ),
+        ] {
+            let error = Questions::parse(with(question.clone())).unwrap_err();
+            assert_eq!(
+                (error.attr.as_deref(), error.detail.as_str()),
+                (Some("questions"), message),
+                "{question}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stored_skip_submit_button_where_it_is_not_honoured_still_reads_as_stored() {
+        let stored =
+            json!([{"type": "open", "id": "o", "question": "Q", "skipSubmitButton": true}]);
+        let read: Questions = serde_json::from_value(stored.clone()).unwrap();
+        assert_eq!(serde_json::to_value(read).unwrap(), stored);
+    }
+
+    #[test]
     fn branching_must_point_at_existing_questions() {
         let with = |branching: Value| {
             json!([

@@ -88,7 +88,7 @@ pub(crate) fn reanchored_on_resume(
 
 /// A write of `state` that changes nothing but the survey: its targeting flag, if any, kept and
 /// serving exactly while it runs.
-fn unattended_write(current: &Survey, state: SurveyState) -> SurveyWrite {
+pub(super) fn unattended_write(current: &Survey, state: SurveyState) -> SurveyWrite {
     let kept = current
         .targeting_flag
         .as_ref()

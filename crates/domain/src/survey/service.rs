@@ -9,6 +9,7 @@ use chrono::{DateTime, SubsecRound as _, Utc};
 use super::copy::{copy_name, name_prefix, plan_copy};
 use super::lifecycle::{Switch, plan_switch};
 use super::plan::{plan_create, plan_update};
+use super::response_sampling::plan_sampling_write;
 use super::schedule::{SCHEDULE_ROUND, plan_schedule_step, reanchored_on_resume};
 use super::writes::{self, FlagsRead};
 use super::{
@@ -22,7 +23,17 @@ use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
 use crate::feature_flag::{FlagChanges, FlagFilters, FlagFiltersPatch};
 use crate::in_transaction;
 use crate::ports::PageRequest;
+use crate::survey_response::{CountFilter, SurveyResponseRepository};
 use crate::tenancy::{ProjectId, UserBasic, UserId};
+
+/// A step the rounds take of a survey: [`SurveyService::step_unattended`]'s.
+#[derive(Clone, Copy)]
+enum Unattended {
+    /// Its recurring schedule's.
+    Schedule,
+    /// Its response sampling's, the survey having `responses`.
+    Sampling { responses: u64 },
+}
 
 pub struct SurveyService {
     surveys: Arc<dyn SurveyRepository>,
@@ -98,6 +109,10 @@ impl SurveyService {
         creator: &UserBasic,
         survey: NewSurvey,
     ) -> Result<Survey, DomainError> {
+        survey
+            .changes
+            .response_sampling
+            .check_start_date(Utc::now())?;
         let targeting = survey.changes.targeting_flag_filters.as_ref();
         self.check_targeting_cohorts(project, targeting.map(FlagFiltersPatch::filters))
             .await?;
@@ -125,6 +140,7 @@ impl SurveyService {
         editor: UserId,
         changes: SurveyChanges,
     ) -> Result<Survey, DomainError> {
+        changes.response_sampling.check_start_date(Utc::now())?;
         let targeting = changes.targeting_flag_filters.as_ref();
         self.check_targeting_cohorts(project, targeting.map(FlagFiltersPatch::filters))
             .await?;
@@ -212,9 +228,7 @@ impl SurveyService {
     }
 
     /// Moves the schedules of recurring surveys on as far as `now` asks (`schedule.rs`): each
-    /// due survey, at most [`SCHEDULE_ROUND`] a call, in a transaction of its own that locks it
-    /// first (a user's update meanwhile is planned against the moved survey, or moves it
-    /// itself). Answers how many it moved; one deleted meanwhile is passed over.
+    /// due survey, at most [`SCHEDULE_ROUND`] a call. Answers how many it moved.
     ///
     /// # Errors
     /// `Unexpected` when storage fails.
@@ -222,23 +236,76 @@ impl SurveyService {
         let due = self.surveys.due_schedules(now, SCHEDULE_ROUND).await?;
         let mut moved = 0;
         for (project, id) in due {
-            let written = in_transaction!(self.surveys.begin(), |tx| {
-                let locked =
-                    writes::lock_for_update(tx, project, id, FlagReferences::default()).await?;
-                match plan_schedule_step(&locked.planned, now) {
-                    Some(write) => writes::update(tx, locked, write).await.map(|_| true),
-                    None => Ok(false),
-                }
-            });
-            match written {
-                Ok(true) => moved += 1,
-                Ok(false) | Err(DomainError::NotFound) => {}
-                Err(DomainError::Unexpected(error)) => return Err(error),
-                // Nothing else comes of a write that checks no rule and takes no name.
-                Err(other) => return Err(Unexpected::new(other.to_string())),
-            }
+            let stepped = self
+                .step_unattended(project, id, Unattended::Schedule, now)
+                .await?;
+            moved += usize::from(stepped);
         }
         Ok(moved)
+    }
+
+    /// The daily round of response sampling (`response_sampling.rs`): each survey sampling and
+    /// not yet looked at on `now`'s day, at most [`SCHEDULE_ROUND`] a call, its rollout set from
+    /// its responses in `responses`. Answers how many it looked at.
+    ///
+    /// # Errors
+    /// `Unexpected` when storage fails.
+    pub async fn advance_response_sampling(
+        &self,
+        responses: &dyn SurveyResponseRepository,
+        now: DateTime<Utc>,
+    ) -> Result<usize, Unexpected> {
+        let due = self
+            .surveys
+            .due_sampling(now.date_naive(), SCHEDULE_ROUND)
+            .await?;
+        let mut looked = 0;
+        for (project, id) in due {
+            let filter = CountFilter {
+                survey_ids: Some(vec![id.0.to_string()]),
+                exclude_archived: false,
+            };
+            let count = responses.counts(project, &filter).await?.values().sum();
+            let stepped = self
+                .step_unattended(project, id, Unattended::Sampling { responses: count }, now)
+                .await?;
+            looked += usize::from(stepped);
+        }
+        Ok(looked)
+    }
+
+    /// Writes the `step` due at `now` of a survey nobody asked to change, in a transaction of
+    /// its own that locks it first (a user's update meanwhile is planned against the stepped
+    /// survey, or steps it itself). Answers whether it wrote; one deleted meanwhile is passed
+    /// over.
+    async fn step_unattended(
+        &self,
+        project: ProjectId,
+        id: SurveyId,
+        step: Unattended,
+        now: DateTime<Utc>,
+    ) -> Result<bool, Unexpected> {
+        let written = in_transaction!(self.surveys.begin(), |tx| {
+            let locked =
+                writes::lock_for_update(tx, project, id, FlagReferences::default()).await?;
+            let planned = match step {
+                Unattended::Schedule => plan_schedule_step(&locked.planned, now),
+                Unattended::Sampling { responses } => {
+                    plan_sampling_write(&locked.planned, now, responses)
+                }
+            };
+            match planned {
+                Some(write) => writes::update(tx, locked, write).await.map(|_| true),
+                None => Ok(false),
+            }
+        });
+        match written {
+            Ok(stepped) => Ok(stepped),
+            Err(DomainError::NotFound) => Ok(false),
+            Err(DomainError::Unexpected(error)) => Err(error),
+            // Nothing else comes of a write that checks no rule and takes no name.
+            Err(other) => Err(Unexpected::new(other.to_string())),
+        }
     }
 
     /// Copies `source` into each target project (each once, answered in the order given) as a

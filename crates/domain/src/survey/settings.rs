@@ -7,10 +7,11 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
+use super::condition_triggers::{check_actions, check_events};
 use super::html::sanitize;
 use super::question::ContentType;
-use crate::error::ValidationError;
-use crate::json_fields::{ObjectWriter, Source, WrongShape, take_as};
+use crate::error::{ValidationCode, ValidationError};
+use crate::json_fields::{ObjectWriter, Source, WrongShape, json_length, take_as};
 
 /// An appearance's keys by wire name: what its parser reads and the API's schema describes.
 pub mod appearance_keys {
@@ -34,7 +35,9 @@ pub mod condition_keys {
     pub const DEVICE_TYPES_MATCH_TYPE: &str = "deviceTypesMatchType";
     pub const ACTIONS: &str = "actions";
     pub const EVENTS: &str = "events";
-    /// The actions or events of `actions` and `events`.
+    /// Events that call off a showing `events` or `actions` armed (posthog-js's `cancelEvents`).
+    pub const CANCEL_EVENTS: &str = "cancelEvents";
+    /// The actions or events of `actions`, `events` and `cancelEvents`.
     pub const VALUES: &str = "values";
     /// Whether `events` show the survey each time they happen.
     pub const REPEATED_ACTIVATION: &str = "repeatedActivation";
@@ -45,7 +48,7 @@ use appearance_keys::{
     THANK_YOU_DESCRIPTION, THANK_YOU_HEADER, WHITE_LABEL,
 };
 use condition_keys::{
-    ACTIONS, DEVICE_TYPES, DEVICE_TYPES_MATCH_TYPE, EVENTS, LINKED_FLAG_VARIANT,
+    ACTIONS, CANCEL_EVENTS, DEVICE_TYPES, DEVICE_TYPES_MATCH_TYPE, EVENTS, LINKED_FLAG_VARIANT,
     REPEATED_ACTIVATION, SEEN_SURVEY_WAIT_PERIOD, SELECTOR, URL, URL_MATCH_TYPE, VALUES,
 };
 
@@ -204,9 +207,14 @@ impl Serialize for Appearance {
     }
 }
 
-/// Condition keys that name objects of the survey's project; a copy drops them (PostHog's
-/// list).
-const PROJECT_CONDITIONS: [&str; 3] = [LINKED_FLAG_VARIANT, ACTIONS, EVENTS];
+/// Condition keys that name objects of the survey's project; a copy drops them. PostHog's list
+/// has the first three: its copies keep `cancelEvents`, which without the events or actions
+/// they call off would be stored and never used.
+const PROJECT_CONDITIONS: [&str; 4] = [LINKED_FLAG_VARIANT, ACTIONS, EVENTS, CANCEL_EVENTS];
+
+/// PostHog sets no bound on `conditions`; Burrow holds a sent one to this many bytes as JSON
+/// (what every SDK feed carries of the survey), before reading any of it.
+pub const MAX_CONDITIONS_BYTES: usize = 65_536;
 
 /// A survey's display `conditions`: where, when and to whom the SDK shows it, PostHog's keys
 /// typed; the rest as sent.
@@ -227,6 +235,8 @@ pub struct Conditions {
     pub actions: Option<ConditionValues>,
     /// Events that show the survey.
     pub events: Option<ConditionValues>,
+    /// Events that call off a showing the events or actions armed and not yet shown.
+    pub cancel_events: Option<ConditionValues>,
     /// Every other key as sent, a known key whose value is null, and one of another shape
     /// stored before such values were refused.
     pub extra: Map<String, Value>,
@@ -246,11 +256,13 @@ wire_enum! {
     }
 }
 
-/// The `actions` or `events` a survey is shown after: `{"values": [...], ...}`.
+/// The `actions` or `events` a survey is shown after, or the `cancelEvents` that call it off:
+/// `{"values": [...], ...}`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(try_from = "Map<String, Value>")]
 pub struct ConditionValues {
-    /// The actions (`{id, name}`) or events (`{name}`), in the SDK's shapes.
+    /// The actions (`{id, name}`) or events (`{name, propertyFilters}`), in the SDK's shapes,
+    /// checked when sent (`condition_triggers`).
     pub values: Option<Vec<Value>>,
     /// Whether the events show the survey each time they happen.
     pub repeated_activation: Option<bool>,
@@ -261,8 +273,17 @@ pub struct ConditionValues {
 impl Conditions {
     /// # Errors
     /// `Conditions must be an object`, or a known key of another shape, with
-    /// `attr: conditions`.
+    /// `attr: conditions`; past [`MAX_CONDITIONS_BYTES`], `max_length`.
     pub fn parse(value: Value) -> Result<Self, ValidationError> {
+        if let Value::Object(object) = &value
+            && json_length(object) > MAX_CONDITIONS_BYTES
+        {
+            return Err(ValidationError::field(
+                "conditions",
+                ValidationCode::MaxLength,
+                format!("Conditions may hold at most {MAX_CONDITIONS_BYTES} bytes as JSON."),
+            ));
+        }
         parse_sent(
             value,
             "conditions",
@@ -288,6 +309,7 @@ impl Conditions {
         };
         let actions = group(ACTIONS)?;
         let events = group(EVENTS)?;
+        let cancel_events = group(CANCEL_EVENTS)?;
         Ok(Self {
             url: read.text(URL)?,
             url_match_type: read.take(URL_MATCH_TYPE, match_type(URL_MATCH_TYPE))?,
@@ -303,6 +325,7 @@ impl Conditions {
                 .take(DEVICE_TYPES_MATCH_TYPE, match_type(DEVICE_TYPES_MATCH_TYPE))?,
             actions,
             events,
+            cancel_events,
             extra: read.object,
         })
     }
@@ -310,6 +333,8 @@ impl Conditions {
     /// The conditions about the web visit, by wire name, that this survey has: the ones an
     /// external survey may not have. PostHog's test: a condition is had when not null, and an
     /// object only with some `values`; so is one stored in a shape Burrow does not read.
+    /// PostHog does not count `cancelEvents`; Burrow does, as an external survey's page never
+    /// runs them.
     pub(crate) fn web_targeting(&self) -> Vec<&'static str> {
         let had = |group: &Option<ConditionValues>| {
             group.as_ref().is_some_and(ConditionValues::has_values)
@@ -330,6 +355,7 @@ impl Conditions {
             ),
             (ACTIONS, had(&self.actions)),
             (EVENTS, had(&self.events)),
+            (CANCEL_EVENTS, had(&self.cancel_events)),
         ]
         .into_iter()
         .filter(|(key, typed)| *typed || self.extra.get(*key).is_some_and(is_had))
@@ -343,6 +369,7 @@ impl Conditions {
         self.linked_flag_variant = None;
         self.actions = None;
         self.events = None;
+        self.cancel_events = None;
         for key in PROJECT_CONDITIONS {
             self.extra.remove(key);
         }
@@ -362,6 +389,7 @@ impl Serialize for Conditions {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut json = ObjectWriter::new(serializer, &self.extra)?;
         json.field(ACTIONS, self.actions.as_ref())?;
+        json.field(CANCEL_EVENTS, self.cancel_events.as_ref())?;
         json.field(DEVICE_TYPES, self.device_types.as_ref())?;
         json.field(
             DEVICE_TYPES_MATCH_TYPE,
@@ -381,10 +409,19 @@ impl Serialize for Conditions {
 }
 
 impl ConditionValues {
-    /// The group under `key` (`actions` or `events`), its messages naming it.
+    /// The group under `key` (`actions`, `events` or `cancelEvents`), its messages naming it;
+    /// sent `values` are held to what the SDK reads of them.
     fn read(mut read: Reader, key: &str) -> Result<Self, String> {
+        let values: Option<Vec<Value>> =
+            read.take(VALUES, || format!("{key} values must be a list"))?;
+        if let Some(values) = values.as_deref().filter(|_| read.source == Source::Sent) {
+            match key {
+                ACTIONS => check_actions(key, values)?,
+                _ => check_events(key, values)?,
+            }
+        }
         Ok(Self {
-            values: read.take(VALUES, || format!("{key} values must be a list"))?,
+            values,
             repeated_activation: read.take(REPEATED_ACTIVATION, || {
                 format!("{key} {REPEATED_ACTIVATION} must be a boolean")
             })?,
@@ -528,6 +565,26 @@ mod tests {
                 json!({"events": {"values": [], "repeatedActivation": "often"}}),
                 "events repeatedActivation must be a boolean",
             ),
+            (
+                json!({"cancelEvents": "x"}),
+                "cancelEvents must be an object",
+            ),
+            (
+                json!({"cancelEvents": {"values": {"name": "x"}}}),
+                "cancelEvents values must be a list",
+            ),
+            (
+                json!({"cancelEvents": {"values": [{"event": "x"}]}}),
+                "cancelEvents values must be objects with a name",
+            ),
+            (
+                json!({"events": {"values": [{"name": "x", "propertyFilters": {"a": {"values": ["1"], "operator": "in"}}}]}}),
+                "events propertyFilters operator must be one of: regex, not_regex, exact, is_not, icontains, not_icontains, gt, lt",
+            ),
+            (
+                json!({"actions": {"values": [{"id": "first"}]}}),
+                "actions value id must be an integer",
+            ),
         ] {
             let error = conditions_error(sent.clone());
             assert_eq!(
@@ -536,6 +593,53 @@ mod tests {
                 "{sent}"
             );
         }
+    }
+
+    #[test]
+    fn sent_conditions_past_their_bound_are_refused_before_they_are_read() {
+        let error = conditions_error(json!({
+            "url": "a".repeat(MAX_CONDITIONS_BYTES), "urlMatchType": "fuzzy"
+        }));
+        assert_eq!(
+            (error.attr.as_deref(), error.code, error.detail.as_str()),
+            (
+                Some("conditions"),
+                ValidationCode::MaxLength,
+                "Conditions may hold at most 65536 bytes as JSON."
+            )
+        );
+        let events: Vec<Value> = (0..10_000)
+            .map(|i| json!({"name": format!("e{i}")}))
+            .collect();
+        let error = conditions_error(json!({"cancelEvents": {"values": events}}));
+        assert_eq!(error.code, ValidationCode::MaxLength);
+        let within = Conditions::parse(json!({"url": "a".repeat(MAX_CONDITIONS_BYTES - 20)}));
+        assert!(within.is_ok());
+    }
+
+    #[test]
+    fn sent_cancel_events_are_typed_like_events_and_round_trip() {
+        let sent = json!({
+            "events": {"values": [{"name": "opened", "propertyFilters": {
+                "plan": {"values": ["pro"], "operator": "exact"}}}], "repeatedActivation": true},
+            "cancelEvents": {"values": [{"name": "left"}], "note": 1}
+        });
+        let parsed = Conditions::parse(sent.clone()).unwrap();
+        assert_eq!(
+            parsed.cancel_events.as_ref().unwrap().values,
+            Some(vec![json!({"name": "left"})])
+        );
+        assert_eq!(parsed.web_targeting(), ["events", "cancelEvents"]);
+        assert_eq!(serde_json::to_value(parsed).unwrap(), sent);
+    }
+
+    #[test]
+    fn stored_trigger_values_are_read_as_stored_whatever_their_shape() {
+        let conditions: Conditions = round_trips(json!({
+            "cancelEvents": {"values": ["left", {"name": ""}]},
+            "actions": {"values": [7]}
+        }));
+        assert_eq!(conditions.web_targeting(), ["actions", "cancelEvents"]);
     }
 
     #[test]
@@ -661,7 +765,7 @@ mod tests {
     fn a_copy_drops_the_conditions_naming_project_objects_whatever_their_shape() {
         let conditions: Conditions = round_trips(json!({
             "url": "/welcome", "linkedFlagVariant": "b", "actions": [1],
-            "events": {"values": [{"name": "x"}]}
+            "events": {"values": [{"name": "x"}]}, "cancelEvents": {"values": [{"name": "y"}]}
         }));
         assert_eq!(
             serde_json::to_value(conditions.without_project_objects()).unwrap(),

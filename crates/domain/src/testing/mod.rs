@@ -32,10 +32,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use crate::access::{Principal, ProjectAccess};
 use crate::activity::{ActivityEntry, ActivityPage};
 use crate::api_key::ApiKey;
 use crate::feature_flag::{FeatureFlag, FlagId};
 use crate::ports::{Page, PageRequest};
+use crate::scope::ScopeGrants;
 use crate::survey::{SurveyId, SurveyState};
 use crate::tenancy::{
     MembershipLevel, Organization, OrganizationId, Project, ProjectId, User, UserBasic, UserId,
@@ -173,6 +175,50 @@ pub fn someone(id: UserId) -> UserBasic {
         last_name: String::new(),
         email: format!("user-{}@example.com", id.0),
         is_email_verified: true,
+    }
+}
+
+/// `user`, a `level` member of project 1's organization, calling with an all-scopes key: the
+/// caller of a request, for tests of what an answer shows whom.
+pub fn caller_in_project(user: UserId, level: MembershipLevel) -> ProjectAccess {
+    let organization = OrganizationId(Uuid::nil());
+    let basic = someone(user);
+    ProjectAccess {
+        principal: Principal {
+            user: User {
+                id: user,
+                uuid: basic.uuid,
+                email: basic.email,
+                first_name: basic.first_name,
+                last_name: basic.last_name,
+                distinct_id: basic.distinct_id,
+                is_active: true,
+                is_email_verified: true,
+                current_organization_id: Some(organization),
+                current_project_id: Some(ProjectId(1)),
+                created_at: Utc::now(),
+            },
+            key: ApiKey {
+                id: Uuid::nil(),
+                user_id: user,
+                label: "test".into(),
+                mask: "phx_...test".into(),
+                scopes: ScopeGrants::parse(&["*"]).expect("the all-scopes grant parses"),
+                scoped_teams: None,
+                scoped_organizations: None,
+                created_at: Utc::now(),
+                last_used_at: None,
+            },
+        },
+        project: Project {
+            id: ProjectId(1),
+            organization_id: organization,
+            name: "Test".into(),
+            api_token: "phc_test".into(),
+            created_at: Utc::now(),
+            survey_config: None,
+        },
+        level,
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use uuid::Uuid;
 
 use crate::activity::{ActivityEntry, ActivityPage, NewActivity};
@@ -17,7 +17,7 @@ use crate::survey::{
     DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, DeletedSurvey, FlagLock, MAX_PROJECT_SURVEYS,
     NAME_SIMILARITY, OwnedNewFlag, SearchMatch, SearchTerm, Survey, SurveyFilter, SurveyId,
     SurveyLock, SurveyRecord, SurveyRepository, SurveyRevision, SurveyState, SurveyTransaction,
-    SurveyType, activity::SCOPE, schedule_due, writes::too_many_surveys,
+    SurveyType, activity::SCOPE, sampling_due, schedule_due, writes::too_many_surveys,
 };
 use crate::tenancy::{ProjectId, UserId};
 
@@ -53,6 +53,21 @@ impl InMemoryStore {
                 created_by: None,
             });
         }
+    }
+
+    /// Surveys of every project in `state`s that `due` keeps, at most `limit`, by project and id:
+    /// what the rounds' `due_*` reads find.
+    fn due_by(&self, limit: u32, due: impl Fn(&SurveyState) -> bool) -> Vec<(ProjectId, SurveyId)> {
+        let mut found: Vec<(ProjectId, SurveyId)> = self
+            .lock()
+            .surveys
+            .iter()
+            .filter(|s| due(&s.state))
+            .map(|s| (s.project_id, s.id))
+            .collect();
+        found.sort_by_key(|(project, id)| (project.0, id.0));
+        found.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+        found
     }
 }
 
@@ -200,16 +215,15 @@ impl SurveyRepository for InMemoryStore {
         now: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected> {
-        let mut due: Vec<(ProjectId, SurveyId)> = self
-            .lock()
-            .surveys
-            .iter()
-            .filter(|s| schedule_due(&s.state, now))
-            .map(|s| (s.project_id, s.id))
-            .collect();
-        due.sort_by_key(|(project, id)| (project.0, id.0));
-        due.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-        Ok(due)
+        Ok(self.due_by(limit, |state| schedule_due(state, now)))
+    }
+
+    async fn due_sampling(
+        &self,
+        today: NaiveDate,
+        limit: u32,
+    ) -> Result<Vec<(ProjectId, SurveyId)>, Unexpected> {
+        Ok(self.due_by(limit, |state| sampling_due(state, today)))
     }
 
     async fn holds_term(

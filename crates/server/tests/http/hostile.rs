@@ -328,6 +328,10 @@ fn bounds() -> Vec<((&'static str, &'static str), Bound)> {
             Elsewhere("refused past 20 before it is read as a language (survey_translations.rs)"),
         ),
         (("surveys", "name"), Field(SurveyCreate, "name")),
+        (
+            ("surveys", "response_sampling_interval_type"),
+            Elsewhere("a closed choice"),
+        ),
         (("surveys", "schedule"), Elsewhere("a closed choice")),
         (("surveys", "type"), Elsewhere("a closed choice")),
         (("users", "distinct_id"), Elsewhere("generated")),

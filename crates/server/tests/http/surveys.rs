@@ -193,7 +193,7 @@ async fn a_known_key_of_the_wrong_shape_is_a_400_and_unknown_keys_round_trip() {
     }
     let sent = json!({
         "questions": [{"type": "open", "id": "q", "question": "Q", "description": null,
-                       "skipSubmitButton": true, "meta": {"nested": [1, 2.5]}}],
+                       "skipSubmitButton": false, "meta": {"nested": [1, 2.5]}}],
         "appearance": {"backgroundColor": "#fff", "whiteLabel": null, "extra": [1]},
         "conditions": {"url": "/x", "selector": null, "wait": {"days": 3}}
     });

@@ -1,14 +1,14 @@
 //! Rows of surveys: the read shape, the state written on insert and update, and the activity
 //! log.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use diesel::prelude::*;
 use domain::Unexpected;
 use domain::activity::NewActivity;
 use domain::feature_flag::{FeatureFlag, FlagId};
 use domain::survey::{
-    Appearance, Conditions, Iterations, LanguageCode, Questions, Schedule, Survey, SurveyId,
-    SurveyState, SurveyTranslations, SurveyType,
+    Appearance, Conditions, FormContent, Iterations, LanguageCode, Questions, ResponseSampling,
+    SamplingIntervalType, Schedule, Survey, SurveyId, SurveyState, SurveyTranslations, SurveyType,
 };
 use domain::tenancy::{ProjectId, UserBasic};
 use serde_json::Value;
@@ -47,6 +47,13 @@ pub(crate) struct SurveyRow {
     pub base_language: String,
     pub translations: Option<TypedJson<Option<SurveyTranslations>>>,
     pub enable_iframe_embedding: bool,
+    pub response_sampling_start_date: Option<DateTime<Utc>>,
+    pub response_sampling_interval_type: Option<String>,
+    pub response_sampling_interval: Option<i32>,
+    pub response_sampling_limit: Option<i32>,
+    pub response_sampling_rollout: f64,
+    pub response_sampling_checked_on: Option<NaiveDate>,
+    pub form_content: Option<TypedJson<Option<FormContent>>>,
 }
 
 impl SurveyRow {
@@ -69,6 +76,18 @@ impl SurveyRow {
                 self.id, self.schedule
             ))
         })?;
+        let interval_type = self
+            .response_sampling_interval_type
+            .as_deref()
+            .map(|unit| {
+                SamplingIntervalType::parse(unit).ok_or_else(|| {
+                    Unexpected::new(format!(
+                        "survey {} has response sampling interval type {unit:?}",
+                        self.id
+                    ))
+                })
+            })
+            .transpose()?;
         let id = self.id;
         Ok(Survey {
             id: SurveyId(id),
@@ -97,6 +116,15 @@ impl SurveyRow {
                 base_language: LanguageCode::stored(self.base_language),
                 translations: self.translations.and_then(|column| column.0),
                 enable_iframe_embedding: self.enable_iframe_embedding,
+                response_sampling: ResponseSampling {
+                    start_date: self.response_sampling_start_date,
+                    interval_type,
+                    interval: self.response_sampling_interval,
+                    limit: self.response_sampling_limit,
+                    rollout: self.response_sampling_rollout,
+                    checked_on: self.response_sampling_checked_on,
+                },
+                form_content: self.form_content.and_then(|column| column.0),
                 iterations: Iterations {
                     start_dates: self.iteration_start_dates,
                     current: self.current_iteration,
@@ -140,10 +168,18 @@ pub(crate) struct SurveyStateRow<'a> {
     pub base_language: &'a str,
     pub translations: Option<TypedJson<&'a SurveyTranslations>>,
     pub enable_iframe_embedding: bool,
+    pub response_sampling_start_date: Option<DateTime<Utc>>,
+    pub response_sampling_interval_type: Option<&'static str>,
+    pub response_sampling_interval: Option<i32>,
+    pub response_sampling_limit: Option<i32>,
+    pub response_sampling_rollout: f64,
+    pub response_sampling_checked_on: Option<NaiveDate>,
+    pub form_content: Option<TypedJson<&'a FormContent>>,
 }
 
 impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
     fn from(state: &'a SurveyState) -> Self {
+        let sampling = &state.response_sampling;
         SurveyStateRow {
             name: &state.name,
             description: &state.description,
@@ -166,6 +202,13 @@ impl<'a> From<&'a SurveyState> for SurveyStateRow<'a> {
             base_language: state.base_language.as_str(),
             translations: state.translations.as_ref().map(TypedJson),
             enable_iframe_embedding: state.enable_iframe_embedding,
+            response_sampling_start_date: sampling.start_date,
+            response_sampling_interval_type: sampling.interval_type.map(|unit| unit.as_str()),
+            response_sampling_interval: sampling.interval,
+            response_sampling_limit: sampling.limit,
+            response_sampling_rollout: sampling.rollout,
+            response_sampling_checked_on: sampling.checked_on,
+            form_content: state.form_content.as_ref().map(TypedJson),
         }
     }
 }

@@ -8,9 +8,9 @@ use domain::ValidationError;
 use domain::feature_flag::{FlagFiltersPatch, FlagId};
 use domain::patch::Patch;
 use domain::survey::{
-    Appearance, Conditions, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_LANGUAGE_CHARS, MAX_NAME_CHARS,
-    Questions, Schedule, SentBaseLanguage, SurveyChanges, SurveyName, SurveyTranslations,
-    SurveyType,
+    Appearance, Conditions, FormContent, MAX_FREQUENCY_DAYS, MAX_ITERATIONS, MAX_LANGUAGE_CHARS,
+    MAX_NAME_CHARS, Questions, SamplingChanges, SamplingIntervalType, Schedule, SentBaseLanguage,
+    SurveyChanges, SurveyName, SurveyTranslations, SurveyType,
 };
 use domain::tenancy::ProjectId;
 use serde_json::{Map, Value};
@@ -63,6 +63,19 @@ pub(crate) struct SurveyWrite {
     iteration_count: Patch<i32>,
     #[schema(schema_with = iteration_frequency_schema, required = false)]
     iteration_frequency_days: Patch<i32>,
+    /// Today (UTC) or later.
+    #[schema(value_type = Option<DateTime<Utc>>)]
+    response_sampling_start_date: Patch<DateTime<Utc>>,
+    /// `day`, `week` (the default) or `month`; `""` and `null` turn sampling off.
+    #[schema(value_type = Option<String>)]
+    response_sampling_interval_type: Patch<SamplingIntervalType>,
+    /// The period's length in units of `response_sampling_interval_type`, at most
+    /// 365 days in all.
+    #[schema(schema_with = sampling_count_schema, required = false)]
+    response_sampling_interval: Patch<i32>,
+    /// The responses wanted over the period.
+    #[schema(schema_with = sampling_count_schema, required = false)]
+    response_sampling_limit: Patch<i32>,
     #[schema(value_type = Option<bool>)]
     enable_partial_responses: Patch<bool>,
     /// Lets other sites frame the survey's hosted page (`external_survey`).
@@ -81,6 +94,9 @@ pub(crate) struct SurveyWrite {
     base_language: Option<SentBaseLanguage>,
     #[schema(value_type = Option<survey_shapes::SurveyTranslations>)]
     translations: Patch<SurveyTranslations>,
+    /// The form builder's layout: any JSON, kept as sent.
+    #[schema(value_type = Option<Object>)]
+    form_content: Patch<FormContent>,
 }
 
 /// The most responses a survey may be limited to: what the column holds.
@@ -106,6 +122,10 @@ fn iteration_frequency_schema() -> ObjectBuilder {
     integer_within(0, MAX_FREQUENCY_DAYS.into(), true)
 }
 
+fn sampling_count_schema() -> ObjectBuilder {
+    integer_within(0, i32::MAX.into(), true)
+}
+
 impl SurveyWrite {
     /// Reads a create or update body; its JSON objects are moved into their types, not copied.
     ///
@@ -116,6 +136,7 @@ impl SurveyWrite {
         let conditions = take_json(&mut body, "conditions");
         let appearance = take_json(&mut body, "appearance");
         let translations = take_json(&mut body, "translations");
+        let form_content = take_json(&mut body, "form_content");
         let fields = Fields(&body);
         Ok(Self {
             name: match fields.string("name")? {
@@ -149,6 +170,18 @@ impl SurveyWrite {
                 0,
                 MAX_FREQUENCY_DAYS.into(),
             )?,
+            response_sampling_start_date: fields.datetime("response_sampling_start_date")?,
+            response_sampling_interval_type: parse_interval_type(&fields)?,
+            response_sampling_interval: fields.bounded_integer(
+                "response_sampling_interval",
+                0,
+                i32::MAX.into(),
+            )?,
+            response_sampling_limit: fields.bounded_integer(
+                "response_sampling_limit",
+                0,
+                i32::MAX.into(),
+            )?,
             enable_partial_responses: fields.boolean("enable_partial_responses")?,
             enable_iframe_embedding: fields.boolean("enable_iframe_embedding")?,
             linked_insight_id: no_insight(&fields)?,
@@ -159,6 +192,7 @@ impl SurveyWrite {
             .map(SentBaseLanguage::parse)
             .transpose()?,
             translations: translations.try_map(SurveyTranslations::parse)?,
+            form_content: form_content.try_map(FormContent::parse)?,
         })
     }
 
@@ -189,6 +223,13 @@ impl SurveyWrite {
             iteration_frequency_days: self.iteration_frequency_days,
             enable_partial_responses: self.enable_partial_responses,
             enable_iframe_embedding: self.enable_iframe_embedding,
+            response_sampling: SamplingChanges {
+                start_date: self.response_sampling_start_date,
+                interval_type: self.response_sampling_interval_type,
+                interval: self.response_sampling_interval,
+                limit: self.response_sampling_limit,
+            },
+            form_content: self.form_content,
             base_language: self.base_language,
             translations: self.translations,
         }
@@ -246,6 +287,24 @@ fn parse_schedule(fields: &Fields<'_>) -> Result<Patch<Schedule>, ValidationErro
                     "Schedule must be one of: once, recurring, always",
                 )
             }),
+    }
+}
+
+/// `response_sampling_interval_type`: one of PostHog's choices; blank, as PostHog's column
+/// allows, is no unit, as null is.
+fn parse_interval_type(
+    fields: &Fields<'_>,
+) -> Result<Patch<SamplingIntervalType>, ValidationError> {
+    const ATTR: &str = "response_sampling_interval_type";
+    match fields.raw(ATTR) {
+        Patch::Absent => Ok(Patch::Absent),
+        Patch::Null => Ok(Patch::Null),
+        Patch::Value(Value::String(blank)) if blank.is_empty() => Ok(Patch::Null),
+        Patch::Value(value) => value
+            .as_str()
+            .and_then(SamplingIntervalType::parse)
+            .map(Patch::Value)
+            .ok_or_else(|| not_a_choice(ATTR, value)),
     }
 }
 

@@ -1,0 +1,9 @@
+DROP INDEX surveys_sampling;
+ALTER TABLE surveys
+    DROP COLUMN form_content,
+    DROP COLUMN response_sampling_checked_on,
+    DROP COLUMN response_sampling_rollout,
+    DROP COLUMN response_sampling_limit,
+    DROP COLUMN response_sampling_interval,
+    DROP COLUMN response_sampling_interval_type,
+    DROP COLUMN response_sampling_start_date;
