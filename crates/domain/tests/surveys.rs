@@ -1174,3 +1174,54 @@ async fn question_labels_cover_the_newest_surveys_up_to_the_bound() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn the_sampling_round_reaches_every_project_however_many_surveys_one_has_due() {
+    let world = world();
+    let now = Utc::now();
+    let sampled = |name: String| {
+        json!({"name": name, "type": "popover", "start_date": now.to_rfc3339(),
+               "response_sampling_start_date": now.to_rfc3339(),
+               "response_sampling_interval_type": "day", "response_sampling_interval": 10,
+               "response_sampling_limit": 100})
+    };
+    let create = async |project: ProjectId, name: String| {
+        let survey = NewSurvey::new(changes(sampled(name)).unwrap()).unwrap();
+        world
+            .surveys
+            .create(project, &someone(USER), survey)
+            .await
+            .unwrap()
+    };
+    // More due in one project than a round takes.
+    for n in 0..150 {
+        create(PROJECT, format!("Busy {n}")).await;
+    }
+    let other = create(OTHER_PROJECT, "Quiet".into()).await;
+    assert_eq!(other.state.response_sampling.rollout, 100.0);
+    // The server's loop: rounds again at once while one finds work.
+    let mut rounds = 0;
+    while world
+        .surveys
+        .advance_response_sampling(&world.store, now)
+        .await
+        .unwrap()
+        > 0
+    {
+        rounds += 1;
+    }
+    assert_eq!(rounds, 2, "150 + 1 due, 100 a round");
+    let looked = world.surveys.get(OTHER_PROJECT, other.id).await.unwrap();
+    let sampling = &looked.state.response_sampling;
+    assert_eq!(sampling.checked_on, Some(now.date_naive()));
+    assert_eq!(sampling.rollout, 10.0, "the first of ten days' share");
+    assert_eq!(
+        world
+            .surveys
+            .advance_response_sampling(&world.store, now)
+            .await
+            .unwrap(),
+        0,
+        "looked at once a day"
+    );
+}
