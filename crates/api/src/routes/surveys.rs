@@ -8,7 +8,7 @@ mod request;
 pub(crate) use question_labels::{QuestionLabels, question_labels};
 pub(crate) use request::{DuplicateToProjects, SurveyWrite};
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix_web::web::{self, Json};
 use actix_web::{HttpRequest, HttpResponse};
@@ -143,16 +143,14 @@ impl FlagKeyEntry {
 }
 
 impl SurveyResponse {
-    /// `survey` as answered to `access` (`None`: as kept for every caller, the level null).
+    /// `survey` as answered to a caller of `level`.
     fn new(
         survey: Survey,
         remove_targeting_flag: Option<bool>,
-        access: Option<&ProjectAccess>,
+        level: Option<ObjectAccessLevel>,
     ) -> Self {
         let feature_flag_keys = FlagKeyEntry::of(&survey);
-        let user_access_level = access.map(|access| {
-            ObjectAccessLevel::of(access, survey.created_by.as_ref().map(|user| user.id)).as_str()
-        });
+        let user_access_level = level.map(ObjectAccessLevel::as_str);
         let response_sampling_daily_limits = survey.state.response_sampling.daily_limits_text();
         let state = survey.state;
         let sampling = state.response_sampling;
@@ -200,19 +198,19 @@ impl SurveyResponse {
 }
 
 /// A survey as reads answer it ([`SurveyResponse`]), rendered once and kept by
-/// [`RenderedSurveys`] while the survey's revision stays the stored one. The rendering is the
-/// same for every request, so it ends with `user_access_level` and `search_match_type` null;
-/// each answer writes the caller's level and how the survey matched over them
-/// ([`Self::answered`]).
+/// [`RenderedSurveys`] while the survey's revision stays the stored one. The caller's level
+/// differs between requests, so the kept rendering says `user_access_level: "manager"` (what
+/// admins, owners and the creator read) and keeps beside it, made on first need, the one that
+/// says `editor`; neither is copied per request. A searched list writes how each survey matched
+/// over a copy of it ([`Self::answered`]).
 #[derive(Debug, Clone)]
 pub struct SurveyJson {
     json: Arc<RawValue>,
     /// Who created the survey: what the caller's level depends on.
     creator: Option<UserId>,
+    /// The rendering for editors, shared by every clone of the kept one.
+    for_editors: Arc<OnceLock<Arc<RawValue>>>,
 }
-
-/// How every rendering ends: the response's last fields, which depend on the request, null.
-const KEPT_END: &str = r#","user_access_level":null,"search_match_type":null}"#;
 
 impl SurveyJson {
     /// Renders `survey` as reads answer it.
@@ -222,39 +220,81 @@ impl SurveyJson {
     /// non-string keys).
     pub fn render(survey: Survey) -> Result<Self, Unexpected> {
         let creator = survey.created_by.as_ref().map(|user| user.id);
-        let json = serde_json::value::to_raw_value(&SurveyResponse::new(survey, None, None))
-            .map_err(Unexpected::new)?;
+        let json = serde_json::value::to_raw_value(&SurveyResponse::new(
+            survey,
+            None,
+            Some(ObjectAccessLevel::Manager),
+        ))
+        .map_err(Unexpected::new)?;
         Ok(Self {
             json: Arc::from(json),
             creator,
+            for_editors: Arc::default(),
         })
     }
 
-    /// This rendering as answered to `access`, with how the survey `matched` a search: the
-    /// caller's level and the match in place of the rendering's nulls (a copy; the kept
-    /// rendering is left as it is).
+    /// This rendering as answered to `access`, with how the survey `matched` a search: the kept
+    /// rendering of the caller's level, and a copy with the match when there is one.
     ///
     /// # Errors
-    /// When the rendering does not end with [`KEPT_END`] (it always does).
+    /// When the rendering does not end with the caller's fields (it always does).
     fn answered(
         &self,
         access: &ProjectAccess,
         matched: Option<SearchMatch>,
     ) -> Result<Self, Unexpected> {
-        let fields = self.json.get().strip_suffix(KEPT_END).ok_or_else(|| {
-            Unexpected::new("a survey's rendering does not end with the caller's fields")
-        })?;
-        let level = ObjectAccessLevel::of(access, self.creator);
+        let json = match ObjectAccessLevel::of(access, self.creator) {
+            ObjectAccessLevel::Manager => self.json.clone(),
+            ObjectAccessLevel::Editor => match self.for_editors.get() {
+                Some(json) => json.clone(),
+                None => {
+                    let json = self.ending(ObjectAccessLevel::Editor, None)?;
+                    self.for_editors.get_or_init(|| json).clone()
+                }
+            },
+        };
+        let answered = Self {
+            json,
+            ..self.clone()
+        };
+        Ok(match matched {
+            None => answered,
+            Some(matched) => Self {
+                json: answered
+                    .ending(ObjectAccessLevel::of(access, self.creator), Some(matched))?,
+                ..answered
+            },
+        })
+    }
+
+    /// A copy of this rendering ending with `level` and `matched`.
+    fn ending(
+        &self,
+        level: ObjectAccessLevel,
+        matched: Option<SearchMatch>,
+    ) -> Result<Arc<RawValue>, Unexpected> {
+        let rendered = self.json.get();
+        let fields = rendered
+            .strip_suffix(r#","search_match_type":null}"#)
+            .and_then(|rest| rest.rsplit_once(r#","user_access_level":"#))
+            .map(|(fields, _)| fields)
+            .ok_or_else(|| {
+                Unexpected::new("a survey's rendering does not end with the caller's fields")
+            })?;
         let matched = matched.map_or("null".to_owned(), |matched| format!(r#""{matched}""#));
         let json = format!(
             r#"{fields},"user_access_level":"{level}","search_match_type":{matched}}}"#,
             level = level.as_str()
         );
-        Ok(Self {
-            json: Arc::from(RawValue::from_string(json).map_err(Unexpected::new)?),
-            creator: self.creator,
-        })
+        Ok(Arc::from(
+            RawValue::from_string(json).map_err(Unexpected::new)?,
+        ))
     }
+}
+
+/// What `access`'s user may do with `survey`.
+fn caller_level(access: &ProjectAccess, survey: &Survey) -> ObjectAccessLevel {
+    ObjectAccessLevel::of(access, survey.created_by.as_ref().map(|user| user.id))
 }
 
 impl Serialize for SurveyJson {
@@ -264,8 +304,9 @@ impl Serialize for SurveyJson {
 }
 
 impl Rendering for SurveyJson {
+    /// Twice the rendering's: it may keep the editors' beside it.
     fn bytes(&self) -> u32 {
-        u32::try_from(self.json.get().len()).unwrap_or(u32::MAX)
+        u32::try_from(self.json.get().len().saturating_mul(2)).unwrap_or(u32::MAX)
     }
 }
 
@@ -313,7 +354,8 @@ pub(crate) async fn create(
             NewSurvey::new(request.into_changes())?,
         )
         .await?;
-    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, echo, Some(&access))))
+    let level = caller_level(&access, &survey);
+    Ok(HttpResponse::Created().json(SurveyResponse::new(survey, echo, Some(level))))
 }
 
 pub(crate) async fn retrieve(
@@ -372,7 +414,8 @@ async fn update(
     let survey = surveys
         .update(access.project.id, id, access.principal.user.id, changes)
         .await?;
-    Ok(Json(SurveyResponse::new(survey, echo, Some(&access))))
+    let level = caller_level(&access, &survey);
+    Ok(Json(SurveyResponse::new(survey, echo, Some(level))))
 }
 
 /// `launch/`: `start_date` becomes now, as PostHog's dedicated endpoint sets it (`Switch`).
@@ -404,7 +447,8 @@ async fn switch(
     let survey = surveys
         .switch(access.project.id, id, access.principal.user.id, switch)
         .await?;
-    Ok(Json(SurveyResponse::new(survey, None, Some(&access))))
+    let level = caller_level(&access, &survey);
+    Ok(Json(SurveyResponse::new(survey, None, Some(level))))
 }
 
 pub(crate) async fn delete(
@@ -537,17 +581,26 @@ mod tests {
     }
 
     #[test]
-    fn each_answer_writes_the_callers_level_and_the_match_over_the_kept_rendering() {
+    fn each_answer_is_the_kept_rendering_of_the_callers_level_copied_only_with_a_match() {
         let kept = rendered();
-        assert_eq!(json(&kept)["user_access_level"], Value::Null);
+        assert_eq!(json(&kept)["user_access_level"], "manager");
+        let owner = caller_in_project(UserId(2), MembershipLevel::Owner);
+        let managed = kept.answered(&owner, None).unwrap();
+        assert!(
+            Arc::ptr_eq(&managed.json, &kept.json),
+            "no copy for a manager"
+        );
         let member = caller_in_project(UserId(2), MembershipLevel::Member);
-        let unsearched = kept.answered(&member, None).unwrap();
+        let edited = kept.answered(&member, None).unwrap();
         let mut expected = json(&kept);
         expected["user_access_level"] = json!("editor");
-        assert_eq!(json(&unsearched), expected);
-        let owner = caller_in_project(UserId(2), MembershipLevel::Owner);
-        let similar = kept.answered(&owner, Some(SearchMatch::Similar)).unwrap();
-        expected["user_access_level"] = json!("manager");
+        assert_eq!(json(&edited), expected);
+        let again = kept.answered(&member, None).unwrap();
+        assert!(
+            Arc::ptr_eq(&edited.json, &again.json),
+            "the editors' rendering is made once"
+        );
+        let similar = kept.answered(&member, Some(SearchMatch::Similar)).unwrap();
         expected["search_match_type"] = json!("similar");
         assert_eq!(json(&similar), expected);
         assert_eq!(
