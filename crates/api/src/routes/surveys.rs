@@ -243,7 +243,8 @@ impl SurveyJson {
         access: &ProjectAccess,
         matched: Option<SearchMatch>,
     ) -> Result<Self, Unexpected> {
-        let json = match ObjectAccessLevel::of(access, self.creator) {
+        let level = ObjectAccessLevel::of(access, self.creator);
+        let json = match level {
             ObjectAccessLevel::Manager => self.json.clone(),
             ObjectAccessLevel::Editor => match self.for_editors.get() {
                 Some(json) => json.clone(),
@@ -260,8 +261,7 @@ impl SurveyJson {
         Ok(match matched {
             None => answered,
             Some(matched) => Self {
-                json: answered
-                    .ending(ObjectAccessLevel::of(access, self.creator), Some(matched))?,
+                json: answered.ending(level, Some(matched))?,
                 ..answered
             },
         })

@@ -208,13 +208,7 @@ async fn a_survey_is_hidden_from_a_person_once_they_answered_it() {
     .await;
     assert_eq!(status, 201, "{survey}");
     let id = survey["id"].as_str().unwrap();
-    let (_, feed) = parts(
-        app.request(Method::GET, &format!("/api/surveys/?token={token}"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let feed = app.survey_feed(&token).await;
     let key = feed["surveys"][0]["internal_targeting_flag_key"]
         .as_str()
         .expect("the feed names the internal flag")

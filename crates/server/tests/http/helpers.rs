@@ -178,6 +178,13 @@ impl TestApp {
         .await
     }
 
+    /// The project's public survey feed (`GET /api/surveys/?token=`), as posthog-js reads it.
+    pub async fn survey_feed(&self, token: &str) -> Value {
+        let path = format!("/api/surveys/?token={token}");
+        let sent = self.request(Method::GET, &path).send().await;
+        parts(sent.expect("GET /api/surveys/ sent")).await.1
+    }
+
     /// GET with the key in the Authorization header.
     pub async fn get(&self, path: &str, key: &str) -> Response {
         self.request(Method::GET, path)

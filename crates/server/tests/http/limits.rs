@@ -70,14 +70,7 @@ async fn the_response_that_reaches_the_limit_stops_the_survey_at_once() {
         Duration::from_secs(2),
         "the stopped survey's flag and feed",
         || async {
-            let feed = parts(
-                app.request(Method::GET, &format!("/api/surveys/?token={token}"))
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await
-            .1;
+            let feed = app.survey_feed(&token).await;
             flag_for_someone_new().await == false && feed["surveys"][0]["end_date"].is_string()
         },
     )

@@ -72,13 +72,7 @@ async fn launch_and_stop_set_their_date_switch_the_flags_and_feed_and_answer_as_
     // The SDKs see it: the feed shows the start, and the internal targeting flag is on (as it
     // is until the survey stops).
     let feed_survey = async || {
-        let (_, feed) = parts(
-            app.request(Method::GET, &format!("/api/surveys/?token={token}"))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let feed = app.survey_feed(&token).await;
         feed["surveys"]
             .as_array()
             .unwrap()

@@ -7,7 +7,6 @@
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
-use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::helpers::{TestApp, parts, spawn_app_with, within};
@@ -60,14 +59,7 @@ async fn a_sampled_survey_answers_its_schedule_and_its_flag_as_posthog_does() {
     );
 
     let token = app.project_token(&ada).await;
-    let feed = app
-        .request(Method::GET, &format!("/api/surveys/?token={token}"))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let feed = app.survey_feed(&token).await;
     assert_eq!(
         feed["surveys"][0]["feature_flag_keys"],
         json!([{"key": "internal_response_sampling_flag_key", "value": key}]),

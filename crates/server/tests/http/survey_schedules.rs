@@ -74,14 +74,7 @@ async fn a_person_who_answered_one_iteration_is_asked_again_in_the_next() {
         moved["iteration_start_dates"][1]
     );
     within(A_FEW_ROUNDS, "asked again in the second iteration", asked).await;
-    let feed = app
-        .request(Method::GET, &format!("/api/surveys/?token={token}"))
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap();
+    let feed = app.survey_feed(&token).await;
     assert_eq!(feed["surveys"][0]["current_iteration"], 2);
 }
 
