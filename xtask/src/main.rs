@@ -6,18 +6,21 @@
 //! - `test`: install what is missing (`prerequisites.rs`), ensure a PostgreSQL, a Redis, PostHog's
 //!   agent toolkit (npm), posthog-js, posthog-node and playwright-core (npm), posthog-python and
 //!   standardwebhooks (PyPI), then fmt check, clippy `-D warnings`, every test, and a short
-//!   `fuzz --quick`.
+//!   `fuzz --quick`, and the failover scenario (`failover`) held to its targets.
 //! - `fuzz`: schemathesis (PyPI) against `burrow serve` on a fresh database, every operation of the
 //!   OpenAPI document, at least 2,000 cases; `--quick` for a short run (see `fuzz.rs`).
 //! - `bench`: a release build on a fresh database seeded through the API, loaded per scenario with
 //!   wrk beside pgbench running the same scenario's SQL; prints a table and writes it as JSON to
 //!   `target/bench/` (see `bench/mod.rs`).
+//! - `failover`: a pg_auto_failover formation under capture load through two nodes, its primary
+//!   killed and then switched over; ends with one line of what was lost (see `failover/mod.rs`).
 
 mod api;
 mod bench;
 mod browser;
 mod demo;
 mod dev;
+mod failover;
 mod fuzz;
 mod npm;
 mod postgres;
@@ -35,7 +38,8 @@ use serde::de::DeserializeOwned;
 
 use crate::prerequisites::Task;
 
-const USAGE: &str = "usage: cargo xtask <migrate|dev [--no-demo]|test|bench|fuzz [--quick]>";
+const USAGE: &str =
+    "usage: cargo xtask <migrate|dev [--no-demo]|test|bench|fuzz [--quick]|failover>";
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("fuzz") => fuzz::run_fuzz(&args[1..]),
+        Some("failover") => failover::run_failover(&args[1..]),
         _ => {
             eprintln!("{USAGE}");
             return ExitCode::FAILURE;
@@ -192,6 +197,7 @@ fn test(extra: &[String]) -> anyhow::Result<()> {
     // Leave the server as it was found: the tests dropped their databases, this the template.
     server.drop_test_databases();
     tested?;
+    failover::check(&burrow)?;
     fuzz::run_fuzz(&["--quick".to_owned()])
 }
 

@@ -66,6 +66,8 @@ pub(crate) struct Machine {
     pub(crate) python_venv: bool,
     /// `chromium`, or the browser `BURROW_CHROMIUM` names.
     pub(crate) chromium: bool,
+    /// `pg_autoctl`, pg_auto_failover's command.
+    pub(crate) pg_auto_failover: bool,
     pub(crate) apt_get: bool,
     pub(crate) privilege: Privilege,
 }
@@ -121,6 +123,12 @@ const TEST: &[Requirement] = &[
         // Fonts are only recommended by Chromium, which we install without recommends.
         packages: &["chromium", "fonts-liberation"],
         why: "the browser tests drive Debian's Chromium",
+    },
+    Requirement {
+        met: |machine| machine.pg_auto_failover,
+        // Built for bookworm's PostgreSQL 15, which `postgresql` installs there.
+        packages: &["postgresql-15-auto-failover"],
+        why: "the failover test runs a highly available PostgreSQL with pg_auto_failover",
     },
 ];
 
@@ -332,6 +340,7 @@ impl Machine {
             node_and_npm: on_path("node") && on_path("npm"),
             python_venv: venv_works(),
             chromium: env::var_os("BURROW_CHROMIUM").is_some() || on_path("chromium"),
+            pg_auto_failover: pg_binary("pg_autoctl").is_some(),
             apt_get: on_path("apt-get"),
             privilege: Privilege::probe(),
         }
@@ -387,6 +396,7 @@ mod tests {
             node_and_npm: true,
             python_venv: true,
             chromium: true,
+            pg_auto_failover: true,
             apt_get: true,
             privilege: Privilege::Root,
         }
@@ -403,6 +413,7 @@ mod tests {
             node_and_npm: false,
             python_venv: false,
             chromium: false,
+            pg_auto_failover: false,
             apt_get: true,
             privilege,
         }
@@ -451,7 +462,8 @@ mod tests {
                 "python3",
                 "python3-venv",
                 "chromium",
-                "fonts-liberation"
+                "fonts-liberation",
+                "postgresql-15-auto-failover"
             ]
         );
     }

@@ -16,6 +16,10 @@
 //! transaction's `COMMIT` is answered (its `CommandComplete`) only after the commit and its
 //! synchronous-replication wait; a write inside a transaction is acknowledged only after that
 //! `COMMIT`.
+//!
+//! A commit that wrote nothing does not wait for the standby at all: a write that may find its
+//! work already done (capture's retry of events stored before) must still write, or it would
+//! acknowledge a local copy no standby has (`record_capture.sql` emits a WAL message for that).
 
 use diesel::result::QueryResult;
 use diesel_async::methods::LoadQuery;

@@ -250,6 +250,70 @@ async fn a_capture_whose_commit_no_standby_confirmed_is_503_when_the_server_stop
 }
 
 #[tokio::test]
+async fn a_retry_of_a_capture_kept_only_locally_is_acknowledged_only_once_a_standby_confirms_it() {
+    let setup = Setup::start().await;
+    setup.set("synchronous_standby_names", "nobody").await;
+    let batch = setup.answer("0193a7e0-0000-7000-8000-0000000000c1");
+    let waiting_for_the_standby =
+        || setup.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+    let capturing = tokio::spawn({
+        let (address, batch) = (setup.address.clone(), batch.clone());
+        async move {
+            Client::new()
+                .post(format!("{address}/batch/"))
+                .json(&batch)
+                .send()
+                .await
+        }
+    });
+    within(
+        Duration::from_secs(20),
+        "the capture's commit waiting for the standby",
+        || async { waiting_for_the_standby() == "1" },
+    )
+    .await;
+    // As a fast shutdown does to each session, but the server stays up (a primary about to be
+    // demoted): the commit is kept locally, unconfirmed, and the capture answered 503.
+    setup.psql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
+    );
+    let answered = capturing.await.unwrap().expect("the capture was answered");
+    assert_database_unavailable(answered).await;
+
+    // The SDK's retry finds the answer stored, but only locally: it waits for the standby too,
+    // rather than being acknowledged from a copy a failover would discard.
+    let retrying = tokio::spawn({
+        let (address, batch) = (setup.address.clone(), batch.clone());
+        async move {
+            Client::new()
+                .post(format!("{address}/batch/"))
+                .json(&batch)
+                .send()
+                .await
+        }
+    });
+    within(
+        Duration::from_secs(20),
+        "the retry's commit waiting for the standby",
+        || async { retrying.is_finished() || waiting_for_the_standby() == "1" },
+    )
+    .await;
+    if retrying.is_finished() {
+        let answer = parts(retrying.await.unwrap().expect("the retry was answered")).await;
+        panic!("the retry was answered while no standby had the answer: {answer:?}");
+    }
+    // A standby confirms (here: synchronous replication is switched off, which releases the
+    // waits as a standby's confirmation does).
+    setup.reset("synchronous_standby_names").await;
+    let (status, body) = parts(retrying.await.unwrap().expect("the retry was answered")).await;
+    assert_eq!((status, body), (200, json!({"status": 1})));
+    assert_eq!(
+        setup.responses_count().await,
+        json!({ setup.survey.as_str(): 1 })
+    );
+}
+
+#[tokio::test]
 async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_that_met_it_is_replaced()
  {
     let setup = Setup::start().await;

@@ -152,7 +152,12 @@ outbox AS (
     ORDER BY s.timestamp, s.uuid
     RETURNING 1
 )
+-- The transactional message (a WAL record, nothing decoded, no table) makes the statement write
+-- even when every event was stored before (a retry), so its commit waits for the synchronous
+-- standby like any other. A transaction that writes nothing commits without that wait (an
+-- xid alone is not enough), so a retry of a commit kept only locally (its connection cut
+-- during the wait) was acknowledged from a local copy that the failover then discarded.
 SELECT (SELECT coalesce(array_agg(uuid), '{}') FROM inserted) AS stored, (SELECT count(*) FROM counted),
        (SELECT count(*) FROM merged), (SELECT count(*) FROM typed),
        (SELECT count(*) FROM grouped), (SELECT count(*) FROM limited),
-       (SELECT count(*) FROM outbox)
+       (SELECT count(*) FROM outbox), pg_logical_emit_message(true, 'burrow', '')
