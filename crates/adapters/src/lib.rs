@@ -31,6 +31,7 @@ pub use postgres::migrations::{ensure_database_exists, run_migrations};
 pub use postgres::persons::PgPersonRepository;
 pub use postgres::plugin_configs::PgPluginConfigRepository;
 pub use postgres::plugins::PgPluginRepository;
+pub use postgres::replica::Replica;
 pub use postgres::sdk_changes::listen_for_sdk_changes;
 pub use postgres::statement_log::STATEMENT_LOG_TARGET;
 pub use postgres::survey_responses::PgSurveyResponseRepository;

@@ -87,6 +87,13 @@ pub struct ServeArgs {
     /// one to open) before it is answered 503 `database_unavailable`.
     #[arg(long, env = "BURROW_DB_TIMEOUT_MS", default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub db_timeout_ms: u64,
+    /// A read replica (a streaming standby of the primary) for survey statistics and exports,
+    /// read while it is within `BURROW_REPLICA_MAX_LAG_MS` of the primary.
+    #[arg(long, env = "BURROW_REPLICA_DATABASE_URL")]
+    pub replica_database_url: Option<String>,
+    /// How far behind the primary, in milliseconds, the read replica may be and still be read.
+    #[arg(long, env = "BURROW_REPLICA_MAX_LAG_MS", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub replica_max_lag_ms: u64,
     /// HTTP worker threads (default: one per core); the pool is split between them.
     #[arg(long, env = "BURROW_WORKERS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1024))]
     pub workers: Option<usize>,

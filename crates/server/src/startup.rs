@@ -12,7 +12,8 @@ use adapters::{
     PgDeliveryQueue, PgEarlyAccessRepository, PgFeatureFlagRepository, PgGroupRepository,
     PgPersonRepository, PgPluginConfigRepository, PgPluginRepository, PgSurveyRepository,
     PgSurveyResponseRepository, PgTenancyRepository, PgWebhookRepository, PoolSettings,
-    RedisRateCounters, SenderSettings, SystemResolver, UpstreamSettings, listen_for_sdk_changes,
+    RedisRateCounters, Replica, SenderSettings, SystemResolver, UpstreamSettings,
+    listen_for_sdk_changes,
 };
 use anyhow::Context as _;
 use domain::access::AccessService;
@@ -53,20 +54,41 @@ impl Application {
     /// When the address cannot be bound or the pool cannot be built.
     pub fn build(args: &ServeArgs) -> anyhow::Result<Self> {
         let workers = args.workers.unwrap_or_else(cores);
+        let pool_size = args.db_pool_size.unwrap_or_else(default_pool_size);
         let database = Database::connect(
             &args.database.database_url,
             PoolSettings {
-                max_size: args.db_pool_size.unwrap_or_else(default_pool_size),
+                max_size: pool_size,
                 timeout: Duration::from_millis(args.db_timeout_ms),
                 // Each worker uses connections of its own (claimed below).
                 partitions: workers,
             },
         )?;
+        // Statistics and exports are rare next to the SDK's traffic: a quarter of the pool.
+        let replica = args
+            .replica_database_url
+            .as_deref()
+            .map(|url| {
+                Replica::connect(
+                    url,
+                    PoolSettings {
+                        max_size: (pool_size / 4).max(2),
+                        timeout: Duration::from_millis(args.db_timeout_ms),
+                        partitions: 1,
+                    },
+                )
+                .context("BURROW_REPLICA_DATABASE_URL")
+            })
+            .transpose()?;
         let claims = database.clone();
         let survey_responses = Arc::new(PgSurveyResponseRepository::new(database.clone()));
         let webhooks = Webhooks::new(database.clone(), &args.webhooks)?;
-        let services = services(database.clone(), args, &webhooks)?;
+        let services = services(database.clone(), args, &webhooks, replica.clone())?;
         let mut background = Vec::new();
+        if let Some(replica) = replica {
+            let max_lag = Duration::from_millis(args.replica_max_lag_ms);
+            background.push(replica.watch(database.clone(), max_lag).boxed());
+        }
         if services.sdk.keeps_snapshots() {
             let invalidation: Arc<dyn SnapshotInvalidation> = services.sdk.clone();
             background.push(listen_for_sdk_changes(database, invalidation).boxed());
@@ -294,6 +316,7 @@ fn services(
     database: Database,
     args: &ServeArgs,
     webhooks: &Webhooks,
+    replica: Option<Arc<Replica>>,
 ) -> anyhow::Result<api::Services> {
     let plugins = &args.plugins;
     let keys = Arc::new(PgApiKeyRepository::new(database.clone()));
@@ -359,7 +382,12 @@ fn services(
             plugin_store,
         )),
         survey_responses: Arc::new(SurveyResponseService::new(
-            Arc::new(PgSurveyResponseRepository::new(database.clone())),
+            Arc::new(match replica {
+                Some(replica) => {
+                    PgSurveyResponseRepository::new(database.clone()).with_replica(replica)
+                }
+                None => PgSurveyResponseRepository::new(database.clone()),
+            }),
             surveys.clone(),
         )),
         surveys,

@@ -38,6 +38,7 @@ pub(crate) mod plugins;
 pub(crate) mod prepared;
 #[cfg(feature = "testing")]
 pub(crate) mod query_plan;
+pub(crate) mod replica;
 pub(crate) mod rows;
 pub(crate) mod schema;
 pub(crate) mod sdk_changes;

@@ -40,6 +40,7 @@ mod posthog_python;
 mod process;
 mod project_settings;
 mod rate_limits;
+mod read_replica;
 mod responses_list;
 mod results;
 mod sdk;

@@ -17,19 +17,42 @@ impl OwnPostgres {
     pub fn start() -> Self {
         let initdb = pg_binary("initdb");
         let pg_ctl = pg_binary("pg_ctl");
-        let dir = std::env::temp_dir().join(format!("burrow-own-pg-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).expect("creating the cluster's directory");
-        if is_root() {
-            run(Command::new("chown").arg("postgres:postgres").arg(&dir));
-        }
+        let dir = new_dir();
         run(as_postgres(&initdb)
             .args(["--auth=trust", "--username=postgres", "--no-sync", "-D"])
             .arg(dir.join("data")));
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let server = Self { dir, port, pg_ctl };
+        let server = Self {
+            dir,
+            port: free_port(),
+            pg_ctl,
+        };
+        server.resume();
+        server
+    }
+
+    /// A streaming standby of `primary` (a base backup with its replication settings, `-R`),
+    /// started on a free port: a read replica.
+    pub fn standby_of(primary: &Self) -> Self {
+        let dir = new_dir();
+        run(as_postgres(&pg_binary("pg_basebackup"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-U",
+                "postgres",
+                "-R",
+                "-X",
+                "stream",
+                "-p",
+            ])
+            .arg(primary.port.to_string())
+            .arg("-D")
+            .arg(dir.join("data")));
+        let server = Self {
+            dir,
+            port: free_port(),
+            pg_ctl: primary.pg_ctl.clone(),
+        };
         server.resume();
         server
     }
@@ -68,6 +91,23 @@ impl Drop for OwnPostgres {
             .output();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A new directory for a cluster, owned by the user PostgreSQL runs as.
+fn new_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("burrow-own-pg-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("creating the cluster's directory");
+    if is_root() {
+        run(Command::new("chown").arg("postgres:postgres").arg(&dir));
+    }
+    dir
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
 }
 
 /// A server binary: on PATH, or in Debian's versioned directory (newest first).

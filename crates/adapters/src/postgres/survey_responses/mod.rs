@@ -31,7 +31,10 @@ use domain::survey_response::{
 use domain::tenancy::ProjectId;
 use uuid::Uuid;
 
+use std::sync::Arc;
+
 use crate::postgres::database::Database;
+use crate::postgres::replica::Replica;
 use capture::{Capture, storable};
 use capture_queue::CaptureQueue;
 
@@ -40,6 +43,8 @@ use capture_queue::CaptureQueue;
 pub struct PgSurveyResponseRepository {
     database: Database,
     captures: CaptureQueue,
+    /// Where statistics and exports read while it is within its lag bound.
+    replica: Option<Arc<Replica>>,
 }
 
 impl PgSurveyResponseRepository {
@@ -52,7 +57,23 @@ impl PgSurveyResponseRepository {
         Self {
             captures: CaptureQueue::new(database.clone(), writers),
             database,
+            replica: None,
         }
+    }
+
+    /// Statistics and exports read from `replica` while it is within its lag bound.
+    #[must_use]
+    pub fn with_replica(mut self, replica: Arc<Replica>) -> Self {
+        self.replica = Some(replica);
+        self
+    }
+
+    /// Where a read that tolerates a bounded lag goes (statistics, exports): the replica while
+    /// it is fresh, else the primary.
+    fn lag_tolerant(&self) -> &Database {
+        self.replica
+            .as_deref()
+            .map_or(&self.database, |replica| replica.or(&self.database))
     }
 }
 
@@ -127,7 +148,7 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         answer_bytes: usize,
     ) -> Result<Vec<SurveyResponse>, Unexpected> {
         lists::responses_after(
-            &self.database,
+            self.lag_tolerant(),
             project,
             survey_id,
             filter,
@@ -145,7 +166,7 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         filter: &ResponseFilter,
         questions: &[TallyRequest],
     ) -> Result<Tallies, Unexpected> {
-        tallies::tallies(&self.database, project, survey_id, filter, questions).await
+        tallies::tallies(self.lag_tolerant(), project, survey_id, filter, questions).await
     }
 
     async fn set_archived(
@@ -202,7 +223,7 @@ impl SurveyResponseRepository for PgSurveyResponseRepository {
         exclude_archived: bool,
     ) -> Result<StatsAggregates, Unexpected> {
         aggregates::aggregates(
-            &self.database,
+            self.lag_tolerant(),
             project,
             survey_ids,
             window,
