@@ -19,6 +19,9 @@ use crate::server::free_address;
 
 /// The database the data nodes create and Burrow uses.
 pub(super) const DATABASE: &str = "burrow";
+/// Where every server of the formation listens, and how it lets its peers in: loopback, trust,
+/// no TLS (a test's; `docs/operations.md` says what production uses instead).
+const LOOPBACK: &[&str] = &["--auth", "trust", "--no-ssl", "--hostname", "127.0.0.1"];
 /// How long the formation may take to have a primary and a synchronous standby again.
 const SETTLE_DEADLINE: Duration = Duration::from_secs(180);
 
@@ -105,17 +108,11 @@ impl Formation {
         self.autoctl_logged(
             "monitor-create",
             &[
-                "create",
-                "monitor",
-                "--pgport",
-                &port,
-                "--auth",
-                "trust",
-                "--no-ssl",
-                "--hostname",
-                "127.0.0.1",
-                "--pgdata",
-            ],
+                &["create", "monitor", "--pgport", &port],
+                LOOPBACK,
+                &["--pgdata"],
+            ]
+            .concat(),
             &self.monitor.pgdata,
         )?;
         let monitor = &self.monitor;
@@ -135,23 +132,19 @@ impl Formation {
         self.autoctl_logged(
             &format!("{}-create", node.name),
             &[
-                "create",
-                "postgres",
-                "--pgport",
-                &port,
-                "--auth",
-                "trust",
-                "--no-ssl",
-                "--hostname",
-                "127.0.0.1",
-                "--dbname",
-                DATABASE,
-                "--name",
-                node.name,
-                "--monitor",
-                &monitor,
-                "--pgdata",
-            ],
+                &["create", "postgres", "--pgport", &port],
+                LOOPBACK,
+                &[
+                    "--dbname",
+                    DATABASE,
+                    "--name",
+                    node.name,
+                    "--monitor",
+                    &monitor,
+                    "--pgdata",
+                ],
+            ]
+            .concat(),
             &node.pgdata,
         )?;
         let keeper = self.keep(node.name, &node.pgdata)?;

@@ -8,220 +8,21 @@ use std::process::Command;
 use std::time::Duration;
 
 use reqwest::Client;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::helpers::{assert_error, parts, start_node, within};
+use crate::helpers::{parts, start_node, within};
+use crate::own_node::{OwnNode, assert_database_unavailable, psql, reset, set};
 use crate::own_postgres::OwnPostgres;
-use crate::process::bootstrap;
-
-/// A node in front of its own PostgreSQL, with a survey to answer.
-struct Setup {
-    postgres: OwnPostgres,
-    url: String,
-    address: String,
-    key: String,
-    project: i64,
-    token: String,
-    survey: String,
-}
-
-impl Setup {
-    async fn start() -> Self {
-        let postgres = OwnPostgres::start();
-        let url = postgres.url("postgres");
-        adapters::run_migrations(&url).await.expect("migrating");
-        let boot = bootstrap(&url);
-        let key = boot["personal_api_key"].as_str().unwrap().to_owned();
-        let project = boot["project_id"].as_i64().unwrap();
-        let address = start_node(&url, |args| {
-            args.db_timeout_ms = 2000;
-            args.access_cache_ms = 0;
-        });
-        let client = Client::new();
-        let (status, survey) = parts(
-            client
-                .post(format!("{address}/api/projects/{project}/surveys/"))
-                .bearer_auth(&key)
-                .json(&json!({
-                    "name": "NPS",
-                    "type": "popover",
-                    "questions": [{"type": "open", "question": "Why?"}],
-                    "start_date": "2026-01-01T00:00:00Z",
-                }))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(status, 201, "{survey}");
-        let (status, details) = parts(
-            client
-                .get(format!("{address}/api/projects/{project}/"))
-                .bearer_auth(&key)
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(status, 200, "{details}");
-        Self {
-            postgres,
-            url,
-            address,
-            key,
-            project,
-            token: details["api_token"].as_str().unwrap().to_owned(),
-            survey: survey["id"].as_str().unwrap().to_owned(),
-        }
-    }
-
-    fn psql(&self, sql: &str) -> String {
-        psql(&self.url, sql)
-    }
-
-    async fn set(&self, setting: &str, value: &str) {
-        set(&self.url, setting, value).await;
-    }
-
-    async fn reset(&self, setting: &str) {
-        reset(&self.url, setting).await;
-    }
-
-    /// A batch of one `survey sent` answer, as posthog-js sends it.
-    fn answer(&self, uuid: &str) -> Value {
-        json!({
-            "api_key": self.token,
-            "batch": [{
-                "uuid": uuid,
-                "event": "survey sent",
-                "timestamp": "2026-11-23T10:00:00.000Z",
-                "properties": {
-                    "distinct_id": "person-1",
-                    "$survey_id": self.survey,
-                    "$survey_submission_id": uuid,
-                    "$survey_completed": true,
-                    "$survey_response": "Fast",
-                },
-            }],
-        })
-    }
-
-    async fn capture(&self, batch: &Value) -> reqwest::Response {
-        Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap()
-            .post(format!("{}/batch/", self.address))
-            .json(batch)
-            .send()
-            .await
-            .expect("the capture was answered")
-    }
-
-    /// Sends `batch` as an SDK does after a 503: again, a little later, until it is acknowledged.
-    /// Anything but a 503 on the way is an error.
-    async fn retried_until_acknowledged(&self, batch: &Value) -> (u16, Value) {
-        for _ in 0..100 {
-            let response = self.capture(batch).await;
-            if response.status() != 503 {
-                return parts(response).await;
-            }
-            assert_database_unavailable(response).await;
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        panic!("the capture was not acknowledged within 20 s of retries");
-    }
-
-    async fn responses_count(&self) -> Value {
-        let (status, counts) = parts(
-            Client::new()
-                .get(format!(
-                    "{}/api/projects/{}/surveys/responses_count/",
-                    self.address, self.project
-                ))
-                .bearer_auth(&self.key)
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
-        assert_eq!(status, 200, "{counts}");
-        counts
-    }
-}
-
-/// Runs `sql` on the server at `url` as its superuser, answering the output's rows unaligned.
-fn psql(url: &str, sql: &str) -> String {
-    let output = Command::new("psql")
-        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", url, "-c", sql])
-        .output()
-        .expect("running psql");
-    assert!(output.status.success(), "{sql}: {output:?}");
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
-}
-
-/// Changes a server setting for every session, as an operator's `ALTER SYSTEM` and reload, and
-/// waits until the postmaster has it, which it passes on to the open sessions as it learns it:
-/// each applies it before its next statement.
-async fn set(url: &str, setting: &str, value: &str) {
-    psql(url, &format!("ALTER SYSTEM SET {setting} = '{value}'"));
-    reloaded(url, setting, &format!("setting = '{value}'")).await;
-}
-
-async fn reset(url: &str, setting: &str) {
-    psql(url, &format!("ALTER SYSTEM RESET {setting}"));
-    reloaded(url, setting, "setting = boot_val").await;
-}
-
-async fn reloaded(url: &str, setting: &str, condition: &str) {
-    psql(url, "SELECT pg_reload_conf()");
-    within(
-        Duration::from_secs(10),
-        "the reload of a setting",
-        || async {
-            psql(
-                url,
-                &format!("SELECT {condition} FROM pg_settings WHERE name = '{setting}'"),
-            ) == "t"
-        },
-    )
-    .await;
-}
-
-async fn assert_database_unavailable(response: reqwest::Response) {
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .map(|value| value.to_str().unwrap().to_owned());
-    let (status, body) = parts(response).await;
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(retry_after.as_deref(), Some("1"));
-    assert_error(
-        &body,
-        "server_error",
-        "database_unavailable",
-        "The database is unavailable. Try again shortly.",
-    );
-}
 
 #[tokio::test]
 async fn a_capture_whose_commit_no_standby_confirmed_is_503_when_the_server_stops_and_its_retry_counts_once()
  {
-    let setup = Setup::start().await;
+    let setup = OwnNode::start().await;
     // A synchronous standby that never connects: every commit waits for it (wait event
     // `SyncRep`) until the server stops.
     setup.set("synchronous_standby_names", "nobody").await;
     let batch = setup.answer("0193a7e0-0000-7000-8000-0000000000f1");
-    let capturing = tokio::spawn({
-        let (address, batch) = (setup.address.clone(), batch.clone());
-        async move {
-            Client::new()
-                .post(format!("{address}/batch/"))
-                .json(&batch)
-                .send()
-                .await
-        }
-    });
+    let capturing = setup.capture_in_background(&batch);
     within(
         Duration::from_secs(20),
         "the capture's commit waiting for the standby",
@@ -251,21 +52,12 @@ async fn a_capture_whose_commit_no_standby_confirmed_is_503_when_the_server_stop
 
 #[tokio::test]
 async fn a_retry_of_a_capture_kept_only_locally_is_acknowledged_only_once_a_standby_confirms_it() {
-    let setup = Setup::start().await;
+    let setup = OwnNode::start().await;
     setup.set("synchronous_standby_names", "nobody").await;
     let batch = setup.answer("0193a7e0-0000-7000-8000-0000000000c1");
     let waiting_for_the_standby =
         || setup.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
-    let capturing = tokio::spawn({
-        let (address, batch) = (setup.address.clone(), batch.clone());
-        async move {
-            Client::new()
-                .post(format!("{address}/batch/"))
-                .json(&batch)
-                .send()
-                .await
-        }
-    });
+    let capturing = setup.capture_in_background(&batch);
     within(
         Duration::from_secs(20),
         "the capture's commit waiting for the standby",
@@ -282,16 +74,7 @@ async fn a_retry_of_a_capture_kept_only_locally_is_acknowledged_only_once_a_stan
 
     // The SDK's retry finds the answer stored, but only locally: it waits for the standby too,
     // rather than being acknowledged from a copy a failover would discard.
-    let retrying = tokio::spawn({
-        let (address, batch) = (setup.address.clone(), batch.clone());
-        async move {
-            Client::new()
-                .post(format!("{address}/batch/"))
-                .json(&batch)
-                .send()
-                .await
-        }
-    });
+    let retrying = setup.capture_in_background(&batch);
     within(
         Duration::from_secs(20),
         "the retry's commit waiting for the standby",
@@ -316,7 +99,7 @@ async fn a_retry_of_a_capture_kept_only_locally_is_acknowledged_only_once_a_stan
 #[tokio::test]
 async fn a_server_that_turned_read_only_answers_writes_503_and_the_connection_that_met_it_is_replaced()
  {
-    let setup = Setup::start().await;
+    let setup = OwnNode::start().await;
     let writer = || {
         setup.psql(
             "SELECT string_agg(pid::text, ',') FROM pg_stat_activity \
@@ -393,7 +176,7 @@ fn host_of(postgres: &OwnPostgres) -> String {
 #[tokio::test]
 async fn on_a_multi_host_url_writes_follow_the_server_that_takes_them_once_the_first_turns_read_only()
  {
-    let setup = Setup::start().await;
+    let setup = OwnNode::start().await;
     // A second server with the same data, read-only as a standby would be.
     let standby = OwnPostgres::start();
     let copied = Command::new("sh")
@@ -414,7 +197,7 @@ async fn on_a_multi_host_url_writes_follow_the_server_that_takes_them_once_the_f
         host_of(&setup.postgres),
         host_of(&standby)
     );
-    let node = Setup {
+    let node = OwnNode {
         address: start_node(&both, |args| {
             args.db_timeout_ms = 2000;
             args.access_cache_ms = 0;

@@ -32,6 +32,7 @@ mod logs;
 mod methods;
 mod metrics;
 mod openapi;
+mod own_node;
 mod own_postgres;
 mod plugin_installs;
 mod plugins;
