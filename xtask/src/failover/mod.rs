@@ -12,7 +12,9 @@ mod load;
 mod tally;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::env;
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread;
 use std::time::Duration;
@@ -63,18 +65,30 @@ fn report(summary: &Summary) {
     for lost in &summary.lost {
         eprintln!(
             "xtask: lost {} (node {}: sent at {:.3} s, acknowledged at {:.3} s; see the logs in \
-             target/failover)",
+             {})",
             lost.event,
             lost.node + 1,
             lost.sent.as_secs_f64(),
-            lost.answered.as_secs_f64()
+            lost.answered.as_secs_f64(),
+            formation_dir().display()
         );
     }
     println!("{summary}");
 }
 
+/// Where the formation and its logs live: under the system's temporary directory, which the
+/// `postgres` user can reach (PostgreSQL must reach its data directory through every parent, and
+/// a checkout need not be readable by others), one per checkout so that a run clears what the
+/// last one of the same checkout left.
+fn formation_dir() -> PathBuf {
+    let mut checkout = DefaultHasher::new();
+    target_dir().hash(&mut checkout);
+    env::temp_dir().join(format!("burrow-failover-{:016x}", checkout.finish()))
+}
+
 fn scenario(burrow: &Path) -> anyhow::Result<Summary> {
-    let dir = target_dir().join("failover");
+    let dir = formation_dir();
+    eprintln!("xtask: the formation and its logs are in {}", dir.display());
     let formation = Formation::create(&dir)?;
     let database_url = formation.database_url();
     run(Command::new(burrow)
