@@ -188,7 +188,7 @@ fn named_path(span: &str) -> Option<&str> {
         .iter()
         .any(|extension| span.ends_with(extension));
     let is_folder = span.ends_with('/')
-        && ["crates/", "migrations/", "docs/", "xtask/"]
+        && ["crates/", "migrations/", "docs/", "xtask/", "vendor/"]
             .iter()
             .any(|top| span.starts_with(top));
     (checkable && (is_file || is_folder)).then_some(span)

@@ -14,74 +14,28 @@ impl<T> StorageContext<T> for Result<T, diesel::result::Error> {
     }
 }
 
-/// The errors of PostgreSQL's unavailability classes a statement can meet on a connection that
-/// was open — 57P01 `admin_shutdown`, 57P02 `crash_shutdown`, 57P03 `cannot_connect_now`,
-/// 57P04 `database_dropped` (a standby's recovery conflict), 57P05 `idle_session_timeout` —
-/// with the start of each message PostgreSQL sends for them (its English default).
-///
-/// Told by message because the SQLSTATE does not reach us: diesel-async 0.9 turns a
-/// `tokio_postgres::Error` into a diesel error whose `DatabaseErrorInformation` keeps the
-/// `DbError` private and shows its message, not its code, and diesel's `DatabaseErrorKind`
-/// names only 25006 among these (as `ReadOnlyTransaction`, matched by kind below). The class
-/// 08 (connection exceptions) is never sent on an open connection: a connection that breaks
-/// fails with no code at all (`UnableToSendCommand`, `ClosedConnection`), matched by kind too.
-/// A server whose `lc_messages` is not English is recognised only by those kinds (its
-/// connection closes right after such an error, and the next statement finds it closed).
-const UNAVAILABLE_MESSAGES: [(&str, &str); 8] = [
-    (
-        "57P01",
-        "terminating connection due to administrator command",
-    ),
-    (
-        "57P01",
-        "terminating connection due to unexpected postmaster exit",
-    ),
-    (
-        "57P01",
-        "terminating connection due to conflict with recovery",
-    ),
-    (
-        "57P02",
-        "terminating connection because of crash of another server process",
-    ),
-    ("57P03", "the database system is "),
-    (
-        "57P04",
-        "terminating connection due to conflict with recovery",
-    ),
-    (
-        "57P04",
-        "terminating connection because the database was dropped",
-    ),
-    (
-        "57P05",
-        "terminating connection due to idle-session timeout",
-    ),
-];
-
 /// Whether `error` says the server cannot take this statement now (gone, going, starting, or
 /// read-only: a standby, or a primary being demoted), so the same request may succeed once a
-/// primary answers: the connection broke or was ended (no SQLSTATE), a 57P0x above, or 25006
-/// `read_only_sql_transaction`.
+/// primary answers. Told by kind, which is told by SQLSTATE, never by the message (it follows the
+/// server's `lc_messages`): `ClosedConnection` is a connection that broke or was ended, and —
+/// through the patched diesel-async (`vendor/diesel-async/PATCHED.md`) — any error of class 08
+/// (connection exception) or 57P0x (`admin_shutdown`, `crash_shutdown`, `cannot_connect_now`,
+/// `database_dropped`, `idle_session_timeout`); `UnableToSendCommand` is a failure with no
+/// SQLSTATE at all (the socket); `ReadOnlyTransaction` is 25006 `read_only_sql_transaction`.
 ///
 /// A write that fails so may have been committed all the same (the server can end the
 /// connection after the commit, before confirming it): the client's retry must be safe, as
 /// capture's per-uuid dedup makes it.
 pub(crate) fn is_unavailable(error: &diesel::result::Error) -> bool {
-    match error {
+    matches!(
+        error,
         diesel::result::Error::DatabaseError(
             DatabaseErrorKind::UnableToSendCommand
-            | DatabaseErrorKind::ClosedConnection
-            | DatabaseErrorKind::ReadOnlyTransaction,
+                | DatabaseErrorKind::ClosedConnection
+                | DatabaseErrorKind::ReadOnlyTransaction,
             _,
-        ) => true,
-        diesel::result::Error::DatabaseError(DatabaseErrorKind::Unknown, info) => {
-            UNAVAILABLE_MESSAGES
-                .iter()
-                .any(|(_, message)| info.message().starts_with(message))
-        }
-        _ => false,
-    }
+        )
+    )
 }
 
 /// `during` for an error already taken out of its `Result` (after checking it for a conflict).
@@ -145,26 +99,6 @@ mod tests {
         for error in [
             database_error(DatabaseErrorKind::ClosedConnection, "connection closed"),
             database_error(DatabaseErrorKind::UnableToSendCommand, "broken pipe"),
-            database_error(
-                DatabaseErrorKind::Unknown,
-                "terminating connection due to administrator command",
-            ),
-            database_error(
-                DatabaseErrorKind::Unknown,
-                "terminating connection due to unexpected postmaster exit",
-            ),
-            database_error(
-                DatabaseErrorKind::Unknown,
-                "terminating connection because of crash of another server process",
-            ),
-            database_error(
-                DatabaseErrorKind::Unknown,
-                "the database system is shutting down",
-            ),
-            database_error(
-                DatabaseErrorKind::Unknown,
-                "the database system is in recovery mode",
-            ),
         ] {
             assert!(unexpected(error, "reading").is_unavailable());
         }
@@ -183,6 +117,11 @@ mod tests {
     fn other_failures_are_not_unavailable() {
         for error in [
             database_error(DatabaseErrorKind::Unknown, "division by zero"),
+            // The message alone says nothing: only the code (the kind) does.
+            database_error(
+                DatabaseErrorKind::Unknown,
+                "terminating connection due to administrator command",
+            ),
             database_error(DatabaseErrorKind::CheckViolation, "violates check"),
             database_error(
                 DatabaseErrorKind::SerializationFailure,

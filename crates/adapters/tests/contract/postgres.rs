@@ -843,3 +843,26 @@ async fn targeting_flag_given_while_the_lock_waited(lock: SurveyLock) -> Option<
     let locked = locking.await.unwrap().unwrap().expect("the survey");
     locked.targeting_flag.map(|flag| flag.name)
 }
+
+/// A session the server ends (SQLSTATE 57P01 `admin_shutdown`, as a fast shutdown or a demotion
+/// ends every session) fails as a closed connection, told by its code whatever language the
+/// server's messages are in: the kind the adapters read as "unavailable, retry" (a 503), where
+/// diesel-async as published says `Unknown` (a 500). See `vendor/diesel-async/PATCHED.md`.
+#[tokio::test]
+async fn a_session_the_server_ends_fails_as_a_closed_connection_told_by_its_sqlstate() {
+    let db = TestDatabase::create().await;
+    let mut conn = AsyncPgConnection::establish(&db.url).await.unwrap();
+    let ended = diesel::sql_query("SELECT pg_terminate_backend(pg_backend_pid())")
+        .execute(&mut conn)
+        .await;
+    assert!(
+        matches!(
+            ended,
+            Err(diesel::result::Error::DatabaseError(
+                diesel::result::DatabaseErrorKind::ClosedConnection,
+                _
+            ))
+        ),
+        "{ended:?}"
+    );
+}
