@@ -21,68 +21,36 @@ pub(crate) trait PathId: Sized {
     fn parse(raw: &str) -> Option<Self>;
 }
 
-impl PathId for SurveyId {
-    const SEGMENT: &'static str = "survey_id";
+/// `PathId` for each id newtype: its segment, and whether its text is a UUID or a number.
+macro_rules! path_ids {
+    ($($id:ty => $segment:literal as $read:ident;)*) => {$(
+        impl PathId for $id {
+            const SEGMENT: &'static str = $segment;
 
-    fn parse(raw: &str) -> Option<Self> {
-        Uuid::parse_str(raw).ok().map(Self)
-    }
+            fn parse(raw: &str) -> Option<Self> {
+                $read(raw).map(Self)
+            }
+        }
+    )*};
 }
 
-impl PathId for FlagId {
-    const SEGMENT: &'static str = "flag_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        raw.parse().ok().map(Self)
-    }
+path_ids! {
+    SurveyId => "survey_id" as uuid;
+    FlagId => "flag_id" as number;
+    CohortId => "cohort_id" as number;
+    EarlyAccessId => "feature_id" as uuid;
+    PluginId => "plugin_id" as number;
+    PluginConfigId => "config_id" as number;
+    WebhookId => "webhook_id" as uuid;
+    DeliveryId => "delivery_id" as uuid;
 }
 
-impl PathId for CohortId {
-    const SEGMENT: &'static str = "cohort_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        raw.parse().ok().map(Self)
-    }
+fn uuid(raw: &str) -> Option<Uuid> {
+    Uuid::parse_str(raw).ok()
 }
 
-impl PathId for EarlyAccessId {
-    const SEGMENT: &'static str = "feature_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        Uuid::parse_str(raw).ok().map(Self)
-    }
-}
-
-impl PathId for PluginId {
-    const SEGMENT: &'static str = "plugin_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        raw.parse().ok().map(Self)
-    }
-}
-
-impl PathId for PluginConfigId {
-    const SEGMENT: &'static str = "config_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        raw.parse().ok().map(Self)
-    }
-}
-
-impl PathId for WebhookId {
-    const SEGMENT: &'static str = "webhook_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        Uuid::parse_str(raw).ok().map(Self)
-    }
-}
-
-impl PathId for DeliveryId {
-    const SEGMENT: &'static str = "delivery_id";
-
-    fn parse(raw: &str) -> Option<Self> {
-        Uuid::parse_str(raw).ok().map(Self)
-    }
+fn number<N: std::str::FromStr>(raw: &str) -> Option<N> {
+    raw.parse().ok()
 }
 
 /// The id the route's `{T::SEGMENT}` names. Called from the handler, after the caller was
