@@ -41,8 +41,10 @@ use domain::webhook::{DispatchCounts, WebhookService};
 pub use body_budget::BodyBudget;
 pub use error::{ApiError, ErrorBody};
 pub use metrics::Metrics;
+pub use routes::RouteInfo;
 pub use routes::SurveyJson;
-pub use routes::{RouteInfo, route_table};
+#[cfg(any(test, feature = "testing"))]
+pub use routes::listing::{is_documented, route_table};
 pub use sdk::SnapshotRenderings;
 pub use settings::{ApiSettings, StaticAssets};
 

@@ -6,12 +6,10 @@ use std::sync::Arc;
 
 use domain::DomainError;
 use domain::early_access::{EarlyAccessChanges, EarlyAccessRequest, EarlyAccessService, Stage};
-use domain::feature_flag::{
-    FeatureFlagService, FlagFilters, FlagId, FlagKey, NewFlag, Person, evaluate,
-};
+use domain::feature_flag::{FeatureFlagService, FlagFilters, FlagId, FlagKey, NewFlag, Person};
 use domain::survey_response::{CaptureBatch, CapturedEvent};
 use domain::tenancy::{ProjectId, UserBasic, UserId};
-use domain::testing::{CompiledEachTime, InMemoryStore, someone};
+use domain::testing::{CompiledEachTime, InMemoryStore, evaluate, someone};
 use serde_json::{Map, Value, json};
 
 const PROJECT: ProjectId = ProjectId(1);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use domain::cohort::{CohortFilters, CohortId, CohortService, NamedPersons, NewCohort};
-use domain::feature_flag::evaluation::{self, Evaluation, Person, ReasonCode};
+use domain::feature_flag::evaluation::{Evaluation, Person, ReasonCode};
 use domain::feature_flag::{
     FeatureFlag, FeatureFlagRepository, FlagFilters, FlagId, FlagKey, NewFlag,
 };
@@ -75,7 +75,7 @@ async fn merge(store: &InMemoryStore, distinct_id: &str, properties: Value) {
 
 /// Evaluation as the server does it, but with no memory of patterns: nothing here depends on one.
 fn evaluate<'a>(flag: &'a FeatureFlag, person: &Person) -> Evaluation<'a> {
-    evaluation::evaluate(flag, person, &CompiledEachTime)
+    domain::testing::evaluate(flag, person, &CompiledEachTime)
 }
 
 /// posthog-python `posthog/test/test_feature_flags.py`, `test_simple_flag_consistency`

@@ -5,7 +5,6 @@
 //! `api::route_table` does). Request and response schemas are derived with utoipa from the types
 //! the operations name: the bodies the parsers build and the response DTOs.
 
-use std::collections::BTreeSet;
 use std::sync::OnceLock;
 
 use actix_web::http::Method;
@@ -42,20 +41,6 @@ pub fn document_json() -> &'static str {
         json.push('\n');
         json
     })
-}
-
-/// Whether the route at `path` (a route-table pattern) is in the document: every route but the
-/// pages that render it and their assets.
-pub fn documents(path: &str) -> bool {
-    static PATHS: OnceLock<BTreeSet<String>> = OnceLock::new();
-    PATHS
-        .get_or_init(|| {
-            operations()
-                .into_iter()
-                .map(|(route, _)| route.path)
-                .collect()
-        })
-        .contains(path)
 }
 
 /// A route-table path as OpenAPI writes it: `{survey_id:[0-9a-fA-F-]{32,36}}` → `{survey_id}`.

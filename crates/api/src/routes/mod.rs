@@ -1,7 +1,7 @@
 //! Route table: every path, the methods it answers, the handler for each, the scope that
 //! handler's extractor types enforce, and its operation on the wire (`table.rs`). The table is
-//! data, so [`route_table`], its test and the OpenAPI document read back exactly what is
-//! registered.
+//! data, so the route listing tests read (`listing.rs`) and the OpenAPI document read back
+//! exactly what is registered.
 
 mod api_schema;
 mod cohorts;
@@ -10,6 +10,8 @@ mod early_access;
 mod feature_flags;
 mod groups;
 mod health;
+#[cfg(any(test, feature = "testing"))]
+pub(crate) mod listing;
 mod organizations;
 mod personal_api_keys;
 mod plugin_configs;
@@ -20,8 +22,6 @@ mod surveys;
 mod table;
 mod users;
 mod webhooks;
-
-use std::fmt;
 
 use actix_web::http::Method;
 use actix_web::{FromRequest, Handler, Responder, Route, web};
@@ -57,32 +57,6 @@ impl RouteInfo {
                 .join(" ")
         })
     }
-}
-
-impl fmt::Display for RouteInfo {
-    /// `GET /api/projects/{project_id}/surveys survey:read`; no scope, nothing after the path.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}", self.method, self.path)?;
-        match self.scope_list() {
-            Some(scopes) => write!(f, " {scopes}"),
-            None => Ok(()),
-        }
-    }
-}
-
-/// Every route the app serves, read from the same table that registers them.
-pub fn route_table() -> Vec<RouteInfo> {
-    table()
-        .into_iter()
-        .flat_map(|resource| {
-            let path = resource.path;
-            resource.routes.into_iter().map(move |route| RouteInfo {
-                method: route.method,
-                path: path.clone(),
-                scopes: route.scopes,
-            })
-        })
-        .collect()
 }
 
 /// Every route that is an operation of the OpenAPI document (all but the pages rendering it),
@@ -333,6 +307,7 @@ pub(crate) async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use listing::route_table;
 
     #[test]
     fn every_route_is_listed_with_the_scope_its_handler_enforces() {

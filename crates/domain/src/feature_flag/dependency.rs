@@ -64,15 +64,6 @@ pub trait DependencyValues {
     fn value_of(&self, flag: FlagId) -> Option<(bool, Option<&str>)>;
 }
 
-/// No flag evaluated: a flag evaluated on its own (a survey's targeting) has no dependencies.
-pub struct NoDependencies;
-
-impl DependencyValues for NoDependencies {
-    fn value_of(&self, _: FlagId) -> Option<(bool, Option<&str>)> {
-        None
-    }
-}
-
 impl FlagDependency<'_> {
     /// Whether the flag depended on has the wanted value: a variant matches `true` or its own
     /// key; a boolean value matches the same boolean; anything else, or a flag not evaluated,

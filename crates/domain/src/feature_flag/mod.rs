@@ -14,13 +14,12 @@ pub mod semver;
 mod service;
 
 pub use dependency::{
-    DependencyValues, FLAG_FILTER_TYPE, FlagDependency, NoDependencies,
-    flag_id as dependency_flag_id,
+    DependencyValues, FLAG_FILTER_TYPE, FlagDependency, flag_id as dependency_flag_id,
 };
 pub use dependency_graph::{
     DependencyGraph, MAX_DEPENDENCY_DEPTH, WrittenFlag, check_new_dependencies, check_switch,
 };
-pub use evaluation::{Evaluation, Person, Reason, ReasonCode, evaluate};
+pub use evaluation::{Evaluation, Person, Reason, ReasonCode};
 pub use filters::{
     ConditionSet, FlagFilters, FlagFiltersPatch, GROUP_FILTER_TYPE, MAX_CONDITION_SETS,
     MAX_FLAG_WEIGHT, MAX_PROPERTIES_PER_SET, MAX_VARIANTS, Multivariate, PropertyFilter,

@@ -65,7 +65,9 @@ pub struct PersonSet {
 pub const MAX_PROPERTIES_BYTES: usize = 655_360;
 
 /// Whether properties weigh at most [`MAX_PROPERTIES_BYTES`], counted as their JSON text (what
-/// PostgreSQL's `jsonb` stores them in, give or take a few bytes a key).
+/// PostgreSQL's `jsonb` stores them in, give or take a few bytes a key): the fakes' check (the
+/// adapters' SQL checks the same bound).
+#[cfg(feature = "testing")]
 pub fn within_properties_bound(properties: &Map<String, Value>) -> bool {
     serde_json::to_vec(properties).is_ok_and(|bytes| bytes.len() <= MAX_PROPERTIES_BYTES)
 }

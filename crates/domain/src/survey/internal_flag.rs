@@ -113,11 +113,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::feature_flag::{Person, evaluate};
+    use crate::feature_flag::Person;
     use crate::person::last_seen_survey_date;
     use crate::survey::{Conditions, SurveyId, SurveyState, SurveyType};
     use crate::tenancy::ProjectId;
     use crate::testing::CompiledEachTime;
+    use crate::testing::evaluate;
 
     const ID: &str = "0192f5a4-0000-7000-8000-0000000000aa";
 

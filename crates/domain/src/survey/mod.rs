@@ -63,11 +63,14 @@ pub use question_labels::{MAX_LABELLED_SURVEYS, QuestionLabel, question_labels};
 pub use question_translations::{QuestionTranslation, QuestionTranslations};
 pub use questions::Questions;
 pub use rendered::{RenderedPage, RenderedSurveys, Rendering};
+#[cfg(feature = "testing")]
+pub use response_sampling::sampling_due;
 pub use response_sampling::{
     DailyLimit, MAX_SAMPLING_DAYS, ResponseSampling, SamplingChanges, SamplingIntervalType,
-    sampling_due,
 };
-pub use schedule::{SCHEDULE_ROUND, schedule_due};
+pub use schedule::SCHEDULE_ROUND;
+#[cfg(feature = "testing")]
+pub use schedule::schedule_due;
 pub use search::{
     DESCRIPTION_SIMILARITY, DESCRIPTION_WEIGHT, MAX_SEARCH_CHARS, NAME_SIMILARITY, SearchMatch,
     SearchTerm, SurveySearch,

@@ -241,11 +241,9 @@ pub trait SurveyRepository: Send + Sync {
         page: PageRequest,
     ) -> Result<Page<Survey>, Unexpected>;
 
-    /// Surveys of every project whose schedule has a step due at `now` ([`schedule_due`]: a
-    /// running recurring survey whose next iteration has begun, or whose last one has ended),
-    /// at most `limit` of them, by project and id.
-    ///
-    /// [`schedule_due`]: super::schedule_due
+    /// Surveys of every project whose schedule has a step due at `now` (a running recurring
+    /// survey whose next iteration has begun, or whose last one has ended), at most `limit` of
+    /// them, by project and id.
     async fn due_schedules(
         &self,
         now: DateTime<Utc>,

@@ -263,7 +263,9 @@ impl ResponseSampling {
 }
 
 /// Whether the daily round looks at a survey in `state` on `today`: what
-/// [`SurveyRepository::due_sampling`](super::SurveyRepository::due_sampling) finds.
+/// [`SurveyRepository::due_sampling`](super::SurveyRepository::due_sampling) finds (the fake's
+/// rule and the contract tests' oracle; the SQL states it in `due_sampling`).
+#[cfg(feature = "testing")]
 pub fn sampling_due(state: &SurveyState, today: NaiveDate) -> bool {
     let sampling = &state.response_sampling;
     sampling.is_on()

@@ -30,7 +30,9 @@ pub(crate) fn plan_schedule_step(current: &Survey, now: DateTime<Utc>) -> Option
 }
 
 /// Whether the schedule of a survey in `state` has a step due at `now`: what
-/// [`SurveyRepository::due_schedules`](super::SurveyRepository::due_schedules) finds.
+/// [`SurveyRepository::due_schedules`](super::SurveyRepository::due_schedules) finds (the
+/// fake's rule and the contract tests' oracle).
+#[cfg(feature = "testing")]
 pub fn schedule_due(state: &SurveyState, now: DateTime<Utc>) -> bool {
     stepped(state, now).is_some()
 }

@@ -1,9 +1,9 @@
 //! How a submission's response events add up to its response, as PostHog merges them: each
 //! question's latest given answer, the latest event's uuid, person and time. A capture merges
 //! its own events of a submission in time order ([`SubmissionDraft::of_events`]); storage then
-//! merges that draft into the response the submission may already have
-//! ([`SubmissionDraft::merged_into`]), the rule both stores implement. Neither ever carries a
-//! response's answers and context past [`MAX_RESPONSE_BYTES`].
+//! merges that draft into the response the submission may already have, by the rule
+//! [`SurveyResponseRepository::record`](super::SurveyResponseRepository::record)
+//! states. Neither ever carries a response's answers and context past [`MAX_RESPONSE_BYTES`].
 
 use std::collections::BTreeMap;
 
@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use super::{MAX_RESPONSE_BYTES, ResponseContext, SurveyEvent, SurveyEventKind, SurveyResponse};
+use super::{MAX_RESPONSE_BYTES, ResponseContext, SurveyEvent, SurveyEventKind};
 
 /// Whether an answer was given: anything but `null`, `""` and `[]`.
 pub fn is_given(answer: &Value) -> bool {
@@ -25,7 +25,10 @@ pub fn is_given(answer: &Value) -> bool {
 
 /// Whether answers and a context weigh at most [`MAX_RESPONSE_BYTES`] together, as JSON text
 /// (PostgreSQL weighs its `jsonb` columns, give or take a few bytes a key).
-fn within_response_bound(answers: &Map<String, Value>, context: &ResponseContext) -> bool {
+pub(crate) fn within_response_bound(
+    answers: &Map<String, Value>,
+    context: &ResponseContext,
+) -> bool {
     let weight =
         |value: &Map<String, Value>| serde_json::to_vec(value).map_or(usize::MAX, |v| v.len());
     weight(answers).saturating_add(weight(&context.to_stored())) <= MAX_RESPONSE_BYTES
@@ -103,72 +106,6 @@ impl SubmissionDraft {
             self.context = context;
         }
     }
-
-    /// The submission's response once this draft is merged into `stored`, the response it
-    /// had (`None`: the draft makes a new one). When the draft's latest event is later than the
-    /// response's (by time, then uuid), its answers and context values override the
-    /// response's and its latest event becomes the response's; otherwise (events arriving after
-    /// later ones, or a retry) it only fills in the answer keys and context values the response
-    /// lacks. So a response is exact whenever each capture's events are later than the ones
-    /// before; when a question was answered twice and the later answer arrived first, the
-    /// later one stays. `completed` is the latest one sent either way; `archived` stays. Merged
-    /// answers and context that would pass [`MAX_RESPONSE_BYTES`] stay as stored.
-    pub fn merged_into(self, stored: Option<&SurveyResponse>) -> SurveyResponse {
-        let Some(stored) = stored else {
-            return self.merged_into_nothing();
-        };
-        let mut merged = self.merged_unbounded(stored);
-        if !within_response_bound(&merged.answers, &merged.context) {
-            merged.answers.clone_from(&stored.answers);
-            merged.context = stored.context.clone();
-        }
-        merged
-    }
-
-    /// The response this draft makes alone (within the bound, as [`Self::absorb_later`] kept it).
-    fn merged_into_nothing(self) -> SurveyResponse {
-        SurveyResponse {
-            uuid: self.uuid,
-            distinct_id: self.distinct_id,
-            submission_id: self.submission_id,
-            timestamp: self.timestamp,
-            answers: self.answers,
-            completed: self.completed,
-            partially_completed: self.partially_completed,
-            context: self.context,
-            archived: false,
-        }
-    }
-
-    /// [`Self::merged_into`] a stored response, before the bound is applied.
-    fn merged_unbounded(self, stored: &SurveyResponse) -> SurveyResponse {
-        if (stored.timestamp, stored.uuid) < (self.timestamp, self.uuid) {
-            let mut answers = stored.answers.clone();
-            answers.extend(self.answers);
-            SurveyResponse {
-                uuid: self.uuid,
-                distinct_id: self.distinct_id,
-                submission_id: self.submission_id,
-                timestamp: self.timestamp,
-                answers,
-                completed: self.completed.or(stored.completed),
-                partially_completed: self.partially_completed,
-                context: self.context.or(stored.context.clone()),
-                archived: stored.archived,
-            }
-        } else {
-            let mut answers = stored.answers.clone();
-            for (key, answer) in self.answers {
-                answers.entry(key).or_insert(answer);
-            }
-            SurveyResponse {
-                answers,
-                completed: stored.completed.or(self.completed),
-                context: stored.context.clone().or(self.context),
-                ..stored.clone()
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -229,45 +166,5 @@ mod tests {
         assert!(!draft.partially_completed);
         assert_eq!(draft.context.iteration.as_deref(), Some("2"));
         assert_eq!(draft.context.session_id.as_deref(), Some("s-1"));
-    }
-
-    #[test]
-    fn a_later_draft_overrides_and_an_earlier_one_only_fills_in() {
-        let stored = SubmissionDraft::of_events(&[event(
-            SurveyEventKind::Sent,
-            5,
-            json!({"$survey_response_a": "five"}),
-        )])
-        .remove(0)
-        .merged_into(None);
-        let later = SubmissionDraft::of_events(&[event(
-            SurveyEventKind::Abandoned,
-            6,
-            json!({"$survey_partially_completed": "true", "$survey_response_a": "six",
-                   "$survey_response_b": "b"}),
-        )])
-        .remove(0);
-        let merged = later.merged_into(Some(&stored));
-        assert_eq!(
-            Value::Object(merged.answers.clone()),
-            json!({"a": "six", "b": "b"})
-        );
-        assert_eq!(merged.uuid, Uuid::from_u128(6));
-        assert!(merged.partially_completed);
-
-        let earlier = SubmissionDraft::of_events(&[event(
-            SurveyEventKind::Sent,
-            1,
-            json!({"$survey_response_a": "one", "$survey_response_c": "c", "$survey_completed": true}),
-        )])
-        .remove(0);
-        let filled = earlier.merged_into(Some(&merged));
-        assert_eq!(
-            Value::Object(filled.answers.clone()),
-            json!({"a": "six", "b": "b", "c": "c"})
-        );
-        assert_eq!(filled.uuid, Uuid::from_u128(6));
-        assert_eq!(filled.completed, Some(true));
-        assert!(filled.partially_completed);
     }
 }

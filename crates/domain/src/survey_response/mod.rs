@@ -40,6 +40,8 @@ pub use listing::{
     AnswerText, DEFAULT_LIST_LIMIT, ListedAnswer, ListedResponse, MAX_LIST_LIMIT, ResponseList,
     ResponseSlice, ResponsesQuery, SliceRequest,
 };
+#[cfg(feature = "testing")]
+pub(crate) use merge::within_response_bound;
 pub use merge::{SubmissionDraft, is_given};
 pub use per_question::{PerQuestionStats, choice_translations};
 pub use port::{Forgotten, SurveyResponseRepository};

@@ -29,8 +29,13 @@ pub trait SurveyResponseRepository: Send + Sync {
     /// Stores one capture whole or not at all: the events; for each submission some of whose
     /// response events ([`SurveyEvent::is_response`]) are new, its response, the capture's
     /// response events of the submission merged in time order into a
-    /// [`SubmissionDraft`](super::SubmissionDraft) and the draft merged into the response as
-    /// [`SubmissionDraft::merged_into`](super::SubmissionDraft::merged_into) says; each of
+    /// [`SubmissionDraft`](super::SubmissionDraft) and the draft merged into the response: when
+    /// the draft's latest event is later than the response's (by time, then uuid), its answers
+    /// and context values override the response's and its latest event becomes the response's;
+    /// otherwise (events arriving after later ones, or a retry) it only fills in the answer keys
+    /// and context values the response lacks. `completed` is the latest one sent either way,
+    /// `archived` stays, and merged answers and context that would pass
+    /// [`MAX_RESPONSE_BYTES`](super::MAX_RESPONSE_BYTES) stay as stored; each of
     /// `sets.persons` merged into its person's properties; and each of `sets.groups` merged
     /// into its group's properties the same way (the group created if new). A group set
     /// naming a type the project does not have gives the type the lowest free index, in the

@@ -9,6 +9,7 @@ mod cohorts;
 mod early_access;
 mod evaluation_slots;
 mod feature_flags;
+mod flag_evaluation;
 mod groups;
 mod patterns;
 mod persons;
@@ -22,6 +23,7 @@ mod upstream;
 mod webhooks;
 
 pub use evaluation_slots::InPlaceSlots;
+pub use flag_evaluation::evaluate;
 pub use patterns::CompiledEachTime;
 pub use persons::person_properties;
 pub use timed_memories::TimedMemories;

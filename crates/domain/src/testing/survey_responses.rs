@@ -3,6 +3,7 @@
 //! nothing here too), counts and stats computed from them directly, by the port's rules
 //! (`rules.rs`).
 
+mod merging;
 mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -25,6 +26,7 @@ use crate::survey_response::{
 use crate::tenancy::ProjectId;
 
 use super::{InMemoryStore, State, page_of};
+use merging::merged;
 use rules::{answer, is_answered, keeps, ranked, tallied_values};
 
 /// A stored response and what it belongs to.
@@ -252,7 +254,7 @@ impl SurveyResponseRepository for InMemoryStore {
             match state.response_of(project, &key.0, &key.1) {
                 Some(index) => {
                     let current = &mut state.survey_responses[index].response;
-                    *current = draft.merged_into(Some(current));
+                    *current = merged(draft, Some(current));
                 }
                 None => {
                     created.insert(key.clone());
@@ -260,7 +262,7 @@ impl SurveyResponseRepository for InMemoryStore {
                         project,
                         survey_id: key.0,
                         submission_key: key.1,
-                        response: draft.merged_into(None),
+                        response: merged(draft, None),
                     });
                 }
             }

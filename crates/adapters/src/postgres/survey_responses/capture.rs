@@ -82,10 +82,9 @@ impl CounterSlot {
 /// (uuids the project has are skipped); each submission some of whose response events are new
 /// upserts its response with the draft of the statement's response events of it (merged in
 /// time order in Rust, `SubmissionDraft`), merged into the stored response in SQL as
-/// `SubmissionDraft::merged_into` says (a later draft overrides, an earlier one fills in, and
-/// answers and context that would pass [`MAX_RESPONSE_BYTES`] stay as stored); new
-/// responses are
-/// added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
+/// `SurveyResponseRepository::record` states (a later draft overrides, an earlier one fills
+/// in, and answers and context that would pass [`MAX_RESPONSE_BYTES`] stay as stored); new
+/// responses are added to the survey's counter in the writer's slot ([`CounterSlot`]); the person sets are
 /// merged with jsonb `||` (a stored `$last_seen_survey_date` later than the set's kept, as
 /// `merge_set` keeps it), unless the person's properties would then weigh more than
 /// [`MAX_PROPERTIES_BYTES`] (the set is dropped, and so for groups); a survey whose responses reach its `responses_limit` is stopped in the

@@ -27,7 +27,7 @@ responses AS (
           AND (e.event = 'survey sent'
                OR (e.event IN ('survey dismissed', 'survey abandoned') AND e.partial = 'true')))
     ORDER BY s.survey_id, s.submission_key
-    -- `SubmissionDraft::merged_into`: a later draft overrides, an earlier one fills in.
+    -- As `SurveyResponseRepository::record` states: a later draft overrides, an earlier one fills in.
     ON CONFLICT (project_id, survey_id, submission_key) DO UPDATE SET
         event_uuid = CASE WHEN (r.timestamp, r.event_uuid) < (EXCLUDED.timestamp, EXCLUDED.event_uuid)
                           THEN EXCLUDED.event_uuid ELSE r.event_uuid END,

@@ -20,10 +20,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::pattern::Patterns;
-use super::{
-    ConditionSet, DependencyValues, FeatureFlag, FlagFilters, FlagId, NoDependencies, Operator,
-};
-use crate::cohort::{CohortId, CohortLookup, KnownCohort, contains};
+use super::{ConditionSet, DependencyValues, FeatureFlag, FlagFilters, FlagId, Operator};
+use crate::cohort::{CohortLookup, contains};
 use crate::group::{GroupTypeIndex, MAX_GROUP_TYPES};
 
 /// Who a flag is evaluated for: the id the SDK sent and every property known of them (stored
@@ -141,28 +139,6 @@ pub struct Evaluation<'a> {
     pub payload: Option<&'a Value>,
 }
 
-/// Evaluates a flag that depends on no other flag, no cohort and no group for the person,
-/// relative dates counted from now.
-pub fn evaluate<'a>(
-    flag: &'a FeatureFlag,
-    person: &Person,
-    patterns: &dyn Patterns,
-) -> Evaluation<'a> {
-    let inputs = Inputs {
-        person,
-        groups: &GroupSubjects::default(),
-        hash_key_overrides: &HashMap::new(),
-        now: Utc::now(),
-        patterns,
-        dependencies: &NoDependencies,
-        cohorts: &NoCohorts,
-    };
-    let Some(evaluation) = evaluate_until(flag, &inputs, None) else {
-        unreachable!("an evaluation without a deadline always ends")
-    };
-    evaluation
-}
-
 /// What one evaluation reads besides the flag: the person, the groups the request names, the
 /// person's hash key overrides, the clock (for relative dates such as `-7d`), compiled
 /// patterns, the values of the flags it depends on and the project's cohorts.
@@ -201,15 +177,6 @@ impl GroupSubjects {
     fn get(&self, index: u64) -> Option<&GroupSubject> {
         let index = GroupTypeIndex::new(index)?;
         self.0[usize::from(index.get())].as_ref()
-    }
-}
-
-/// No cohort known: a flag evaluated on its own (a survey's targeting) names none.
-struct NoCohorts;
-
-impl CohortLookup for NoCohorts {
-    fn cohort(&self, _: CohortId) -> Option<KnownCohort<'_>> {
-        None
     }
 }
 
