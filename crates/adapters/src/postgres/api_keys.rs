@@ -58,8 +58,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .select((ApiKeyRow::as_select(), UserRow::as_select()))
             .first::<(ApiKeyRow, UserRow)>(&mut conn)
             .await
-            .optional()
-            .during("looking up a personal API key")?;
+            .optional_during("looking up a personal API key")?;
         Ok(found.map(|(key, user)| (key.into(), user.into())))
     }
 

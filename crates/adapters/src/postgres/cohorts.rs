@@ -97,8 +97,7 @@ impl CohortRepository for PgCohortRepository {
             .select((CohortRow::as_select(), Option::<UserBasicRow>::as_select()))
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading a cohort")?;
+            .optional_during("loading a cohort")?;
         Ok(to_cohorts(row.into_iter().collect())?.pop())
     }
 

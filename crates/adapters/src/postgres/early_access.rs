@@ -96,8 +96,7 @@ impl EarlyAccessRepository for PgEarlyAccessRepository {
             .select((EarlyAccessRow::as_select(), feature_flags::key))
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading an early access feature")?;
+            .optional_during("loading an early access feature")?;
         Ok(to_features(row.into_iter().collect())?.pop())
     }
 
@@ -178,16 +177,14 @@ impl EarlyAccessRepository for PgEarlyAccessRepository {
                 .select(EarlyAccessRow::as_select())
                 .first(&mut conn)
                 .await
-                .optional()
-                .during("loading an early access feature")?
+                .optional_during("loading an early access feature")?
         } else {
             diesel::update(target)
                 .set(changeset)
                 .returning(EarlyAccessRow::as_returning())
                 .get_result(&mut conn)
                 .await
-                .optional()
-                .during("updating an early access feature")?
+                .optional_during("updating an early access feature")?
         };
         let row = row.ok_or(DomainError::NotFound)?;
         Ok(with_flag_key(&mut conn, row).await?)

@@ -6,11 +6,18 @@ use domain::{DomainError, Unexpected};
 /// Attaches what was being done to a storage failure and makes it a domain `Unexpected`.
 pub(crate) trait StorageContext<T> {
     fn during(self, what: &'static str) -> Result<T, Unexpected>;
+
+    /// `during` for a query of one row that may find none (`None`, as diesel's `optional`).
+    fn optional_during(self, what: &'static str) -> Result<Option<T>, Unexpected>;
 }
 
 impl<T> StorageContext<T> for Result<T, diesel::result::Error> {
     fn during(self, what: &'static str) -> Result<T, Unexpected> {
         self.map_err(|error| unexpected(error, what))
+    }
+
+    fn optional_during(self, what: &'static str) -> Result<Option<T>, Unexpected> {
+        diesel::OptionalExtension::optional(self).during(what)
     }
 }
 

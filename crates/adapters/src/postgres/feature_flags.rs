@@ -55,8 +55,7 @@ impl PgFeatureFlagRepository {
         }
         .first(&mut conn)
         .await
-        .optional()
-        .during("loading a feature flag")?;
+        .optional_during("loading a feature flag")?;
         Ok(to_flags(row.into_iter().collect())?.pop())
     }
 }

@@ -107,8 +107,7 @@ impl GroupRepository for PgGroupRepository {
             .returning(GroupTypeRow::as_returning())
             .get_result(&mut conn)
             .await
-            .optional()
-            .during("setting a group type's default columns")?;
+            .optional_during("setting a group type's default columns")?;
         Ok(row.ok_or(DomainError::NotFound)?.into_group_type()?)
     }
 
@@ -157,8 +156,7 @@ impl GroupRepository for PgGroupRepository {
             .select(group_types::group_type)
             .first::<String>(&mut conn)
             .await
-            .optional()
-            .during("finding a group's type")?
+            .optional_during("finding a group's type")?
         else {
             return Ok(None);
         };
@@ -167,8 +165,7 @@ impl GroupRepository for PgGroupRepository {
             .select(GroupRow::as_select())
             .first(&mut conn)
             .await
-            .optional()
-            .during("finding a group")?;
+            .optional_during("finding a group")?;
         Ok(row.map(|row| row.into_group(index)))
     }
 }

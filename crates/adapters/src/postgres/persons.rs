@@ -111,8 +111,7 @@ impl PersonRepository for PgPersonRepository {
                 .select(person_properties::properties)
                 .first::<Value>(&mut conn)
                 .await
-                .optional()
-                .during("loading a person's properties")?;
+                .optional_during("loading a person's properties")?;
             return Ok(Profile {
                 properties: object(stored)?,
                 ..Profile::default()

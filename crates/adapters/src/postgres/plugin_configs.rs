@@ -152,8 +152,7 @@ impl PluginConfigRepository for PgPluginConfigRepository {
             .select(ConfigRow::as_select())
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading a plugin config")?
+            .optional_during("loading a plugin config")?
             .map(ConfigRow::into_config)
             .transpose()
     }
@@ -177,8 +176,7 @@ impl PluginConfigTransaction for PgTransaction {
             .for_update()
             .first(self.connection().await?)
             .await
-            .optional()
-            .during("locking a plugin config")?
+            .optional_during("locking a plugin config")?
             .map(ConfigRow::into_config)
             .transpose()
     }
@@ -224,8 +222,7 @@ impl PluginConfigTransaction for PgTransaction {
         .returning(plugin_configs::updated_at)
         .get_result(self.connection().await?)
         .await
-        .optional()
-        .during("updating a plugin config")?
+        .optional_during("updating a plugin config")?
         .ok_or_else(|| Unexpected::new(format!("plugin config {} is not stored", config.id.0)))?;
         Ok(PluginConfig {
             updated_at,

@@ -203,8 +203,7 @@ impl PluginTransaction for PgTransaction {
             .for_update()
             .first::<PluginRow>(conn)
             .await
-            .optional()
-            .during("locking a plugin")?
+            .optional_during("locking a plugin")?
         else {
             return Ok(None);
         };

@@ -228,8 +228,7 @@ impl SurveyRepository for PgSurveyRepository {
             .select(surveys::id)
             .first::<Uuid>(&mut conn)
             .await
-            .optional()
-            .during("looking for a survey holding the search term")?;
+            .optional_during("looking for a survey holding the search term")?;
         Ok(holding.is_some())
     }
 
@@ -289,8 +288,7 @@ impl SurveyRepository for PgSurveyRepository {
             .select(surveys::project_id)
             .first::<i32>(&mut conn)
             .await
-            .optional()
-            .during("finding a survey's project")?;
+            .optional_during("finding a survey's project")?;
         Ok(project.map(ProjectId))
     }
 
@@ -510,8 +508,7 @@ impl SurveyTransaction for PgTransaction {
         ))
         .get_result::<(String, Option<i32>, bool)>(self.connection().await?)
         .await
-        .optional()
-        .during("deleting a survey")?;
+        .optional_during("deleting a survey")?;
         Ok(deleted.map(|(name, targeting, owned)| DeletedSurvey {
             name,
             targeting_flag: targeting.map(FlagId),

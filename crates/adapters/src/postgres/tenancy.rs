@@ -74,8 +74,7 @@ impl TenancyRepository for PgTenancyRepository {
             .select(ProjectRow::as_select())
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading a project")?;
+            .optional_during("loading a project")?;
         Ok(row.map(Into::into))
     }
 
@@ -86,8 +85,7 @@ impl TenancyRepository for PgTenancyRepository {
             .select(ProjectRow::as_select())
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading a project by its token")?;
+            .optional_during("loading a project by its token")?;
         Ok(row.map(Into::into))
     }
 
@@ -98,8 +96,7 @@ impl TenancyRepository for PgTenancyRepository {
             .select(OrganizationRow::as_select())
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading an organization")?;
+            .optional_during("loading an organization")?;
         row.map(TryInto::try_into).transpose()
     }
 
@@ -122,8 +119,7 @@ impl TenancyRepository for PgTenancyRepository {
             ))
             .first::<(ProjectRow, Option<i16>)>(&mut conn)
             .await
-            .optional()
-            .during("loading a project with the caller's membership")?;
+            .optional_during("loading a project with the caller's membership")?;
         row.map(|(project, level)| {
             Ok(AsSeenBy {
                 tenant: project.into(),
@@ -152,8 +148,7 @@ impl TenancyRepository for PgTenancyRepository {
             ))
             .first::<(OrganizationRow, Option<i16>)>(&mut conn)
             .await
-            .optional()
-            .during("loading an organization with the caller's membership")?;
+            .optional_during("loading an organization with the caller's membership")?;
         row.map(|(organization, level)| {
             Ok(AsSeenBy {
                 tenant: organization.try_into()?,
@@ -233,8 +228,7 @@ impl TenancyRepository for PgTenancyRepository {
             .select(UserRow::as_select())
             .first(&mut conn)
             .await
-            .optional()
-            .during("loading a user")?;
+            .optional_during("loading a user")?;
         Ok(row.map(Into::into))
     }
 
@@ -429,8 +423,7 @@ impl TenancyTransaction for PgTransaction {
             .for_update()
             .first(self.connection().await?)
             .await
-            .optional()
-            .during("locking a project")?;
+            .optional_during("locking a project")?;
         Ok(row.map(Into::into))
     }
 

@@ -53,8 +53,7 @@ impl CohortTransaction for PgTransaction {
             .for_update()
             .first(self.connection().await?)
             .await
-            .optional()
-            .during("locking a cohort")?;
+            .optional_during("locking a cohort")?;
         row.map(|row| row.into_cohort(None)).transpose()
     }
 
@@ -75,16 +74,14 @@ impl CohortTransaction for PgTransaction {
             live.select(CohortRow::as_select())
                 .first(conn)
                 .await
-                .optional()
-                .during("loading a cohort")?
+                .optional_during("loading a cohort")?
         } else {
             diesel::update(live)
                 .set(changeset)
                 .returning(CohortRow::as_returning())
                 .get_result(conn)
                 .await
-                .optional()
-                .during("updating a cohort")?
+                .optional_during("updating a cohort")?
         };
         Ok(row.ok_or(DomainError::NotFound)?.into_cohort(None)?)
     }

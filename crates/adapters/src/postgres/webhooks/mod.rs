@@ -96,8 +96,7 @@ impl WebhookRepository for PgWebhookRepository {
             .select(WebhookRow::as_select())
             .first::<WebhookRow>(&mut conn)
             .await
-            .optional()
-            .during("reading a webhook")?;
+            .optional_during("reading a webhook")?;
         Ok(row.map(Webhook::from))
     }
 
@@ -201,8 +200,7 @@ impl WebhookRepository for PgWebhookRepository {
             &mut conn,
         )
         .await
-        .optional()
-        .during("retrying a delivery")?;
+        .optional_during("retrying a delivery")?;
         let Some(row) = row else {
             return Ok(None);
         };
@@ -235,8 +233,7 @@ impl WebhookRepository for PgWebhookRepository {
                 Option<DateTime<Utc>>,
             )>(&mut conn)
             .await
-            .optional()
-            .during("reading a webhook's target")?;
+            .optional_during("reading a webhook's target")?;
         Ok(row.map(|(url, format, secret, previous, expires)| {
             let mut secrets = vec![WebhookSecret::from_stored(secret)];
             if expires.is_some_and(|expires| expires > Utc::now()) {

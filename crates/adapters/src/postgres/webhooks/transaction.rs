@@ -34,8 +34,7 @@ impl WebhookTransaction for PgTransaction {
             .for_update()
             .first::<WebhookRow>(self.connection().await?)
             .await
-            .optional()
-            .during("locking a webhook")?;
+            .optional_during("locking a webhook")?;
         Ok(row.map(Webhook::from))
     }
 
