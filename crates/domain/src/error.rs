@@ -71,6 +71,17 @@ impl std::error::Error for Unexpected {
     }
 }
 
+/// What a service answers for a row the caller cannot see: absent is `NotFound`.
+pub(crate) trait OrNotFound<T> {
+    fn or_not_found(self) -> Result<T, DomainError>;
+}
+
+impl<T> OrNotFound<T> for Option<T> {
+    fn or_not_found(self) -> Result<T, DomainError> {
+        self.ok_or(DomainError::NotFound)
+    }
+}
+
 /// Why a resource's use case (or a port behind it) failed. One enum for every aggregate, so the
 /// HTTP layer maps each case to a status in one place.
 #[derive(Debug, thiserror::Error)]

@@ -14,6 +14,7 @@ use super::{
     CohortRepository, CohortTransaction, CountedCohort, MAX_COHORT_DEPTH, NamedPersons, NewCohort,
     PAGE_PERSON_BYTES, person_id, person_ids,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::feature_flag::{FeatureFlagRepository, FlagFilters};
 use crate::in_transaction;
@@ -214,10 +215,7 @@ impl CohortService {
             if !persons.is_empty() {
                 transaction.lock_members(project).await?;
             }
-            transaction
-                .lock(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            transaction.lock(project, id).await?.or_not_found()?;
             let cohort = transaction.update(project, id, changes).await?;
             let count = if !cohort.is_static {
                 None
@@ -260,10 +258,7 @@ impl CohortService {
         let uuids = person_ids(sent)?;
         in_transaction!(self.cohorts.begin(), |transaction| {
             transaction.lock_members(project).await?;
-            transaction
-                .lock(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            transaction.lock(project, id).await?.or_not_found()?;
             let listed = resolve(transaction, project, vec![NamedPersons::Uuids(uuids)]).await?;
             if listed.is_empty() {
                 return Err(
@@ -294,10 +289,7 @@ impl CohortService {
         }
         let uuid = person_id(sent)?;
         in_transaction!(self.cohorts.begin(), |transaction| {
-            transaction
-                .lock(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            transaction.lock(project, id).await?.or_not_found()?;
             let listed = transaction.distinct_ids_of(project, &[uuid]).await?;
             if listed.is_empty() {
                 return Ok(Removal::NoSuchPerson);
@@ -334,10 +326,7 @@ impl CohortService {
     }
 
     async fn live_cohort(&self, project: ProjectId, id: CohortId) -> Result<Cohort, DomainError> {
-        self.cohorts
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)
+        self.cohorts.get(project, id).await?.or_not_found()
     }
 
     /// Refuses deleting a cohort the project's active flags filter by, as PostHog does.

@@ -10,6 +10,7 @@ use super::{
     EarlyAccessChanges, EarlyAccessFeature, EarlyAccessId, EarlyAccessRepository,
     NewEarlyAccessFeature, Stage,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, ValidationError};
 use crate::feature_flag::{
     FeatureFlag, FeatureFlagService, FlagChanges, FlagFilters, FlagId, FlagKey, NewFlag,
@@ -59,10 +60,7 @@ impl EarlyAccessService {
         project: ProjectId,
         id: EarlyAccessId,
     ) -> Result<EarlyAccessFeature, DomainError> {
-        self.features
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)
+        self.features.get(project, id).await?.or_not_found()
     }
 
     /// The features posthog-js lists: those in `stages` (`beta` when none is asked for).

@@ -9,6 +9,7 @@ use super::{
     WrittenFlag, check_new_dependencies, check_switch,
 };
 use crate::cohort::{CohortRepository, check_named_cohorts};
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::ports::{Page, PageRequest};
 use crate::tenancy::{ProjectId, UserBasic};
@@ -43,10 +44,7 @@ impl FeatureFlagService {
     /// # Errors
     /// `NotFound` for a missing, deleted or foreign flag.
     pub async fn get(&self, project: ProjectId, id: FlagId) -> Result<FeatureFlag, DomainError> {
-        self.flags
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)
+        self.flags.get(project, id).await?.or_not_found()
     }
 
     /// A remote configuration flag's payload, named by id or key, as `remote_config` answers it

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::{
     Group, GroupRepository, GroupType, GroupTypeIndex, GroupTypeNames, MAX_GROUP_NAME_CHARS,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, ValidationError};
 use crate::tenancy::ProjectId;
 
@@ -116,6 +117,6 @@ impl GroupService {
         self.groups
             .find(project, index, group_key)
             .await?
-            .ok_or(DomainError::NotFound)
+            .or_not_found()
     }
 }

@@ -14,6 +14,7 @@ use super::{
     UpstreamError, UrlSource, apply_source,
 };
 use crate::activity::{ActivityPage, NewActivity};
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, ValidationCode, ValidationError};
 use crate::in_transaction;
 use crate::ports::{Page, PageRequest};
@@ -425,7 +426,7 @@ impl PluginService {
         self.plugins
             .get(access.organization, id)
             .await?
-            .ok_or(DomainError::NotFound)
+            .or_not_found()
     }
 
     /// The code behind `url`: an archive at `tag` (or the pinned or newest tag), or a local
@@ -514,9 +515,7 @@ async fn locked(
     organization: OrganizationId,
     id: PluginId,
 ) -> Result<Plugin, DomainError> {
-    tx.lock(organization, id)
-        .await?
-        .ok_or(DomainError::NotFound)
+    tx.lock(organization, id).await?.or_not_found()
 }
 
 /// Writes what was planned from `current` (locked): its state, source files and activity entry

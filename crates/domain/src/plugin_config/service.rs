@@ -16,6 +16,7 @@ use super::{
     NewPluginConfig, PluginConfig, PluginConfigChanges, PluginConfigId, PluginConfigRepository,
     PluginConfigTransaction,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::in_transaction;
 use crate::plugin::{Plugin, PluginAccess, PluginId, PluginRepository};
@@ -75,11 +76,7 @@ impl PluginConfigService {
         id: PluginConfigId,
     ) -> Result<PluginConfig, DomainError> {
         access.require_read()?;
-        let config = self
-            .configs
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
+        let config = self.configs.get(project, id).await?.or_not_found()?;
         let plugin = self.plugin_of(access, &config).await?;
         Ok(mask(&plugin, config))
     }
@@ -163,10 +160,7 @@ async fn update_in(
     id: PluginConfigId,
     changes: PluginConfigChanges,
 ) -> Result<PluginConfig, DomainError> {
-    let current = transaction
-        .lock(project, id)
-        .await?
-        .ok_or(DomainError::NotFound)?;
+    let current = transaction.lock(project, id).await?.or_not_found()?;
     let found = transaction
         .plugin(access.organization, current.plugin_id)
         .await?;
@@ -183,10 +177,7 @@ async fn delete_in(
     project: ProjectId,
     id: PluginConfigId,
 ) -> Result<(), DomainError> {
-    let mut config = transaction
-        .lock(project, id)
-        .await?
-        .ok_or(DomainError::NotFound)?;
+    let mut config = transaction.lock(project, id).await?.or_not_found()?;
     config.deleted = true;
     config.state.enabled = false;
     transaction.update(config).await?;

@@ -12,6 +12,7 @@ use super::{
     SearchMatch, SearchTerm, Survey, SurveyFilter, SurveyId, SurveyRepository, SurveyRevision,
     SurveySearch,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, Unexpected};
 use crate::memory::{Memories, Memory};
 use crate::ports::{Page, PageRequest};
@@ -65,13 +66,9 @@ impl<R: Rendering> RenderedSurveys<R> {
     /// # Errors
     /// `NotFound`; `Unexpected` when storage or rendering fails.
     pub async fn get(&self, project: ProjectId, id: SurveyId) -> Result<R, DomainError> {
-        let revision = self
-            .surveys
-            .revision(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
+        let revision = self.surveys.revision(project, id).await?.or_not_found()?;
         let mut rendered = self.rendered(project, &[(id, revision)]).await?;
-        rendered.pop().flatten().ok_or(DomainError::NotFound)
+        rendered.pop().flatten().or_not_found()
     }
 
     /// A page of the project's surveys that `filter` keeps (as `SurveyRepository::list` pages

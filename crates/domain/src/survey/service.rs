@@ -19,6 +19,7 @@ use super::{
 use crate::access::ProjectAccess;
 use crate::activity::ActivityPage;
 use crate::cohort::{CohortRepository, check_named_cohorts};
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, Unexpected, ValidationCode, ValidationError};
 use crate::feature_flag::{FlagChanges, FlagFilters, FlagFiltersPatch};
 use crate::in_transaction;
@@ -81,10 +82,7 @@ impl SurveyService {
     /// # Errors
     /// `NotFound` for a survey of another project.
     pub async fn get(&self, project: ProjectId, id: SurveyId) -> Result<Survey, DomainError> {
-        self.surveys
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)
+        self.surveys.get(project, id).await?.or_not_found()
     }
 
     /// A survey by its id alone, whatever its project; `None` when there is none.
@@ -212,10 +210,7 @@ impl SurveyService {
         deleter: UserId,
     ) -> Result<(), DomainError> {
         in_transaction!(self.surveys.begin(), |tx| {
-            let deleted = tx
-                .delete_survey(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            let deleted = tx.delete_survey(project, id).await?.or_not_found()?;
             if let (Some(flag), true) = (deleted.targeting_flag, deleted.owned_targeting_flag) {
                 // A flag deleted through the flags API meanwhile is already gone.
                 tx.change_flag(project, flag, &FlagChanges::deletion())

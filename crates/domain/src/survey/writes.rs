@@ -8,6 +8,7 @@ use super::{
     FlagLock, FlagReferences, OwnedNewFlag, ReferencedFlags, Survey, SurveyId, SurveyLock,
     SurveyRecord, SurveyTransaction, SurveyWrite, TargetingFlag, TargetingPlan,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::feature_flag::{FeatureFlag, FlagChanges, FlagId};
 use crate::tenancy::{ProjectId, UserBasic};
@@ -87,10 +88,7 @@ pub async fn lock_for_update(
         Some(_) => SurveyLock::SurveyOnly,
         None => SurveyLock::WithTargetingFlag,
     };
-    let current = tx
-        .lock_survey(project, id, lock)
-        .await?
-        .ok_or(DomainError::NotFound)?;
+    let current = tx.lock_survey(project, id, lock).await?.or_not_found()?;
     let own_targeting = current.targeting_flag.as_ref().map(|flag| flag.id);
     let mut flags = FlagsRead {
         references,

@@ -14,6 +14,7 @@ use super::{
     ResponsesQuery, SearchText, SliceRequest, SurveyResponse, SurveyResponseRepository,
     SurveyResults, SurveyStats, TallyRequest,
 };
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, Unexpected, ValidationError};
 use crate::person::{ProfileSets, stored_distinct_id};
 use crate::ports::{Page, PageRequest};
@@ -330,7 +331,7 @@ impl SurveyResponseService {
             .responses
             .set_archived(project, &survey.id.0.to_string(), response, archived)
             .await?;
-        found.then_some(()).ok_or(DomainError::NotFound)
+        found.then_some(()).or_not_found()
     }
 
     /// Deletes a response and the response events behind it; counts and stats follow, and the survey's
@@ -351,7 +352,7 @@ impl SurveyResponseService {
             .responses
             .delete_response(project, survey.id, response, &entry)
             .await?;
-        found.then_some(()).ok_or(DomainError::NotFound)
+        found.then_some(()).or_not_found()
     }
 
     /// Deletes every response and event of a survey (test data, a draft's answers), recorded in

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::{Project, ProjectId, SurveyConfig, TenancyRepository, UserId, config_changes};
 use crate::activity::NewActivity;
 use crate::error::DomainError;
+use crate::error::OrNotFound as _;
 use crate::in_transaction;
 use crate::patch::Patch;
 
@@ -36,7 +37,7 @@ impl ProjectService {
     /// # Errors
     /// `NotFound` for a project deleted meanwhile; `Unexpected`.
     pub async fn project(&self, id: ProjectId) -> Result<Project, DomainError> {
-        self.tenancy.project(id).await?.ok_or(DomainError::NotFound)
+        self.tenancy.project(id).await?.or_not_found()
     }
 
     /// Applies `changes` by `user` to the project, with the project locked: the sent
@@ -57,7 +58,7 @@ impl ProjectService {
             return self.project(id).await;
         }
         in_transaction!(self.tenancy.begin(), |tx| {
-            let project = tx.lock_project(id).await?.ok_or(DomainError::NotFound)?;
+            let project = tx.lock_project(id).await?.or_not_found()?;
             let before = project.survey_config.as_ref();
             let after = match changes.survey_config {
                 Patch::Value(sent) => Some(sent.merged_onto(before)?),

@@ -14,6 +14,7 @@ use super::{
     WebhookRepository, WebhookSecret, WebhookSettings,
 };
 use crate::activity::ActivityPage;
+use crate::error::OrNotFound as _;
 use crate::error::{DomainError, ValidationError};
 use crate::in_transaction;
 use crate::ports::{Page, PageRequest};
@@ -66,10 +67,7 @@ impl WebhookService {
     /// # Errors
     /// `NotFound` for a webhook the project does not have.
     pub async fn get(&self, project: ProjectId, id: WebhookId) -> Result<Webhook, DomainError> {
-        self.webhooks
-            .get(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)
+        self.webhooks.get(project, id).await?.or_not_found()
     }
 
     /// # Errors
@@ -113,10 +111,7 @@ impl WebhookService {
         }
         let reenabled = changes.enabled == Some(true);
         in_transaction!(self.webhooks.begin(), |transaction| {
-            let current = transaction
-                .lock(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            let current = transaction.lock(project, id).await?.or_not_found()?;
             let mut changed = current.clone();
             changed.settings = current.settings.changed(changes);
             if reenabled {
@@ -143,10 +138,7 @@ impl WebhookService {
         id: WebhookId,
     ) -> Result<(), DomainError> {
         in_transaction!(self.webhooks.begin(), |transaction| {
-            let current = transaction
-                .lock(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            let current = transaction.lock(project, id).await?.or_not_found()?;
             transaction.delete(project, id).await?;
             transaction
                 .log_activity(project, id, &activity::deleted(&current.settings, user))
@@ -168,10 +160,7 @@ impl WebhookService {
         let secret = WebhookSecret::generate();
         let until = Utc::now() + ROTATION_OVERLAP;
         let webhook = in_transaction!(self.webhooks.begin(), |transaction| {
-            let webhook = transaction
-                .lock(project, id)
-                .await?
-                .ok_or(DomainError::NotFound)?;
+            let webhook = transaction.lock(project, id).await?.or_not_found()?;
             transaction.set_secret(project, id, &secret, until).await?;
             transaction
                 .log_activity(
@@ -233,7 +222,7 @@ impl WebhookService {
         self.webhooks
             .retry(project, webhook, delivery)
             .await?
-            .ok_or(DomainError::NotFound)
+            .or_not_found()
     }
 
     /// Sends a sample `webhook.test` event now, once, and records it among the deliveries.
@@ -241,11 +230,7 @@ impl WebhookService {
     /// # Errors
     /// `NotFound`.
     pub async fn test(&self, project: ProjectId, id: WebhookId) -> Result<Delivery, DomainError> {
-        let target = self
-            .webhooks
-            .signing(project, id)
-            .await?
-            .ok_or(DomainError::NotFound)?;
+        let target = self.webhooks.signing(project, id).await?.or_not_found()?;
         let body = test_body(project, target.format, Utc::now());
         let delivery = DeliveryId(Uuid::now_v7());
         let (attempt, answer) = transmit(self.sender.as_ref(), &target, delivery, &body).await;
