@@ -110,22 +110,10 @@ impl SubmissionDraft {
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone;
     use serde_json::json;
 
     use super::*;
-
-    fn event(kind: SurveyEventKind, second: i64, properties: Value) -> SurveyEvent {
-        SurveyEvent {
-            uuid: Uuid::from_u128(u128::try_from(second).unwrap()),
-            kind,
-            survey_id: "s".into(),
-            distinct_id: format!("person-{second}"),
-            timestamp: Utc.timestamp_opt(1_800_000_000 + second, 0).unwrap(),
-            submission_id: Some("sub".into()),
-            properties: properties.as_object().unwrap().clone(),
-        }
-    }
+    use crate::testing::survey_event as event;
 
     #[test]
     fn a_submissions_events_merge_each_questions_latest_given_answer() {

@@ -166,6 +166,25 @@ impl InMemoryStore {
     }
 }
 
+/// A survey event of submission `sub` of survey `s`, its uuid and its person numbered by
+/// `second`, sent `second` seconds into a fixed day: for tests of how a submission's events merge.
+pub fn survey_event(
+    kind: crate::survey_response::SurveyEventKind,
+    second: i64,
+    properties: serde_json::Value,
+) -> crate::survey_response::SurveyEvent {
+    use chrono::TimeZone as _;
+    crate::survey_response::SurveyEvent {
+        uuid: Uuid::from_u128(u128::try_from(second).unwrap()),
+        kind,
+        survey_id: "s".into(),
+        distinct_id: format!("person-{second}"),
+        timestamp: Utc.timestamp_opt(1_800_000_000 + second, 0).unwrap(),
+        submission_id: Some("sub".into()),
+        properties: properties.as_object().unwrap().clone(),
+    }
+}
+
 /// A user as an authenticated caller holds it, for tests of services that take the acting user
 /// whole without storing one.
 pub fn someone(id: UserId) -> UserBasic {

@@ -59,24 +59,15 @@ fn merged_unbounded(draft: SubmissionDraft, stored: &SurveyResponse) -> SurveyRe
 
 #[cfg(test)]
 mod tests {
-    use chrono::{TimeZone, Utc};
     use serde_json::{Value, json};
     use uuid::Uuid;
 
     use super::*;
-    use crate::survey_response::{SurveyEvent, SurveyEventKind};
+    use crate::survey_response::SurveyEventKind;
+    use crate::testing::survey_event;
 
     fn draft(kind: SurveyEventKind, second: i64, properties: Value) -> SubmissionDraft {
-        let event = SurveyEvent {
-            uuid: Uuid::from_u128(u128::try_from(second).unwrap()),
-            kind,
-            survey_id: "s".into(),
-            distinct_id: format!("person-{second}"),
-            timestamp: Utc.timestamp_opt(1_800_000_000 + second, 0).unwrap(),
-            submission_id: Some("sub".into()),
-            properties: properties.as_object().unwrap().clone(),
-        };
-        SubmissionDraft::of_events(&[event]).remove(0)
+        SubmissionDraft::of_events(&[survey_event(kind, second, properties)]).remove(0)
     }
 
     #[test]
