@@ -181,6 +181,13 @@ impl Database {
         )
     }
 
+    /// Whether this thread's partition hands out a connection without waiting: one is idle, or
+    /// there is room to open one.
+    pub(crate) fn has_room(&self) -> bool {
+        let status = self.partitions[self.partition_of_this_thread()].status();
+        status.available > 0 || status.size < status.max_size
+    }
+
     /// A connection from this thread's partition.
     pub(crate) async fn connection(&self) -> Result<Connection, Unexpected> {
         take(&self.partitions[self.partition_of_this_thread()]).await

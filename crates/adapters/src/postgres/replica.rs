@@ -42,9 +42,12 @@ impl Replica {
         }))
     }
 
-    /// Where a read that tolerates the lag goes: the replica while it is fresh, else `primary`.
+    /// Where a read that tolerates the lag goes: the replica while it is fresh and has a
+    /// connection free, else `primary`. Every project's statistics and exports share the
+    /// replica's small pool, so reads that fill it (one project's, slow or many) send the next
+    /// ones — any project's — to the primary rather than making them queue behind.
     pub(crate) fn or<'a>(&'a self, primary: &'a Database) -> &'a Database {
-        if self.fresh.load(Ordering::Relaxed) {
+        if self.fresh.load(Ordering::Relaxed) && self.database.has_room() {
             &self.database
         } else {
             primary

@@ -2,10 +2,11 @@
 //! serves them once it falls behind it: a streaming standby of the test's own PostgreSQL whose
 //! replay is paused.
 
+use std::process::Command;
 use std::time::Duration;
 
 use reqwest::Client;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::helpers::{parts, within};
 use crate::own_node::{OwnNode, psql};
@@ -88,4 +89,124 @@ async fn statistics_read_the_replica_within_its_lag_bound_and_the_primary_past_i
     )
     .await;
     assert_eq!(sent().await, 2);
+}
+
+/// Another tenant, with a key of its own: `burrow admin bootstrap` on the node's database.
+fn second_tenant(database_url: &str) -> (i64, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_burrow"))
+        .args(["admin", "bootstrap", "--email", "grace@example.com"])
+        .args(["--organization", "Other", "--project", "Other"])
+        .env("DATABASE_URL", database_url)
+        .env("RUST_LOG", "off")
+        .output()
+        .expect("running burrow admin bootstrap");
+    assert!(output.status.success(), "{output:?}");
+    let boot: Value = serde_json::from_slice(&output.stdout).unwrap();
+    (
+        boot["project_id"].as_i64().unwrap(),
+        boot["personal_api_key"].as_str().unwrap().to_owned(),
+    )
+}
+
+/// The replica's pool is shared by every project's statistics: one project's reads that fill it
+/// (here: stuck behind a lock the paused replica holds) send another project's to the primary,
+/// answered at once, rather than queueing them until the pool's timeout (a 503).
+#[tokio::test]
+async fn a_replica_one_project_fills_sends_another_projects_statistics_to_the_primary() {
+    let primary = OwnPostgres::start();
+    let replica = OwnPostgres::standby_of(&primary);
+    let replica_url = replica.url("postgres");
+    let node = OwnNode::start_with(primary, |args| {
+        args.replica_database_url = Some(replica_url.clone());
+        // The replica stays within its bound for the whole test, paused or not.
+        args.replica_max_lag_ms = 600_000;
+        // The replica's pool: a quarter of it, 2 connections.
+        args.db_pool_size = Some(8);
+    })
+    .await;
+    let (other_project, other_key) = second_tenant(&node.url);
+    let (status, survey) = parts(
+        Client::new()
+            .post(format!(
+                "{}/api/projects/{other_project}/surveys/",
+                node.address
+            ))
+            .bearer_auth(&other_key)
+            .json(&json!({"name": "Other", "type": "popover",
+                          "questions": [{"type": "open", "question": "Why?"}]}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 201, "{survey}");
+    let stats = |project: i64, key: String| {
+        let url = format!("{}/api/projects/{project}/surveys/stats/", node.address);
+        async move {
+            parts(
+                Client::new()
+                    .get(url)
+                    .bearer_auth(key)
+                    .send()
+                    .await
+                    .unwrap(),
+            )
+            .await
+        }
+    };
+    let on_replica = |sql: &str| psql(&replica.url("postgres"), sql);
+    within(
+        Duration::from_secs(20),
+        "the replica within its bound",
+        || async { on_replica("SELECT pg_last_wal_replay_lsn() IS NOT NULL") == "t" },
+    )
+    .await;
+
+    // A lock on the events the statistics read, taken on the primary and replayed by the
+    // replica, which is paused before the primary lets it go: the replica keeps holding it.
+    let holder = node.url.clone();
+    let holding = std::thread::spawn(move || {
+        psql(
+            &holder,
+            "BEGIN; LOCK TABLE survey_events IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(5); COMMIT;",
+        )
+    });
+    let locked = "SELECT count(*) FROM pg_locks WHERE mode = 'AccessExclusiveLock' \
+                  AND relation = 'survey_events'::regclass";
+    within(
+        Duration::from_secs(20),
+        "the replica replaying the lock",
+        || async {
+            // The lock's WAL record is sent once flushed: a switch flushes it.
+            psql(&node.url, "SELECT pg_switch_wal()");
+            on_replica(locked) == "1"
+        },
+    )
+    .await;
+    on_replica("SELECT pg_wal_replay_pause()");
+    holding.join().unwrap();
+
+    // The first project's statistics fill the replica's pool, each waiting on the lock.
+    let first = (0..2)
+        .map(|_| tokio::spawn(stats(node.project, node.key.clone())))
+        .collect::<Vec<_>>();
+    within(
+        Duration::from_secs(20),
+        "both replica connections waiting",
+        || async {
+            on_replica("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+                == "2"
+        },
+    )
+    .await;
+
+    let (status, body) = stats(other_project, other_key).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["stats"]["survey sent"]["total_count"], 0, "{body}");
+
+    on_replica("SELECT pg_wal_replay_resume()");
+    for request in first {
+        let (status, body) = request.await.unwrap();
+        assert_eq!(status, 200, "{body}");
+    }
 }

@@ -69,7 +69,7 @@ impl PgSurveyResponseRepository {
     }
 
     /// Where a read that tolerates a bounded lag goes (statistics, exports): the replica while
-    /// it is fresh, else the primary.
+    /// it is fresh and has a connection free, else the primary.
     fn lag_tolerant(&self) -> &Database {
         self.replica
             .as_deref()
