@@ -23,9 +23,15 @@ impl Drop for ServerProcess {
 
 /// `burrow admin bootstrap` against `database_url`: its JSON (key, token, ids).
 pub fn bootstrap(database_url: &str) -> Value {
+    bootstrap_tenant(database_url, "ada@example.com", "Process")
+}
+
+/// `burrow admin bootstrap` of another tenant: `email`'s key to an organization and a project
+/// both named `name`.
+pub fn bootstrap_tenant(database_url: &str, email: &str, name: &str) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_burrow"))
-        .args(["admin", "bootstrap", "--email", "ada@example.com"])
-        .args(["--organization", "Process", "--project", "Process"])
+        .args(["admin", "bootstrap", "--email", email])
+        .args(["--organization", name, "--project", name])
         .env("DATABASE_URL", database_url)
         .env("RUST_LOG", "off")
         .output()

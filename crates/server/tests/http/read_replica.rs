@@ -2,15 +2,15 @@
 //! serves them once it falls behind it: a streaming standby of the test's own PostgreSQL whose
 //! replay is paused.
 
-use std::process::Command;
 use std::time::Duration;
 
 use reqwest::Client;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::helpers::{parts, within};
 use crate::own_node::{OwnNode, psql};
 use crate::own_postgres::OwnPostgres;
+use crate::process::bootstrap_tenant;
 
 /// The bound the node is given: long enough that a read right after a capture falls inside it
 /// on a busy machine.
@@ -91,23 +91,6 @@ async fn statistics_read_the_replica_within_its_lag_bound_and_the_primary_past_i
     assert_eq!(sent().await, 2);
 }
 
-/// Another tenant, with a key of its own: `burrow admin bootstrap` on the node's database.
-fn second_tenant(database_url: &str) -> (i64, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_burrow"))
-        .args(["admin", "bootstrap", "--email", "grace@example.com"])
-        .args(["--organization", "Other", "--project", "Other"])
-        .env("DATABASE_URL", database_url)
-        .env("RUST_LOG", "off")
-        .output()
-        .expect("running burrow admin bootstrap");
-    assert!(output.status.success(), "{output:?}");
-    let boot: Value = serde_json::from_slice(&output.stdout).unwrap();
-    (
-        boot["project_id"].as_i64().unwrap(),
-        boot["personal_api_key"].as_str().unwrap().to_owned(),
-    )
-}
-
 /// The replica's pool is shared by every project's statistics: one project's reads that fill it
 /// (here: stuck behind a lock the paused replica holds) send another project's to the primary,
 /// answered at once, rather than queueing them until the pool's timeout (a 503).
@@ -124,7 +107,9 @@ async fn a_replica_one_project_fills_sends_another_projects_statistics_to_the_pr
         args.db_pool_size = Some(8);
     })
     .await;
-    let (other_project, other_key) = second_tenant(&node.url);
+    let other = bootstrap_tenant(&node.url, "grace@example.com", "Other");
+    let other_project = other["project_id"].as_i64().unwrap();
+    let other_key = other["personal_api_key"].as_str().unwrap().to_owned();
     let (status, survey) = parts(
         Client::new()
             .post(format!(
